@@ -1,0 +1,101 @@
+"""The ``dabench-analysis`` command line (typer): report, validate, cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dabench_analysis import report as rep
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Analyse eval-v2 runs of LLM data agents: reports, validation, cache.")
+console = Console(stderr=False)
+err = Console(stderr=True)
+
+SAMPLE_DATA = Path("data")
+SAMPLE_BASELINE = "baseline_react"
+
+
+@app.callback()
+def _root() -> None:
+    """Analyse eval-v2 runs of LLM data agents: reports, validation, cache."""
+
+
+def _sample_root() -> Path:
+    here = SAMPLE_DATA if (SAMPLE_DATA / "sample_runs").is_dir() else \
+        rep.NOTEBOOK_DIR.parent / "data"
+    return here
+
+
+def _print_summary(results: list[rep.JobResult]) -> None:
+    table = Table(title="Reports")
+    for col in ("kind", "name", "state", "seconds", "reason"):
+        table.add_column(col, overflow="fold")
+    style = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
+    for r in results:
+        table.add_row(r.job.kind, r.job.name, f"[{style[r.state]}]{r.state}[/]",
+                      f"{r.seconds:.1f}", r.reason)
+    console.print(table)
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path] | None, typer.Argument(
+        help="eval-v2 run directories; default: every run in data/sample_runs/ with "
+             "baseline_react as baseline, plus the sample judge study and research-eval session")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="output root")] = Path("figures"),
+    baseline: Annotated[Path | None, typer.Option(help="compare every other run to this one")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="parallel notebook processes")] = 1,
+    scheduler: Annotated[str | None, typer.Option(
+        help="address of an existing Dask distributed scheduler to run the notebooks on")] = None,
+    judge_study: Annotated[Path | None, typer.Option(help="judge-study data folder")] = None,
+    research_eval: Annotated[Path | None, typer.Option(help="research-eval session folder")] = None,
+    kernel: Annotated[str, typer.Option(help="Jupyter kernel name")] = "python3",
+) -> None:
+    """Execute the report notebooks for each run into OUT/<run_id>/ and write OUT/index.html."""
+    if not run_dirs:
+        root = _sample_root()
+        run_dirs = sorted(p for p in (root / "sample_runs").iterdir() if p.is_dir())
+        baseline = baseline or root / "sample_runs" / SAMPLE_BASELINE
+        judge_study = judge_study or (root / "judge_study" if (root / "judge_study").is_dir()
+                                      else None)
+        research_eval = research_eval or (root / "research_eval" if (root / "research_eval")
+                                          .is_dir() else None)
+    try:
+        plan = rep.plan_jobs(run_dirs, out, baseline=baseline, judge_study=judge_study,
+                             research_eval=research_eval)
+    except rep.ReportError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, disable=not err.is_terminal) as bar:
+        task = bar.add_task("reports", total=len(plan))
+
+        def done(res: rep.JobResult) -> None:
+            bar.advance(task)
+            if res.state == "failed":
+                err.print(f"[red]failed[/] {res.job.name}: {res.reason}")
+            elif res.state == "not evaluated":
+                err.print(f"[yellow]skipped[/] {res.job.name}: not evaluated ({res.reason})")
+
+        results = rep.run_jobs(plan, n_jobs=jobs, scheduler=scheduler, on_done=done,
+                               kernel_name=kernel)
+    index = rep.write_index(results, out)
+    _print_summary(results)
+    console.print(f"index: {index}")
+    if any(r.state == "failed" for r in results):
+        raise typer.Exit(1)
+
+
+def main() -> None:  # pragma: no cover - console-script entry
+    """Entry point of the console script."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

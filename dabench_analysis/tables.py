@@ -1,0 +1,260 @@
+"""The paper's tables (seed 000 §Statistical Analysis for Papers), as tidy frames.
+
+Frames in, frames out: no IO and no plotting. Every mean comes with an interval (t-interval for
+means, Wilson interval for proportions), computed by :mod:`dabench_analysis.stats`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema, stats
+
+__all__ = ["main_results", "difficulty_breakdown", "key_numbers", "require_columns", "correct_mask"]
+
+
+def require_columns(tasks: pd.DataFrame, columns: Sequence[str], *, what: str = "tasks") -> None:
+    """Raise a clear error if ``tasks`` lacks any of ``columns``.
+
+    Raises
+    ------
+    TypeError
+        If ``tasks`` is not a DataFrame.
+    ValueError
+        Naming the missing columns and the ones present that look alike.
+
+    Examples
+    --------
+    >>> require_columns(pd.DataFrame({"final_score": [1.0]}), ["final_score"])
+    >>> require_columns(pd.DataFrame({"final_score": [1.0]}), ["final_scor"])
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'final_scor' not in tasks; known: final_score
+    """
+    if not isinstance(tasks, pd.DataFrame):
+        raise TypeError(f"{what} must be a pandas DataFrame, got {type(tasks).__name__}")
+    missing = [c for c in columns if c not in tasks.columns]
+    if missing:
+        known = ", ".join(map(str, list(tasks.columns)[:12]))
+        more = ", …" if tasks.shape[1] > 12 else ""
+        noun = "column" if len(missing) == 1 else "columns"
+        raise ValueError(f"{noun} {', '.join(repr(m) for m in missing)} not in {what}; "
+                         f"known: {known}{more}")
+
+
+def correct_mask(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Series:
+    """Answer correctness per task: ``final_score >= threshold`` (missing scores stay <NA>).
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        With a ``final_score`` column in [0, 1].
+    threshold : float
+        Seed 000 uses 0.8 (§Breakdown by Difficulty).
+
+    Returns
+    -------
+    Series of pandas ``boolean``
+
+    Examples
+    --------
+    >>> correct_mask(pd.DataFrame({"final_score": [0.9, 0.5, None]})).tolist()
+    [True, False, <NA>]
+    """
+    require_columns(tasks, ["final_score"])
+    score = tasks["final_score"].astype("Float64")
+    return (score >= threshold).astype("boolean")
+
+
+def main_results(
+    tasks: pd.DataFrame,
+    *,
+    metrics: Sequence[str] = tuple(schema.MAIN_METRICS),
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Table 1 — main results: mean ± std of the primary metrics, with a t-interval.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task (``run.tasks``) with the metric columns, each in [0, 1].
+    metrics : sequence of str
+        Default: final_score, analyst_score, answer_f1, autonomy_score, tool_efficiency (seed 000
+        §Recommended Metrics for Publication, Table 1).
+    ci : float
+        Confidence level of the interval of the mean.
+
+    Returns
+    -------
+    DataFrame
+        One row per metric: ``metric, n, mean, std, sem, ci_low, ci_high`` (n counts non-missing
+        values; std is the sample standard deviation, ddof = 1).
+
+    Raises
+    ------
+    ValueError
+        If a metric is not a column of ``tasks``.
+
+    Notes
+    -----
+    The interval is mean ± t_{n-1, (1+ci)/2} · sd/√n (:func:`dabench_analysis.stats.describe`).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"final_score": [1.0, 0.5, 0.0], "answer_f1": [1.0, 1.0, 0.4]})
+    >>> main_results(t, metrics=["final_score"])[["metric", "n", "mean", "std"]]
+            metric  n  mean  std
+    0  final_score  3   0.5  0.5
+    """
+    require_columns(tasks, metrics)
+    out = stats.describe(tasks, list(metrics), ci=ci)
+    return out[["metric", "n", "mean", "std", "sem", "ci_low", "ci_high"]].reset_index(drop=True)
+
+
+def _rate(flags: pd.Series) -> tuple[int, float]:
+    valid = flags.dropna().astype(bool)
+    return int(valid.sum()), len(valid)
+
+
+def difficulty_breakdown(
+    tasks: pd.DataFrame,
+    *,
+    threshold: float = schema.SUCCESS_THRESHOLD,
+    empty_levels: str = "omit",
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Table 2 — breakdown by difficulty, with cost (seed 000 §Breakdown by Difficulty, Phase 0
+    Task 6).
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``difficulty``, ``execution_success`` (flag), ``final_score``
+        ([0, 1]), ``execution_time`` (seconds, wall clock) and ``total_tokens`` (tokens).
+    threshold : float
+        Answer accuracy = share of tasks with ``final_score >= threshold`` (seed: 0.8).
+    empty_levels : {"omit", "keep"}
+        Difficulty levels without tasks are left out (default), or kept as rows with n = 0 and
+        missing rates (which :func:`dabench_analysis.export.save_table` prints as "n/a").
+    ci : float
+        Level of the Wilson interval of answer accuracy and the t-interval of the mean score.
+
+    Returns
+    -------
+    DataFrame
+        One row per difficulty in the order Easy, Medium, Hard, Extreme: ``difficulty, n,
+        execution_success_rate, answer_accuracy, answer_accuracy_ci_low,
+        answer_accuracy_ci_high, mean_final_score, mean_final_score_ci_low,
+        mean_final_score_ci_high, mean_runtime_s, mean_tokens``. Rates are in [0, 1] and leave
+        out tasks whose flag or score is missing.
+
+    Raises
+    ------
+    ValueError
+        For a missing column, an unknown ``empty_levels`` or a difficulty outside the four
+        levels.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"difficulty": ["Hard", "Easy", "Medium", "Easy", "Hard"],
+    ...                   "execution_success": [1, 1, 1, 1, 1],
+    ...                   "final_score": [0.0, 1.0, 1.0, 1.0, 1.0],
+    ...                   "execution_time": [10.0, 2.0, 4.0, 4.0, 20.0],
+    ...                   "total_tokens": [900, 100, 300, 300, 1100]})
+    >>> difficulty_breakdown(t)[["difficulty", "n", "answer_accuracy", "mean_runtime_s"]]
+      difficulty  n  answer_accuracy  mean_runtime_s
+    0       Easy  2              1.0             3.0
+    1     Medium  1              1.0             4.0
+    2       Hard  2              0.5            15.0
+    """
+    cols = ["difficulty", "execution_success", "final_score", "execution_time", "total_tokens"]
+    require_columns(tasks, cols)
+    if empty_levels not in ("omit", "keep"):
+        raise ValueError(f"empty_levels must be 'omit' or 'keep', got {empty_levels!r}")
+    level = tasks["difficulty"].astype("string").str.strip()
+    unknown = sorted(set(level.dropna()) - set(schema.DIFFICULTY_ORDER))
+    if unknown:
+        raise ValueError(f"difficulty values {unknown} are not among "
+                         f"{', '.join(schema.DIFFICULTY_ORDER)}")
+    correct = correct_mask(tasks, threshold=threshold)
+    rows = []
+    for lvl in schema.DIFFICULTY_ORDER:
+        sub = tasks[(level == lvl).fillna(False).to_numpy()]
+        if sub.empty and empty_levels == "omit":
+            continue
+        k, n_ok = _rate(correct[sub.index])
+        ex_k, ex_n = _rate(sub["execution_success"].astype("boolean"))
+        acc = stats.proportion_ci(k, n_ok, ci=ci) if n_ok else None
+        score = stats.describe(sub, ["final_score"], ci=ci).iloc[0] if len(sub) else None
+        rows.append({
+            "difficulty": lvl, "n": len(sub),
+            "execution_success_rate": ex_k / ex_n if ex_n else np.nan,
+            "answer_accuracy": k / n_ok if n_ok else np.nan,
+            "answer_accuracy_ci_low": acc["ci_low"].iloc[0] if acc is not None else np.nan,
+            "answer_accuracy_ci_high": acc["ci_high"].iloc[0] if acc is not None else np.nan,
+            "mean_final_score": score["mean"] if score is not None else np.nan,
+            "mean_final_score_ci_low": score["ci_low"] if score is not None else np.nan,
+            "mean_final_score_ci_high": score["ci_high"] if score is not None else np.nan,
+            "mean_runtime_s": sub["execution_time"].astype("float64").mean() if len(sub)
+            else np.nan,
+            "mean_tokens": sub["total_tokens"].astype("float64").mean() if len(sub) else np.nan,
+        })
+    out = pd.DataFrame(rows, columns=["difficulty", "n", "execution_success_rate",
+                                      "answer_accuracy", "answer_accuracy_ci_low",
+                                      "answer_accuracy_ci_high", "mean_final_score",
+                                      "mean_final_score_ci_low", "mean_final_score_ci_high",
+                                      "mean_runtime_s", "mean_tokens"])
+    out["difficulty"] = out["difficulty"].astype(schema.TASK_COLUMNS["difficulty"].dtype)
+    out["n"] = out["n"].astype("int64")
+    return out
+
+
+def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESHOLD) -> dict:
+    """The run's headline numbers, as written to a report's ``summary.json``.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``task_id``, ``final_score`` ([0, 1]), ``execution_success``,
+        ``execution_time`` (s) and ``total_tokens``.
+    threshold : float
+        Answer accuracy threshold on ``final_score``.
+
+    Returns
+    -------
+    dict
+        ``n_tasks``, ``answer_accuracy`` with Wilson ``answer_accuracy_ci_low/high``,
+        ``mean_final_score`` with t-interval ``mean_final_score_ci_low/high``,
+        ``execution_success_rate``, ``mean_runtime_s``, ``mean_tokens``, ``n_failed``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"task_id": ["a", "b"], "final_score": [1.0, 0.0],
+    ...                   "execution_success": [True, True], "execution_time": [1.0, 3.0],
+    ...                   "total_tokens": [10, 30]})
+    >>> key_numbers(t)["answer_accuracy"], key_numbers(t)["n_failed"]
+    (0.5, 1)
+    """
+    require_columns(tasks, ["task_id", "final_score", "execution_success", "execution_time",
+                            "total_tokens"])
+    correct = correct_mask(tasks, threshold=threshold).dropna().astype(bool)
+    acc = stats.proportion_ci(int(correct.sum()), len(correct)) if len(correct) else None
+    score = stats.describe(tasks, ["final_score"]).iloc[0]
+    ex = tasks["execution_success"].astype("boolean").dropna().astype(bool)
+    return {
+        "n_tasks": int(len(tasks)),
+        "threshold": threshold,
+        "answer_accuracy": float(correct.mean()) if len(correct) else None,
+        "answer_accuracy_ci_low": float(acc["ci_low"].iloc[0]) if acc is not None else None,
+        "answer_accuracy_ci_high": float(acc["ci_high"].iloc[0]) if acc is not None else None,
+        "mean_final_score": float(score["mean"]),
+        "mean_final_score_ci_low": float(score["ci_low"]),
+        "mean_final_score_ci_high": float(score["ci_high"]),
+        "execution_success_rate": float(ex.mean()) if len(ex) else None,
+        "mean_runtime_s": float(tasks["execution_time"].astype("float64").mean()),
+        "mean_tokens": float(tasks["total_tokens"].astype("float64").mean()),
+        "n_failed": int((~correct).sum()),
+    }
