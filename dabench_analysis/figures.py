@@ -43,33 +43,55 @@ def empty_note(ax: Axes, text: str) -> Axes:
     return ax
 
 
-def score_bins(binwidth: float = 0.05, *, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-    """Fixed histogram edges over a score scale, so constant data still bins (pitfall P08).
+def score_bins(
+    binwidth: float = 0.05,
+    *,
+    scale: tuple[float, float] | None = (0.0, 1.0),
+    values=None,
+) -> np.ndarray:
+    """Fixed histogram edges, so constant or narrow data still bins (pitfall P08).
 
     Parameters
     ----------
     binwidth : float
-        Width of a bin, in score units.
-    low, high : float
-        The scale ([0, 1] for eval-v2 scores; 0–9 for judge scores).
+        Width of a bin, in the data's units.
+    scale : (low, high) or None
+        The scale the edges cover: (0, 1) for eval-v2 scores, (0, 9) for judge scores. With
+        None the edges are whole multiples of ``binwidth`` around ``values``.
+    values : array-like, optional
+        Needed when ``scale`` is None.
 
     Returns
     -------
     ndarray
-        Edges from ``low`` to ``high`` inclusive.
+        Increasing edges, at least two.
 
     Raises
     ------
     ValueError
-        If ``binwidth`` is not positive or the range is empty.
+        If ``binwidth`` is not positive, the scale is empty, or ``scale`` is None without
+        finite ``values``.
 
     Examples
     --------
     >>> score_bins(0.25).tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> score_bins(7, scale=None, values=[1, 2, 3]).tolist()
+    [0.0, 7.0]
     """
-    if not binwidth > 0 or not high > low:
-        raise ValueError(f"need binwidth > 0 and high > low, got {binwidth}, [{low}, {high}]")
+    if not binwidth > 0:
+        raise ValueError(f"binwidth must be positive, got {binwidth}")
+    if scale is None:
+        v = np.asarray(values if values is not None else [], dtype=float)
+        v = v[np.isfinite(v)]
+        if v.size == 0:
+            raise ValueError("score_bins needs finite values when scale is None")
+        low = np.floor(v.min() / binwidth) * binwidth
+        high = (np.floor(v.max() / binwidth) + 1) * binwidth
+    else:
+        low, high = scale
+    if not high > low:
+        raise ValueError(f"empty scale [{low}, {high}]")
     n = int(np.ceil(round((high - low) / binwidth, 9)))
     return np.round(low + binwidth * np.arange(n + 1), 12)
 
@@ -81,6 +103,7 @@ def score_distribution(
     hue: str | None = None,
     binwidth: float = 0.05,
     threshold: float | None = schema.SUCCESS_THRESHOLD,
+    scale: tuple[float, float] | None = (0.0, 1.0),
     ax: Axes | None = None,
 ) -> Figure:
     """Histogram of a [0, 1] score over tasks (seed 000 §Generate Paper Figures).
@@ -98,6 +121,8 @@ def score_distribution(
         (pitfall P08: seaborn raises for ``binwidth`` on constant data).
     threshold : float or None
         Draw a dashed line at the answer-accuracy threshold.
+    scale : (low, high) or None
+        Range the bins cover (see :func:`score_bins`); None for non-score columns.
     ax : Axes, optional
         Draw here; default a new one-column figure.
 
@@ -113,7 +138,7 @@ def score_distribution(
     Examples
     --------
     >>> fig = score_distribution(pd.DataFrame({"final_score": [0.5, 0.5, 0.5, 0.5]}))
-    >>> [p.get_height() for p in fig.axes[0].patches if p.get_height() > 0]
+    >>> [float(p.get_height()) for p in fig.axes[0].patches if p.get_height() > 0]
     [4.0]
     """
     require_columns(tasks, [x] + ([hue] if hue else []))
@@ -125,15 +150,18 @@ def score_distribution(
         return empty_note(ax, f"no {x} values").figure
     kwargs = {}
     if hue:
-        order = schema.ENUMS.get(hue)
-        kwargs = {"hue": hue, "multiple": "stack", "palette": list(OKABE_ITO),
-                  "hue_order": [o for o in order if (data[hue] == o).any()] if order else None}
+        levels = schema.ENUMS.get(hue) or sorted(data[hue].dropna().astype(str).unique())
+        present = [o for o in levels if (data[hue].astype("string") == o).any()]
+        kwargs = {"hue": hue, "multiple": "stack", "hue_order": present,
+                  "palette": list(OKABE_ITO[:len(present)]) if len(present) <= len(OKABE_ITO)
+                  else "viridis"}
     with mpl.rc_context(RC_PARAMS):
-        sns.histplot(data=data, x=x, bins=score_bins(binwidth), ax=ax, edgecolor="white",
+        sns.histplot(data=data, x=x, bins=score_bins(binwidth, scale=scale, values=data[x]), ax=ax, edgecolor="white",
                      linewidth=0.5, color=OKABE_ITO[0], **kwargs)
         if threshold is not None:
             ax.axvline(threshold, color="0.3", linestyle="--", linewidth=0.8)
-        ax.set_xlim(0, 1)
+        if scale is not None:
+            ax.set_xlim(*scale)
         ax.set_xlabel(schema.label(x))
         ax.set_ylabel("Tasks")
         ax.set_title(f"{schema.label(x)} distribution (n = {len(data)})")
@@ -177,7 +205,7 @@ def failure_distribution(
     --------
     >>> t = pd.DataFrame({"final_score": [1.0, 0.2, 0.0],
     ...                   "failure_category": [None, "REASONING_FAILURE", "REASONING_FAILURE"]})
-    >>> [p.get_width() for p in failure_distribution(t).axes[0].patches]
+    >>> [float(p.get_width()) for p in failure_distribution(t).axes[0].patches]
     [2.0]
     """
     require_columns(tasks, ["final_score", by])

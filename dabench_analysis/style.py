@@ -87,7 +87,7 @@ def new_figure(width: str | float = "one", *, aspect: float = 0.75, **kwargs) ->
     Examples
     --------
     >>> fig = new_figure("two", aspect=0.5)
-    >>> tuple(fig.get_size_inches())
+    >>> tuple(float(v) for v in fig.get_size_inches())
     (7.0, 3.5)
     >>> plt.close(fig)
     """

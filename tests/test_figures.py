@@ -1,0 +1,77 @@
+"""Figures: inspect artists (bars, labels, notes), not pixels. Pitfall P08."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from dabench_analysis import figures, style
+
+
+def _bars(ax):
+    return [(round(p.get_x(), 6), float(p.get_height())) for p in ax.patches if p.get_height() > 0]
+
+
+def test_p08_constant_scores_with_fixed_binwidth():
+    # pitfalls.md P08: one bar of height 4 at [0.5, 0.55), no exception
+    fig = figures.score_distribution(pd.DataFrame({"final_score": [0.5] * 4}), binwidth=0.05)
+    assert _bars(fig.axes[0]) == [(0.5, 4.0)]
+    assert fig.axes[0].get_xlim() == (0.0, 1.0)
+
+
+def test_p08_narrow_data_with_wide_bin():
+    # pitfalls.md P08: [1, 2, 3] with binwidth 7 -> a single bar of height 3
+    fig = figures.score_distribution(pd.DataFrame({"x": [1.0, 2.0, 3.0]}), x="x", binwidth=7,
+                                     scale=None, threshold=None)
+    assert [h for _, h in _bars(fig.axes[0])] == [3.0]
+
+
+def test_score_distribution_hue_in_catalogue_order():
+    t = pd.DataFrame({"final_score": [0.1, 0.9, 0.5, 0.95],
+                      "difficulty": ["Hard", "Easy", "Extreme", "Easy"]})
+    fig = figures.score_distribution(t, hue="difficulty")
+    legend = fig.axes[0].get_legend()
+    assert [x.get_text() for x in legend.get_texts()] == ["Easy", "Hard", "Extreme"]
+    assert fig.axes[0].get_title() == "Final score distribution (n = 4)"
+
+
+def test_failure_distribution_counts_order_and_labels():
+    t = pd.DataFrame({
+        "final_score": [0.0, 0.1, 0.2, 0.9, 0.5],
+        "failure_category": ["REASONING_FAILURE", "PLANNING_FAILURE", "REASONING_FAILURE",
+                             None, None]})
+    ax = figures.failure_distribution(t).axes[0]
+    labels = [x.get_text() for x in ax.get_yticklabels()]
+    # catalogue order: PLANNING before REASONING; a failed task without category is shown
+    assert labels == ["Planning", "Reasoning", "(Missing)"]
+    assert [float(p.get_width()) for p in ax.patches] == [1.0, 2.0, 1.0]
+    assert "n = 4" in ax.get_xlabel()
+
+
+def test_nothing_to_show_says_so():
+    fig = figures.failure_distribution(pd.DataFrame({"final_score": [0.9, 1.0],
+                                                     "failure_category": [None, None]}))
+    assert fig.axes[0].texts[0].get_text().startswith("no failed tasks")
+    fig = figures.score_distribution(pd.DataFrame({"final_score": [float("nan")]}))
+    assert fig.axes[0].texts[0].get_text() == "no final_score values"
+
+
+def test_errors_and_ax_reuse():
+    with pytest.raises(ValueError, match="'nope' not in tasks"):
+        figures.score_distribution(pd.DataFrame({"final_score": [1.0]}), x="nope")
+    with pytest.raises(ValueError, match="binwidth must be positive"):
+        figures.score_bins(0)
+    fig, ax = plt.subplots()
+    assert figures.score_distribution(pd.DataFrame({"final_score": [1.0]}), ax=ax) is fig
+
+
+def test_style_sizes_and_embedded_fonts(tmp_path):
+    fig = style.new_figure("one")
+    assert fig.get_size_inches()[0] == pytest.approx(3.5)
+    fig.add_subplot().plot([0, 1], [0, 1], label="x")
+    png, pdf = style.save_figure(fig, tmp_path / "f")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = pdf.read_bytes()
+    assert b"/FontFile2" in data  # TrueType fonts embedded (pdf.fonttype 42)
+    assert not list(tmp_path.glob(".*tmp"))

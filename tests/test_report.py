@@ -1,0 +1,139 @@
+"""The papermill runner and the report CLI end to end (pitfalls P09, P10)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from dabench_analysis import report, tables
+from dabench_analysis.load import load_run
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "dabench_analysis.cli"]
+
+
+def _nb(path: Path, cells, kernel="python3") -> Path:
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_p09_untagged_parameters_cell_is_refused(tmp_path):
+    # pitfalls.md P09: papermill would print 0.5 and exit 0; the runner stops instead
+    nb = _nb(tmp_path / "p.ipynb", [new_code_cell("threshold = 0.5"),
+                                    new_code_cell("print(threshold)")])
+    with pytest.raises(report.ReportError, match="no cell tagged 'parameters'"):
+        report.run_notebook(nb, tmp_path / "out", {"threshold": 0.9}, html_export=False)
+
+
+def test_p09_tagged_cell_uses_the_passed_value(tmp_path):
+    cell = new_code_cell("threshold = 0.5")
+    cell.metadata["tags"] = ["parameters"]
+    nb = _nb(tmp_path / "p.ipynb", [cell, new_code_cell(
+        "from pathlib import Path\nPath(out).write_text(str(threshold))")])
+    with pytest.raises(report.ReportError, match=r"\['out'\] are not assigned"):
+        report.run_notebook(nb, tmp_path / "out", {"threshold": 0.9, "out": "x"},
+                            html_export=False)
+    cell.source = f"threshold = 0.5\nout = {str(tmp_path / 'v.txt')!r}"
+    nb = _nb(tmp_path / "p.ipynb", [cell, new_code_cell(
+        "from pathlib import Path\nPath(out).write_text(str(threshold))")])
+    report.run_notebook(nb, tmp_path / "out", {"threshold": 0.9}, html_export=False)
+    assert (tmp_path / "v.txt").read_text() == "0.9"
+
+
+def test_p10_missing_kernel_fails_early(tmp_path):
+    cell = new_code_cell("x = 1")
+    cell.metadata["tags"] = ["parameters"]
+    nb = _nb(tmp_path / "k.ipynb", [cell], kernel="evalkit-env")
+    # the notebook's own kernelspec is ignored: the runner passes kernel_name explicitly
+    report.run_notebook(nb, tmp_path / "ok", {"x": 2}, html_export=False)
+    with pytest.raises(report.ReportError, match="kernel 'evalkit-env' is not installed"):
+        report.run_notebook(nb, tmp_path / "bad", {"x": 2}, kernel_name="evalkit-env")
+
+
+def test_p10_notebook_runs_in_its_own_folder(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "results.csv").write_text("a\n1\n2\n")
+    cell = new_code_cell("n = 0")
+    cell.metadata["tags"] = ["parameters"]
+    nb = _nb(sub / "relpath.ipynb", [cell, new_code_cell(
+        "import pandas as pd\nassert len(pd.read_csv('results.csv')) == 2")])
+    out = report.run_notebook(nb, tmp_path / "elsewhere", {"n": 1}, html_export=False)
+    assert out == tmp_path / "elsewhere" / "report.ipynb"
+
+
+def test_failing_cell_is_reported_in_one_line(tmp_path):
+    cell = new_code_cell("x = 1")
+    cell.metadata["tags"] = ["parameters"]
+    nb = _nb(tmp_path / "f.ipynb", [cell, new_code_cell("raise KeyError('final_scor')")])
+    with pytest.raises(report.ReportError, match=r"failed in cell \d+: KeyError"):
+        report.run_notebook(nb, tmp_path / "out", {"x": 2}, html_export=False)
+    assert not (tmp_path / "out" / "report.ipynb").exists()
+
+
+def test_plan_jobs_names_and_baseline(tmp_path):
+    runs = [ROOT / "data/sample_runs/baseline_react", ROOT / "data/sample_runs/proposed_aat"]
+    jobs = report.plan_jobs(runs, tmp_path, baseline=runs[0])
+    assert [(j.kind, j.name) for j in jobs] == [
+        ("run", "baseline_react"), ("run", "proposed_aat"),
+        ("compare", "compare_baseline_react_vs_proposed_aat")]
+    assert all(j.out_dir.parent == tmp_path.resolve() for j in jobs)
+
+
+@pytest.fixture(scope="module")
+def cli_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    proc = subprocess.run(CLI + ["report", str(ROOT / "data/sample_runs/baseline_react"),
+                                 str(ROOT / "data/sample_runs/pending_run"), "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    return proc, out
+
+
+def test_cli_report_end_to_end(cli_report):
+    proc, out = cli_report
+    assert proc.returncode == 0, proc.stderr
+    run_out = out / "baseline_react"
+    for name in ["report.ipynb", "report.html", "summary.json", "score_distribution.png",
+                 "score_distribution.pdf", "failure_distribution.png", "failure_distribution.pdf"]:
+        assert (run_out / name).stat().st_size > 0, name
+    for table in ["main_results", "difficulty_breakdown"]:
+        for ext in ["csv", "tex", "md"]:
+            assert (run_out / "tables" / f"{table}.{ext}").is_file()
+    assert "\\toprule" in (run_out / "tables" / "difficulty_breakdown.tex").read_text()
+    # the saved tables hold the same numbers the package computes directly
+    tasks = load_run(ROOT / "data/sample_runs/baseline_react").tasks
+    saved = pd.read_csv(run_out / "tables" / "difficulty_breakdown.csv")
+    direct = tables.difficulty_breakdown(tasks)
+    assert saved["answer_accuracy"].tolist() == pytest.approx(direct["answer_accuracy"].tolist())
+    summary = json.loads((run_out / "summary.json").read_text())
+    assert summary["n_tasks"] == 80
+    assert summary["answer_accuracy"] == pytest.approx(0.7)
+    html = (run_out / "report.html").read_text()
+    assert "Table 2" in html and "data:image/png;base64" in html
+
+
+def test_cli_marks_missing_artifacts_not_evaluated(cli_report):
+    proc, out = cli_report
+    assert "not evaluated" in proc.stdout
+    assert not (out / "pending_run").exists()
+    index = (out / "index.html").read_text()
+    assert 'href="baseline_react/report.html"' in index and "not evaluated" in index
+
+
+def test_cli_failing_run_gives_nonzero_exit(tmp_path):
+    bad = tmp_path / "broken_run"
+    bad.mkdir()
+    (bad / "task_metrics.csv").write_text("task_id,difficulty,final_score\nt1,Easy,1.7\n")
+    proc = subprocess.run(CLI + ["report", str(bad), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 1
+    assert "broken_run" in proc.stdout + proc.stderr and "failed" in proc.stdout
