@@ -116,7 +116,7 @@ def test_cli_report_end_to_end(cli_report):
     assert saved["answer_accuracy"].tolist() == pytest.approx(direct["answer_accuracy"].tolist())
     summary = json.loads((run_out / "summary.json").read_text())
     assert summary["n_tasks"] == 80
-    assert summary["answer_accuracy"] == pytest.approx(0.7)
+    assert summary["answer_accuracy"] == pytest.approx(61 / 80)
     html = (run_out / "report.html").read_text()
     assert "Table 2" in html and "data:image/png;base64" in html
 

@@ -16,7 +16,7 @@ __all__ = ["SAMPLE_RUNS", "generate_run", "generate_sample_runs", "make_tasks", 
 #: The committed sample runs: run_id -> generator arguments.
 SAMPLE_RUNS: dict[str, dict] = {
     "baseline_react": {"skill": 0.0, "seed": 101},
-    "proposed_aat": {"skill": 0.6, "seed": 202},
+    "proposed_aat": {"skill": 1.0, "seed": 202},
 }
 PENDING_RUN = "pending_run"
 

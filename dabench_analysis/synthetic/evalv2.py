@@ -160,6 +160,7 @@ def _outcome(rng, task: Task, skill: float) -> dict:
     z0 = 1.6 - 0.9 * task.hardness + skill + rng.normal(0, 0.8)
     exec_ok = bool(rng.random() < 0.985 - 0.035 * task.hardness + 0.02 * skill)
     initial = bool(z0 > 0 and exec_ok)
+    critic = bool(rng.random() < 0.55 + 0.5 * skill)  # step-level critic (verification) used
     replans = retries = 0
     final = initial
     if not initial:
@@ -168,13 +169,13 @@ def _outcome(rng, task: Task, skill: float) -> dict:
                 replans += 1
             else:
                 retries += 1
-            if rng.random() < 0.25 + 0.2 * skill - 0.04 * task.hardness:
+            if rng.random() < 0.2 + 0.2 * skill + 0.15 * critic - 0.04 * task.hardness:
                 final = True
                 break
     if final and not exec_ok:
         exec_ok = True  # a successful recovery means the final code ran
     return {"exec_ok": exec_ok, "initial": initial, "final": final, "replans": replans,
-            "retries": retries}
+            "retries": retries, "critic": critic}
 
 
 def _scores(rng, out: dict) -> dict:
@@ -219,7 +220,8 @@ def _steps(rng, task: Task, out: dict, text_len: int) -> list[dict]:
             plan += [("PLAN", "Planner", None)] * int(1 + rng.integers(0, 2))
         plan += [("EXECUTE", "Executor", t) for t in
                  rng.choice(_STAGE_TOOLS["EXECUTE"], size=int(1 + rng.poisson(1 + 0.6 * level)))]
-        plan += [("VERIFY", "Critic", None)]
+        if out["critic"]:
+            plan += [("VERIFY", "Critic", None)]
         if rng.random() < 0.7:
             plan += [("VERIFY", "Verifier", "validate_answer")]
         plan += [("VERIFY", "StrategicCoordinator", None)]
@@ -330,8 +332,9 @@ def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: 
     row |= _specialists(rng, task, skill)
     row["schema_exploration_steps"] = sum(s["stage"] == "UNDERSTAND" for s in steps)
     critic = [s for s in steps if s["agent"] == "Critic"]
-    critic_pass = bool(rng.random() < (0.85 if row["final_score"] >= 0.8 else 0.35))
-    critic_score = _r(np.clip(rng.beta(8, 2) if critic_pass else rng.beta(2, 4), 0, 1))
+    critic_pass = bool(critic and rng.random() < (0.85 if row["final_score"] >= 0.8 else 0.35))
+    critic_score = _r(np.clip(rng.beta(8, 2) if critic_pass else rng.beta(2, 4), 0, 1)) \
+        if critic else 0.0
     decision = ("APPROVE_FINAL" if out["final"] or rng.random() < 0.7
                 else ("REPLAN" if rng.random() < 0.5 else "RETRY_EXECUTION"))
     found = int(rng.poisson(0.4 + (0 if out["initial"] else 1)))
