@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["atomic_write", "save_table", "write_json", "to_markdown", "to_latex", "TABLE_FORMATS"]
+__all__ = ["atomic_write", "save_table", "write_json", "write_text", "to_markdown", "to_latex",
+           "TABLE_FORMATS"]
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "tex", "md")
 
@@ -90,9 +91,20 @@ def _fmt_cell(value: Any, digits: int) -> str:
     return str(value)
 
 
+def _fmt_p(value: Any, digits: int) -> str:
+    if isinstance(value, (float, np.floating)) and 0 <= value < 10 ** -digits:
+        return f"<{10 ** -digits:.{digits}f}"
+    return _fmt_cell(value, digits)
+
+
+def _is_p_column(name: Any) -> bool:
+    return str(name).startswith(("p_value", "p_adjusted")) or str(name) in ("p", "pvalue")
+
+
 def _display_frame(df: pd.DataFrame, digits: int) -> pd.DataFrame:
     out = df.reset_index() if _has_named_index(df) else df.copy()
-    return out.apply(lambda col: col.map(lambda v: _fmt_cell(v, digits))).astype(object)
+    return out.apply(lambda col: col.map(
+        lambda v: (_fmt_p if _is_p_column(col.name) else _fmt_cell)(v, digits))).astype(object)
 
 
 def _has_named_index(df: pd.DataFrame) -> bool:
@@ -112,7 +124,8 @@ def to_markdown(df: pd.DataFrame, *, digits: int = 3) -> str:
     df : DataFrame
         Any table; a named index becomes leading columns.
     digits : int
-        Decimals for floats. Missing values print as ``n/a``.
+        Decimals for floats; p-value columns (``p_value*``, ``p_adjusted*``) below
+        ``10**-digits`` print as ``<0.001``. Missing values print as ``n/a``.
 
     Returns
     -------
@@ -138,7 +151,7 @@ def to_markdown(df: pd.DataFrame, *, digits: int = 3) -> str:
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}"}
+                  "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def _tex_escape(text: str) -> str:
@@ -193,6 +206,7 @@ def save_table(
     formats: Sequence[str] = TABLE_FORMATS,
     digits: int = 3,
     caption: str | None = None,
+    columns: Sequence[str] | None = None,
 ) -> list[Path]:
     """Write a table as CSV (full precision), LaTeX (booktabs) and Markdown, atomically.
 
@@ -208,6 +222,9 @@ def save_table(
         Decimals in the rounded ``tex`` and ``md`` versions; ``csv`` keeps full precision.
     caption : str, optional
         Comment line at the top of the ``tex`` file.
+    columns : sequence of str, optional
+        Columns shown in the ``tex`` and ``md`` versions (wide statistical tables read better
+        trimmed); the ``csv`` always has every column.
 
     Returns
     -------
@@ -217,7 +234,7 @@ def save_table(
     Raises
     ------
     ValueError
-        For an unknown format.
+        For an unknown format or a column not in ``df``.
 
     Examples
     --------
@@ -232,15 +249,20 @@ def save_table(
     stem = Path(path_stem)
     written: list[Path] = []
     flat = df.reset_index() if _has_named_index(df) else df
+    if columns is not None:
+        missing = [c for c in columns if c not in flat.columns]
+        if missing:
+            raise ValueError(f"columns {missing} not in the table; known: {list(flat.columns)}")
+    shown = flat[list(columns)] if columns is not None else df
     for fmt in formats:
         dest = stem.with_name(f"{stem.name}.{fmt}")
         with atomic_write(dest) as fh:
             if fmt == "csv":
                 flat.to_csv(fh, index=False, lineterminator="\n")
             elif fmt == "tex":
-                fh.write(to_latex(df, digits=digits, caption=caption) + "\n")
+                fh.write(to_latex(shown, digits=digits, caption=caption) + "\n")
             else:
-                fh.write(to_markdown(df, digits=digits) + "\n")
+                fh.write(to_markdown(shown, digits=digits) + "\n")
         written.append(dest)
     return written
 
@@ -309,4 +331,19 @@ def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
     dest = Path(path)
     with atomic_write(dest) as fh:
         fh.write(text + "\n")
+    return dest
+
+
+def write_text(text: str, path: str | os.PathLike[str]) -> Path:
+    """Write UTF-8 text atomically (e.g. a results paragraph as Markdown).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> write_text("hi\\n", pathlib.Path(tempfile.mkdtemp()) / "p.md").read_text()
+    'hi\\n'
+    """
+    dest = Path(path)
+    with atomic_write(dest) as fh:
+        fh.write(text)
     return dest

@@ -19,7 +19,9 @@ from dabench_analysis import schema
 from dabench_analysis.style import OKABE_ITO, RC_PARAMS, new_figure
 from dabench_analysis.tables import correct_mask, require_columns
 
-__all__ = ["score_distribution", "failure_distribution", "empty_note", "score_bins"]
+__all__ = ["score_distribution", "failure_distribution", "empty_note", "score_bins",
+           "correlation_matrix", "autonomy_vs_efficiency", "reliability_diagram",
+           "difficulty_bars", "failure_by_stage", "tool_latency", "paired_difference"]
 
 
 def _axes(ax: Axes | None, width: str = "one", aspect: float = 0.7) -> Axes:
@@ -228,3 +230,14 @@ def failure_distribution(
         ax.set_xlabel(f"Failed tasks (final_score < {threshold}, n = {len(failed)})")
         ax.set_title(schema.label(by).replace(" ", " ", 1))
     return ax.figure
+
+
+from dabench_analysis._figures_analysis import (  # noqa: E402  (re-exported)
+    autonomy_vs_efficiency,
+    correlation_matrix,
+    difficulty_bars,
+    failure_by_stage,
+    paired_difference,
+    reliability_diagram,
+    tool_latency,
+)

@@ -13,7 +13,8 @@ import pandas as pd
 
 from dabench_analysis import schema, stats
 
-__all__ = ["main_results", "difficulty_breakdown", "key_numbers", "require_columns", "correct_mask"]
+__all__ = ["main_results", "difficulty_breakdown", "task_type_breakdown", "specialist_participation",
+           "key_numbers", "require_columns", "correct_mask"]
 
 
 def require_columns(tasks: pd.DataFrame, columns: Sequence[str], *, what: str = "tasks") -> None:
@@ -258,3 +259,120 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
         "mean_tokens": float(tasks["total_tokens"].astype("float64").mean()),
         "n_failed": int((~correct).sum()),
     }
+
+
+def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:
+    """describe() output (one row per group x metric) -> one row per group."""
+    parts = []
+    for metric, sub in desc.groupby("metric", sort=False):
+        sub = sub.set_index(by)[["mean", "std", "ci_low", "ci_high"]]
+        parts.append(sub.add_prefix(f"{metric}_"))
+    n = desc.groupby(by, sort=False, observed=False)["n"].max().rename("n")
+    return pd.concat([n, *parts], axis=1).reset_index()
+
+
+def task_type_breakdown(
+    tasks: pd.DataFrame,
+    *,
+    metrics: Sequence[str] = ("final_score", "analyst_score"),
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Table 3 — metrics by task type (seed: ``groupby('task_type')[...].agg(['mean', 'std',
+    'count'])``), with t-intervals.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``task_type`` and the metric columns ([0, 1] scores).
+    metrics : sequence of str
+        Default final_score and analyst_score.
+    ci : float
+        Interval level.
+
+    Returns
+    -------
+    DataFrame
+        One row per task type (alphabetical): ``task_type, n``, then for each metric
+        ``<metric>_mean, <metric>_std, <metric>_ci_low, <metric>_ci_high``.
+
+    Raises
+    ------
+    ValueError
+        For a missing column.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"task_type": ["join", "join", "ranking"],
+    ...                   "final_score": [1.0, 0.0, 0.5], "analyst_score": [0.5, 0.5, 0.5]})
+    >>> task_type_breakdown(t)[["task_type", "n", "final_score_mean"]]
+      task_type  n  final_score_mean
+    0      join  2               0.5
+    1   ranking  1               0.5
+    """
+    require_columns(tasks, ["task_type", *metrics])
+    data = tasks.assign(task_type=tasks["task_type"].astype("string").fillna("(missing)"))
+    return _wide(stats.describe(data, list(metrics), by="task_type", ci=ci), "task_type")
+
+
+def specialist_participation(
+    tasks: pd.DataFrame,
+    *,
+    metrics: Sequence[str] = ("final_score", "autonomy_score"),
+    threshold: float = schema.SUCCESS_THRESHOLD,
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Table 4 — multi-agent performance by specialist participation (seed:
+    ``groupby('specialist_participation')[['final_score', 'autonomy_score']].mean()``).
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        With ``specialist_participation`` (share of the three specialists used, [0, 1]), the
+        metric columns and ``final_score``.
+    metrics : sequence of str
+        Metrics summarised per level.
+    threshold : float
+        Answer accuracy threshold.
+    ci : float
+        Interval level.
+
+    Returns
+    -------
+    DataFrame
+        One row per observed participation level, ascending: ``specialist_participation``,
+        ``specialists_used`` (the level as "k of 3"), ``n``, ``answer_accuracy`` with Wilson
+        ``answer_accuracy_ci_low/high``, and ``<metric>_mean/_std/_ci_low/_ci_high``.
+
+    Raises
+    ------
+    ValueError
+        For a missing column.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"specialist_participation": [1/3, 1.0, 1.0],
+    ...                   "final_score": [0.5, 1.0, 0.9], "autonomy_score": [1.0, 1.0, 1.0]})
+    >>> specialist_participation(t)[["specialists_used", "n", "answer_accuracy"]]
+      specialists_used  n  answer_accuracy
+    0           1 of 3  1              0.0
+    1           3 of 3  2              1.0
+    """
+    require_columns(tasks, ["specialist_participation", "final_score", *metrics])
+    level = tasks["specialist_participation"].astype("float64").round(4)
+    data = tasks.assign(specialist_participation=level).dropna(
+        subset=["specialist_participation"])
+    wide = _wide(stats.describe(data, list(metrics), by="specialist_participation", ci=ci),
+                 "specialist_participation").sort_values("specialist_participation")
+    correct = correct_mask(data, threshold=threshold)
+    acc = []
+    for lvl in wide["specialist_participation"]:
+        ok = correct[(data["specialist_participation"] == lvl).to_numpy()].dropna().astype(bool)
+        interval = stats.proportion_ci(int(ok.sum()), len(ok), ci=ci)
+        acc.append((ok.mean(), interval["ci_low"].iloc[0], interval["ci_high"].iloc[0]))
+    acc = np.array(acc, dtype=float).reshape(-1, 3)
+    wide.insert(1, "specialists_used", [f"{round(v * 3)} of 3" for v in
+                                        wide["specialist_participation"]])
+    for i, name in enumerate(["answer_accuracy", "answer_accuracy_ci_low",
+                              "answer_accuracy_ci_high"]):
+        wide.insert(3 + i, name, acc[:, i])
+    return wide.reset_index(drop=True)

@@ -160,7 +160,7 @@ def _outcome(rng, task: Task, skill: float) -> dict:
     z0 = 1.6 - 0.9 * task.hardness + skill + rng.normal(0, 0.8)
     exec_ok = bool(rng.random() < 0.985 - 0.035 * task.hardness + 0.02 * skill)
     initial = bool(z0 > 0 and exec_ok)
-    critic = bool(rng.random() < 0.55 + 0.5 * skill)  # step-level critic (verification) used
+    critic = bool(rng.random() < 0.5 + 0.35 * skill)  # step-level critic (verification) used
     replans = retries = 0
     final = initial
     if not initial:
