@@ -1,0 +1,272 @@
+"""Tests of dabench_analysis.research_eval: the loader, the analyses and the notebook.
+
+``tests/data/research_eval/tiny_session`` is a hand-written session (2 runs x 4 cases) whose
+numbers are worked out below; ``data/research_eval`` is the generated sample. Reference values
+for Wilson intervals and McNemar come from the shared refvectors (R 4.2.2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dabench_analysis import research_eval as rev
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "research_eval" / "tiny_session"
+SAMPLE = ROOT / "data" / "research_eval"
+SHARED = ROOT.parent / "shared" / "refvectors" / "vectors.json"
+VENDORED = ROOT / "tests" / "data" / "refvectors" / "vectors.json"
+VECTORS = {v["id"]: v for v in json.loads((SHARED if SHARED.exists() else VENDORED).read_text())}
+
+
+@pytest.fixture(scope="module")
+def tiny() -> rev.ResearchEval:
+    return rev.load_research_eval(TINY)
+
+
+def status_cases(table: list[list[int]]) -> pd.DataFrame:
+    """Cases of profiles a and b from a 2x2 table [[both pass, a only], [b only, both fail]]."""
+    pairs = [("PASS", "PASS")] * table[0][0] + [("PASS", "FAIL")] * table[0][1] + \
+        [("FAIL", "PASS")] * table[1][0] + [("FAIL", "FAIL")] * table[1][1]
+    ids = [f"c{i}" for i in range(len(pairs))]
+    return pd.DataFrame({"run_id": ["a"] * len(ids) + ["b"] * len(ids), "case_id": ids * 2,
+                         "status": [p[0] for p in pairs] + [p[1] for p in pairs]})
+
+
+# ---------------------------------------------------------------- loader
+
+
+def test_loader_reads_tiny_session(tiny):
+    c = tiny.cases
+    assert c.shape[0] == 8 and c["run_id"].unique().tolist() == ["alpha", "beta"]
+    assert isinstance(c["status"].dtype, pd.CategoricalDtype) and c["status"].cat.ordered
+    assert list(c["status"].cat.categories) == ["PASS", "FAIL", "ERROR", "HALTED"]
+    assert c["passed"].dtype == "boolean" and c["main_total_tokens"].dtype == "Int64"
+    for col in ("main_input_tokens", "summarizer_output_tokens", "audit_planner_total_tokens",
+                "run_turn_ms", "llm_total_ms", "case_total_ms", "n_tool_calls",
+                "calls_web_search", "calls_get_relevant_content", "source"):
+        assert col in c.columns
+    a = c[c["run_id"] == "alpha"].set_index("case_id")
+    assert a["calls_web_search"].tolist() == [2, 1, 0, 0]
+    assert a["n_tool_calls"].tolist() == [2, 2, 0, 1]
+    assert a.loc["c1", "total_tokens"] == 1100  # main 1000 + 100, others 0
+    assert a.loc["c3", "error"].startswith("TimeoutError")
+    assert a.loc["c2", "source"] == "alpha/artifacts/results.jsonl:2"
+    assert tiny.runs["run_id"].tolist() == ["alpha", "beta"]
+    assert tiny.runs.set_index("run_id").loc["beta", "disabled_tools"] == "web_search"
+    assert tiny.tool_calls.shape[0] == 5 + 5
+    assert tiny.session["session_id"] == "tiny"
+
+
+def test_loader_never_writes_into_the_session(tmp_path):
+    def snapshot(root: Path) -> dict:
+        return {str(p.relative_to(root)): (p.is_file() and hashlib.sha256(
+            p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))}
+
+    before = snapshot(SAMPLE)
+    ev = rev.load_research_eval(SAMPLE)
+    assert ev.cases.shape[0] == 72
+    assert snapshot(SAMPLE) == before
+
+
+def copy_tiny(tmp_path: Path) -> Path:
+    dest = tmp_path / "session"
+    shutil.copytree(TINY, dest)
+    return dest
+
+
+@pytest.mark.parametrize("line, message", [
+    ("{not json\n", r"alpha/artifacts/results.jsonl:3: malformed JSON"),
+    ('{"case_id": "c9"}\n', r"results.jsonl:3: missing field 'status'"),
+    ('{"case_id": "c9", "status": "SKIPPED"}\n', r"results.jsonl:3: status 'SKIPPED'"),
+    ('{"case_id": "c1", "status": "PASS"}\n', r"duplicate case 'c1'"),
+    ('[1, 2]\n', r"results.jsonl:3: expected a JSON object"),
+])
+@pytest.mark.filterwarnings("ignore:.*summary.json:UserWarning")  # counts change with the line
+def test_loader_bad_lines_name_file_and_line(tmp_path, line, message):
+    root = copy_tiny(tmp_path)
+    file = root / "alpha" / "artifacts" / "results.jsonl"
+    lines = file.read_text().splitlines(keepends=True)
+    lines[2] = line
+    file.write_text("".join(lines))
+    with pytest.raises(ValueError, match=message):
+        rev.load_research_eval(root)
+
+
+def test_loader_missing_files(tmp_path):
+    with pytest.raises(ValueError, match="not found"):
+        rev.load_research_eval(tmp_path / "nope")
+    root = copy_tiny(tmp_path)
+    (root / "beta" / "artifacts" / "results.jsonl").unlink()
+    with pytest.raises(ValueError, match=r"beta/artifacts/results.jsonl: file not found"):
+        rev.load_research_eval(root)
+    root = copy_tiny(tmp_path / "b")
+    (root / "alpha" / "artifacts" / "summary.json").unlink()
+    with pytest.raises(ValueError, match=r"alpha/artifacts/summary.json: file not found"):
+        rev.load_research_eval(root)
+    root = copy_tiny(tmp_path / "c")
+    (root / "summary.json").write_text('{"runs": [{"run_id": "alpha"}, {"run_id": "gamma"}]}')
+    with pytest.raises(ValueError, match="gamma"):
+        rev.load_research_eval(root)
+    (root / "summary.json").write_text('{"runs": [')
+    with pytest.raises(ValueError, match=r"summary.json:1: malformed JSON"):
+        rev.load_research_eval(root)
+
+
+def test_loader_warns_when_summary_counts_disagree(tmp_path):
+    root = copy_tiny(tmp_path)
+    file = root / "beta" / "artifacts" / "summary.json"
+    summary = json.loads(file.read_text()) | {"passed_cases": 4}
+    file.write_text(json.dumps(summary))
+    with pytest.warns(UserWarning, match="passed_cases=4 but results.jsonl has 3 PASS"):
+        rev.load_research_eval(root)
+
+
+# ---------------------------------------------------------------- analyses
+
+
+def test_pass_rate_tiny(tiny):
+    out = rev.pass_rate(tiny.cases).set_index("run_id")
+    assert out[["n", "n_pass", "n_fail", "n_error", "n_halted"]].values.tolist() == [
+        [4, 2, 1, 1, 0], [4, 3, 0, 0, 1]]
+    # R: prop.test(2, 4, correct = FALSE)$conf.int -> 0.1500 0.8500
+    assert out.loc["alpha", ["ci_low", "ci_high"]].tolist() == pytest.approx([0.15, 0.85],
+                                                                            abs=5e-5)
+    answered = rev.pass_rate(tiny.cases, exclude=("ERROR",)).set_index("run_id")
+    assert answered.loc["alpha", "n"] == 3 and answered.loc["alpha", "pass_rate"] == 2 / 3
+    with pytest.raises(ValueError, match="not statuses"):
+        rev.pass_rate(tiny.cases, exclude=("error",))
+
+
+@pytest.mark.parametrize("vid", ["proportion_ci_5_of_25", "proportion_ci_20_of_20",
+                                 "proportion_ci_1_of_29", "proportion_ci_15_of_148"])
+def test_pass_rate_wilson_refvectors(vid):
+    v = VECTORS[vid]
+    k, n = v["inputs"]["k"], v["inputs"]["n"]
+    cases = pd.DataFrame({"run_id": "r", "status": ["PASS"] * k + ["FAIL"] * (n - k)})
+    out = rev.pass_rate(cases, ci=v["inputs"]["confidence"]).iloc[0]
+    assert [out["ci_low"], out["ci_high"]] == pytest.approx(v["expected"]["wilson"],
+                                                            abs=v["expected"]["tol"])
+
+
+def test_mcnemar_tiny_by_hand(tiny):
+    # alpha vs beta: c1 both pass, c2 and c3 only beta, c4 only alpha -> b = 1, c = 2;
+    # exact p = min(1, 2 * P(X <= 1 | n = 3, 1/2)) = 1
+    out = rev.mcnemar_profiles(tiny.cases, "alpha", "beta").iloc[0]
+    assert [out["both_pass"], out["a_only"], out["b_only"], out["both_fail"]] == [1, 1, 2, 0]
+    assert out["p_value"] == 1.0 and out["statistic"] == 1.0
+    assert out["diff"] == pytest.approx(0.25)
+
+
+def test_mcnemar_refvector_r_example():
+    v = VECTORS["mcnemar_R_example_no_correction_and_exact"]
+    cases = status_cases(v["inputs"]["table"])
+    e = v["expected"]
+    exact = rev.mcnemar_profiles(cases, "a", "b").iloc[0]
+    assert exact["p_value"] == pytest.approx(e["pvalue_exact_binomial"], abs=e["tol"])
+    assert exact["statistic"] == 86  # statsmodels: min(b, c)
+    chi = rev.mcnemar_profiles(cases, "a", "b", exact=False, correction=False).iloc[0]
+    assert chi["statistic"] == pytest.approx(e["chi2_no_cc"], abs=e["tol"])
+    assert chi["p_value"] == pytest.approx(e["pvalue_no_cc"], abs=e["tol"])
+
+
+def test_mcnemar_equal_discordant_counts_follows_r():
+    v = VECTORS["mcnemar_equal_discordant_counts"]
+    cases = status_cases(v["inputs"]["table"])
+    chi = rev.mcnemar_profiles(cases, "a", "b", exact=False).iloc[0]
+    assert (chi["statistic"], chi["p_value"]) == (v["expected"]["statistic_R"],
+                                                  v["expected"]["pvalue_R"])
+    assert rev.mcnemar_profiles(cases, "a", "b").iloc[0]["p_value"] == v["expected"]["pvalue_exact"]
+
+
+def test_mcnemar_no_discordant_pairs_and_errors():
+    cases = status_cases([[3, 0], [0, 2]])
+    out = rev.mcnemar_profiles(cases, "a", "b").iloc[0]
+    assert (out["statistic"], out["p_value"]) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="profile 'z'"):
+        rev.mcnemar_profiles(cases, "a", "z")
+
+
+def test_describe_profiles_tiny(tiny):
+    out = rev.describe_profiles(tiny.cases).set_index(["run_id", "metric"])
+    row = out.loc[("alpha", "elapsed_ms")]
+    # by hand: 1000, 2000, 3000, 4000 -> mean 2500, median 2500, sd 1290.99
+    assert [row["n"], row["mean"], row["median"], row["min"], row["max"]] == [4, 2500, 2500,
+                                                                            1000, 4000]
+    assert row["std"] == pytest.approx(np.std([1000, 2000, 3000, 4000], ddof=1))
+    assert out.loc[("beta", "total_tokens"), "mean"] == 1100 + 220
+
+
+def test_tool_mix_and_test(tiny):
+    mix = rev.tool_mix(tiny.cases).set_index(["run_id", "tool"])
+    # alpha: web_search 3, get_url_content 2 -> shares 0.6, 0.4; beta: 4 + 1 save_finding
+    assert mix.loc[("alpha", "web_search"), ["n_calls", "share"]].tolist() == [3, 0.6]
+    assert mix.loc[("beta", "web_search"), "n_calls"] == 0
+    assert mix.loc[("beta", "get_relevant_content"), "calls_per_case"] == 1.0
+    assert mix.groupby(level="run_id")["share"].sum().tolist() == pytest.approx([1.0, 1.0])
+    out = rev.tool_mix_test(tiny.cases).iloc[0]
+    table = np.array([[0, 2, 0, 3], [4, 0, 1, 0]])  # get_relevant, get_url, save, web_search
+    ref = stats.chi2_contingency(table)
+    assert out["statistic"] == pytest.approx(ref.statistic)
+    assert out["p_value"] == pytest.approx(ref.pvalue)
+    assert out["effect_size"] == pytest.approx(1.0)  # perfectly separated tool use
+    assert "expected counts < 5" in out["note"]
+
+
+def test_tool_mix_test_untestable():
+    cases = pd.DataFrame({"run_id": ["a", "b"], "calls_x": [3, 4]})
+    out = rev.tool_mix_test(cases).iloc[0]
+    assert out["p_value"] == 1.0 and out["note"].startswith("not testable")
+
+
+def test_failures_listing(tiny):
+    out = rev.failures(tiny.cases, "alpha")
+    assert out["case_id"].tolist() == ["c2", "c3"]  # FAIL before ERROR
+    assert list(out.columns[:6]) == ["case_id", "status", "query", "expected_type", "expected",
+                                     "answer"]
+    assert out.loc[0, "expected"] == "answer c2" and out.loc[0, "answer"] == "wrong"
+    with pytest.raises(ValueError, match="'gamma' not in cases"):
+        rev.failures(tiny.cases, "gamma")
+
+
+def test_plots_inspect_artists(tiny):
+    ax = rev.plot_latency(tiny.cases)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["alpha", "beta"]
+    assert "(s)" in ax.get_xlabel()
+    ax = rev.plot_pass_rate(rev.pass_rate(tiny.cases))
+    assert [p.get_width() for p in ax.patches] == pytest.approx([0.5, 0.75])
+
+
+# ---------------------------------------------------------------- notebook end to end
+
+
+def test_research_eval_notebook_end_to_end(tmp_path):
+    import papermill as pm
+
+    out = tmp_path / "fig"
+    pm.execute_notebook(str(ROOT / "notebooks" / "research_eval.ipynb"),
+                        str(tmp_path / "executed.ipynb"), kernel_name="python3",
+                        cwd=str(ROOT / "notebooks"), progress_bar=False,
+                        parameters={"session_dir": str(SAMPLE), "output_dir": str(out)})
+    summary = json.loads((out / "summary.json").read_text())
+    ev = rev.load_research_eval(SAMPLE)
+    expected = rev.pass_rate(ev.cases).set_index("run_id")["pass_rate"].to_dict()
+    assert summary["n_runs"] == 3 and summary["n_cases"] == 24
+    assert summary["pass_rate"] == pytest.approx(expected)
+    assert summary["mcnemar"]["profile_a"] == "standard-gf-live"
+    assert summary["n_failures"]["n"] == int((ev.cases.query(
+        "run_id == 'standard-gf-live'")["status"] != "PASS").sum())
+    for name in ("pass_rate", "mcnemar", "distributions", "tool_mix", "tool_mix_test",
+                 "failures"):
+        assert (out / "tables" / f"{name}.csv").is_file()
+        assert (out / "tables" / f"{name}.md").is_file()
+    for fig in ("pass_rate", "latency"):
+        assert (out / f"{fig}.png").is_file() and (out / f"{fig}.pdf").is_file()
