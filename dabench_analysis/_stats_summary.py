@@ -72,8 +72,10 @@ def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
 
     Notes
     -----
-    Interval: mean ± t_{n-1, (1+ci)/2} · s/√n (as R ``t.test(x)$conf.int``). Rows whose group key
-    is missing are dropped with a warning.
+    Interval: mean ± t_{n-1, (1+ci)/2} · s/√n (as R ``t.test(x)$conf.int``). It is not clipped:
+    for scores bounded in [0, 1] and piled up at 1 it can pass the bound, a sign that
+    :func:`bootstrap_ci` (or :func:`proportion_ci` for pass rates) suits the data better. Rows
+    whose group key is missing are dropped with a warning.
 
     Examples
     --------
