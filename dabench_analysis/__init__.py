@@ -6,9 +6,13 @@
 ['Easy', 'Medium', 'Hard', 'Extreme']
 """
 
-from dabench_analysis import export, figures, schema, stats, style, tables
+from dabench_analysis import (ablation, agreement, calibration, comparison, explore, export,
+                              failures, figures, process, schema, stats, style, tables, validate)
 from dabench_analysis.load import Finding, Run, RunLoadError, load_run
+from dabench_analysis.validate import ValidationReport, validate_run
 
 __version__ = "0.1.0"
-__all__ = ["Finding", "Run", "RunLoadError", "export", "figures", "load_run", "schema", "stats",
-           "style", "tables", "__version__"]
+__all__ = ["Finding", "Run", "RunLoadError", "ValidationReport", "__version__", "ablation",
+           "agreement", "calibration", "comparison", "explore", "export", "failures", "figures",
+           "load_run", "process", "schema", "stats", "style", "tables", "validate",
+           "validate_run"]

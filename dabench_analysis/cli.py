@@ -81,7 +81,7 @@ def report(
             if res.state == "failed":
                 err.print(f"[red]failed[/] {res.job.name}: {res.reason}")
             elif res.state == "not evaluated":
-                err.print(f"[yellow]skipped[/] {res.job.name}: not evaluated ({res.reason})")
+                err.print(f"[yellow]not evaluated[/] {res.job.name}: {res.reason}")
 
         results = rep.run_jobs(plan, n_jobs=jobs, scheduler=scheduler, on_done=done,
                                kernel_name=kernel)
@@ -90,6 +90,16 @@ def report(
     console.print(f"index: {index}")
     if any(r.state == "failed" for r in results):
         raise typer.Exit(1)
+
+
+@app.command()
+def validate(
+    run_dirs: Annotated[list[Path], typer.Argument(help="eval-v2 run directories")],
+) -> None:
+    """Check runs (schema, ranges, cross-file invariants, health); exit 1 on any error."""
+    from dabench_analysis.validate import validate_command
+
+    raise typer.Exit(validate_command(run_dirs, console=console))
 
 
 def main() -> None:  # pragma: no cover - console-script entry

@@ -297,8 +297,8 @@ def execute_job(job: Job, kernel_name: str = "python3") -> JobResult:
             if not d.is_dir():
                 return JobResult(job, "failed", f"{d} is not a directory")
             if not is_evaluated(d):
-                return JobResult(job, "not evaluated", f"{d.name} has no task_metrics.csv "
-                                 "(run `dabench eval-v2 <RUN_ID>` first)")
+                return JobResult(job, "not evaluated",
+                                 f"{d.name}: no task_metrics.csv (run eval-v2 first)")
     try:
         run_notebook(job.notebook, job.out_dir, job.parameters, kernel_name=kernel_name)
     except ReportError as exc:
