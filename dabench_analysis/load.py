@@ -7,13 +7,14 @@ Extreme, the seed's enums categorical.
 
 Parsing uses pyarrow's CSV reader with the catalogue's types (the fast path). When a value does
 not convert, the file is re-read as text and typed column by column, so that every rejected value
-is reported with its file, row and column (:class:`~dabench_analysis._typing.Finding`).
+is reported with its file, row and column (:class:`~dabench_analysis._typing.Finding`). The
+catalogue's value checks (ranges, required values, unique keys) run through pandera. Rows are
+numbered from 1 after the header; rows with the wrong number of fields are dropped and reported.
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,33 +24,43 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from dabench_analysis import schema
-from dabench_analysis._typing import (FLAG_FALSE, FLAG_TRUE, NULL_VALUES, Finding, check_number,
-                                      type_column, type_enum)
+from dabench_analysis._read import (
+    PA_TYPES,
+    REPLAY_FILE,
+    arrow_error,
+    arrow_read,
+    bad_rows,
+    column_names,
+    plain_name,
+    read_header,
+    read_replay,
+    replay_path,
+    typed_fast,
+    typed_slow,
+)
+from dabench_analysis._typing import Finding, RunLoadError, check_domain
 
 __all__ = ["Run", "RunLoadError", "Finding", "load_run", "read_table", "read_header",
-           "TASK_FILE", "LEGACY_TASK_FILE", "TRAJECTORY_FILE", "TOOL_CALLS_FILE"]
+           "read_replay", "TASK_FILE", "LEGACY_TASK_FILE", "TRAJECTORY_FILE", "TOOL_CALLS_FILE",
+           "REPLAY_FILE"]
 
 TASK_FILE = "task_metrics.csv"
 LEGACY_TASK_FILE = "comprehensive_evaluation.csv"
 TRAJECTORY_FILE = "trajectory.csv"
 TOOL_CALLS_FILE = "tool_calls.csv"
-REPLAY_FILE = "task_replay.json"
-_PA_TYPES = {"flag": pa.bool_(), "count": pa.int64(), "tokens": pa.int64(), "bytes": pa.int64(),
-             "score": pa.float64(), "float": pa.float64(), "seconds": pa.float64()}
-_PD_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(),
-             pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}
 
 
-class RunLoadError(ValueError):
-    """A run (or one of its files) could not be loaded; ``findings`` lists every problem."""
-
-    def __init__(self, message: str, findings: Sequence[Finding] = ()):
-        self.findings = list(findings)
-        lines = [message] + [f"  - {f}" for f in self.findings]
-        super().__init__("\n".join(lines))
+def _keys(catalogue: Mapping[str, schema.Column]) -> tuple[tuple[str, ...], str, str]:
+    """Unique key of a catalogue's rows, severity of a duplicate, and what the loader does."""
+    if catalogue is schema.TASK_COLUMNS:
+        return ("task_id",), "error", " (load_run keeps the first)"
+    if catalogue is schema.TRAJECTORY_COLUMNS:
+        return ("task_id", "step_id"), "warning", ""
+    if catalogue is schema.TOOL_CALL_COLUMNS:
+        return ("task_id", "call_id"), "warning", ""
+    return (), "error", ""
 
 
 def _check_dir(path: Path) -> Path:
@@ -69,118 +80,6 @@ def _check_dir(path: Path) -> Path:
     return path
 
 
-def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> list[str]:
-    """Read only the header line of a CSV file (never the whole file).
-
-    Parameters
-    ----------
-    path : path-like
-        A CSV file, UTF-8 (a byte-order mark is allowed).
-    max_bytes : int
-        Longest header accepted.
-
-    Returns
-    -------
-    list of str
-        Column names.
-
-    Raises
-    ------
-    RunLoadError
-        Empty file, undecodable bytes, a header longer than ``max_bytes``, a header that looks
-        ';'- or tab-delimited, or duplicated column names.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
-    >>> _ = p.write_bytes(b"\\xef\\xbb\\xbftask_id,final_score\\r\\nt1,0.5\\r\\n")
-    >>> read_header(p)
-    ['task_id', 'final_score']
-    """
-    path = Path(path)
-    name = path.name
-    try:
-        with open(path, "rb") as fh:
-            line = fh.readline(max_bytes + 1)
-    except OSError as exc:
-        raise RunLoadError(f"{path}: cannot read ({exc.strerror})") from None
-    if not line.strip():
-        raise RunLoadError(f"{name}: file is empty (no header line)",
-                           [Finding("error", name, None, None, "empty_file", "no header")])
-    if len(line) > max_bytes:
-        raise RunLoadError(f"{name}: header line longer than {max_bytes} bytes")
-    try:
-        text = line.decode("utf-8-sig").rstrip("\r\n")
-    except UnicodeDecodeError as exc:
-        raise RunLoadError(f"{name}: header is not UTF-8 (byte {exc.start}); re-save the file "
-                           "as UTF-8") from None
-    table = pacsv.read_csv(pa.py_buffer(text.encode() + b"\n"),
-                           read_options=pacsv.ReadOptions(autogenerate_column_names=True),
-                           convert_options=pacsv.ConvertOptions(strings_can_be_null=False))
-    names = [str(table.column(i)[0]) for i in range(table.num_columns)]
-    if len(names) == 1:
-        for sep, what in ((";", "';'"), ("\t", "tab")):
-            if sep in names[0]:
-                raise RunLoadError(f"{name}: header has one column but contains {what}: the file "
-                                   f"looks {what}-delimited; eval-v2 writes comma-separated CSV")
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise RunLoadError(f"{name}: duplicated column name(s) {dup} in the header",
-                           [Finding("error", name, None, d, "duplicate_column",
-                                    "duplicated in the header") for d in dup])
-    return names
-
-
-def _arrow_read(path: Path, column_types: dict, include: list[str]) -> pa.Table:
-    return pacsv.read_csv(
-        path,
-        read_options=pacsv.ReadOptions(use_threads=True, block_size=1 << 22),
-        convert_options=pacsv.ConvertOptions(
-            column_types=column_types, include_columns=include, null_values=list(NULL_VALUES),
-            true_values=list(FLAG_TRUE), false_values=list(FLAG_FALSE),
-            strings_can_be_null=True, quoted_strings_can_be_null=True))
-
-
-def _arrow_error(path: Path, exc: Exception) -> RunLoadError:
-    msg = str(exc).splitlines()[0]
-    check = "malformed_csv"
-    if "Expected" in msg and "columns" in msg:
-        msg += " (truncated or malformed line?)"
-        check = "column_count"
-    elif "UTF8" in msg or "utf8" in msg.lower():
-        msg = "contains bytes that are not UTF-8 (Latin-1?); re-save the file as UTF-8"
-        check = "encoding"
-    return RunLoadError(f"{path.name}: cannot parse: {msg}",
-                        [Finding("error", path.name, None, None, check, msg)])
-
-
-def _typed_fast(table: pa.Table, specs: dict, name: str, findings: list) -> pd.DataFrame:
-    df = table.to_pandas(types_mapper=_PD_TYPES.get)
-    for col, spec in specs.items():
-        if col not in df:
-            continue
-        if spec.kind == "enum":
-            df[col] = type_enum(df[col], spec, name, findings)
-        elif spec.kind in _PA_TYPES and spec.kind != "flag":
-            df[col] = check_number(df[col], spec, name, findings)
-    return df
-
-
-def _typed_slow(path: Path, header: list[str], specs: dict, include: list[str],
-                findings: list) -> pd.DataFrame:
-    try:
-        table = _arrow_read(path, {c: pa.string() for c in header}, include)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise _arrow_error(path, exc) from None
-    raw = table.to_pandas(types_mapper=_PD_TYPES.get)
-    out = {}
-    for col in raw.columns:
-        out[col] = type_column(raw[col], specs[col], path.name, findings) if col in specs \
-            else raw[col]
-    return pd.DataFrame(out, index=raw.index)
-
-
 def read_table(
     path: str | os.PathLike[str],
     catalogue: Mapping[str, schema.Column],
@@ -193,10 +92,11 @@ def read_table(
     Parameters
     ----------
     path : path-like
-        The CSV file (UTF-8, comma-separated, header line; CRLF line ends accepted).
+        The CSV file (UTF-8, comma-separated, header line; CRLF line ends, a byte-order mark
+        and newlines inside quoted values are accepted).
     catalogue : mapping of str to Column
         :data:`~dabench_analysis.schema.TASK_COLUMNS`, ``TRAJECTORY_COLUMNS`` or
-        ``TOOL_CALL_COLUMNS``.
+        ``TOOL_CALL_COLUMNS`` (or any mapping of :class:`~dabench_analysis.schema.Column`).
     columns : sequence of str, optional
         Load only these catalogue columns (plus the required ones); default all.
     aliases : mapping, optional
@@ -205,16 +105,21 @@ def read_table(
     Returns
     -------
     frame : DataFrame
-        One row per data row; catalogue columns typed, unknown columns kept as ``string``.
+        One row per valid data row; catalogue columns typed, unknown columns kept as
+        ``string``. The index is the 0-based data row of the file (gaps where rows were
+        dropped).
     findings : list of Finding
-        Values rejected (set to missing; severity ``error``), values coerced (``warning``),
-        unknown columns (``info``), missing required columns (``error``).
+        ``error``: values rejected (set to missing), rows with the wrong number of fields or a
+        repeated header (dropped), bytes that are not UTF-8, missing required columns or
+        values, duplicated task_ids. ``warning``: values coerced (yes/no flags, lower-case
+        enums), duplicated step/call keys, a file without data rows. ``info``: unknown
+        columns, missing flag values.
 
     Raises
     ------
     RunLoadError
-        When the file as a whole cannot be read (empty, not UTF-8, wrong delimiter, a line with
-        the wrong number of fields, duplicated header names).
+        When the file as a whole cannot be read (unreadable, empty, header not UTF-8, wrong
+        delimiter, duplicated header names).
 
     Examples
     --------
@@ -224,37 +129,37 @@ def read_table(
     >>> df, found = read_table(p, schema.TASK_COLUMNS)
     >>> df.dtypes.astype(str).tolist()
     ['string', 'category', 'float64', 'boolean']
+    >>> [f.check for f in found]
+    ['required_column']
     """
     path = Path(path)
     name = path.name
-    aliases = dict(aliases or {})
     header = read_header(path)
     findings: list[Finding] = []
-    renamed = {h: aliases[h] for h in header if h in aliases and aliases[h] not in header}
-    specs = {h: catalogue[renamed.get(h, h)] for h in header if renamed.get(h, h) in catalogue}
-    if columns is not None:
-        wanted = set(columns) | {c for c, s in catalogue.items() if s.required}
-        include = [h for h in header if renamed.get(h, h) in wanted]
-    else:
-        include = list(header)
-    for h in header:
-        if h not in specs and h not in aliases:
-            findings.append(Finding("info", name, None, h, "unknown_column",
-                                    "not in the eval-v2 catalogue; kept as text"))
-    missing = [c for c, s in catalogue.items() if s.required and c not in
-               {renamed.get(h, h) for h in header}]
-    for col in missing:
-        findings.append(Finding("error", name, None, col, "required_column", "missing"))
-    specs = {h: specs[h] for h in include if h in specs}
-    types = {h: _PA_TYPES.get(s.kind, pa.string()) for h, s in specs.items()}
-    types |= {h: pa.string() for h in include if h not in specs}
+    canon = column_names(header, catalogue, dict(aliases or {}), name, findings)
+    wanted = None if columns is None else \
+        set(columns) | {c for c, s in catalogue.items() if s.required}
+    include = [h for h in header if wanted is None or canon[h] in wanted]
+    specs = {h: catalogue[canon[h]] for h in include if canon[h] in catalogue}
+    types = {h: PA_TYPES.get(specs[h].kind, pa.string()) if h in specs else pa.string()
+             for h in include}
     try:
-        df = _typed_fast(_arrow_read(path, types, include), specs, name, findings)
-    except pa.ArrowInvalid:
-        df = _typed_slow(path, header, specs, include, findings)
-    except OSError as exc:
-        raise RunLoadError(f"{name}: cannot read ({exc})") from None
-    return df.rename(columns=renamed), findings
+        try:
+            table, bad = arrow_read(path, types, include)
+            df = typed_fast(table, specs, name, findings)
+            df.index = bad_rows(bad, len(df), name, findings)
+        except pa.ArrowInvalid:
+            df = typed_slow(path, header, specs, include, findings)
+    except (pa.ArrowException, OSError) as exc:
+        raise arrow_error(path, exc) from None
+    df = df.rename(columns={h: canon[h] for h in df.columns if canon[h] != h})
+    keys, severity, note = _keys(catalogue)
+    df = check_domain(df, specs.values(), name, findings, keys=keys, key_severity=severity,
+                      key_note=note)
+    if df.empty:
+        findings.append(Finding("warning", name, None, None, "no_rows",
+                                "the file has a header but no data rows"))
+    return df, findings
 
 
 def _empty(catalogue: Mapping[str, schema.Column], columns: Sequence[str]) -> pd.DataFrame:
@@ -275,9 +180,14 @@ class Run:
         One row per task: eval-v2 columns (catalogue dtypes) plus ``replay_path`` (the task's
         ``task_replay.json``, or <NA>).
     findings : list of Finding
-        What the loader rejected or coerced (empty for a clean run).
+        What the loader rejected, coerced or noticed (no errors or warnings for a clean run;
+        info findings such as missing flag values may remain).
     include_text : bool
         Whether :attr:`trajectory` keeps the free-text columns (thought, observation, ...).
+    source_rows : list of int
+        For each row of :attr:`tasks`, its 1-based data row in the task file.
+    task_file : str
+        ``task_metrics.csv``, or ``comprehensive_evaluation.csv`` for a legacy run.
     """
 
     run_id: str
@@ -285,6 +195,8 @@ class Run:
     tasks: pd.DataFrame
     findings: list[Finding] = field(default_factory=list)
     include_text: bool = False
+    source_rows: list[int] = field(default_factory=list)
+    task_file: str = TASK_FILE
 
     def _side_table(self, file: str, catalogue: Mapping[str, schema.Column],
                     drop: Sequence[str] = ()) -> pd.DataFrame:
@@ -306,13 +218,19 @@ class Run:
 
     @cached_property
     def trajectory(self) -> pd.DataFrame:
-        """One row per trajectory step (``trajectory.csv``), keyed by run_id, task_id, step_id."""
+        """One row per trajectory step (``trajectory.csv``), keyed by run_id, task_id, step_id.
+
+        Raises :class:`RunLoadError` if the file exists but cannot be parsed as a whole.
+        """
         drop = () if self.include_text else schema.TEXT_TRAJECTORY_COLUMNS
         return self._side_table(TRAJECTORY_FILE, schema.TRAJECTORY_COLUMNS, drop)
 
     @cached_property
     def tool_calls(self) -> pd.DataFrame:
-        """One row per tool call (``tool_calls.csv``), keyed by run_id, task_id, call_id."""
+        """One row per tool call (``tool_calls.csv``), keyed by run_id, task_id, call_id.
+
+        Raises :class:`RunLoadError` if the file exists but cannot be parsed as a whole.
+        """
         return self._side_table(TOOL_CALLS_FILE, schema.TOOL_CALL_COLUMNS)
 
     @cached_property
@@ -342,9 +260,10 @@ class Run:
 
     def __repr__(self) -> str:
         n = len(self.tasks)
-        acc = (self.tasks["final_score"] >= schema.SUCCESS_THRESHOLD).mean() if n else float("nan")
+        score = self.tasks["final_score"] if "final_score" in self.tasks else pd.Series([])
+        acc = f"{(score >= schema.SUCCESS_THRESHOLD).mean():.1%}" if n else "n/a"
         errs = sum(f.severity == "error" for f in self.findings)
-        return (f"<Run {self.run_id!r}: {n} tasks, answer accuracy {acc:.1%} "
+        return (f"<Run {self.run_id!r}: {n} tasks, answer accuracy {acc} "
                 f"(final_score >= {schema.SUCCESS_THRESHOLD}), files: "
                 f"{', '.join(self.files_present)}{f', {errs} load errors' if errs else ''}>")
 
@@ -369,57 +288,27 @@ class _Replays(Mapping[str, dict]):
         return len(self._paths)
 
 
-def read_replay(path: str | os.PathLike[str]) -> dict:
-    """Parse one ``task_replay.json`` with :func:`json.loads` (data only, never executed).
-
-    Raises
-    ------
-    RunLoadError
-        If the file is unreadable, empty, not valid JSON (names line and column), or not a
-        JSON object.
-    """
-    path = Path(path)
-    where = f"{path.parent.name}/{path.name}"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RunLoadError(f"{where}: cannot read ({exc})") from None
-    if not text.strip():
-        raise RunLoadError(f"{where}: file is empty")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RunLoadError(f"{where}: not valid JSON at line {exc.lineno}, column {exc.colno}: "
-                           f"{exc.msg}") from None
-    if not isinstance(data, dict):
-        raise RunLoadError(f"{where}: expected a JSON object, got {type(data).__name__}")
-    return data
-
-
-def _duplicates(tasks: pd.DataFrame, name: str) -> list[Finding]:
-    dup = tasks["task_id"].duplicated(keep=False) & tasks["task_id"].notna()
-    out = []
-    for task_id, rows in tasks.index[dup].to_series().groupby(tasks["task_id"][dup]):
-        out.append(Finding("error", name, int(rows.iloc[1]) + 1, "task_id", "duplicate_task_id",
-                           f"task_id {task_id!r} appears in rows "
-                           f"{', '.join(str(r + 1) for r in rows)}"))
-    return out
-
-
 def _read_tasks(run_dir: Path, columns: Sequence[str] | None) -> tuple[pd.DataFrame, list, str]:
     name = TASK_FILE
     if not (run_dir / TASK_FILE).is_file():
         if not (run_dir / LEGACY_TASK_FILE).is_file():
             raise RunLoadError(f"{run_dir / TASK_FILE} not found: {run_dir} has no eval-v2 "
-                               f"artifacts (run `dabench eval-v2 <RUN_ID>` first)",
+                               f"artifacts (not evaluated: run `dabench eval-v2 <RUN_ID>` first)",
                                [Finding("error", TASK_FILE, None, None, "missing_file",
-                                        "not found")])
+                                        "not found (run not evaluated)")])
         name = LEGACY_TASK_FILE
         warnings.warn(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
                       "loading its subset of columns", stacklevel=3)
+    present = {schema.ALIASES.get(h.strip(), h.strip()) for h in read_header(run_dir / name)}
+    if not {"task_id", "final_score"} <= present:  # before reading a possibly huge file
+        missing = [c for c, s in schema.TASK_COLUMNS.items() if s.required and c not in present
+                   and c != "run_id"]
+        raise RunLoadError(f"{run_dir / name}: required column(s) {missing} missing from the "
+                           "header", [Finding("error", name, None, c, "required_column",
+                                              "missing") for c in missing])
     df, findings = read_table(run_dir / name, schema.TASK_COLUMNS, columns=columns,
                               aliases=schema.ALIASES)
-    return df, findings + (_duplicates(df, name) if "task_id" in df else []), name
+    return df, findings, name
 
 
 def load_run(
@@ -441,11 +330,12 @@ def load_run(
         Task columns to load, e.g. ``schema.CORRECTNESS + schema.COST``; the identification
         columns are always loaded. Default: all.
     strict : bool
-        If True, any error finding in task_metrics.csv (a value that is not a 0/1 flag, a score
-        outside [0, 1], an unknown difficulty, a duplicated task_id, a missing required column)
-        raises one :class:`RunLoadError` listing all of them. If False, rejected values become
-        missing, duplicated task_ids keep their first row, and the findings are attached to
-        ``run.findings`` with a warning.
+        If True, any error finding in the task file (a value that is not a 0/1 flag, a score
+        outside [0, 1], an unknown difficulty, a duplicated task_id, a malformed row, a missing
+        required column or value) raises one :class:`RunLoadError` listing all of them. If
+        False, rejected values become missing, rows without a task_id and later duplicates of
+        a task_id are dropped, and the findings are attached to ``run.findings`` with a
+        warning.
     include_text : bool
         Keep the heavy free-text trajectory columns (thought, action_input, observation,
         raw_response, metadata_json) in :attr:`Run.trajectory`.
@@ -460,9 +350,9 @@ def load_run(
     Raises
     ------
     RunLoadError
-        The directory is missing, a file, unreadable or a symlink loop; task_metrics.csv is
-        missing, empty, header-only with no required columns, not UTF-8, or malformed; or (with
-        ``strict=True``) any error finding.
+        The directory is missing, a file, unreadable or a symlink loop; the task file is
+        missing, empty, lacks ``task_id`` or ``final_score``, is not UTF-8 in its header, or
+        is not comma-separated; or (with ``strict=True``) any error finding.
 
     Examples
     --------
@@ -478,23 +368,28 @@ def load_run(
     if errors and strict:
         raise RunLoadError(f"{run_dir / name}: {len(errors)} problem(s) (load with strict=False "
                            "to keep the valid values)", errors)
-    missing_required = [f.column for f in errors if f.check == "required_column"]
-    if {"task_id", "final_score"} & set(missing_required):
-        raise RunLoadError(f"{run_dir / name}: required column(s) missing", errors)
-    if "task_id" in tasks:
-        tasks = tasks[~tasks["task_id"].duplicated() | tasks["task_id"].isna()]
+    keep = ~tasks["task_id"].duplicated() & tasks["task_id"].notna()
+    tasks = tasks[keep]
     folder_id = run_dir.resolve().name
     if "run_id" not in tasks:
         tasks.insert(0, "run_id", pd.Series(folder_id, index=tasks.index, dtype="string"))
     ids = tasks["run_id"].dropna().unique()
     run_id = str(ids[0]) if len(ids) == 1 else folder_id
     tasks["run_id"] = tasks["run_id"].fillna(run_id)
-    replay = [run_dir / str(t) / REPLAY_FILE for t in tasks["task_id"]]
-    tasks["replay_path"] = pd.array([str(p) if p.is_file() else pd.NA for p in replay],
-                                    dtype="string")
+    replay = [replay_path(run_dir, t) for t in tasks["task_id"]]
+    tasks["replay_path"] = pd.array([pd.NA if p is None else p for p in replay], dtype="string")
+    unsafe = [str(t) for t in tasks["task_id"] if not plain_name(t)]
+    if unsafe:
+        findings.append(Finding("warning", name, None, "task_id", "task_id_path",
+                                f"task_id(s) {unsafe[:5]} are not plain folder names; their "
+                                "task_replay.json is not looked up"))
+    rows = [int(i) + 1 for i in tasks.index]
     tasks = tasks.reset_index(drop=True)
     if errors:
+        dropped = int((~keep).sum()) + sum(len(f.rows) for f in errors
+                                           if f.check in ("column_count", "repeated_header"))
         warnings.warn(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
-                      "missing (see run.findings)", stacklevel=2)
+                      f"missing, {dropped} row(s) dropped (see run.findings)",
+                      stacklevel=2)
     return Run(run_id=run_id, path=run_dir, tasks=tasks, findings=findings,
-               include_text=include_text)
+               include_text=include_text, source_rows=rows, task_file=name)

@@ -1,0 +1,273 @@
+"""File parsing for :mod:`dabench_analysis.load`: the bounded header read, the pyarrow CSV reads
+(typed fast path, text slow path), rows with the wrong number of fields, bytes that are not UTF-8,
+and ``task_replay.json`` (JSON only, never executed, confined to the run directory).
+
+Private; :func:`dabench_analysis.load.read_table` is the single entry point that uses it. Rows
+are numbered from 1 after the header (pyarrow's record numbers, so a quoted value spanning two
+lines is one row).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from dabench_analysis._typing import (
+    FLAG_FALSE,
+    FLAG_TRUE,
+    NULL_VALUES,
+    Finding,
+    RunLoadError,
+    report,
+    type_column,
+    type_enum,
+)
+
+__all__ = ["read_header", "read_replay", "replay_path", "plain_name", "arrow_read", "arrow_error", "bad_rows", "typed_fast", "typed_slow",
+           "column_names", "PA_TYPES", "PD_TYPES"]
+
+REPLAY_FILE = "task_replay.json"
+#: Largest task_replay.json parsed (bytes).
+MAX_REPLAY_BYTES = 256 << 20
+PA_TYPES = {"flag": pa.bool_(), "count": pa.int64(), "tokens": pa.int64(), "bytes": pa.int64(),
+            "score": pa.float64(), "float": pa.float64(), "seconds": pa.float64()}
+PD_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(),
+            pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}
+
+
+def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> list[str]:
+    """Read only the header line of a CSV file (at most ``max_bytes``, never the whole file).
+
+    Parameters
+    ----------
+    path : path-like
+        A CSV file, UTF-8 (a byte-order mark is allowed).
+    max_bytes : int
+        Longest header accepted.
+
+    Returns
+    -------
+    list of str
+        Column names.
+
+    Raises
+    ------
+    RunLoadError
+        Unreadable or empty file, undecodable bytes, a header longer than ``max_bytes``, a
+        header that looks ';'- or tab-delimited, or duplicated column names.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_bytes(b"\\xef\\xbb\\xbftask_id,final_score\\r\\nt1,0.5\\r\\n")
+    >>> read_header(p)
+    ['task_id', 'final_score']
+    """
+    path = Path(path)
+    name = path.name
+    try:
+        with open(path, "rb") as fh:
+            line = fh.readline(max_bytes + 1)
+    except OSError as exc:
+        raise RunLoadError(f"{name}: cannot read ({exc.strerror or exc})",
+                           [Finding("error", name, None, None, "unreadable", str(exc))]) from None
+    if len(line) > max_bytes:
+        raise RunLoadError(f"{name}: header line longer than {max_bytes} bytes (not a CSV "
+                           "file?)", [Finding("error", name, None, None, "header", "too long")])
+    try:
+        text = line.decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError as exc:
+        raise RunLoadError(f"{name}: header is not UTF-8 (byte {exc.start}); re-save the file "
+                           "as UTF-8", [Finding("error", name, None, None, "encoding",
+                                                "header not UTF-8")]) from None
+    if not text.strip():
+        raise RunLoadError(f"{name}: file is empty (no header line)",
+                           [Finding("error", name, None, None, "empty_file", "no header")])
+    names = next(csv.reader([text]))
+    if len(names) == 1:
+        for sep, what in ((";", "';'"), ("\t", "tab"), ("|", "'|'")):
+            if sep in names[0]:
+                raise RunLoadError(f"{name}: header has one column but contains {what}: the file "
+                                   f"looks {what}-delimited; eval-v2 writes comma-separated CSV",
+                                   [Finding("error", name, None, None, "delimiter", what)])
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise RunLoadError(f"{name}: duplicated column name(s) {dup} in the header",
+                           [Finding("error", name, None, d, "duplicate_column",
+                                    "duplicated in the header") for d in dup])
+    return names
+
+
+def arrow_read(path: Path, column_types: dict, include: list[str], *,
+                use_threads: bool = True) -> tuple[pa.Table, list[tuple]]:
+    bad: list[tuple] = []
+
+    def skip(row) -> str:
+        bad.append((row.number, row.expected_columns, row.actual_columns, row.text))
+        return "skip"
+
+    table = pacsv.read_csv(
+        path,
+        read_options=pacsv.ReadOptions(use_threads=use_threads, block_size=1 << 22),
+        parse_options=pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip),
+        convert_options=pacsv.ConvertOptions(
+            column_types=column_types, include_columns=include, null_values=list(NULL_VALUES),
+            true_values=list(FLAG_TRUE), false_values=list(FLAG_FALSE),
+            strings_can_be_null=True, quoted_strings_can_be_null=True))
+    if bad and any(b[0] is None for b in bad) and use_threads:  # row numbers need one thread
+        return arrow_read(path, column_types, include, use_threads=False)
+    return table, bad
+
+
+def arrow_error(path: Path, exc: Exception) -> RunLoadError:
+    msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return RunLoadError(f"{path.name}: cannot parse: {msg}",
+                        [Finding("error", path.name, None, None, "malformed_csv", msg)])
+
+
+def bad_rows(bad: list[tuple], n_kept: int, name: str, findings: list) -> np.ndarray:
+    """Report rows with the wrong number of fields; return the data-row index of kept rows."""
+    if not bad:
+        return np.arange(n_kept)
+    rows = pd.Series([b[3][:60] for b in bad], index=[b[0] - 2 for b in bad])
+    counts = {(b[1], b[2]) for b in bad}
+    what = "; ".join(f"expected {e} fields, got {a}" for e, a in sorted(counts)[:3])
+    report(findings, pd.Series(True, index=rows.index), rows, name, None, "column_count",
+           f"{what} (truncated or malformed line); row dropped")
+    all_rows = np.arange(n_kept + len(bad))
+    return np.setdiff1d(all_rows, rows.index.to_numpy())
+
+
+def _decode(table: pa.Table, index: np.ndarray, name: str, findings: list) -> pd.DataFrame:
+    """Binary columns -> text; undecodable cells reported and decoded with U+FFFD."""
+    out = {}
+    for col in table.column_names:
+        arr = table.column(col)
+        try:
+            out[col] = pc.cast(arr, pa.string()).to_pandas(types_mapper=PD_TYPES.get)
+            out[col].index = index
+            continue
+        except pa.ArrowInvalid:
+            pass
+        raw = pd.Series(arr.to_pylist(), index=index, dtype=object)
+        text = raw.map(lambda b: None if b is None else b.decode("utf-8", "replace"))
+        bad = raw.map(lambda b: b is not None and "\ufffd" in b.decode("utf-8", "replace"))
+        report(findings, bad, text, name, col, "encoding",
+               "bytes that are not UTF-8 (Latin-1?), replaced by U+FFFD; re-save the file as UTF-8")
+        out[col] = text.astype("string")
+    return pd.DataFrame(out, index=index)
+
+
+def typed_fast(table: pa.Table, specs: dict, name: str, findings: list) -> pd.DataFrame:
+    df = table.to_pandas(types_mapper=PD_TYPES.get)
+    for col, spec in specs.items():
+        if col in df and spec.kind == "enum":
+            df[col] = type_enum(df[col], spec, name, findings)
+    return df
+
+
+def typed_slow(path: Path, header: list[str], specs: dict, include: list[str],
+                findings: list) -> pd.DataFrame:
+    try:
+        table, bad = arrow_read(path, {c: pa.string() for c in header}, include)
+        raw = table.to_pandas(types_mapper=PD_TYPES.get)
+        raw.index = bad_rows(bad, len(raw), path.name, findings)
+    except pa.ArrowInvalid as exc:
+        if "utf8" not in str(exc).lower():
+            raise arrow_error(path, exc) from None
+        table, bad = arrow_read(path, {c: pa.binary() for c in header}, include)
+        raw = _decode(table, bad_rows(bad, table.num_rows, path.name, findings), path.name,
+                      findings)
+    again = pd.Series(True, index=raw.index)
+    for col in raw.columns:
+        again &= raw[col].fillna("").eq(col)
+    if len(raw.columns) > 1 and again.any():
+        report(findings, again, raw[raw.columns[0]], path.name, None, "repeated_header",
+               "the header line is repeated (concatenated files?); row dropped")
+        raw = raw[~again]
+    out = {col: type_column(raw[col], specs[col], path.name, findings) if col in specs
+           else raw[col] for col in raw.columns}
+    return pd.DataFrame(out, index=raw.index)
+
+
+def column_names(header: list[str], catalogue: Mapping, aliases: Mapping[str, str], name: str,
+           findings: list) -> dict[str, str]:
+    """Header name -> catalogue name (whitespace stripped with a warning, aliases renamed)."""
+    stripped = {h.strip() for h in header}
+    canon = {}
+    for h in header:
+        c = h.strip()
+        if c != h:
+            findings.append(Finding("warning", name, None, h, "header_whitespace",
+                                    f"column name {h!r} has surrounding spaces; read as {c!r}"))
+        canon[h] = aliases[c] if c in aliases and aliases[c] not in stripped else c
+        if canon[h] not in catalogue:
+            findings.append(Finding("info", name, None, h, "unknown_column",
+                                    "not in the eval-v2 catalogue; kept as text"))
+    if len(set(canon.values())) < len(canon):
+        raise RunLoadError(f"{name}: column names {sorted(canon)} collide once spaces are "
+                           "stripped and aliases renamed")
+    for c, s in catalogue.items():
+        if s.required and c not in canon.values():
+            sev, msg = (("info", "missing; filled from the folder name") if c == "run_id"
+                        else ("error", "missing"))
+            findings.append(Finding(sev, name, None, c, "required_column", msg))
+    return canon
+
+
+def read_replay(path: str | os.PathLike[str]) -> dict:
+    """Parse one ``task_replay.json`` with :func:`json.loads` (data only, never executed).
+
+    Raises
+    ------
+    RunLoadError
+        If the file is unreadable, larger than 256 MiB, empty, not valid JSON (names line and
+        column), nested too deeply, or not a JSON object.
+    """
+    path = Path(path)
+    where = f"{path.parent.name}/{path.name}"
+    try:
+        if path.stat().st_size > MAX_REPLAY_BYTES:
+            raise RunLoadError(f"{where}: larger than {MAX_REPLAY_BYTES >> 20} MiB; not parsed")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunLoadError(f"{where}: cannot read ({exc})") from None
+    if not text.strip():
+        raise RunLoadError(f"{where}: file is empty")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RunLoadError(f"{where}: not valid JSON at line {exc.lineno}, column {exc.colno}: "
+                           f"{exc.msg}") from None
+    except RecursionError:
+        raise RunLoadError(f"{where}: JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise RunLoadError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def plain_name(task_id: object) -> bool:
+    """Whether a task id can name a folder: no separators, not '.' or '..', no NUL."""
+    t = str(task_id)
+    return not (task_id is pd.NA or t in ("", ".", "..") or any(c in t for c in "/\\\x00"))
+
+
+def replay_path(run_dir: Path, task_id: object) -> str | None:
+    """``run_dir/<task_id>/task_replay.json`` if it exists and stays inside ``run_dir``."""
+    if not plain_name(task_id):
+        return None
+    p = run_dir / str(task_id) / REPLAY_FILE
+    try:
+        return str(p) if p.is_file() and p.resolve().is_relative_to(run_dir.resolve()) else None
+    except (OSError, ValueError):
+        return None
