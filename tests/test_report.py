@@ -89,25 +89,43 @@ def test_plan_jobs_names_and_baseline(tmp_path):
     assert all(j.out_dir.parent == tmp_path.resolve() for j in jobs)
 
 
+RUN_FIGURES = ["score_distribution", "failure_distribution", "correlation_matrix",
+               "autonomy_vs_efficiency", "reliability_diagram", "difficulty_breakdown",
+               "failure_by_stage", "tool_latency"]
+RUN_TABLES = ["main_results", "difficulty_breakdown", "task_type_breakdown",
+              "specialist_participation", "root_causes", "failure_categories", "failure_stages",
+              "outcome_error_types", "outcome_status", "mas_effectiveness",
+              "coordinator_effectiveness", "specialist_value", "calibration",
+              "ablation_verification", "ablation_replanning", "ablation_efficiency_quartiles",
+              "phase_timing", "tool_usage", "health"]
+COMPARE_TABLES = ["paired_comparison", "paired_by_difficulty", "mcnemar", "task_changes",
+                  "improved_tasks", "regressed_tasks"]
+
+
 @pytest.fixture(scope="module")
 def cli_report(tmp_path_factory):
+    """The batch CLI with --jobs 2 over the sample runs, one of them not evaluated."""
     out = tmp_path_factory.mktemp("report")
-    proc = subprocess.run(CLI + ["report", str(ROOT / "data/sample_runs/baseline_react"),
-                                 str(ROOT / "data/sample_runs/pending_run"), "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    runs = ROOT / "data/sample_runs"
+    proc = subprocess.run(CLI + ["report", str(runs / "baseline_react"), str(runs / "proposed_aat"),
+                                 str(runs / "pending_run"), "--baseline",
+                                 str(runs / "baseline_react"), "--jobs", "2", "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
     return proc, out
 
 
-def test_cli_report_end_to_end(cli_report):
+def test_cli_run_report_end_to_end(cli_report):
     proc, out = cli_report
     assert proc.returncode == 0, proc.stderr
     run_out = out / "baseline_react"
-    for name in ["report.ipynb", "report.html", "summary.json", "score_distribution.png",
-                 "score_distribution.pdf", "failure_distribution.png", "failure_distribution.pdf"]:
+    for name in ["report.ipynb", "report.html", "summary.json"]:
         assert (run_out / name).stat().st_size > 0, name
-    for table in ["main_results", "difficulty_breakdown"]:
+    for fig in RUN_FIGURES:
+        assert (run_out / f"{fig}.png").read_bytes()[:4] == b"\x89PNG", fig
+        assert (run_out / f"{fig}.pdf").read_bytes()[:5] == b"%PDF-", fig
+    for table in RUN_TABLES:
         for ext in ["csv", "tex", "md"]:
-            assert (run_out / "tables" / f"{table}.{ext}").is_file()
+            assert (run_out / "tables" / f"{table}.{ext}").stat().st_size > 0, (table, ext)
     assert "\\toprule" in (run_out / "tables" / "difficulty_breakdown.tex").read_text()
     # the saved tables hold the same numbers the package computes directly
     tasks = load_run(ROOT / "data/sample_runs/baseline_react").tasks
@@ -117,16 +135,47 @@ def test_cli_report_end_to_end(cli_report):
     summary = json.loads((run_out / "summary.json").read_text())
     assert summary["n_tasks"] == 80
     assert summary["answer_accuracy"] == pytest.approx(61 / 80)
+    assert summary["validation_errors"] == 0 and summary["health_score"] >= 9
     html = (run_out / "report.html").read_text()
     assert "Table 2" in html and "data:image/png;base64" in html
+    assert "report.ipynb" not in [p.name for p in (ROOT / "notebooks").iterdir()]
+
+
+def test_cli_comparison_report(cli_report):
+    _, out = cli_report
+    cmp_out = out / "compare_baseline_react_vs_proposed_aat"
+    for table in COMPARE_TABLES:
+        assert (cmp_out / "tables" / f"{table}.csv").is_file(), table
+    assert (cmp_out / "paired_difference.png").is_file()
+    paragraph = (cmp_out / "results_paragraph.md").read_text()
+    assert "Wilcoxon signed-rank test on 80 paired tasks" in paragraph
+    summary = json.loads((cmp_out / "summary.json").read_text())
+    paired = pd.read_csv(cmp_out / "tables" / "paired_comparison.csv").set_index("metric")
+    assert summary["p_value_final_score"] == pytest.approx(paired.loc["final_score", "p_value"])
+    assert summary["n_improved"] + summary["n_regressed"] <= 80
 
 
 def test_cli_marks_missing_artifacts_not_evaluated(cli_report):
     proc, out = cli_report
     assert "not evaluated" in proc.stdout
     assert not (out / "pending_run").exists()
+    assert not (out / "compare_baseline_react_vs_pending_run").exists()
     index = (out / "index.html").read_text()
-    assert 'href="baseline_react/report.html"' in index and "not evaluated" in index
+    assert 'href="baseline_react/report.html"' in index
+    assert 'href="compare_baseline_react_vs_proposed_aat/report.html"' in index
+    assert index.count("not evaluated") == 2
+
+
+def test_rerun_overwrites_cleanly(cli_report, tmp_path):
+    _, out = cli_report
+    before = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    proc = subprocess.run(CLI + ["report", str(ROOT / "data/sample_runs/baseline_react"),
+                                 "--out", str(out)], capture_output=True, text=True, cwd=ROOT,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    after = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert after == before  # same files, no temporary leftovers
+    assert not [p for p in out.rglob("*") if p.name.startswith(".")]
 
 
 def test_cli_failing_run_gives_nonzero_exit(tmp_path):
