@@ -34,8 +34,9 @@ def phase_timing(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     DataFrame
         One row per stage in pipeline order, then ``overhead`` (wall clock minus the sum of
         stage times) and ``wall_clock``: ``stage, n, mean_time_s, ci_low, ci_high,
-        share_of_wall_clock, mean_calls, mean_tokens, total_time_s``. Calls and tokens are
-        missing for the overhead and wall-clock rows.
+        share_of_wall_clock, mean_calls, mean_calls_ci_low, mean_calls_ci_high, mean_tokens,
+        mean_tokens_ci_low, mean_tokens_ci_high, total_time_s`` (t-intervals). Calls and tokens
+        are missing for the overhead and wall-clock rows.
 
     Raises
     ------
@@ -59,15 +60,22 @@ def phase_timing(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     total_wall = wall.sum()
     rows = []
     for stage, values in series.items():
-        d = stats.describe(pd.DataFrame({"t": values}), ["t"], ci=ci).iloc[0]
         prefix = schema.STAGES.get(stage)
+        frame = pd.DataFrame({"time": values})
+        if prefix:
+            frame = frame.assign(calls=tasks[f"{prefix}_calls"].astype("float64"),
+                                 tokens=tasks[f"{prefix}_tokens"].astype("float64"))
+        d = stats.describe(frame, list(frame.columns), ci=ci).set_index("metric")
+        nan = {"mean": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+        calls = d.loc["calls"] if prefix else nan
+        toks = d.loc["tokens"] if prefix else nan
         rows.append({
-            "stage": stage, "n": int(d["n"]), "mean_time_s": d["mean"],
-            "ci_low": d["ci_low"], "ci_high": d["ci_high"],
+            "stage": stage, "n": int(d.loc["time", "n"]), "mean_time_s": d.loc["time", "mean"],
+            "ci_low": d.loc["time", "ci_low"], "ci_high": d.loc["time", "ci_high"],
             "share_of_wall_clock": values.sum() / total_wall if total_wall else np.nan,
-            "mean_calls": tasks[f"{prefix}_calls"].astype("float64").mean() if prefix else np.nan,
-            "mean_tokens": tasks[f"{prefix}_tokens"].astype("float64").mean() if prefix
-            else np.nan,
+            "mean_calls": calls["mean"], "mean_calls_ci_low": calls["ci_low"],
+            "mean_calls_ci_high": calls["ci_high"], "mean_tokens": toks["mean"],
+            "mean_tokens_ci_low": toks["ci_low"], "mean_tokens_ci_high": toks["ci_high"],
             "total_time_s": values.sum()})
     return pd.DataFrame(rows)
 
@@ -88,8 +96,8 @@ def tool_usage(tool_calls: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     DataFrame
         One row per tool, most-called first: ``tool_name, n_calls, n_tasks, n_failures,
         failure_rate, failure_ci_low, failure_ci_high, mean_latency_s, latency_ci_low,
-        latency_ci_high, median_latency_s, p90_latency_s, mean_tokens``. Calls with a missing
-        success flag are left out of the failure rate.
+        latency_ci_high, median_latency_s, p90_latency_s, mean_tokens, tokens_ci_low,
+        tokens_ci_high``. Calls with a missing success flag are left out of the failure rate.
 
     Raises
     ------
@@ -114,7 +122,9 @@ def tool_usage(tool_calls: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
         fails = int((~ok).sum())
         interval = stats.proportion_ci(fails, len(ok), ci=ci) if len(ok) else None
         lat = sub["latency_seconds"].astype("float64")
-        d = stats.describe(pd.DataFrame({"l": lat}), ["l"], ci=ci).iloc[0]
+        both = stats.describe(pd.DataFrame({"l": lat, "k": sub["tokens"].astype("float64")}),
+                              ["l", "k"], ci=ci).set_index("metric")
+        d, tok = both.loc["l"], both.loc["k"]
         rows.append({
             "tool_name": tool, "n_calls": len(sub), "n_tasks": sub["task_id"].nunique(),
             "n_failures": fails, "failure_rate": fails / len(ok) if len(ok) else np.nan,
@@ -123,10 +133,11 @@ def tool_usage(tool_calls: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
             "mean_latency_s": d["mean"], "latency_ci_low": d["ci_low"],
             "latency_ci_high": d["ci_high"], "median_latency_s": lat.median(),
             "p90_latency_s": lat.quantile(0.9),
-            "mean_tokens": sub["tokens"].astype("float64").mean()})
+            "mean_tokens": tok["mean"], "tokens_ci_low": tok["ci_low"],
+            "tokens_ci_high": tok["ci_high"]})
     out = pd.DataFrame(rows, columns=[
         "tool_name", "n_calls", "n_tasks", "n_failures", "failure_rate", "failure_ci_low",
         "failure_ci_high", "mean_latency_s", "latency_ci_low", "latency_ci_high",
-        "median_latency_s", "p90_latency_s", "mean_tokens"])
+        "median_latency_s", "p90_latency_s", "mean_tokens", "tokens_ci_low", "tokens_ci_high"])
     return out.sort_values(["n_calls", "tool_name"], ascending=[False, True],
                            kind="stable").reset_index(drop=True)

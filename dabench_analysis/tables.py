@@ -120,6 +120,13 @@ def _rate(flags: pd.Series) -> tuple[int, float]:
     return int(valid.sum()), len(valid)
 
 
+_T2_COLUMNS = ["difficulty", "n", "execution_success_rate", "answer_accuracy",
+               "answer_accuracy_ci_low", "answer_accuracy_ci_high", "mean_final_score",
+               "mean_final_score_ci_low", "mean_final_score_ci_high", "mean_runtime_s",
+               "mean_runtime_s_ci_low", "mean_runtime_s_ci_high", "mean_tokens",
+               "mean_tokens_ci_low", "mean_tokens_ci_high"]
+
+
 def difficulty_breakdown(
     tasks: pd.DataFrame,
     *,
@@ -149,8 +156,9 @@ def difficulty_breakdown(
         One row per difficulty in the order Easy, Medium, Hard, Extreme: ``difficulty, n,
         execution_success_rate, answer_accuracy, answer_accuracy_ci_low,
         answer_accuracy_ci_high, mean_final_score, mean_final_score_ci_low,
-        mean_final_score_ci_high, mean_runtime_s, mean_tokens``. Rates are in [0, 1] and leave
-        out tasks whose flag or score is missing.
+        mean_final_score_ci_high, mean_runtime_s, mean_runtime_s_ci_low, mean_runtime_s_ci_high,
+        mean_tokens, mean_tokens_ci_low, mean_tokens_ci_high``. Rates are in [0, 1] and leave
+        out tasks whose flag or score is missing; means carry t-intervals (n/a for n < 2).
 
     Raises
     ------
@@ -190,6 +198,9 @@ def difficulty_breakdown(
         ex_k, ex_n = _rate(sub["execution_success"].astype("boolean"))
         acc = stats.proportion_ci(k, n_ok, ci=ci) if n_ok else None
         score = stats.describe(sub, ["final_score"], ci=ci).iloc[0] if len(sub) else None
+        cost = stats.describe(sub.astype({"execution_time": "float64",
+                                          "total_tokens": "float64"}),
+                              ["execution_time", "total_tokens"], ci=ci).set_index("metric")
         rows.append({
             "difficulty": lvl, "n": len(sub),
             "execution_success_rate": ex_k / ex_n if ex_n else np.nan,
@@ -199,15 +210,14 @@ def difficulty_breakdown(
             "mean_final_score": score["mean"] if score is not None else np.nan,
             "mean_final_score_ci_low": score["ci_low"] if score is not None else np.nan,
             "mean_final_score_ci_high": score["ci_high"] if score is not None else np.nan,
-            "mean_runtime_s": sub["execution_time"].astype("float64").mean() if len(sub)
-            else np.nan,
-            "mean_tokens": sub["total_tokens"].astype("float64").mean() if len(sub) else np.nan,
+            "mean_runtime_s": cost.loc["execution_time", "mean"],
+            "mean_runtime_s_ci_low": cost.loc["execution_time", "ci_low"],
+            "mean_runtime_s_ci_high": cost.loc["execution_time", "ci_high"],
+            "mean_tokens": cost.loc["total_tokens", "mean"],
+            "mean_tokens_ci_low": cost.loc["total_tokens", "ci_low"],
+            "mean_tokens_ci_high": cost.loc["total_tokens", "ci_high"],
         })
-    out = pd.DataFrame(rows, columns=["difficulty", "n", "execution_success_rate",
-                                      "answer_accuracy", "answer_accuracy_ci_low",
-                                      "answer_accuracy_ci_high", "mean_final_score",
-                                      "mean_final_score_ci_low", "mean_final_score_ci_high",
-                                      "mean_runtime_s", "mean_tokens"])
+    out = pd.DataFrame(rows, columns=_T2_COLUMNS)
     out["difficulty"] = out["difficulty"].astype(schema.TASK_COLUMNS["difficulty"].dtype)
     out["n"] = out["n"].astype("int64")
     return out
@@ -229,7 +239,8 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
     dict
         ``n_tasks``, ``answer_accuracy`` with Wilson ``answer_accuracy_ci_low/high``,
         ``mean_final_score`` with t-interval ``mean_final_score_ci_low/high``,
-        ``execution_success_rate``, ``mean_runtime_s``, ``mean_tokens``, ``n_failed``.
+        ``execution_success_rate``, ``mean_runtime_s`` and ``mean_tokens`` with t-intervals
+        (``*_ci_low``, ``*_ci_high``), ``n_failed``.
 
     Examples
     --------
@@ -244,6 +255,8 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
     correct = correct_mask(tasks, threshold=threshold).dropna().astype(bool)
     acc = stats.proportion_ci(int(correct.sum()), len(correct)) if len(correct) else None
     score = stats.describe(tasks, ["final_score"]).iloc[0]
+    cost = stats.describe(tasks.astype({"execution_time": "float64", "total_tokens": "float64"}),
+                          ["execution_time", "total_tokens"]).set_index("metric")
     ex = tasks["execution_success"].astype("boolean").dropna().astype(bool)
     return {
         "n_tasks": int(len(tasks)),
@@ -255,8 +268,12 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
         "mean_final_score_ci_low": float(score["ci_low"]),
         "mean_final_score_ci_high": float(score["ci_high"]),
         "execution_success_rate": float(ex.mean()) if len(ex) else None,
-        "mean_runtime_s": float(tasks["execution_time"].astype("float64").mean()),
-        "mean_tokens": float(tasks["total_tokens"].astype("float64").mean()),
+        "mean_runtime_s": float(cost.loc["execution_time", "mean"]),
+        "mean_runtime_s_ci_low": float(cost.loc["execution_time", "ci_low"]),
+        "mean_runtime_s_ci_high": float(cost.loc["execution_time", "ci_high"]),
+        "mean_tokens": float(cost.loc["total_tokens", "mean"]),
+        "mean_tokens_ci_low": float(cost.loc["total_tokens", "ci_low"]),
+        "mean_tokens_ci_high": float(cost.loc["total_tokens", "ci_high"]),
         "n_failed": int((~correct).sum()),
     }
 

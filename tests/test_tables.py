@@ -52,6 +52,10 @@ def test_difficulty_breakdown_by_hand(six):
     assert t2["mean_final_score"].tolist() == pytest.approx([0.8, 0.0, 1.9 / 3])
     assert t2["mean_runtime_s"].tolist() == [15.0, 30.0, 50.0]
     assert t2["mean_tokens"].tolist() == [200.0, 500.0, 900.0]
+    # Hard runtimes 40, 50, 60: mean 50, sd 10, t(0.975, 2) = 4.302653 -> 50 -/+ 24.841377
+    assert t2["mean_runtime_s_ci_low"].iloc[2] == pytest.approx(25.158623, abs=1e-5)
+    assert t2["mean_runtime_s_ci_high"].iloc[2] == pytest.approx(74.841377, abs=1e-5)
+    assert np.isnan(t2["mean_runtime_s_ci_low"].iloc[1])  # n = 1: no interval
     # Wilson (1927) closed form, z = 1.959964: (p + z²/2n ± z·sqrt(pq/n + z²/4n²)) / (1 + z²/n)
     # for 2 of 3 -> 0.2076596, 0.9385081 (R: prop.test(2, 3, correct = FALSE))
     hard = t2.iloc[2]
