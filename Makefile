@@ -37,6 +37,8 @@ lint: $(STAMP)
 ## data: regenerate the committed sample data (byte for byte)
 data: $(STAMP)
 	$(PY) -m dabench_analysis.synthetic data/sample_runs
+	$(PY) -m dabench_analysis.synthetic.judge data/judge_study
+	$(PY) -m dabench_analysis.synthetic.research_eval data/research_eval
 
 bench: $(STAMP)
 	$(PY) bench/run_bench.py
