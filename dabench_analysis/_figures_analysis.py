@@ -11,22 +11,16 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from dabench_analysis import calibration, failures, process, schema, stats, tables
-from dabench_analysis.style import OKABE_ITO, RC_PARAMS, new_figure
+from dabench_analysis.style import OKABE_ITO, RC_PARAMS, empty_note, new_figure
+from dabench_analysis.style import axes_or_new as _axes
 from dabench_analysis.tables import require_columns
 
 __all__ = ["correlation_matrix", "autonomy_vs_efficiency", "reliability_diagram",
            "difficulty_bars", "failure_by_stage", "tool_latency", "paired_difference"]
 
 
-def _axes(ax: Axes | None, width: str = "one", aspect: float = 0.75) -> Axes:
-    return ax if ax is not None else new_figure(width, aspect=aspect).add_subplot()
-
-
 def _note(ax: Axes, text: str) -> Figure:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.35")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    return ax.figure
+    return empty_note(ax, text).figure
 
 
 def _err(mean, low, high) -> np.ndarray:

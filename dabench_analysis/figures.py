@@ -16,33 +16,13 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from dabench_analysis import schema
-from dabench_analysis.style import OKABE_ITO, RC_PARAMS, new_figure
+from dabench_analysis.style import OKABE_ITO, RC_PARAMS, empty_note
+from dabench_analysis.style import axes_or_new as _axes
 from dabench_analysis.tables import correct_mask, require_columns
 
 __all__ = ["score_distribution", "failure_distribution", "empty_note", "score_bins",
            "correlation_matrix", "autonomy_vs_efficiency", "reliability_diagram",
            "difficulty_bars", "failure_by_stage", "tool_latency", "paired_difference"]
-
-
-def _axes(ax: Axes | None, width: str = "one", aspect: float = 0.7) -> Axes:
-    return ax if ax is not None else new_figure(width, aspect=aspect).add_subplot()
-
-
-def empty_note(ax: Axes, text: str) -> Axes:
-    """Write a centred note such as "no failed tasks" on an otherwise empty Axes.
-
-    Examples
-    --------
-    >>> import matplotlib.pyplot as plt
-    >>> fig, ax = plt.subplots()
-    >>> empty_note(ax, "nothing here").texts[0].get_text()
-    'nothing here'
-    >>> plt.close(fig)
-    """
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.35")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    return ax
 
 
 def score_bins(

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from dabench_analysis.export import atomic_write
 
 __all__ = ["OKABE_ITO", "ONE_COLUMN", "TWO_COLUMN", "RC_PARAMS", "apply_style", "new_figure",
-           "save_figure"]
+           "axes_or_new", "empty_note", "save_figure"]
 
 #: Okabe & Ito (2008), "Color Universal Design", the colour-blind-safe qualitative palette.
 OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
@@ -100,6 +100,40 @@ def new_figure(width: str | float = "one", *, aspect: float = 0.75, **kwargs) ->
         raise ValueError("figure width and aspect must be positive")
     with mpl.rc_context(RC_PARAMS):
         return plt.figure(figsize=(width, width * aspect), layout="constrained", **kwargs)
+
+
+def axes_or_new(ax=None, width: str | float = "one", *, aspect: float = 0.75):
+    """``ax`` itself, or the Axes of a new figure at a paper width (see :func:`new_figure`).
+
+    Examples
+    --------
+    >>> ax = axes_or_new(None, "two", aspect=0.5)
+    >>> axes_or_new(ax) is ax
+    True
+    >>> plt.close(ax.figure)
+    """
+    return ax if ax is not None else new_figure(width, aspect=aspect).add_subplot()
+
+
+def empty_note(ax, text: str):
+    """Write a centred note such as "no failed tasks" on an otherwise empty Axes.
+
+    Returns
+    -------
+    Axes
+        ``ax``, ticks removed.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> empty_note(ax, "nothing here").texts[0].get_text()
+    'nothing here'
+    >>> plt.close(fig)
+    """
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.35")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return ax
 
 
 def save_figure(

@@ -75,3 +75,63 @@ def test_style_sizes_and_embedded_fonts(tmp_path):
     data = pdf.read_bytes()
     assert b"/FontFile2" in data  # TrueType fonts embedded (pdf.fonttype 42)
     assert not list(tmp_path.glob(".*tmp"))
+
+
+# --- analysis figures -------------------------------------------------------------------------
+
+from dabench_analysis.load import load_run  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return (load_run("data/sample_runs/baseline_react"), load_run("data/sample_runs/proposed_aat"))
+
+
+def test_correlation_matrix_annotations_match_pandas(runs):
+    tasks = runs[1].tasks
+    ax = figures.correlation_matrix(tasks).axes[0]
+    metrics = ["final_score", "analyst_score", "autonomy_score", "tool_efficiency",
+               "verification_score", "data_understanding_score"]
+    corr = tasks[metrics].astype(float).corr()
+    texts = [t.get_text() for t in ax.texts]
+    assert len(texts) == 36 and texts[0] == "1.00"
+    assert texts[1] == f"{corr.iat[0, 1]:.2f}"
+
+
+def test_constant_metric_shows_na():
+    t = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, 1.0, 1.0]})
+    ax = figures.correlation_matrix(t, metrics=["a", "b"]).axes[0]
+    assert [x.get_text() for x in ax.texts] == ["1.00", "n/a", "n/a", "n/a"]
+
+
+def test_difficulty_bars_heights_are_the_table(runs):
+    from dabench_analysis import tables
+
+    tasks = runs[0].tasks
+    ax = figures.difficulty_bars(tasks).axes[0]
+    t2 = tables.difficulty_breakdown(tasks)
+    heights = [float(p.get_height()) for p in ax.patches]
+    assert heights[:4] == pytest.approx(t2["answer_accuracy"].tolist())
+    assert heights[4:] == pytest.approx(t2["mean_final_score"].tolist())
+    assert [t.get_text() for t in ax.get_xticklabels()][0] == "Easy\nn=20"
+
+
+def test_reliability_and_stage_and_latency(runs):
+    base, prop = runs
+    rel = figures.reliability_diagram(prop.tasks).axes[0]
+    assert rel.get_title().startswith("Reliability (ECE = ")
+    stage = figures.failure_by_stage(base.tasks).axes[0]
+    assert [t.get_text().split("\n")[0] for t in stage.get_xticklabels()] == [
+        "Understand", "Plan", "Execute", "Verify", "Aggregate"]
+    none = figures.failure_by_stage(pd.DataFrame({"final_score": [1.0],
+                                                  "failure_stage": [None]})).axes[0]
+    assert none.texts[0].get_text().startswith("no failed tasks")
+    fig = figures.tool_latency(prop.tool_calls)
+    assert len(fig.axes) == 2 and fig.axes[1].get_xlim() == (0.0, 1.0)
+
+
+def test_paired_difference_one_bar_per_pair(runs):
+    base, prop = runs
+    ax = figures.paired_difference(base.tasks, prop.tasks).axes[0]
+    assert len(ax.containers[0].patches) == 80  # the CI band is one more patch
+    assert "n = 80" in ax.get_title()
