@@ -1,0 +1,401 @@
+"""On-disk cache of parsed eval-v2 tables (Parquet), so that loading a run twice parses it once.
+
+:func:`cached_read` wraps the loader's parse function (``load.read_table``): the typed frame and
+its findings are stored as one Parquet file in the user cache directory
+(``platformdirs.user_cache_dir("dabench-analysis")``, or ``$DABENCH_CACHE_DIR``), never inside a
+run directory. An entry is served only when everything it was made from is unchanged:
+
+- the source file: absolute path, size, modification time (ns) and a SHA-256 of its bytes, so a
+  file rewritten with the same size and the same mtime is parsed again;
+- the request: the catalogue's column specs, the columns asked for and the column aliases;
+- the toolkit: its version and a digest of the loader's source files (``load.py``,
+  ``_read.py``, ``_typing.py``, ``schema.py``, this module), so editing the loader invalidates
+  every entry.
+
+One entry per (path, request) lives at ``<dir>/v1/<2 hex>/<32 hex>.parquet``; a changed source
+file overwrites its entry instead of adding one. Entries are written to a temporary file in the
+same folder and renamed into place (:func:`os.replace`), so concurrent loaders (``--jobs 2``)
+never see a half-written entry; an unreadable entry counts as a miss and is rewritten. The frame's
+dtypes (ordered categoricals with unused levels, ``boolean``, ``Int64``, ``string``) and its
+index are restored exactly; if one cannot be, the entry is a miss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = ["ENV_VAR", "cache_dir", "file_digest", "cached_read", "clear", "info"]
+
+#: Environment variable that overrides the cache directory.
+ENV_VAR = "DABENCH_CACHE_DIR"
+_LAYOUT = "v1"
+_META = b"dabench.cache"
+_LOADER_FILES = ("load.py", "_read.py", "_typing.py", "schema.py", "cache.py")
+_warned: set[str] = set()
+
+
+def cache_dir() -> Path:
+    """The cache directory: ``$DABENCH_CACHE_DIR`` if set, else the user cache directory.
+
+    Returns
+    -------
+    Path
+        Absolute path (not created here). On Linux the default is
+        ``~/.cache/dabench-analysis`` (or ``$XDG_CACHE_HOME/dabench-analysis``).
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ[ENV_VAR] = "/tmp/dabench-doctest-cache"
+    >>> str(cache_dir())
+    '/tmp/dabench-doctest-cache'
+    >>> del os.environ[ENV_VAR]
+    """
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser().resolve()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("dabench-analysis", appauthor=False)).resolve()
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes (hex), read in chunks.
+
+    Notes
+    -----
+    SHA-256 runs at about 1.5 GB/s on one core where the CPU has SHA extensions (OpenSSL);
+    BLAKE2b measured 0.9 GB/s on the same machine (``bench/run_bench.py`` reports the cost of
+    hashing on a cache hit).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
+    >>> _ = p.write_bytes(b"abc")
+    >>> file_digest(p)[:16]
+    'ba7816bf8f01cfea'
+    """
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+@functools.cache
+def _toolkit_fingerprint() -> str:
+    """Package version plus a digest of the loader's source files (computed once per process)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ver = version("dabench-analysis")
+    except PackageNotFoundError:  # pragma: no cover - running from a plain checkout
+        ver = "unknown"
+    h = hashlib.blake2b(digest_size=16)
+    here = Path(__file__).resolve().parent
+    for name in _LOADER_FILES:
+        with contextlib.suppress(OSError):
+            h.update(name.encode() + b"\0" + (here / name).read_bytes())
+    return f"{ver}+{h.hexdigest()}"
+
+
+_CATALOGUES: dict[int, tuple[object, str]] = {}
+
+
+def _catalogue_fingerprint(catalogue: Mapping) -> str:
+    hit = _CATALOGUES.get(id(catalogue))
+    if hit is not None and hit[0] is catalogue:
+        return hit[1]
+    fp = hashlib.blake2b(repr(sorted((str(k), repr(v)) for k, v in catalogue.items()))
+                         .encode(), digest_size=16).hexdigest()
+    if len(_CATALOGUES) > 64:
+        _CATALOGUES.clear()
+    _CATALOGUES[id(catalogue)] = (catalogue, fp)
+    return fp
+
+
+def _request(path: Path, catalogue: Mapping, columns: Sequence[str] | None,
+             aliases: Mapping[str, str] | None) -> dict:
+    return {"path": str(path), "catalogue": _catalogue_fingerprint(catalogue),
+            "columns": None if columns is None else sorted(set(columns)),
+            "aliases": sorted((aliases or {}).items()), "toolkit": _toolkit_fingerprint()}
+
+
+def _entry_path(root: Path, request: dict) -> Path:
+    name = hashlib.blake2b(json.dumps(request, sort_keys=True).encode(),
+                           digest_size=16).hexdigest()
+    return root / _LAYOUT / name[:2] / f"{name}.parquet"
+
+
+def _dtype_spec(dtype) -> dict:
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = dtype.categories
+        return {"kind": "category", "categories": cats.tolist(), "ordered": bool(dtype.ordered),
+                "categories_dtype": str(cats.dtype)}
+    if isinstance(dtype, pd.StringDtype):
+        return {"kind": "string", "storage": dtype.storage,
+                "na": "NA" if dtype.na_value is pd.NA else "nan"}
+    return {"kind": "other", "repr": repr(dtype)}
+
+
+def _want(spec: dict):
+    if spec["kind"] == "category":
+        cats = pd.Index(spec["categories"], dtype=spec["categories_dtype"])
+        return pd.CategoricalDtype(cats, ordered=spec["ordered"])
+    if spec["kind"] == "string":
+        return pd.StringDtype(spec["storage"], na_value=pd.NA if spec["na"] == "NA"
+                              else float("nan"))
+    return None
+
+
+def _same(have, spec: dict, want) -> bool:
+    if spec["kind"] == "category":
+        return (isinstance(have, pd.CategoricalDtype) and have.ordered == want.ordered
+                and have.categories.dtype == want.categories.dtype
+                and have.categories.equals(want.categories))
+    if spec["kind"] == "string":
+        return isinstance(have, pd.StringDtype) and repr(have) == repr(want)
+    return repr(have) == spec["repr"]
+
+
+def _restore(df: pd.DataFrame, specs: list[dict]) -> pd.DataFrame | None:
+    """Give each column its stored dtype; None when one does not come back exactly."""
+    fix = {}
+    for col, have, spec in zip(df.columns, df.dtypes, specs, strict=True):
+        want = _want(spec)
+        if not _same(have, spec, want):
+            if want is None:
+                return None
+            fix[col] = want
+    return df.astype(fix) if fix else df
+
+
+def _finding_dict(f) -> dict:
+    return dataclasses.asdict(f) if dataclasses.is_dataclass(f) else dict(vars(f))
+
+
+def _load(entry: Path, stamp: dict, finding_type: type | None):
+    """The cached (frame, findings) if the entry matches ``stamp``; else None."""
+    try:
+        with pq.ParquetFile(entry) as pf:
+            info_ = json.loads((pf.schema_arrow.metadata or {}).get(_META, b"{}"))
+            if info_.get("stamp") != stamp:
+                return None
+            df = pf.read().to_pandas()
+    except (OSError, ValueError, pa.ArrowException, json.JSONDecodeError):
+        return None
+    if list(map(str, df.columns)) != info_.get("columns"):
+        return None
+    df = _restore(df, info_["dtypes"])
+    if df is None:
+        return None
+    cls = finding_type
+    findings = [cls(**{**d, "rows": tuple(d.get("rows", ()))}) if cls else d
+                for d in info_["findings"]]
+    return df, findings
+
+
+def _store(entry: Path, df: pd.DataFrame, findings: list, stamp: dict) -> None:
+    if not all(isinstance(c, str) for c in df.columns):
+        return
+    table = pa.Table.from_pandas(df)
+    meta = {"stamp": stamp, "columns": list(df.columns),
+            "dtypes": [_dtype_spec(t) for t in df.dtypes],
+            "findings": [_finding_dict(f) for f in findings]}
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           _META: json.dumps(meta).encode()})
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{entry.stem}.", suffix=".tmp", dir=entry.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pq.write_table(table, fh, compression="snappy")
+        os.replace(tmp, entry)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, stacklevel=4)
+
+
+def cached_read(
+    read: Callable[..., tuple[pd.DataFrame, list]],
+    path: str | os.PathLike[str],
+    catalogue: Mapping,
+    *,
+    columns: Sequence[str] | None = None,
+    aliases: Mapping[str, str] | None = None,
+    enabled: bool = True,
+) -> tuple[pd.DataFrame, list]:
+    """``read(path, catalogue, columns=..., aliases=...)`` through the on-disk cache.
+
+    Parameters
+    ----------
+    read : callable
+        The parse function, normally :func:`dabench_analysis.load.read_table`; it must return
+        ``(frame, findings)`` where each finding is a dataclass (``Finding``).
+    path : path-like
+        The CSV file (task_metrics.csv, trajectory.csv, tool_calls.csv, ...).
+    catalogue : mapping of str to Column
+        Passed to ``read``; its column specs are part of the key.
+    columns, aliases : optional
+        Passed to ``read``; part of the key (column order does not matter).
+    enabled : bool
+        False calls ``read`` directly (``load_run(..., cache=False)``).
+
+    Returns
+    -------
+    frame : DataFrame
+        Identical to what ``read`` returns (values, dtypes, column order, index).
+    findings : list
+        The findings ``read`` reported when the entry was made (new objects, equal to them).
+
+    Raises
+    ------
+    Whatever ``read`` raises (a file that cannot be parsed is never cached). Cache problems
+    never raise: an unwritable cache directory warns once and the frame is returned uncached;
+    an unreadable entry is a miss.
+
+    Notes
+    -----
+    Cost of a hit: one ``stat``, a SHA-256 of the file and a Parquet read. The stamp is taken
+    before parsing and the entry is written only if size and mtime are unchanged after it, so a
+    file being rewritten during the parse is not cached.
+
+    Examples
+    --------
+    >>> import os, tempfile, pathlib
+    >>> from dabench_analysis import load, schema
+    >>> os.environ[ENV_VAR] = tempfile.mkdtemp()
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "task_metrics.csv"
+    >>> _ = p.write_text("task_id,difficulty,final_score\\nt1,Hard,0.25\\n")
+    >>> first, found = cached_read(load.read_table, p, schema.TASK_COLUMNS)
+    >>> again, found_again = cached_read(load.read_table, p, schema.TASK_COLUMNS)
+    >>> again.equals(first), found_again == found, info()["entries"]
+    (True, True, 1)
+    >>> del os.environ[ENV_VAR]
+    """
+    kwargs = {"columns": columns, "aliases": aliases}
+    if not enabled:
+        return read(path, catalogue, **kwargs)
+    path = Path(path).absolute()
+    try:
+        root = cache_dir()
+        st = path.stat()
+    except OSError:
+        return read(path, catalogue, **kwargs)
+    if root == path.parent or root.is_relative_to(path.parent):
+        _warn_once(f"inside:{path.parent}", f"cache directory {root} is inside the run "
+                   f"directory {path.parent}; not caching (set ${ENV_VAR} elsewhere)")
+        return read(path, catalogue, **kwargs)
+    entry = _entry_path(root, _request(path, catalogue, columns, aliases))
+    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": file_digest(path)}
+    finding_type = _finding_type()
+    if entry.is_file():
+        hit = _load(entry, stamp, finding_type)
+        if hit is not None:
+            return hit
+    df, findings = read(path, catalogue, **kwargs)
+    with contextlib.suppress(OSError):
+        after = path.stat()
+        if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+            return df, findings
+    try:
+        _store(entry, df, findings, stamp)
+    except OSError as exc:
+        _warn_once(f"write:{root}", f"cannot write to the cache directory {root} "
+                   f"({exc.strerror or exc}); loading without the cache")
+    except (pa.ArrowException, TypeError, ValueError):
+        pass  # a frame Parquet cannot hold (object columns of mixed types) is not cached
+    return df, findings
+
+
+@functools.cache
+def _finding_type() -> type | None:
+    with contextlib.suppress(ImportError):
+        from dabench_analysis._typing import Finding
+
+        return Finding
+    return None  # pragma: no cover
+
+
+def _entries(root: Path) -> list[Path]:
+    base = root / _LAYOUT
+    return sorted(base.glob("*/*.parquet")) if base.is_dir() else []
+
+
+def info() -> dict:
+    """Where the cache is and how much it holds.
+
+    Returns
+    -------
+    dict
+        ``path`` (str), ``entries`` (int, Parquet files), ``bytes`` (int, their total size),
+        ``toolkit`` (str, the version and loader digest that new entries are keyed by).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> os.environ[ENV_VAR] = tempfile.mkdtemp()
+    >>> info()["entries"], info()["bytes"]
+    (0, 0)
+    >>> del os.environ[ENV_VAR]
+    """
+    root = cache_dir()
+    files = _entries(root)
+    size = 0
+    for f in files:
+        with contextlib.suppress(OSError):
+            size += f.stat().st_size
+    return {"path": str(root), "entries": len(files), "bytes": size,
+            "toolkit": _toolkit_fingerprint()}
+
+
+def clear() -> dict:
+    """Delete every cache entry (and leftover temporary files) of this toolkit.
+
+    Only files under ``<cache dir>/v1/`` that the cache wrote (``*.parquet``, ``.*.tmp``) are
+    removed, so pointing ``$DABENCH_CACHE_DIR`` at a shared folder never deletes other files.
+
+    Returns
+    -------
+    dict
+        ``path`` (str), ``removed`` (int, entries deleted), ``bytes`` (int, bytes freed).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> os.environ[ENV_VAR] = tempfile.mkdtemp()
+    >>> clear()["removed"]
+    0
+    >>> del os.environ[ENV_VAR]
+    """
+    root = cache_dir()
+    base = root / _LAYOUT
+    removed = freed = 0
+    if base.is_dir():
+        for f in [*base.glob("*/*.parquet"), *base.glob("*/.*.tmp")]:
+            with contextlib.suppress(OSError):
+                size = f.stat().st_size
+                f.unlink()
+                removed += f.suffix == ".parquet"
+                freed += size
+        for d in base.iterdir():
+            with contextlib.suppress(OSError):
+                d.rmdir()  # only empty folders
+    return {"path": str(root), "removed": removed, "bytes": freed}
