@@ -119,42 +119,53 @@ def bench_load(sweep: Path, repeats: int) -> dict:
 
 
 def _child_trajectory(sweep: str, mode: str) -> None:
-    """Run in a fresh process: load every trajectory, print time and memory as JSON."""
+    """Run in a fresh process: load every trajectory, print time and memory as JSON.
+
+    ``arrow``: the Arrow size of the default columns, read with the loader's column types
+    (``typed_bytes``) and with pyarrow's inference (``inferred_bytes``). Other modes load the
+    sweep's tasks first (not counted), then time ``Runs.trajectory`` and its peak RSS.
+    """
     import gc
     import resource
 
     import psutil
+    import pyarrow as pa
     import pyarrow.csv as pacsv
 
     from dabench_analysis import schema
+    from dabench_analysis._read import PA_TYPES
     from dabench_analysis.runs import load_runs
 
     files = sorted(Path(sweep).glob("*/trajectory.csv"))
     cols = [c for c in schema.TRAJECTORY_COLUMNS if c not in schema.TEXT_TRAJECTORY_COLUMNS]
-    # warm-up on one file, so that lazy imports and allocator pools are not counted as data
+    types = {c: PA_TYPES.get(schema.TRAJECTORY_COLUMNS[c].kind, pa.string()) for c in cols}
     if mode == "arrow":
-        pacsv.read_csv(files[0], convert_options=pacsv.ConvertOptions(include_columns=cols))
-    else:
-        _ = load_runs([files[0].parent], cache=mode != "nocache", progress=False).trajectory
+        out = {"typed_bytes": 0, "inferred_bytes": 0, "rows": 0}
+        start = time.perf_counter()
+        for f in files:
+            t = pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(include_columns=cols,
+                                                                       column_types=types))
+            out["typed_bytes"] += t.nbytes
+            out["rows"] += t.num_rows
+        out["seconds"] = time.perf_counter() - start
+        for f in files:
+            out["inferred_bytes"] += pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(
+                include_columns=cols)).nbytes
+        print(json.dumps(out))
+        return
+    cache = mode != "nocache"
+    # warm-up on one run, so that lazy imports and allocator pools are not counted as data
+    _ = load_runs([files[0].parent], cache=cache, progress=False).trajectory
+    runs = load_runs(sweep, cache=cache, progress=False)
     gc.collect()
     base = psutil.Process().memory_info().rss
     start = time.perf_counter()
-    if mode == "arrow":
-        nbytes = rows = 0
-        for f in files:
-            t = pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(include_columns=cols))
-            nbytes, rows = nbytes + t.nbytes, rows + t.num_rows
-        frame_bytes = nbytes
-    else:
-        runs = load_runs(sweep, cache=mode != "nocache", progress=False)
-        traj = runs.trajectory
-        rows, frame_bytes = len(traj), int(traj.memory_usage(deep=True).sum())
-        nbytes = None
+    traj = runs.trajectory
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "rows": rows, "arrow_bytes": nbytes,
-                      "frame_bytes": frame_bytes, "rss_before": base, "peak_rss": peak,
-                      "peak_increase": peak - base}))
+    print(json.dumps({"seconds": seconds, "rows": len(traj),
+                      "frame_bytes": int(traj.memory_usage(deep=True).sum()),
+                      "rss_before": base, "peak_rss": peak, "peak_increase": peak - base}))
 
 
 def _subprocess(sweep: Path, mode: str) -> dict:
@@ -220,8 +231,10 @@ def ratios(res: dict) -> dict:
         out["threads_speedup"] = med["load_runs_nocache_1thread"] / med["load_runs_nocache"]
         out["hash_share_of_hit"] = med["hash_all_files"] / med["load_runs_hit"]
     if traj:
-        arrow = traj["arrow"]["arrow_bytes"]
+        arrow = traj["arrow"]["typed_bytes"]
         out["traj_peak_vs_arrow"] = traj["nocache"]["peak_increase"] / arrow
+        out["traj_peak_vs_arrow_inferred"] = (traj["nocache"]["peak_increase"]
+                                              / traj["arrow"]["inferred_bytes"])
         out["traj_hit_peak_vs_arrow"] = traj["hit"]["peak_increase"] / arrow
         out["traj_vs_raw"] = traj["nocache"]["median_s"] / traj["arrow"]["seconds"]
         out["traj_hit_speedup"] = traj["cold"]["median_s"] / traj["hit"]["median_s"]
@@ -287,7 +300,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     res: dict = {"params": p, "sweep": str(sweep), "machine": {
         "cpus": os.cpu_count(), "python": platform.python_version(), "pandas": pd.__version__,
-        "pyarrow": pa.__version__, "platform": platform.platform()}}
+        "pyarrow": pa.__version__, "platform": platform.platform(),
+        "loadavg_start": os.getloadavg()}}
     traj_rows = pd.concat(pd.read_csv(f, usecols=["task_id"]) for f in
                           sorted(sweep.glob("*/trajectory.csv"))[:5])
     res["steps_per_task"] = len(traj_rows) / (5 * p["tasks"])
@@ -299,6 +313,7 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.skip_reports:
         print("running reports ...", flush=True)
         res["reports"] = bench_reports(sweep, p["repeats"], p["reports"])
+    res["machine"]["loadavg_end"] = os.getloadavg()  # other work on the machine skews timings
     res["ratios"] = ratios(res)
     res["seconds_total"] = time.perf_counter() - start
     args.out.write_text(json.dumps(res, indent=2, default=str) + "\n")

@@ -44,6 +44,9 @@ ENV_VAR = "DABENCH_CACHE_DIR"
 _LAYOUT = "v1"
 _META = b"dabench.cache"
 _LOADER_FILES = ("load.py", "_read.py", "_typing.py", "schema.py", "cache.py")
+_INDEX_COLUMN = "__dabench_index__"
+_ARROW_TO_PANDAS = {pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype(),
+                    pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype()}
 _warned: set[str] = set()
 
 
@@ -146,7 +149,7 @@ def _dtype_spec(dtype) -> dict:
     if isinstance(dtype, pd.StringDtype):
         return {"kind": "string", "storage": dtype.storage,
                 "na": "NA" if dtype.na_value is pd.NA else "nan"}
-    return {"kind": "other", "repr": repr(dtype)}
+    return {"kind": "other", "name": str(dtype), "repr": repr(dtype)}
 
 
 def _want(spec: dict):
@@ -156,29 +159,30 @@ def _want(spec: dict):
     if spec["kind"] == "string":
         return pd.StringDtype(spec["storage"], na_value=pd.NA if spec["na"] == "NA"
                               else float("nan"))
-    return None
+    return pd.api.types.pandas_dtype(spec["name"])
 
 
-def _same(have, spec: dict, want) -> bool:
+def _same(have, spec: dict) -> bool:
     if spec["kind"] == "category":
-        return (isinstance(have, pd.CategoricalDtype) and have.ordered == want.ordered
-                and have.categories.dtype == want.categories.dtype
-                and have.categories.equals(want.categories))
+        return (isinstance(have, pd.CategoricalDtype) and have.ordered == spec["ordered"]
+                and str(have.categories.dtype) == spec["categories_dtype"]
+                and have.categories.tolist() == spec["categories"])
     if spec["kind"] == "string":
-        return isinstance(have, pd.StringDtype) and repr(have) == repr(want)
+        return isinstance(have, pd.StringDtype) and have.storage == spec["storage"] and \
+            (have.na_value is pd.NA) == (spec["na"] == "NA")
     return repr(have) == spec["repr"]
 
 
 def _restore(df: pd.DataFrame, specs: list[dict]) -> pd.DataFrame | None:
     """Give each column its stored dtype; None when one does not come back exactly."""
-    fix = {}
-    for col, have, spec in zip(df.columns, df.dtypes, specs, strict=True):
-        want = _want(spec)
-        if not _same(have, spec, want):
-            if want is None:
-                return None
-            fix[col] = want
-    return df.astype(fix) if fix else df
+    fix = {col: _want(spec) for col, have, spec in zip(df.columns, df.dtypes, specs, strict=True)
+           if not _same(have, spec)}
+    if fix:
+        df = df.astype(fix)
+        if not all(_same(df[c].dtype, spec) for c, spec in zip(df.columns, specs, strict=True)
+                   if c in fix):
+            return None
+    return df
 
 
 def _finding_dict(f) -> dict:
@@ -189,32 +193,58 @@ def _load(entry: Path, stamp: dict, finding_type: type | None):
     """The cached (frame, findings) if the entry matches ``stamp``; else None."""
     try:
         with pq.ParquetFile(entry) as pf:
-            info_ = json.loads((pf.schema_arrow.metadata or {}).get(_META, b"{}"))
-            if info_.get("stamp") != stamp:
+            meta = json.loads((pf.schema_arrow.metadata or {}).get(_META, b"{}"))
+            if meta.get("stamp") != stamp:
                 return None
-            df = pf.read().to_pandas()
-    except (OSError, ValueError, pa.ArrowException, json.JSONDecodeError):
-        return None
-    if list(map(str, df.columns)) != info_.get("columns"):
-        return None
-    df = _restore(df, info_["dtypes"])
+            table = pf.read(use_threads=False)
+        index = meta["index"]
+        if index["kind"] == "column":
+            values = _restore(table.select([_INDEX_COLUMN]).to_pandas(
+                types_mapper=_ARROW_TO_PANDAS.get), [index["dtype"]])
+            labels = pd.Index(values[_INDEX_COLUMN].array, name=index["name"])
+            table = table.drop_columns([_INDEX_COLUMN])
+        else:
+            labels = pd.RangeIndex(index["start"], index["stop"], index["step"],
+                                   name=index["name"])
+        df = table.to_pandas(types_mapper=_ARROW_TO_PANDAS.get)
+        df.index = labels
+        if list(df.columns) != meta["columns"]:
+            return None
+        df = _restore(df, meta["dtypes"])
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
+        return None  # unreadable, foreign or older entry: a miss
     if df is None:
         return None
     cls = finding_type
     findings = [cls(**{**d, "rows": tuple(d.get("rows", ()))}) if cls else d
-                for d in info_["findings"]]
+                for d in meta["findings"]]
     return df, findings
 
 
+def _index_meta(df: pd.DataFrame) -> tuple[pd.DataFrame, dict] | None:
+    """The frame to write and how to rebuild its index; None if it cannot be stored."""
+    idx = df.index
+    if isinstance(idx, pd.MultiIndex) or not isinstance(idx.name, (str, type(None))):
+        return None
+    if isinstance(idx, pd.RangeIndex):
+        return df, {"kind": "range", "start": idx.start, "stop": idx.stop, "step": idx.step,
+                    "name": idx.name}
+    frame = df.reset_index(drop=True)
+    frame[_INDEX_COLUMN] = idx.to_numpy()
+    return frame, {"kind": "column", "name": idx.name, "dtype": _dtype_spec(idx.dtype)}
+
+
 def _store(entry: Path, df: pd.DataFrame, findings: list, stamp: dict) -> None:
-    if not all(isinstance(c, str) for c in df.columns):
+    stored = _index_meta(df)
+    if stored is None or _INDEX_COLUMN in df.columns or \
+            not all(isinstance(c, str) for c in df.columns):
         return
-    table = pa.Table.from_pandas(df)
-    meta = {"stamp": stamp, "columns": list(df.columns),
+    frame, index = stored
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = {"stamp": stamp, "columns": list(df.columns), "index": index,
             "dtypes": [_dtype_spec(t) for t in df.dtypes],
             "findings": [_finding_dict(f) for f in findings]}
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                           _META: json.dumps(meta).encode()})
+    table = table.replace_schema_metadata({_META: json.dumps(meta).encode()})
     entry.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{entry.stem}.", suffix=".tmp", dir=entry.parent)
     try:

@@ -76,7 +76,7 @@ def test_cached_frame_identical_to_uncached(cache_env, run_dir, file, catalogue,
     first, found1, calls1 = _read(run_dir / file, catalogue, **kw)
     hit, found2, calls2 = _read(run_dir / file, catalogue, **kw)
     assert (calls1, calls2) == (1, 0)
-    pd.testing.assert_frame_equal(hit, direct, check_exact=True)
+    pd.testing.assert_frame_equal(hit, direct, check_exact=True, check_index_type=True)
     assert found2 == found1 == found
     assert list(hit.dtypes.astype(str)) == list(direct.dtypes.astype(str))
 
@@ -107,6 +107,39 @@ def test_findings_and_row_gaps_are_cached(cache_env, tmp_path):
     pd.testing.assert_frame_equal(hit, direct)
     # unused categories survive: no row is Medium
     assert list(hit["difficulty"].cat.categories) == ["Easy", "Medium", "Hard", "Extreme"]
+
+
+@pytest.mark.parametrize("index", [pd.RangeIndex(3), pd.RangeIndex(2, 8, 2, name="row"),
+                                   pd.Index([0, 4, 9]), pd.Index(["a", "b", "c"], name="k")])
+def test_every_dtype_and_index_round_trips(cache_env, tmp_path, index):
+    """Frames of every dtype a loader may return, incl. the awkward ones."""
+    frame = pd.DataFrame({
+        "ordered": pd.Categorical(["Hard", None, "Easy"], ordered=True,
+                                  categories=["Easy", "Medium", "Hard", "Extreme"]),
+        "unordered_int": pd.Categorical([1, 2, 1], categories=[2, 1, 3]),
+        "all_missing_cat": pd.Categorical([None] * 3, categories=["x", "y"]),
+        "flag": pd.array([True, None, False], dtype="boolean"),
+        "count": pd.array([1, None, 3], dtype="Int64"),
+        "score": [0.5, float("nan"), 1.0],
+        "int": [1, 2, 3],
+        "bool": [True, False, True],
+        "text": pd.array(["a", None, "c"], dtype="string"),
+        "text_python": pd.array(["a", None, "c"], dtype=pd.StringDtype("python")),
+        "text_nan": pd.Series(["a", None, "c"], dtype="str"),
+        "when": pd.to_datetime(["2026-06-14T09:00:00Z", None, "2026-06-14T09:01:00Z"]),
+    }, index=index)
+    p = _folder(tmp_path) / "frame.csv"
+    p.write_text("x\n")
+
+    def reader(*_, **__):
+        return frame.copy(), []
+
+    cache.cached_read(reader, p, {})
+    hit, found = cache.cached_read(lambda *a, **k: pytest.fail("miss"), p, {})
+    pd.testing.assert_frame_equal(hit, frame, check_exact=True, check_index_type=True,
+                                  check_categorical=True)
+    assert list(hit.dtypes.map(repr)) == list(frame.dtypes.map(repr))
+    assert found == []
 
 
 def test_empty_frame_round_trips(cache_env, tmp_path):
