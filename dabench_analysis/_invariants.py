@@ -1,4 +1,5 @@
-"""The seed's cross-file invariants as pandera checks on one reconciliation frame per run.
+"""The seed's cross-file invariants as pandera checks on one reconciliation frame per run,
+and the health components computed from it.
 
 Private to :mod:`dabench_analysis.validate`. One row per task of ``task_metrics.csv``, with what
 the other files say about it (tool-call rows and failures from ``tool_calls.csv``, the token sum
@@ -9,7 +10,7 @@ vectorised :class:`pandera.Check`; a task whose inputs are missing passes (it is
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,11 @@ ANALYST_TOLERANCE = 1e-3
 #: §Critical Invariants: warn if time_accounting_ratio < 0.05 (95 % unaccounted).
 TIME_RATIO_WARN = 0.05
 REPLAY_TOLERANCE = 1e-6
+#: Weights of the harness health score (see ``validate_run``, Notes).
+HARNESS_WEIGHTS = {"reconciliation": 0.4, "validity": 0.2, "attribution": 0.2,
+                   "time_accounting": 0.1, "tool_reliability": 0.1}
+#: §Troubleshooting "Health score < 7": time accounting gaps > 50 %, tool failure rate > 10 %.
+GAP_LIMIT, TOOL_FAILURE_LIMIT = 0.5, 0.10
 STAGE_TIME_COLUMNS = [f"{p}_time" for p in schema.STAGES.values()]
 
 
@@ -106,6 +112,7 @@ INVARIANTS = (
               "{task_id}: final_score = {final_score} but task_replay.json has "
               "evaluation_result.final_score = {replay_score}", ("final_score", "replay_score")),
 )
+_INVARIANT_CHECKS = {i.check for i in INVARIANTS} | {"unknown_task_id", "missing_trajectory"}
 _SCHEMA = pa.DataFrameSchema(checks=[pa.Check(i.test, name=i.check) for i in INVARIANTS],
                              name="eval-v2 cross-file invariants")
 
@@ -137,19 +144,21 @@ def reconciliation_frame(tasks: pd.DataFrame, trajectory: pd.DataFrame | None,
     wall = rec["execution_time"].where(rec["execution_time"] > 0)
     rec["time_ratio"] = rec["component_time"] / wall
     by_task = rec["task_id"]
+    na = pd.Series(pd.NA, index=rec.index, dtype="Int64")
+    rec["tc_rows"] = rec["tc_failed"] = rec["traj_tokens"] = na
     if tool_calls is not None:
-        grouped = tool_calls.groupby("task_id", observed=True)
-        rows = grouped.size()
-        failed = (~tool_calls["success"].astype("boolean")).groupby(tool_calls["task_id"]).sum()
-        rec["tc_rows"] = by_task.map(rows).fillna(0).astype("Int64")
-        rec["tc_failed"] = by_task.map(failed).fillna(0).astype("Int64")
-    else:
-        rec["tc_rows"] = rec["tc_failed"] = pd.Series(pd.NA, index=rec.index, dtype="Int64")
-    if trajectory is not None:
-        tokens = trajectory.groupby("task_id", observed=True)["tokens"].sum(min_count=1)
+        rec["tc_rows"] = by_task.map(tool_calls.groupby("task_id").size()).fillna(0) \
+            .astype("Int64")
+        if "success" in tool_calls:
+            ok = tool_calls["success"].astype("boolean")
+            per_task = pd.DataFrame({"failed": ~ok, "unknown": ok.isna()}).groupby(
+                tool_calls["task_id"]).sum()  # a call of unknown outcome: not checkable
+            failed = per_task["failed"].where(per_task["unknown"] == 0)
+            rec["tc_failed"] = by_task.map(failed).astype("Float64").fillna(0).astype("Int64")
+            rec.loc[by_task.isin(failed.index[failed.isna()]).fillna(False), "tc_failed"] = pd.NA
+    if trajectory is not None and "tokens" in trajectory:
+        tokens = trajectory.groupby("task_id")["tokens"].sum(min_count=1)
         rec["traj_tokens"] = by_task.map(tokens).astype("Int64")
-    else:
-        rec["traj_tokens"] = pd.Series(pd.NA, index=rec.index, dtype="Int64")
     rec["replay_score"] = (by_task.map(replay_scores).astype("Float64")
                            if replay_scores is not None else
                            pd.Series(pd.NA, index=rec.index, dtype="Float64"))
@@ -262,3 +271,44 @@ def replay_scores(run: Run, findings: list) -> pd.Series:
                                     "unknown_task_id", "replay of a task that is not in "
                                     f"{run.task_file}"))
     return pd.Series(scores, dtype="float64")
+
+
+def _validity(run: Run, findings: Sequence[Finding]) -> float:
+    errors = [f for f in findings if f.severity == "error" and f.file == run.task_file
+              and f.check not in _INVARIANT_CHECKS]
+    if any(not f.rows for f in errors):
+        return 0.0
+    bad = {r for f in errors for r in f.rows}
+    total = len(run.tasks) + len(bad - set(run.source_rows))
+    return 1.0 - len(bad) / total if total else 0.0
+
+
+def harness_components(run: Run, rec: pd.DataFrame, failed: pd.Series,
+                       findings: Sequence[Finding]) -> dict[str, float]:
+    """The five [0, 1] components of the harness health score (see ``validate_run``)."""
+    failing = (rec["final_score"] < schema.SUCCESS_THRESHOLD).fillna(False).to_numpy()
+    if not failing.any():
+        attribution = 1.0
+    elif "failure_category" not in run.tasks:
+        attribution = 0.0
+    else:
+        cat = run.tasks["failure_category"][failing]
+        attribution = float((cat.notna() & (cat != "UNKNOWN_FAILURE")).mean())
+    ratio = rec["time_ratio"].dropna()
+    time_ok = 1.0 if ratio.empty else float((ratio >= 1 - GAP_LIMIT).mean())
+    calls, fails = rec["tool_calls"].sum(), rec["tool_failures"].sum()
+    rate = float(fails / calls) if calls and calls > 0 else 0.0
+    return {"reconciliation": float(1 - failed.mean()), "validity": _validity(run, findings),
+            "attribution": attribution, "time_accounting": time_ok,
+            "tool_reliability": 1.0 if rate <= TOOL_FAILURE_LIMIT else TOOL_FAILURE_LIMIT / rate}
+
+
+def quality_components(tasks: pd.DataFrame) -> dict[str, float]:
+    """Answer accuracy (final_score >= 0.8) and execution success rate; NaN without values."""
+    out = {}
+    for key, col in (("answer_accuracy", "final_score"),
+                     ("execution_success_rate", "execution_success")):
+        s = tasks[col].dropna() if col in tasks else pd.Series([], dtype="float64")
+        value = (s >= schema.SUCCESS_THRESHOLD) if col == "final_score" else s.astype(bool)
+        out[key] = float(value.mean()) if len(s) else float("nan")
+    return out

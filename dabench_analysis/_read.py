@@ -9,10 +9,13 @@ lines is one row).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
-from collections.abc import Mapping
+import re
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -24,22 +27,30 @@ import pyarrow.csv as pacsv
 from dabench_analysis._typing import (
     FLAG_FALSE,
     FLAG_TRUE,
+    INTEGER_KINDS,
     NULL_VALUES,
     Finding,
     RunLoadError,
     report,
+    to_integer,
     type_column,
     type_enum,
 )
 
-__all__ = ["read_header", "read_replay", "replay_path", "plain_name", "arrow_read", "arrow_error", "bad_rows", "typed_fast", "typed_slow",
+__all__ = ["read_header", "read_replay", "replay_path", "plain_name", "arrow_read", "arrow_error", "bad_rows", "typed_read", "typed_slow",
            "column_names", "PA_TYPES", "PD_TYPES"]
 
 REPLAY_FILE = "task_replay.json"
+_ENUM_TYPE = pa.dictionary(pa.int32(), pa.string())
+#: Columns re-read as text one by one before the whole file is read as text.
+MAX_TEXT_COLUMNS = 8
 #: Largest task_replay.json parsed (bytes).
 MAX_REPLAY_BYTES = 256 << 20
-PA_TYPES = {"flag": pa.bool_(), "count": pa.int64(), "tokens": pa.int64(), "bytes": pa.int64(),
-            "score": pa.float64(), "float": pa.float64(), "seconds": pa.float64()}
+#: Arrow types of the fast path. Counts are parsed as float64 and checked to be whole numbers
+#: (pyarrow's int64 parser would silently accept hexadecimal such as 0x10).
+PA_TYPES = {"flag": pa.bool_(), "count": pa.float64(), "tokens": pa.float64(),
+            "bytes": pa.float64(), "score": pa.float64(), "float": pa.float64(),
+            "seconds": pa.float64()}
 PD_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(),
             pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}
 
@@ -93,7 +104,11 @@ def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> li
     if not text.strip():
         raise RunLoadError(f"{name}: file is empty (no header line)",
                            [Finding("error", name, None, None, "empty_file", "no header")])
-    names = next(csv.reader([text]))
+    try:
+        names = next(csv.reader([text], strict=True))
+    except csv.Error as exc:
+        raise RunLoadError(f"{name}: the header line is not valid CSV ({exc})",
+                           [Finding("error", name, None, None, "header", str(exc))]) from None
     if len(names) == 1:
         for sep, what in ((";", "';'"), ("\t", "tab"), ("|", "'|'")):
             if sep in names[0]:
@@ -108,22 +123,56 @@ def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> li
     return names
 
 
+@contextlib.contextmanager
+def _undecodable_rows(seen: list) -> Iterator[None]:
+    """pyarrow decodes a malformed row's text before calling the row handler; when that text
+    is not UTF-8 the error is 'unraisable'. Collect it instead of printing a traceback."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, UnicodeDecodeError):
+            seen.append(unraisable.exc_value)
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
 def arrow_read(path: Path, column_types: dict, include: list[str], *,
-                use_threads: bool = True) -> tuple[pa.Table, list[tuple]]:
+               use_threads: bool = True) -> tuple[pa.Table, list[tuple]]:
+    """Read with pyarrow; rows with the wrong number of fields are skipped and returned as
+    ``(record number, expected fields, actual fields, text)``."""
     bad: list[tuple] = []
+    undecodable: list = []
 
     def skip(row) -> str:
         bad.append((row.number, row.expected_columns, row.actual_columns, row.text))
         return "skip"
 
-    table = pacsv.read_csv(
-        path,
-        read_options=pacsv.ReadOptions(use_threads=use_threads, block_size=1 << 22),
-        parse_options=pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip),
-        convert_options=pacsv.ConvertOptions(
-            column_types=column_types, include_columns=include, null_values=list(NULL_VALUES),
-            true_values=list(FLAG_TRUE), false_values=list(FLAG_FALSE),
-            strings_can_be_null=True, quoted_strings_can_be_null=True))
+    try:
+        with _undecodable_rows(undecodable):
+            table = pacsv.read_csv(
+                path,
+                read_options=pacsv.ReadOptions(use_threads=use_threads, block_size=1 << 22),
+                parse_options=pacsv.ParseOptions(newlines_in_values=True,
+                                                 invalid_row_handler=skip),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=column_types, include_columns=include,
+                    null_values=list(NULL_VALUES), true_values=list(FLAG_TRUE),
+                    false_values=list(FLAG_FALSE), strings_can_be_null=True,
+                    quoted_strings_can_be_null=True))
+    except pa.ArrowInvalid:
+        if undecodable:
+            msg = ("a line with the wrong number of fields holds bytes that are not UTF-8 "
+                   "(truncated or Latin-1?); re-save the file as UTF-8")
+            raise RunLoadError(f"{path.name}: cannot parse: {msg}",
+                               [Finding("error", path.name, None, None, "encoding", msg)]) \
+                from None
+        raise
     if bad and any(b[0] is None for b in bad) and use_threads:  # row numbers need one thread
         return arrow_read(path, column_types, include, use_threads=False)
     return table, bad
@@ -168,12 +217,70 @@ def _decode(table: pa.Table, index: np.ndarray, name: str, findings: list) -> pd
     return pd.DataFrame(out, index=index)
 
 
-def typed_fast(table: pa.Table, specs: dict, name: str, findings: list) -> pd.DataFrame:
-    df = table.to_pandas(types_mapper=PD_TYPES.get)
+def typed_read(path: Path, header: list[str], specs: dict, include: list[str],
+               findings: list) -> pd.DataFrame:
+    """Read ``include`` with the catalogue types (pyarrow); a column that does not convert is
+    re-read as text and typed in pandas, the others stay on the fast path. After
+    :data:`MAX_TEXT_COLUMNS` such columns (or a UTF-8 error) the whole file is read as text."""
+    types = {h: PA_TYPES.get(specs[h].kind, pa.string()) if h in specs else pa.string()
+             for h in include}
+    types |= {h: _ENUM_TYPE for h in include if h in specs and specs[h].kind == "enum"}
+    as_text: list[str] = []
+    while True:
+        try:
+            table, bad = arrow_read(path, types, include)
+            break
+        except pa.ArrowInvalid as exc:
+            found = re.match(r"In CSV column #(\d+): CSV conversion error to (?!string)", str(exc))
+            col = header[int(found.group(1))] if found else None
+            if col is None or col not in specs or col in as_text \
+                    or len(as_text) >= MAX_TEXT_COLUMNS:
+                return typed_slow(path, header, specs, include, findings)
+            as_text.append(col)
+            types[col] = pa.string()
+    return _typed_frame(table, bad, specs, as_text, path.name, findings)
+
+
+def _typed_frame(table: pa.Table, bad: list, specs: dict, as_text: list[str], name: str,
+                 findings: list) -> pd.DataFrame:
+    """Arrow table -> frame: counts cast to int64 in Arrow (safe cast: a fraction, an infinity
+    or an overflow stays float64 and is reported by :func:`to_integer`), enums mapped onto the
+    catalogue's levels, columns read as text typed in pandas."""
+    arrays = []
+    for col, arr in zip(table.column_names, table.columns, strict=True):
+        if col in specs and specs[col].kind in INTEGER_KINDS and col not in as_text:
+            with contextlib.suppress(pa.ArrowInvalid):
+                arr = pc.cast(arr, pa.int64())
+        arrays.append(arr)
+    df = pa.table(arrays, names=table.column_names).to_pandas(types_mapper=PD_TYPES.get)
+    df.index = bad_rows(bad, len(df), name, findings)
     for col, spec in specs.items():
-        if col in df and spec.kind == "enum":
-            df[col] = type_enum(df[col], spec, name, findings)
+        if col not in df:
+            continue
+        if col in as_text:
+            df[col] = type_column(df[col], spec, name, findings)
+        elif spec.kind == "enum":
+            c = df[col]
+            known = isinstance(c.dtype, pd.CategoricalDtype) and \
+                set(c.cat.categories) <= set(spec.dtype.categories)
+            df[col] = c.astype(spec.dtype) if known else \
+                type_enum(c.astype("string"), spec, name, findings)
+        elif spec.kind in INTEGER_KINDS and df[col].dtype != "Int64":
+            df[col] = to_integer(df[col], spec, name, findings)
     return df
+
+
+def _cast(text: pd.Series, spec, name: str, findings: list) -> pd.Series | None:
+    """Vectorised pyarrow cast of a text column, or None if any value does not convert."""
+    target = PA_TYPES.get(spec.kind)
+    if target is None:
+        return None
+    try:
+        arr = pc.cast(pa.Array.from_pandas(text, type=pa.string()), target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+    out = pd.Series(arr.to_pandas(types_mapper=PD_TYPES.get), index=text.index)
+    return to_integer(out, spec, name, findings) if spec.kind in INTEGER_KINDS else out
 
 
 def typed_slow(path: Path, header: list[str], specs: dict, include: list[str],
@@ -195,8 +302,12 @@ def typed_slow(path: Path, header: list[str], specs: dict, include: list[str],
         report(findings, again, raw[raw.columns[0]], path.name, None, "repeated_header",
                "the header line is repeated (concatenated files?); row dropped")
         raw = raw[~again]
-    out = {col: type_column(raw[col], specs[col], path.name, findings) if col in specs
-           else raw[col] for col in raw.columns}
+    out = {}
+    for col in raw.columns:
+        spec = specs.get(col)
+        cast = None if spec is None else _cast(raw[col], spec, path.name, findings)
+        out[col] = raw[col] if spec is None else cast if cast is not None else \
+            type_column(raw[col], spec, path.name, findings)
     return pd.DataFrame(out, index=raw.index)
 
 
@@ -233,6 +344,11 @@ def read_replay(path: str | os.PathLike[str]) -> dict:
     RunLoadError
         If the file is unreadable, larger than 256 MiB, empty, not valid JSON (names line and
         column), nested too deeply, or not a JSON object.
+
+    Examples
+    --------
+    >>> read_replay("data/sample_runs/baseline_react/task_1/task_replay.json")["task_id"]
+    'task_1'
     """
     path = Path(path)
     where = f"{path.parent.name}/{path.name}"

@@ -6,10 +6,11 @@ Private to :mod:`dabench_analysis.load`. Two steps, each reporting what it rejec
 1. *Parsing* (:func:`type_column`): text -> dtype. A flag that is not 0/1/true/false, a number
    that does not parse, an enum value outside the seed's levels, a count that is not a whole
    number. Vectorised: each column is converted once.
-2. *Domain* (:func:`check_domain`): one pandera :class:`~pandera.api.pandas.container.DataFrameSchema`
-   per catalogue, built from the column kinds: dtype, finite, scores in [0, 1], counts/seconds
-   >= 0, required values present, unique keys. Failing values are set to missing; the pandera
-   failure cases become :class:`Finding` objects.
+2. *Domain* (:func:`check_domain`): one pandera ``DataFrameSchema`` per set of catalogue
+   columns (:func:`domain_schema`): required columns with their dtype and no missing value,
+   unique keys, and one row check per kind over all its columns (finite numbers, scores in
+   [0, 1], counts and seconds >= 0). Failing values are set to missing; the pandera failure
+   cases become :class:`Finding` objects naming file, row and column.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ LEGACY_STAGES = {"exploration": "UNDERSTAND", "understanding": "UNDERSTAND", "pl
 MAX_ROWS_LISTED = 5
 #: Largest count accepted from text (float64 holds every integer up to 2**53 exactly).
 MAX_COUNT = 2 ** 53
-_INTEGER_KINDS = ("count", "tokens", "bytes")
+INTEGER_KINDS = ("count", "tokens", "bytes")
 _FLOAT_KINDS = ("score", "float", "seconds")
 
 
@@ -97,9 +98,11 @@ class Finding:
 def report(findings: list, mask: pd.Series, values: pd.Series, file: str, col: str | None,
            check: str, what: str, severity: str = "error") -> None:
     """Append one finding for the rows where ``mask`` is true (index = 0-based data row)."""
-    mask = pd.Series(mask, index=values.index).fillna(False).astype(bool)
-    if not mask.any():
+    flags = np.asarray(mask.to_numpy(dtype=bool, na_value=False) if isinstance(mask, pd.Series)
+                       else mask, dtype=bool)
+    if not flags.any():
         return
+    mask = pd.Series(flags, index=values.index)
     rows = tuple(int(i) + 1 for i in values.index[mask.to_numpy()])
     shown_vals = values[mask].iloc[:MAX_ROWS_LISTED].astype(object).tolist()
     shown = ", ".join(f"row {r} ({v!r})" for r, v in zip(rows, shown_vals, strict=False))
@@ -141,21 +144,30 @@ def type_number(raw: pd.Series, spec: Column, file: str, findings: list) -> pd.S
                 " (percent sign? scores are on a [0, 1] scale)" if pct.any() else "")
         report(findings, bad, raw, file, spec.name, "number_value",
                f"not a number{hint}; set to missing")
-    if spec.kind not in _INTEGER_KINDS:
-        return num
-    arr = num.to_numpy()
+    return num if spec.kind not in INTEGER_KINDS else to_integer(num, spec, file, findings,
+                                                                 shown=raw)
+
+
+def to_integer(num: pd.Series, spec: Column, file: str, findings: list,
+               shown: pd.Series | None = None) -> pd.Series:
+    """float64 -> Int64; values that are not whole numbers up to 2**53 are errors (missing)."""
+    arr = num.to_numpy(dtype="float64", na_value=np.nan)
     with np.errstate(invalid="ignore"):
-        frac = ~np.isnan(arr) & (~np.isfinite(arr) | (np.abs(arr) > MAX_COUNT)
-                                 | (arr != np.floor(np.nan_to_num(arr))))
-    frac = pd.Series(frac, index=raw.index)
-    report(findings, frac, raw, file, spec.name, "integer",
-           f"not a whole number up to 2**53; set to missing")
-    return num.mask(frac).round().astype("Int64")
+        bad = ~np.isnan(arr) & (~np.isfinite(arr) | (np.abs(arr) > MAX_COUNT)
+                                | (arr != np.floor(arr)))
+    if bad.any():
+        report(findings, bad, num if shown is None else shown, file, spec.name, "integer",
+               "not a whole number up to 2**53; set to missing")
+        arr = np.where(bad, np.nan, arr)
+    return pd.Series(pd.array(arr, dtype="Int64"), index=num.index)
 
 
 def type_enum(raw: pd.Series, spec: Column, file: str, findings: list) -> pd.Series:
     """Text -> categorical in catalogue order; case variants and legacy names are coerced."""
     levels = ENUMS[spec.name]
+    if raw.isna().all() or (raw.isin(levels) | raw.isna()).all():  # as eval-v2 writes them
+        return pd.Series(pd.Categorical(raw.astype(object).where(raw.notna(), None),
+                                        dtype=spec.dtype), index=raw.index)
     text = raw.astype("string").str.strip()
     missing = _missing(text)
     text = text.mask(missing)
@@ -187,42 +199,68 @@ def type_column(raw: pd.Series, spec: Column, file: str, findings: list) -> pd.S
 
 # --- domain checks (pandera) ---------------------------------------------------------------
 
-def _finite(s: pd.Series) -> pd.Series:
-    return pd.Series(np.isfinite(s.to_numpy(dtype="float64", na_value=0.0)), index=s.index)
+def _floats(sub: pd.DataFrame) -> np.ndarray:
+    if sub.shape[1] == 0:
+        return np.empty((len(sub), 0))
+    return np.column_stack([sub[c].to_numpy(dtype="float64", na_value=np.nan)
+                            for c in sub.columns])
 
 
-#: pandera check name -> (finding check, message)
-_CHECK_TEXT = {
-    "finite": ("finite", "infinite value"),
-    "unit_interval": ("range", "outside [0, 1]"),
-    "non_negative": ("range", "negative"),
-    "not_nullable": ("required_value", "missing value in a required column"),
+def _ok_finite(f: np.ndarray) -> np.ndarray:
+    return ~np.isinf(f)
+
+
+def _ok_unit(f: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(f) | ((f >= 0) & (f <= 1))
+
+
+def _ok_non_negative(f: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(f) | (f >= 0)
+
+
+#: check name -> (kinds it applies to, test on a float array (True = valid), finding check,
+#: message). Missing values pass; an infinite value fails ``finite`` only.
+WIDE_CHECKS = {
+    "finite": (_FLOAT_KINDS, _ok_finite, "finite", "infinite value"),
+    "unit_interval": (("score",), _ok_unit, "range", "outside [0, 1]"),
+    "non_negative": (("seconds", *INTEGER_KINDS), _ok_non_negative, "range", "negative"),
 }
 
 
-def _checks(spec: Column) -> list[pa.Check]:
-    checks = []
-    if spec.kind in _FLOAT_KINDS:
-        checks.append(pa.Check(_finite, name="finite"))
-    if spec.kind == "score":
-        checks.append(pa.Check(lambda s: ~_finite(s) | ((s >= 0) & (s <= 1)),
-                               name="unit_interval"))
-    elif spec.kind in ("seconds", *_INTEGER_KINDS):
-        checks.append(pa.Check(lambda s: ~_finite(s) | (s >= 0), name="non_negative"))
-    return checks
+def _values_check(specs: tuple[Column, ...]) -> pa.Check:
+    """One pandera row check of every numeric column against :data:`WIDE_CHECKS` (one pass
+    over one float matrix, not a check per column); :func:`_wide_findings` then names the
+    failing columns of the failing rows."""
+    tests = [(test, [i for i, s in enumerate(specs) if s.kind in kinds])
+             for kinds, test, *_ in WIDE_CHECKS.values()]
+    cols = [s.name for s in specs]
+
+    def check(df: pd.DataFrame) -> pd.Series:  # True for a row whose values all pass
+        ok = np.ones(len(df), dtype=bool)
+        if cols:
+            f = _floats(df[cols])
+            for test, idx in tests:
+                if idx:
+                    ok &= test(f[:, idx]).all(axis=1)
+        return pd.Series(ok, index=df.index)
+    return pa.Check(check, name="catalogue_values")
 
 
 @functools.lru_cache(maxsize=64)
 def domain_schema(specs: tuple[Column, ...], keys: tuple[str, ...] = ()) -> pa.DataFrameSchema:
     """The pandera schema of a set of catalogue columns (cached).
 
-    Required columns (except ``run_id``, which the loader fills from the folder name) may not
-    hold missing values; ``keys`` must be unique together.
+    Required columns (except ``run_id``, which the loader fills from the folder name) are
+    declared with their dtype and may not hold missing values; ``keys`` must be unique
+    together; one row check applies :data:`WIDE_CHECKS` to every numeric column.
     """
-    cols = {s.name: pa.Column(s.dtype, checks=_checks(s), required=False,
-                              nullable=not (s.required and s.name != "run_id")) for s in specs}
-    return pa.DataFrameSchema(cols, unique=list(keys) or None, report_duplicates="all",
-                              strict=False, name="eval-v2 catalogue")
+    cols = {s.name: pa.Column(s.dtype, nullable=False, required=False) for s in specs
+            if s.required and s.name != "run_id"}
+    numeric = tuple(s for s in specs if s.kind in (*_FLOAT_KINDS, *INTEGER_KINDS))
+    return pa.DataFrameSchema(cols, checks=[_values_check(numeric)], unique=list(keys) or None,
+                              report_duplicates="all", strict=False, name="eval-v2 catalogue")
 
 
 def _duplicates(df: pd.DataFrame, keys: Sequence[str], file: str, severity: str,
@@ -269,20 +307,35 @@ def check_domain(df: pd.DataFrame, specs: Iterable[Column], file: str, findings:
         if str(check).startswith("dtype"):
             findings.append(Finding("error", file, None, col, "dtype",
                                     f"dtype {grp['failure_case'].iloc[0]}, expected {check}"))
-        elif check in _CHECK_TEXT:
-            name, what = _CHECK_TEXT[check]
+        elif check == "not_nullable":  # a value rejected while parsing is reported once
             mask = pd.Series(df.index.isin(grp["index"].dropna()), index=df.index)
-            if check == "unit_interval" and df[col][mask].between(1, 100).all():
-                what += " (percentages? scores are on a [0, 1] scale)"
-            if name == "required_value":  # a value rejected while parsing is reported once
-                mask &= ~df.index.isin([r - 1 for r in rejected.get(col, ())])
-            report(findings, mask, df[col], file, col, name,
-                   what if name == "required_value" else what + "; set to missing")
-            if name != "required_value":
-                df[col] = df[col].mask(mask)
+            mask &= ~df.index.isin([r - 1 for r in rejected.get(col, ())])
+            report(findings, mask, df[col], file, col, "required_value",
+                   "missing value in a required column")
+    failing = cases.loc[cases["check"] == "catalogue_values", "index"].dropna().unique()
+    if len(failing):
+        for check in WIDE_CHECKS:
+            _wide_findings(df, present, check, failing, file, findings)
     if keys and cases["check"].astype(str).str.contains("uniqueness").any():
         findings.extend(_duplicates(df, keys, file, key_severity, key_note))
     return df
+
+
+def _wide_findings(df: pd.DataFrame, specs: Sequence[Column], check: str, index, file: str,
+                   findings: list) -> None:
+    """Per-column findings for the failing rows of a wide check; those values -> missing."""
+    kinds, test, name, what = WIDE_CHECKS[check]
+    cols = [s.name for s in specs if s.kind in kinds]
+    sub = df.loc[index, cols]
+    bad = pd.DataFrame(~test(_floats(sub)), index=sub.index, columns=cols)
+    for col in cols:
+        if bad[col].any():
+            mask = pd.Series(df.index.isin(sub.index[bad[col].to_numpy()]), index=df.index)
+            text = what
+            if check == "unit_interval" and df.loc[mask, col].between(1, 100).all():
+                text += " (percentages? scores are on a [0, 1] scale)"
+            report(findings, mask, df[col], file, col, name, text + "; set to missing")
+            df[col] = df[col].mask(mask)
 
 
 def _missing_flags(df: pd.DataFrame, specs: Sequence[Column], file: str,

@@ -27,18 +27,14 @@ import pyarrow as pa
 
 from dabench_analysis import schema
 from dabench_analysis._read import (
-    PA_TYPES,
     REPLAY_FILE,
     arrow_error,
-    arrow_read,
-    bad_rows,
     column_names,
     plain_name,
     read_header,
     read_replay,
     replay_path,
-    typed_fast,
-    typed_slow,
+    typed_read,
 )
 from dabench_analysis._typing import Finding, RunLoadError, check_domain
 
@@ -141,15 +137,8 @@ def read_table(
         set(columns) | {c for c, s in catalogue.items() if s.required}
     include = [h for h in header if wanted is None or canon[h] in wanted]
     specs = {h: catalogue[canon[h]] for h in include if canon[h] in catalogue}
-    types = {h: PA_TYPES.get(specs[h].kind, pa.string()) if h in specs else pa.string()
-             for h in include}
     try:
-        try:
-            table, bad = arrow_read(path, types, include)
-            df = typed_fast(table, specs, name, findings)
-            df.index = bad_rows(bad, len(df), name, findings)
-        except pa.ArrowInvalid:
-            df = typed_slow(path, header, specs, include, findings)
+        df = typed_read(path, header, specs, include, findings)
     except (pa.ArrowException, OSError) as exc:
         raise arrow_error(path, exc) from None
     df = df.rename(columns={h: canon[h] for h in df.columns if canon[h] != h})

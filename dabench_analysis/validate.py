@@ -18,7 +18,6 @@ from pathlib import Path
 import pandas as pd
 
 from dabench_analysis import _invariants as inv
-from dabench_analysis import schema
 from dabench_analysis.load import (
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
@@ -33,11 +32,7 @@ __all__ = ["ValidationReport", "Health", "validate_run", "validate_command", "he
 
 FINDING_COLUMNS = ["severity", "file", "row", "column", "check", "message"]
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-#: Weights of the harness health score (see :func:`validate_run`, Notes).
-HARNESS_WEIGHTS = {"reconciliation": 0.4, "validity": 0.2, "attribution": 0.2,
-                   "time_accounting": 0.1, "tool_reliability": 0.1}
-#: §Troubleshooting "Health score < 7": time accounting gaps > 50 %, tool failure rate > 10 %.
-GAP_LIMIT, TOOL_FAILURE_LIMIT = 0.5, 0.10
+HARNESS_WEIGHTS = inv.HARNESS_WEIGHTS
 #: §Health Score Interpretation: lower bound of each band and its action.
 BANDS = ((9.0, "HEALTHY", "Ready to use"), (7.0, "GOOD", "Review warnings"),
          (5.0, "FAIR", "Fix issues before publication"), (3.0, "POOR", "Investigation required"),
@@ -46,7 +41,24 @@ BANDS = ((9.0, "HEALTHY", "Ready to use"), (7.0, "GOOD", "Review warnings"),
 
 @dataclass(frozen=True)
 class Health:
-    """Harness health and run quality (seed 000 V2.1 item 2, "Separated Health Assessments")."""
+    """Harness health and run quality (seed 000 V2.1 item 2, "Separated Health Assessments").
+
+    Attributes
+    ----------
+    harness_score : float
+        0–10, from ``components`` and :data:`HARNESS_WEIGHTS` (formula: :func:`validate_run`).
+    harness_status : {"HEALTHY", "DEGRADED", "UNHEALTHY"}
+        V2.1 thresholds; HEALTHY also needs no error finding.
+    harness_band, action : str
+        §Health Score Interpretation (HEALTHY, GOOD, FAIR, POOR, UNHEALTHY) and what to do.
+    components : dict of str to float
+        reconciliation, validity, attribution, time_accounting, tool_reliability, each [0, 1].
+    run_quality_score : float
+        0–10, NaN for a run without tasks.
+    run_quality_status : {"HEALTHY", "DEGRADED", "UNHEALTHY", "UNDEFINED"}
+    answer_accuracy, execution_success_rate : float
+        Shares in [0, 1] (final_score >= 0.8; execution_success), NaN without values.
+    """
 
     harness_score: float
     harness_status: str
@@ -107,7 +119,16 @@ class ValidationReport:
         return self.findings.assign(run_id=self.run_id)[["run_id", *FINDING_COLUMNS]]
 
     def summary(self) -> pd.DataFrame:
-        """One row per check: ``severity, check, n, files, columns, first_row, example``."""
+        """One row per check: ``severity, check, n, files, columns, first_row, example``.
+
+        ``n`` counts finding lines (rows concerned); errors come first.
+
+        Examples
+        --------
+        >>> validate_run("data/sample_runs/pending_run").summary()[["severity", "check", "n"]]
+          severity         check  n
+        0    error  missing_file  1
+        """
         f = self.findings
         if f.empty:
             return pd.DataFrame(columns=["severity", "check", "n", "files", "columns",
@@ -147,66 +168,25 @@ def _side(run: Run, attr: str, file: str, findings: list) -> pd.DataFrame | None
                                 "not found; invariants that need it are not checked"))
         return None
     try:
-        return getattr(run, attr)
+        table = getattr(run, attr)
+        return table if "task_id" in table else None  # no task_id: reported by the loader
     except RunLoadError as exc:
         findings.extend(exc.findings or [Finding("error", file, None, None, "unreadable",
                                                  str(exc).splitlines()[0])])
         return None
 
 
-_INVARIANT_CHECKS = {i.check for i in inv.INVARIANTS} | {"unknown_task_id", "missing_trajectory"}
-
-
-def _validity(run: Run, findings: Sequence[Finding]) -> float:
-    errors = [f for f in findings if f.severity == "error" and f.file == run.task_file
-              and f.check not in _INVARIANT_CHECKS]
-    if any(not f.rows for f in errors):
-        return 0.0
-    bad = {r for f in errors for r in f.rows}
-    total = len(run.tasks) + len(bad - set(run.source_rows))
-    return 1.0 - len(bad) / total if total else 0.0
-
-
-def _harness(run: Run, rec: pd.DataFrame, failed: pd.Series,
-             findings: Sequence[Finding]) -> dict[str, float]:
-    failing = (rec["final_score"] < schema.SUCCESS_THRESHOLD).fillna(False).to_numpy()
-    if not failing.any():
-        attribution = 1.0
-    elif "failure_category" not in run.tasks:
-        attribution = 0.0
-    else:
-        cat = run.tasks["failure_category"][failing]
-        attribution = float((cat.notna() & (cat != "UNKNOWN_FAILURE")).mean())
-    ratio = rec["time_ratio"].dropna()
-    time_ok = 1.0 if ratio.empty else float((ratio >= 1 - GAP_LIMIT).mean())
-    calls, fails = rec["tool_calls"].sum(), rec["tool_failures"].sum()
-    rate = float(fails / calls) if calls and calls > 0 else 0.0
-    return {"reconciliation": float(1 - failed.mean()), "validity": _validity(run, findings),
-            "attribution": attribution, "time_accounting": time_ok,
-            "tool_reliability": 1.0 if rate <= TOOL_FAILURE_LIMIT else TOOL_FAILURE_LIMIT / rate}
-
-
 def _health(components: dict[str, float] | None, quality: dict[str, float],
             n_errors: int) -> Health:
-    score = 0.0 if components is None else round(
-        10 * sum(HARNESS_WEIGHTS[k] * v for k, v in components.items()), 2)
+    score = 0.0 if components is None else \
+        10 * sum(HARNESS_WEIGHTS[k] * v for k, v in components.items())
     band, action = _band(score)
     known = [v for v in quality.values() if not math.isnan(v)]
-    q = round(10 * sum(known) / len(known), 2) if known else float("nan")
+    q = 10 * sum(known) / len(known) if known else float("nan")
     return Health(score, _status(score, n_errors), band, action,
                   components or dict.fromkeys(HARNESS_WEIGHTS, 0.0), q, _status(q),
                   quality.get("answer_accuracy", float("nan")),
                   quality.get("execution_success_rate", float("nan")))
-
-
-def _quality(tasks: pd.DataFrame) -> dict[str, float]:
-    out = {}
-    for key, col in (("answer_accuracy", "final_score"),
-                     ("execution_success_rate", "execution_success")):
-        s = tasks[col].dropna() if col in tasks else pd.Series([], dtype="float64")
-        value = (s >= schema.SUCCESS_THRESHOLD) if col == "final_score" else s.astype(bool)
-        out[key] = float(value.mean()) if len(s) else float("nan")
-    return out
 
 
 def _failed_report(path: Path, exc: RunLoadError) -> ValidationReport:
@@ -284,7 +264,7 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True) -> Valid
     path = Path(path)
     extra: list[Finding] = []
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # every loader warning is also a finding
+        warnings.simplefilter("ignore", UserWarning)  # each loader warning is also a finding
         try:
             run = load_run(path, strict=False)
         except RunLoadError as exc:
@@ -301,8 +281,9 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True) -> Valid
         + inv.missing_steps(rec, traj, run.source_rows, run.task_file)
     findings = list(run.findings) + extra
     n_errors = sum(f.severity == "error" for f in findings)
-    components = _harness(run, rec, failed, findings) if len(run.tasks) else None
-    health = _health(components, _quality(run.tasks), n_errors)
+    components = inv.harness_components(run, rec, failed, findings) if len(run.tasks) \
+        else None
+    health = _health(components, inv.quality_components(run.tasks), n_errors)
     return ValidationReport(path, run.run_id, "evaluated", _frame(findings), health,
                             len(run.tasks), findings)
 
@@ -381,6 +362,15 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None) -
     Notes
     -----
     Text from the run (ids, messages) is printed as plain text, never as rich markup.
+
+    Examples
+    --------
+    >>> import io
+    >>> from rich.console import Console
+    >>> validate_command(["data/sample_runs/proposed_aat"], console=Console(file=io.StringIO()))
+    0
+    >>> validate_command(["data/sample_runs/pending_run"], console=Console(file=io.StringIO()))
+    1
     """
     from rich.console import Console
     from rich.table import Table

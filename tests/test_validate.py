@@ -1,0 +1,337 @@
+"""validate_run: findings per check, the seed's invariants, health, the validate command."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pandera.pandas as pa
+import pytest
+from rich.console import Console
+
+from dabench_analysis import _invariants, validate
+from dabench_analysis.synthetic import generate_run
+from dabench_analysis.validate import (
+    FINDING_COLUMNS,
+    HARNESS_WEIGHTS,
+    health_section,
+    validate_command,
+    validate_run,
+)
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
+TM = "task_metrics.csv"
+
+
+@pytest.fixture(scope="module")
+def run8(tmp_path_factory) -> Path:
+    return generate_run(tmp_path_factory.mktemp("val"), run_id="run8", n_tasks=8, seed=6,
+                        skill=-0.5)  # 3 of 8 tasks below 0.8
+
+
+@pytest.fixture(scope="module")
+def sample_reports():
+    return {name: validate_run(SAMPLE / name) for name in ("baseline_react", "proposed_aat")}
+
+
+def _copy(run: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(run, tmp_path / run.name))
+
+
+def _edit(path: Path, col: str, row: int, value) -> None:
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df.loc[row - 1, col] = str(value)
+    df.to_csv(path, index=False, lineterminator="\n")
+
+
+def _cell(path: Path, col: str, row: int) -> str:
+    return pd.read_csv(path, dtype=str, keep_default_na=False).loc[row - 1, col]
+
+
+# --- sample runs --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["baseline_react", "proposed_aat"])
+def test_sample_runs_have_no_errors(sample_reports, name):
+    rep = sample_reports[name]
+    assert rep.ok and rep.state == "evaluated" and rep.n_tasks == 80
+    assert set(rep.findings["severity"]) <= {"info"}
+    assert rep.health.harness_status == "HEALTHY"
+    assert rep.health.components["reconciliation"] == 1.0
+    assert rep.health.components["validity"] == 1.0
+
+
+def test_sample_health_numbers(sample_reports):
+    h = sample_reports["baseline_react"].health
+    t = pd.read_csv(SAMPLE / "baseline_react" / TM)
+    acc, ex = (t["final_score"] >= 0.8).mean(), t["execution_success"].mean()
+    assert (acc, ex) == (61 / 80, 77 / 80)  # counted from the CSV with pandas
+    assert h.answer_accuracy == pytest.approx(acc, abs=1e-12)
+    assert h.run_quality_score == pytest.approx(10 * (acc + ex) / 2, abs=0.005)
+    assert h.run_quality_status == "DEGRADED"  # 8.6: >= 7.0, < 9.0
+    rate = t["tool_failures"].sum() / t["tool_calls"].sum()
+    assert rate > 0.10
+    assert h.components["tool_reliability"] == pytest.approx(0.10 / rate, rel=1e-12)
+    expected = 10 * sum(HARNESS_WEIGHTS[k] * v for k, v in h.components.items())
+    assert h.harness_score == pytest.approx(expected, abs=0.005)
+    assert h.harness_score == pytest.approx(9.72, abs=0.005)
+
+
+def test_findings_frame_columns_and_dtypes(sample_reports):
+    f = sample_reports["baseline_react"].findings
+    assert list(f.columns) == FINDING_COLUMNS
+    assert str(f["row"].dtype) == "Int64"
+    frame = sample_reports["baseline_react"].to_frame()
+    assert list(frame.columns) == ["run_id", *FINDING_COLUMNS]
+    assert set(frame["run_id"]) == {"baseline_react"}
+
+
+def test_checks_run_through_pandera():
+    assert isinstance(_invariants._SCHEMA, pa.DataFrameSchema)
+    assert {c.name for c in _invariants._SCHEMA.checks} == {
+        i.check for i in _invariants.INVARIANTS}
+
+
+# --- each invariant -----------------------------------------------------------------------------
+
+def _flip_aat(run: Path) -> None:
+    old = _cell(run / TM, "aat_verification_passed", 2)
+    _edit(run / TM, "aat_verification_passed", 2, "0" if old == "1" else "1")
+
+
+def _bump(col: str, row: int, delta: float):
+    def damage(run: Path) -> None:
+        _edit(run / TM, col, row, f"{float(_cell(run / TM, col, row)) + delta:g}")
+    return damage
+
+
+def _set(col: str, row: int, value, file: str = TM):
+    def damage(run: Path) -> None:
+        _edit(run / file, col, row, value)
+    return damage
+
+
+def _replay_score(run: Path) -> None:
+    p = run / "task_4" / "task_replay.json"
+    data = json.loads(p.read_text())
+    data["evaluation_result"]["final_score"] = 0.123
+    p.write_text(json.dumps(data))
+
+
+def _wrong_outcome(run: Path) -> None:
+    status = _cell(run / TM, "outcome_status", 5)
+    _edit(run / TM, "outcome_status", 5, "failed" if status != "failed" else "correct")
+
+
+def _drop_steps(run: Path) -> None:
+    df = pd.read_csv(run / "trajectory.csv", dtype=str, keep_default_na=False)
+    df[df["task_id"] != "task_6"].to_csv(run / "trajectory.csv", index=False)
+
+
+INVARIANT_CASES = [
+    ("tool_call_count_mismatch", _bump("tool_calls", 3, 1), "error", 3, "tool_calls"),
+    ("tool_failure_count_mismatch", _bump("tool_failures", 4, 2), "error", 4, "tool_failures"),
+    ("token_conservation", _bump("total_tokens", 2, 200), "error", 2, "total_tokens"),
+    ("verification_outcome_mismatch", _flip_aat, "error", 2, "aat_verification_passed"),
+    ("analyst_score_formula", _bump("analyst_score", 6, 0.002), "error", 6, "analyst_score"),
+    ("outcome_status_mismatch", _wrong_outcome, "error", 5, "outcome_status"),
+    ("time_accounting_low", _set("execution_time", 7, "1e6"), "warning", 7, "execution_time"),
+    ("time_accounting_concurrent", _set("execution_time", 8, "0.001"), "info", 8,
+     "execution_time"),
+    ("replay_score_mismatch", _replay_score, "error", 4, "final_score"),
+    ("missing_trajectory", _drop_steps, "warning", 6, "task_id"),
+]
+
+
+@pytest.mark.parametrize("check, damage, severity, row, column", INVARIANT_CASES,
+                         ids=[c[0] for c in INVARIANT_CASES])
+def test_invariant_violation_is_found(run8, tmp_path, check, damage, severity, row, column):
+    run = _copy(run8, tmp_path)
+    damage(run)
+    rep = validate_run(run)
+    sel = rep.findings[rep.findings["check"] == check]
+    assert len(sel) == 1, rep.findings.to_string()
+    hit = sel.iloc[0]
+    assert (hit["severity"], hit["file"], hit["row"], hit["column"]) == (severity, TM, row,
+                                                                         column)
+    assert f"task_{row}" in hit["message"]
+    others = rep.findings[(rep.findings["severity"] != "info") & (rep.findings["check"] != check)]
+    assert others.empty, others.to_string()
+    assert rep.ok == (severity != "error")
+
+
+def test_token_tolerance_is_strictly_below_100(run8, tmp_path):
+    # seed 000 §Critical Invariants: abs(trajectory_tokens - metrics_tokens) < 100
+    run = _copy(run8, tmp_path)
+    traj = pd.read_csv(run / "trajectory.csv")
+    total = int(traj.loc[traj["task_id"] == "task_1", "tokens"].sum())
+    _edit(run / TM, "total_tokens", 1, total + 99)
+    _edit(run / TM, "total_tokens", 2, int(traj.loc[traj["task_id"] == "task_2", "tokens"].sum())
+          - 100)
+    rows = validate_run(run).findings.query("check == 'token_conservation'")["row"].tolist()
+    assert rows == [2]
+
+
+def test_analyst_tolerance_is_1e_3(run8, tmp_path):
+    run = _copy(run8, tmp_path)
+    _bump("analyst_score", 1, 0.0009)(run)
+    assert validate_run(run).ok
+
+
+def test_verification_passed_2_is_one_error_naming_the_row(run8, tmp_path):
+    run = _copy(run8, tmp_path)
+    _edit(run / TM, "verification_passed", 3, "2")
+    rep = validate_run(run)
+    errors = rep.findings[rep.findings["severity"] == "error"]
+    assert len(errors) == 1  # found by the loader, not checked a second time
+    e = errors.iloc[0]
+    assert (e["file"], e["row"], e["column"], e["check"]) == (TM, 3, "verification_passed",
+                                                              "flag_value")
+    assert rep.health.components["validity"] == pytest.approx(7 / 8)
+    assert rep.health.harness_status == "DEGRADED"
+
+
+@pytest.mark.parametrize("score, executed, expected", [
+    (1.0, True, "correct"), (0.8, True, "correct"), (0.8, False, "correct"),
+    (0.79, True, "partial"), (0.01, True, "partial"), (0.0, True, "failed"),
+    (0.5, False, "failed"), (0.5, None, pd.NA), (None, True, pd.NA), (0.0, None, "failed")])
+def test_outcome_status_rule(score, executed, expected):
+    # seed 000 V2.1 item 4
+    rec = pd.DataFrame({"final_score": pd.array([score], dtype="Float64"),
+                        "execution_success": pd.array([executed], dtype="boolean")})
+    got = _invariants._expected_outcome(rec).iloc[0]
+    assert (got is pd.NA and expected is pd.NA) or got == expected
+
+
+def test_unknown_task_ids_in_side_tables_and_replay_folders(run8, tmp_path):
+    run = _copy(run8, tmp_path)
+    _edit(run / "trajectory.csv", "task_id", 3, "task_77")
+    _edit(run / "tool_calls.csv", "task_id", 1, "task_78")
+    (run / "task_79").mkdir()
+    shutil.copy(run / "task_1" / "task_replay.json", run / "task_79" / "task_replay.json")
+    f = validate_run(run).findings.query("check == 'unknown_task_id'")
+    got = set(zip(f["file"], f["row"].astype(object).where(f["row"].notna(), None),
+                  f["severity"], strict=True))
+    assert ("trajectory.csv", 3, "error") in got
+    assert ("tool_calls.csv", 1, "error") in got
+    assert ("task_79/task_replay.json", None, "warning") in got
+
+
+def test_missing_side_files_skip_their_invariants(run8, tmp_path):
+    run = _copy(run8, tmp_path)
+    (run / "tool_calls.csv").unlink()
+    (run / "trajectory.csv").unlink()
+    rep = validate_run(run)
+    assert rep.ok
+    skipped = set(rep.findings.query("check == 'invariant_skipped'")["column"])
+    assert {"tool_calls", "tool_failures", "total_tokens"} <= skipped
+    assert set(rep.findings.query("check == 'missing_file'")["file"]) == {"trajectory.csv",
+                                                                          "tool_calls.csv"}
+
+
+# --- health -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("score, n_errors, status", [
+    (10.0, 0, "HEALTHY"), (9.0, 0, "HEALTHY"), (9.0, 1, "DEGRADED"), (8.99, 0, "DEGRADED"),
+    (7.0, 0, "DEGRADED"), (6.99, 0, "UNHEALTHY"), (0.0, 0, "UNHEALTHY"),
+    (float("nan"), 0, "UNDEFINED")])
+def test_status_thresholds(score, n_errors, status):
+    # seed 000 V2.1: HEALTHY (9.0+, no errors), DEGRADED (7.0+), UNHEALTHY (else)
+    assert validate._status(score, n_errors) == status
+
+
+@pytest.mark.parametrize("score, band", [(10, "HEALTHY"), (9, "HEALTHY"), (8.9, "GOOD"),
+                                         (7, "GOOD"), (6.5, "FAIR"), (5, "FAIR"), (4, "POOR"),
+                                         (3, "POOR"), (2.9, "UNHEALTHY"), (0, "UNHEALTHY")])
+def test_health_score_interpretation_bands(score, band):
+    assert validate._band(score)[0] == band
+
+
+def test_harness_score_formula_on_a_damaged_run(run8, tmp_path):
+    run = _copy(run8, tmp_path)
+    _bump("analyst_score", 1, -0.1)(run)
+    _bump("analyst_score", 2, -0.1)(run)
+    scores = pd.read_csv(run / TM)["final_score"]
+    first_failing = int(scores[scores < 0.8].index[0]) + 1
+    _edit(run / TM, "failure_category", first_failing, "UNKNOWN_FAILURE")
+    rep = validate_run(run)
+    c = rep.health.components
+    assert c["reconciliation"] == pytest.approx(6 / 8)
+    t = pd.read_csv(run / TM)
+    failing = t[t["final_score"] < 0.8]
+    expected_a = ((failing["failure_category"].notna())
+                  & (failing["failure_category"] != "UNKNOWN_FAILURE")).mean()
+    assert c["attribution"] == pytest.approx(expected_a) == pytest.approx(2 / 3)
+    assert rep.health.harness_score == pytest.approx(
+        10 * sum(HARNESS_WEIGHTS[k] * v for k, v in c.items()), abs=0.005)
+    assert rep.health.harness_status in ("DEGRADED", "UNHEALTHY")
+
+
+def test_unloadable_and_pending_runs_have_defined_health(tmp_path):
+    for path, state in ((SAMPLE / "pending_run", "not evaluated"), (tmp_path / "x", "failed")):
+        rep = validate_run(path)
+        assert rep.state == state and not rep.ok
+        assert rep.health.harness_score == 0.0 and rep.health.harness_status == "UNHEALTHY"
+        assert rep.health.run_quality_status == "UNDEFINED"
+
+
+def test_health_section(sample_reports):
+    table = health_section(sample_reports["proposed_aat"])
+    assert list(table.columns) == ["assessment", "measure", "value", "weight", "points",
+                                   "status", "note"]
+    harness = table[table["assessment"] == "harness_health"]
+    assert harness["measure"].tolist() == [*HARNESS_WEIGHTS, "score"]
+    parts = harness[harness["measure"] != "score"]["points"].sum()
+    assert parts == pytest.approx(harness.loc[harness["measure"] == "score", "value"].item(),
+                                  abs=0.005)
+    quality = table[table["assessment"] == "run_quality"].set_index("measure")
+    assert quality.loc["answer_accuracy", "value"] == pytest.approx(0.9)
+    assert quality.loc["score", "status"] == "HEALTHY"
+
+
+def test_summary_groups_by_check(run8, tmp_path):
+    run = _copy(run8, tmp_path)
+    _bump("analyst_score", 1, -0.1)(run)
+    _bump("analyst_score", 2, -0.1)(run)
+    s = validate_run(run).summary()
+    assert list(s.columns) == ["severity", "check", "n", "files", "columns", "first_row",
+                               "example"]
+    row = s.set_index("check").loc["analyst_score_formula"]
+    assert (row["n"], row["first_row"], row["severity"]) == (2, 1, "error")
+    assert s["severity"].iloc[0] == "error"
+
+
+# --- the validate command -------------------------------------------------------------------
+
+def _console() -> tuple[Console, io.StringIO]:
+    buf = io.StringIO()
+    return Console(file=buf, width=200, color_system=None), buf
+
+
+def test_validate_command_exit_status(run8, tmp_path):
+    con, buf = _console()
+    assert validate_command([SAMPLE / "baseline_react", SAMPLE / "proposed_aat"],
+                            console=con) == 0
+    assert "no errors" in buf.getvalue() and "HEALTHY" in buf.getvalue()
+    run = _copy(run8, tmp_path)
+    _edit(run / TM, "verification_passed", 3, "2")
+    con, buf = _console()
+    assert validate_command([SAMPLE / "proposed_aat", run], console=con) == 1
+    out = buf.getvalue()
+    assert "flag_value" in out and "task_metrics.csv row 3" in out
+    assert validate_command([SAMPLE / "pending_run"], console=_console()[0]) == 1
+
+
+def test_validate_command_prints_run_text_literally(run8, tmp_path):
+    run = _copy(run8, tmp_path)
+    _edit(run / "trajectory.csv", "task_id", 1, "[/bold][red]x[/]")
+    con, buf = _console()
+    assert validate_command([run], console=con) == 1  # no rich MarkupError
+    assert "[/bold][red]x[/]" in buf.getvalue()
+
+
+def test_validate_command_default_console_prints_to_stdout(capsys):
+    assert validate_command([SAMPLE / "proposed_aat"]) == 0
+    assert "proposed_aat" in capsys.readouterr().out
