@@ -146,8 +146,8 @@ class ValidationReport:
         h = self.health
         return (f"<ValidationReport {self.run_id!r} ({self.state}): "
                 f"{counts.get('error', 0)} errors, {counts.get('warning', 0)} warnings, "
-                f"{counts.get('info', 0)} info; harness health {h.harness_score:.1f}/10 "
-                f"{h.harness_status}; run quality {h.run_quality_score:.1f}/10 "
+                f"{counts.get('info', 0)} info; harness health {_num(h.harness_score)} "
+                f"{h.harness_status}; run quality {_num(h.run_quality_score)} "
                 f"{h.run_quality_status}>")
 
 
@@ -344,6 +344,10 @@ def _pct(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:.1%}"
 
 
+def _num(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.1f}/10"
+
+
 def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None) -> int:
     """Validate runs and print their findings grouped by check (the ``validate`` command).
 
@@ -398,8 +402,8 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None) -
             console.print(table)
         h = rep.health
         console.print(Text(
-            f"harness health {h.harness_score:.1f}/10 {h.harness_status} ({h.harness_band}: "
-            f"{h.action}); run quality {h.run_quality_score:.1f}/10 {h.run_quality_status} "
+            f"harness health {_num(h.harness_score)} {h.harness_status} ({h.harness_band}: "
+            f"{h.action}); run quality {_num(h.run_quality_score)} {h.run_quality_status} "
             f"(answer accuracy {_pct(h.answer_accuracy)}, execution success "
             f"{_pct(h.execution_success_rate)})"))
         status = max(status, 0 if rep.ok else 1)
