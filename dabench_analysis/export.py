@@ -112,7 +112,7 @@ def _has_named_index(df: pd.DataFrame) -> bool:
 
 
 def _md_escape(text: str) -> str:
-    text = html.escape(text, quote=False)
+    text = html.escape(text, quote=False).replace("\\", "\\\\")
     return text.replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 
 
