@@ -1,23 +1,19 @@
 """On-disk cache of parsed eval-v2 tables (Parquet), so that loading a run twice parses it once.
 
 :func:`cached_read` wraps the loader's parse function (``load.read_table``): the typed frame and
-its findings are stored as one Parquet file in the user cache directory
-(``platformdirs.user_cache_dir("dabench-analysis")``, or ``$DABENCH_CACHE_DIR``), never inside a
-run directory. An entry is served only when everything it was made from is unchanged:
+its findings are stored as one Parquet file in ``$DABENCH_CACHE_DIR`` or the user cache
+directory (``platformdirs.user_cache_dir("dabench-analysis")``), never in a run directory. An
+entry is served only when all it was made from is unchanged: the source file (absolute path,
+size, mtime in ns, SHA-256 of its bytes: a rewrite with the same size and mtime is a miss), the
+request (catalogue column specs, columns asked for, aliases) and the toolkit (version, pandas and
+pyarrow versions, a digest of ``load.py``, ``_read.py``, ``_typing.py``, ``schema.py`` and this
+module, so editing the loader invalidates every entry).
 
-- the source file: absolute path, size, modification time (ns) and a SHA-256 of its bytes, so a
-  file rewritten with the same size and the same mtime is parsed again;
-- the request: the catalogue's column specs, the columns asked for and the column aliases;
-- the toolkit: its version and a digest of the loader's source files (``load.py``,
-  ``_read.py``, ``_typing.py``, ``schema.py``, this module), so editing the loader invalidates
-  every entry.
-
-One entry per (path, request) lives at ``<dir>/v1/<2 hex>/<32 hex>.parquet``; a changed source
-file overwrites its entry instead of adding one. Entries are written to a temporary file in the
-same folder and renamed into place (:func:`os.replace`), so concurrent loaders (``--jobs 2``)
-never see a half-written entry; an unreadable entry counts as a miss and is rewritten. The frame's
-dtypes (ordered categoricals with unused levels, ``boolean``, ``Int64``, ``string``) and its
-index are restored exactly; if one cannot be, the entry is a miss.
+One entry per (path, request), ``<dir>/v1/<2 hex>/<32 hex>.parquet``: a changed source file
+overwrites its entry. Entries are written to a temporary file and renamed into place
+(:func:`os.replace`), so concurrent loaders (``--jobs 2``) never see half an entry; an unreadable
+entry is a miss. Dtypes (ordered categoricals with unused levels, ``boolean``, ``Int64``,
+``string``) and the index come back exactly, or the entry is a miss.
 """
 
 from __future__ import annotations
@@ -98,7 +94,7 @@ def file_digest(path: str | os.PathLike[str]) -> str:
 
 @functools.cache
 def _toolkit_fingerprint() -> str:
-    """Package version plus a digest of the loader's source files (computed once per process)."""
+    """Versions (package, pandas, pyarrow) and a digest of the loader's sources, once a process."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -110,27 +106,18 @@ def _toolkit_fingerprint() -> str:
     for name in _LOADER_FILES:
         with contextlib.suppress(OSError):
             h.update(name.encode() + b"\0" + (here / name).read_bytes())
-    return f"{ver}+{h.hexdigest()}"
+    return f"{ver}+{h.hexdigest()} pandas {pd.__version__} pyarrow {pa.__version__}"
 
 
-_CATALOGUES: dict[int, tuple[object, str]] = {}
-
-
-def _catalogue_fingerprint(catalogue: Mapping) -> str:
-    hit = _CATALOGUES.get(id(catalogue))
-    if hit is not None and hit[0] is catalogue:
-        return hit[1]
-    fp = hashlib.blake2b(repr(sorted((str(k), repr(v)) for k, v in catalogue.items()))
-                         .encode(), digest_size=16).hexdigest()
-    if len(_CATALOGUES) > 64:
-        _CATALOGUES.clear()
-    _CATALOGUES[id(catalogue)] = (catalogue, fp)
-    return fp
+@functools.lru_cache(maxsize=16)
+def _catalogue_fingerprint(catalogue_repr: str) -> str:
+    return hashlib.blake2b(catalogue_repr.encode(), digest_size=16).hexdigest()
 
 
 def _request(path: Path, catalogue: Mapping, columns: Sequence[str] | None,
              aliases: Mapping[str, str] | None) -> dict:
-    return {"path": str(path), "catalogue": _catalogue_fingerprint(catalogue),
+    specs = repr(sorted((str(k), repr(v)) for k, v in catalogue.items()))
+    return {"path": str(path), "catalogue": _catalogue_fingerprint(specs),
             "columns": None if columns is None else sorted(set(columns)),
             "aliases": sorted((aliases or {}).items()), "toolkit": _toolkit_fingerprint()}
 
@@ -189,7 +176,7 @@ def _finding_dict(f) -> dict:
     return dataclasses.asdict(f) if dataclasses.is_dataclass(f) else dict(vars(f))
 
 
-def _load(entry: Path, stamp: dict, finding_type: type | None):
+def _load(entry: Path, stamp: dict, finding_type: type):
     """The cached (frame, findings) if the entry matches ``stamp``; else None."""
     try:
         with pq.ParquetFile(entry) as pf:
@@ -215,8 +202,7 @@ def _load(entry: Path, stamp: dict, finding_type: type | None):
         return None  # unreadable, foreign or older entry: a miss
     if df is None:
         return None
-    cls = finding_type
-    findings = [cls(**{**d, "rows": tuple(d.get("rows", ()))}) if cls else d
+    findings = [finding_type(**{**d, "rows": tuple(d.get("rows", ()))})
                 for d in meta["findings"]]
     return df, findings
 
@@ -326,16 +312,16 @@ def cached_read(
     path = Path(path).absolute()
     try:
         root = cache_dir()
+        if root.is_relative_to(path.parent):
+            _warn_once(f"inside:{path.parent}", f"cache directory {root} is inside the run "
+                       f"directory {path.parent}; not caching (set ${ENV_VAR} elsewhere)")
+            return read(path, catalogue, **kwargs)
         st = path.stat()
-    except OSError:
-        return read(path, catalogue, **kwargs)
-    if root == path.parent or root.is_relative_to(path.parent):
-        _warn_once(f"inside:{path.parent}", f"cache directory {root} is inside the run "
-                   f"directory {path.parent}; not caching (set ${ENV_VAR} elsewhere)")
+        stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": file_digest(path)}
+    except OSError:  # unreadable or missing: the loader says what is wrong
         return read(path, catalogue, **kwargs)
     entry = _entry_path(root, _request(path, catalogue, columns, aliases))
-    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": file_digest(path)}
-    finding_type = _finding_type()
+    from dabench_analysis._typing import Finding as finding_type
     if entry.is_file():
         hit = _load(entry, stamp, finding_type)
         if hit is not None:
@@ -353,15 +339,6 @@ def cached_read(
     except (pa.ArrowException, TypeError, ValueError):
         pass  # a frame Parquet cannot hold (object columns of mixed types) is not cached
     return df, findings
-
-
-@functools.cache
-def _finding_type() -> type | None:
-    with contextlib.suppress(ImportError):
-        from dabench_analysis._typing import Finding
-
-        return Finding
-    return None  # pragma: no cover
 
 
 def _entries(root: Path) -> list[Path]:

@@ -102,6 +102,31 @@ def validate(
     raise typer.Exit(validate_command(run_dirs, console=console))
 
 
+cache_app = typer.Typer(no_args_is_help=True, help="The parse cache: parsed CSV files kept as "
+                        "Parquet in the user cache directory (or $DABENCH_CACHE_DIR).")
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Show where the parse cache is, how many entries it holds and their size."""
+    from dabench_analysis import cache
+
+    info = cache.info()
+    console.print(f"cache: {info['path']}\nentries: {info['entries']}\n"
+                  f"size: {info['bytes'] / 2**20:.1f} MiB\ntoolkit key: {info['toolkit']}")
+
+
+@cache_app.command("clear")
+def cache_clear() -> None:
+    """Delete every parsed table from the parse cache (run files are never touched)."""
+    from dabench_analysis import cache
+
+    done = cache.clear()
+    console.print(f"removed {done['removed']} entries ({done['bytes'] / 2**20:.1f} MiB) "
+                  f"from {done['path']}")
+
+
 def main() -> None:  # pragma: no cover - console-script entry
     """Entry point of the console script."""
     app()

@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
+from dabench_analysis import cache as parse_cache
 from dabench_analysis import schema
 from dabench_analysis._read import (
     REPLAY_FILE,
@@ -177,6 +178,9 @@ class Run:
         For each row of :attr:`tasks`, its 1-based data row in the task file.
     task_file : str
         ``task_metrics.csv``, or ``comprehensive_evaluation.csv`` for a legacy run.
+    cache : bool
+        Whether :attr:`trajectory` and :attr:`tool_calls` go through the parse cache
+        (:mod:`dabench_analysis.cache`).
     """
 
     run_id: str
@@ -186,6 +190,7 @@ class Run:
     include_text: bool = False
     source_rows: list[int] = field(default_factory=list)
     task_file: str = TASK_FILE
+    cache: bool = True
 
     def _side_table(self, file: str, catalogue: Mapping[str, schema.Column],
                     drop: Sequence[str] = ()) -> pd.DataFrame:
@@ -195,7 +200,8 @@ class Run:
             warnings.warn(f"{self.run_id}: {file} not found in {self.path}; using an empty "
                           "frame", stacklevel=3)
             return _empty(catalogue, cols)
-        df, found = read_table(path, catalogue, columns=cols)
+        df, found = parse_cache.cached_read(read_table, path, catalogue, columns=cols,
+                                            enabled=self.cache)
         self.findings.extend(found)
         errors = [f for f in found if f.severity == "error"]
         if errors:
@@ -277,7 +283,8 @@ class _Replays(Mapping[str, dict]):
         return len(self._paths)
 
 
-def _read_tasks(run_dir: Path, columns: Sequence[str] | None) -> tuple[pd.DataFrame, list, str]:
+def _read_tasks(run_dir: Path, columns: Sequence[str] | None,
+                cache: bool = True) -> tuple[pd.DataFrame, list, str]:
     name = TASK_FILE
     if not (run_dir / TASK_FILE).is_file():
         if not (run_dir / LEGACY_TASK_FILE).is_file():
@@ -295,8 +302,9 @@ def _read_tasks(run_dir: Path, columns: Sequence[str] | None) -> tuple[pd.DataFr
         raise RunLoadError(f"{run_dir / name}: required column(s) {missing} missing from the "
                            "header", [Finding("error", name, None, c, "required_column",
                                               "missing") for c in missing])
-    df, findings = read_table(run_dir / name, schema.TASK_COLUMNS, columns=columns,
-                              aliases=schema.ALIASES)
+    df, findings = parse_cache.cached_read(read_table, run_dir / name, schema.TASK_COLUMNS,
+                                           columns=columns, aliases=schema.ALIASES,
+                                           enabled=cache)
     return df, findings, name
 
 
@@ -306,6 +314,7 @@ def load_run(
     columns: Sequence[str] | None = None,
     strict: bool = True,
     include_text: bool = False,
+    cache: bool = True,
 ) -> Run:
     """Load one eval-v2 run directory.
 
@@ -328,6 +337,10 @@ def load_run(
     include_text : bool
         Keep the heavy free-text trajectory columns (thought, action_input, observation,
         raw_response, metadata_json) in :attr:`Run.trajectory`.
+    cache : bool
+        Read parsed files from, and add them to, the parse cache (:mod:`dabench_analysis.cache`:
+        Parquet in the user cache directory, keyed by path, size, mtime and content hash, so a
+        changed file is parsed again). False parses every file.
 
     Returns
     -------
@@ -352,7 +365,7 @@ def load_run(
     ['Easy', 'Medium', 'Hard', 'Extreme']
     """
     run_dir = _check_dir(Path(path))
-    tasks, findings, name = _read_tasks(run_dir, columns)
+    tasks, findings, name = _read_tasks(run_dir, columns, cache)
     errors = [f for f in findings if f.severity == "error"]
     if errors and strict:
         raise RunLoadError(f"{run_dir / name}: {len(errors)} problem(s) (load with strict=False "
@@ -381,4 +394,4 @@ def load_run(
                       f"missing, {dropped} row(s) dropped (see run.findings)",
                       stacklevel=2)
     return Run(run_id=run_id, path=run_dir, tasks=tasks, findings=findings,
-               include_text=include_text, source_rows=rows, task_file=name)
+               include_text=include_text, source_rows=rows, task_file=name, cache=cache)

@@ -10,7 +10,6 @@ parses CSV without holding the GIL. Folders without eval-v2 artifacts, runs that
 from __future__ import annotations
 
 import glob
-import inspect
 import os
 import sys
 import warnings
@@ -30,7 +29,6 @@ __all__ = ["Runs", "load_runs"]
 #: Most threads used by ``parallel=True`` (more do not help on the CSV parser's memory bandwidth).
 MAX_THREADS = 8
 _SKIPPED_COLUMNS = ["path", "reason"]
-_LOAD_RUN_CACHE = "cache" in inspect.signature(load_run).parameters
 
 
 def _evaluated(path: Path) -> bool:
@@ -292,9 +290,8 @@ def load_runs(
     dirs, skipped = _candidates(paths)
     workers = _workers(parallel, len(dirs))
     show = _show_progress(progress, len(dirs))
-    kwargs = {"columns": columns, "strict": strict, "include_text": include_text}
-    if _LOAD_RUN_CACHE:
-        kwargs["cache"] = cache
+    kwargs = {"columns": columns, "strict": strict, "include_text": include_text,
+              "cache": cache}
 
     def one(d: Path) -> Run | Exception:
         try:

@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from dabench_analysis import cache, load, schema
-from dabench_analysis import runs as runs_module
 from dabench_analysis.runs import Runs, load_runs
 from dabench_analysis.synthetic import generate_run
 
@@ -161,7 +160,6 @@ def test_parallel_and_sequential_agree(sweep):
     pd.testing.assert_frame_equal(one.trajectory, two.trajectory)
 
 
-@pytest.mark.skipif(not runs_module._LOAD_RUN_CACHE, reason="load_run has no cache keyword yet")
 def test_cache_on_and_off_give_the_same_frames(sweep):
     off = load_runs(sweep, cache=False, progress=False)
     assert cache.info()["entries"] == 0
