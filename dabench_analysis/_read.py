@@ -378,6 +378,31 @@ def plain_name(task_id: object) -> bool:
     return not (task_id is pd.NA or t in ("", ".", "..") or any(c in t for c in "/\\\x00"))
 
 
+def replay_paths(run_dir: Path, task_ids) -> list[str | None]:
+    """:func:`replay_path` for many tasks with one directory scan (one stat per replay).
+
+    Only plain-named sub-folders are considered; a sub-folder that is a symlink is resolved and
+    must stay inside ``run_dir``.
+    """
+    try:
+        with os.scandir(run_dir) as it:
+            folders = {e.name: e.is_symlink() for e in it if e.is_dir()}
+    except OSError:
+        return [None] * len(task_ids)
+    out: list[str | None] = []
+    for task_id in task_ids:
+        name = str(task_id)
+        if not plain_name(task_id) or name not in folders:
+            out.append(None)
+            continue
+        path = os.path.join(run_dir, name, REPLAY_FILE)
+        if folders[name]:
+            out.append(replay_path(run_dir, task_id))
+        else:
+            out.append(path if os.path.isfile(path) else None)
+    return out
+
+
 def replay_path(run_dir: Path, task_id: object) -> str | None:
     """``run_dir/<task_id>/task_replay.json`` if it exists and stays inside ``run_dir``."""
     if not plain_name(task_id):

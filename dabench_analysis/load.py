@@ -34,7 +34,7 @@ from dabench_analysis._read import (
     plain_name,
     read_header,
     read_replay,
-    replay_path,
+    replay_paths,
     typed_read,
 )
 from dabench_analysis._typing import Finding, RunLoadError, check_domain
@@ -378,7 +378,7 @@ def load_run(
     ids = tasks["run_id"].dropna().unique()
     run_id = str(ids[0]) if len(ids) == 1 else folder_id
     tasks["run_id"] = tasks["run_id"].fillna(run_id)
-    replay = [replay_path(run_dir, t) for t in tasks["task_id"]]
+    replay = replay_paths(run_dir, list(tasks["task_id"]))
     tasks["replay_path"] = pd.array([pd.NA if p is None else p for p in replay], dtype="string")
     unsafe = [str(t) for t in tasks["task_id"] if not plain_name(t)]
     if unsafe:
