@@ -25,7 +25,7 @@ venv: $(STAMP)
 
 ## report: every paper table and figure for the sample runs in data/, into $(OUT)/
 report: $(STAMP)
-	MPLBACKEND=Agg $(VENV)/bin/dabench-analysis report --out $(OUT) --jobs 2
+	$(VENV)/bin/dabench-analysis report --out $(OUT) --jobs 2
 
 ## test: the whole test suite (unit, reference values, notebooks end to end)
 test: $(STAMP)

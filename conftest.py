@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The tests' parse cache lives in a temporary folder, not in the user's cache directory.
+_CACHE = tempfile.mkdtemp(prefix="dabench-test-cache-")
+os.environ["DABENCH_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402

@@ -164,12 +164,13 @@ def reliability_diagram(
         ax.plot(table["mean_confidence"][has], table["accuracy"][has], "o", color=OKABE_ITO[1],
                 markersize=3, label="mean confidence")
         for x, n in zip(mid, table["n"], strict=True):
-            ax.text(x, 0.02, f"n={n}", ha="center", fontsize=5.5, color="0.2")
+            ax.text(x, 1.0, f"n={n}", ha="center", va="bottom", fontsize=5.5, color="0.2",
+                    transform=ax.get_xaxis_transform())
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("Confidence")
         ax.set_ylabel(f"Accuracy (final_score ≥ {threshold})")
-        ax.set_title(f"Reliability (ECE = {ece:.3f}, n = {int(table['n'].sum())})")
+        ax.set_title(f"Reliability (ECE = {ece:.3f}, n = {int(table['n'].sum())})", pad=10)
         ax.legend(loc="upper left", frameon=False)
     return ax.figure
 
@@ -260,7 +261,9 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, fig: Figure | None 
     """
     fig = fig if fig is not None else new_figure("two", aspect=0.45)
     if tool_calls.empty:
-        return _note(fig.add_subplot(), "no tool calls")
+        ax = fig.add_subplot()
+        ax.spines[:].set_visible(False)
+        return _note(ax, "no tool calls recorded (tool_calls.csv missing or empty)")
     usage = process.tool_usage(tool_calls).head(top)
     ax1, ax2 = fig.subplots(1, 2, sharey=True)
     y = np.arange(len(usage))
@@ -317,6 +320,6 @@ def paired_difference(
         p = res["p_value"]
         ptxt = "not testable" if not np.isfinite(p) else f"{p:.3g}"
         ax.set_title(f"Paired differences, proposed − baseline (n = {int(res['n_pairs'])}, "
-                     f"Wilcoxon p = {ptxt})")
+                     f"Wilcoxon p = {ptxt}, unadjusted)")
         ax.legend(loc="upper left", frameon=False)
     return ax.figure

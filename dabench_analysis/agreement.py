@@ -698,16 +698,15 @@ def plot_configurations(table: pd.DataFrame, *, by: str = "configuration", metri
     >>> len(plot_configurations(t).patches)
     2
     """
-    import matplotlib.pyplot as plt
+    from dabench_analysis.style import OKABE_ITO, axes_or_new
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 0.6 + 0.5 * len(table)), layout="constrained")
+    ax = axes_or_new(ax, "one", aspect=min(1.2, 0.25 + 0.15 * len(table)))
     y = np.arange(len(table))
     err = None
     if f"{metric}_ci_low" in table:
         lo, hi = table[f"{metric}_ci_low"], table[f"{metric}_ci_high"]
         err = np.vstack([(table[metric] - lo).clip(lower=0), (hi - table[metric]).clip(lower=0)])
-    ax.barh(y, table[metric], xerr=err, color="C0", capsize=3)
+    ax.barh(y, table[metric], xerr=err, color=OKABE_ITO[0], capsize=3)
     ax.set_yticks(y, table[by].astype(str))
     ax.invert_yaxis()
     ax.axvline(0, color="0.3", lw=0.8)

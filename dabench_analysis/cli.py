@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -38,8 +39,8 @@ def _print_summary(results: list[rep.JobResult]) -> None:
         table.add_column(col, overflow="fold")
     style = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
     for r in results:
-        table.add_row(r.job.kind, r.job.name, f"[{style[r.state]}]{r.state}[/]",
-                      f"{r.seconds:.1f}", r.reason)
+        table.add_row(r.job.kind, escape(r.job.name), f"[{style[r.state]}]{r.state}[/]",
+                      f"{r.seconds:.1f}", escape(r.reason))
     console.print(table)
 
 
@@ -70,7 +71,7 @@ def report(
         plan = rep.plan_jobs(run_dirs, out, baseline=baseline, judge_study=judge_study,
                              research_eval=research_eval)
     except rep.ReportError as exc:
-        err.print(f"[red]error:[/] {exc}")
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from None
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, disable=not err.is_terminal) as bar:
@@ -79,15 +80,21 @@ def report(
         def done(res: rep.JobResult) -> None:
             bar.advance(task)
             if res.state == "failed":
-                err.print(f"[red]failed[/] {res.job.name}: {res.reason}")
+                err.print(f"[red]failed[/] {escape(res.job.name)}: {escape(res.reason)}",
+                          highlight=False)
             elif res.state == "not evaluated":
-                err.print(f"[yellow]not evaluated[/] {res.job.name}: {res.reason}")
+                err.print(f"[yellow]not evaluated[/] {escape(res.job.name)}: "
+                          f"{escape(res.reason)}", highlight=False)
 
-        results = rep.run_jobs(plan, n_jobs=jobs, scheduler=scheduler, on_done=done,
-                               kernel_name=kernel)
+        try:
+            results = rep.run_jobs(plan, n_jobs=jobs, scheduler=scheduler, on_done=done,
+                                   kernel_name=kernel)
+        except rep.ReportError as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from None
     index = rep.write_index(results, out)
     _print_summary(results)
-    console.print(f"index: {index}")
+    console.print(f"index: {escape(str(index))}", highlight=False, soft_wrap=True)
     if any(r.state == "failed" for r in results):
         raise typer.Exit(1)
 
@@ -113,8 +120,9 @@ def cache_info() -> None:
     from dabench_analysis import cache
 
     info = cache.info()
-    console.print(f"cache: {info['path']}\nentries: {info['entries']}\n"
-                  f"size: {info['bytes'] / 2**20:.1f} MiB\ntoolkit key: {info['toolkit']}")
+    console.print(f"cache: {escape(str(info['path']))}\nentries: {info['entries']}\n"
+                  f"size: {info['bytes'] / 2**20:.1f} MiB\ntoolkit key: {info['toolkit']}",
+                  soft_wrap=True, highlight=False)
 
 
 @cache_app.command("clear")
@@ -124,7 +132,7 @@ def cache_clear() -> None:
 
     done = cache.clear()
     console.print(f"removed {done['removed']} entries ({done['bytes'] / 2**20:.1f} MiB) "
-                  f"from {done['path']}")
+                  f"from {escape(str(done['path']))}", soft_wrap=True, highlight=False)
 
 
 def main() -> None:  # pragma: no cover - console-script entry

@@ -169,7 +169,8 @@ def reporting_paragraph(
     Returns
     -------
     str
-        Markdown a user can paste: means ± std, the p-value with the test and correction named,
+        Markdown a user can paste, computed on the tasks present in both runs (the number left
+        out is said): means ± std, the p-value with the test and correction named,
         the paired effect size, per-difficulty means, autonomy, tool efficiency, verification,
         and the top failure categories with their shares.
 
@@ -182,6 +183,12 @@ def reporting_paragraph(
     missing = [m for m in ("final_score", "analyst_score") if m not in rows.index]
     if missing:
         raise ValueError(f"comparison has no row for {', '.join(missing)}")
+    require_columns(baseline, ["task_id", "final_score"], what="baseline")
+    require_columns(proposed, ["task_id", "final_score", "difficulty"], what="proposed")
+    shared = set(baseline["task_id"]) & set(proposed["task_id"])
+    n_only = len(set(baseline["task_id"]) ^ set(proposed["task_id"]))
+    baseline = baseline[baseline["task_id"].isin(shared)]
+    proposed = proposed[proposed["task_id"].isin(shared)]
     fs = rows.loc["final_score"]
     p_adj = float(fs["p_adjusted"])
     verdict = ("significantly outperforming" if fs["mean_diff"] > 0 else
@@ -189,9 +196,11 @@ def reporting_paragraph(
     levels = proposed["difficulty"].astype("string")
     counts = ", ".join(f"{lvl}: {int((levels == lvl).sum())}" for lvl in schema.DIFFICULTY_ORDER
                        if (levels == lvl).any())
+    only = (f" ({n_only} task{'s' if n_only != 1 else ''} evaluated in only one of the two "
+            "runs are left out)") if n_only else ""
     lines = [
         f"We evaluate our system on the DABench benchmark containing {len(proposed)} tasks of "
-        f"varying difficulty ({counts}). Our system achieves a mean final score of "
+        f"varying difficulty ({counts}){only}. Our system achieves a mean final score of "
         f"{_ms(proposed['final_score'])} (mean ± std), {verdict} the baseline "
         f"({_ms(baseline['final_score'])}; {format_p(p_adj)}, Wilcoxon signed-rank test on "
         f"{int(fs['n_pairs'])} paired tasks, {_CORRECTIONS.get(fs['correction'], fs['correction'])}-adjusted over "

@@ -112,6 +112,21 @@ def _kernel_exists(kernel_name: str) -> None:
                           f"{', '.join(sorted(specs)) or 'none'}); run `make venv`")
 
 
+@contextlib.contextmanager
+def _inline_backend():
+    """Run the kernel with the inline backend even when the caller set MPLBACKEND=Agg (as
+    headless scripts and CI do): otherwise figures are not embedded in report.html."""
+    old = os.environ.get("MPLBACKEND")
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("MPLBACKEND", None)
+        else:
+            os.environ["MPLBACKEND"] = old
+
+
 def _export_html(nb_path: Path, html_path: Path) -> None:
     from nbconvert import HTMLExporter
 
@@ -176,9 +191,10 @@ def run_notebook(
         src, dst = Path(tmp) / "input.ipynb", Path(tmp) / "report.ipynb"
         nbformat.write(nb, src)
         try:
-            pm.execute_notebook(str(src), str(dst), parameters=None, kernel_name=kernel_name,
-                                cwd=str(notebook.parent), progress_bar=False,
-                                execution_timeout=timeout)
+            with _inline_backend():
+                pm.execute_notebook(str(src), str(dst), parameters=None,
+                                    kernel_name=kernel_name, cwd=str(notebook.parent),
+                                    progress_bar=False, execution_timeout=timeout)
         except pm.PapermillExecutionError as exc:
             shutil.copyfile(dst, out / "report.failed.ipynb") if dst.exists() else None
             raise ReportError(f"{notebook.name} failed in cell {exc.exec_count}: {exc.ename}: "
@@ -265,8 +281,8 @@ def plan_jobs(
                 _inside(out, r.name), str(r)) for r in runs]
     if base is not None:
         for r in runs:
-            if r == base:
-                continue
+            if r == base or not is_evaluated(r):
+                continue  # a run without artifacts is already reported as not evaluated
             name = f"compare_{safe_name(base.name)}_vs_{safe_name(r.name)}"
             jobs.append(Job("compare", name, notebook_dir / "compare_runs.ipynb",
                             {"baseline_dir": str(base), "proposed_dir": str(r),
@@ -280,11 +296,31 @@ def plan_jobs(
                             {param: str(Path(path).resolve()),
                              "output_dir": str(_inside(out, name))}, _inside(out, name),
                             str(path)))
-    names = [j.out_dir for j in jobs]
-    clash = sorted({str(n) for n in names if names.count(n) > 1})
-    if clash:
-        raise ReportError(f"several runs would write to the same folder: {clash}")
+    seen: dict[Path, str] = {}
+    for j in jobs:
+        if j.out_dir in seen:
+            raise ReportError(f"{seen[j.out_dir]} and {j.source} would both write to "
+                              f"{j.out_dir}; rename one run folder or report them separately")
+        seen[j.out_dir] = j.source
+    inputs = runs + [Path(p).resolve() for p in (judge_study, research_eval) if p is not None]
+    for j in jobs:
+        for d in inputs:
+            if j.out_dir == d or j.out_dir.is_relative_to(d) or d.is_relative_to(j.out_dir):
+                raise ReportError(f"--out {out} would write into the input {d}; choose an "
+                                  "output folder outside the run directories")
     return jobs
+
+
+_OURS = ("report.ipynb", "report.failed.ipynb", "summary.json")
+
+
+def _clear_previous(out_dir: Path) -> None:
+    """Remove a previous report from ``out_dir`` so that a failing re-run cannot leave the old
+    numbers looking current. Only folders this toolkit wrote (holding one of its marker files)
+    are removed."""
+    if out_dir.is_dir() and not out_dir.is_symlink() and any(
+            (out_dir / m).exists() for m in _OURS):
+        shutil.rmtree(out_dir)
 
 
 def execute_job(job: Job, kernel_name: str = "python3") -> JobResult:
@@ -299,6 +335,7 @@ def execute_job(job: Job, kernel_name: str = "python3") -> JobResult:
             if not is_evaluated(d):
                 return JobResult(job, "not evaluated",
                                  f"{d.name}: no task_metrics.csv (run eval-v2 first)")
+    _clear_previous(job.out_dir)
     try:
         run_notebook(job.notebook, job.out_dir, job.parameters, kernel_name=kernel_name)
     except ReportError as exc:
@@ -357,7 +394,12 @@ def run_jobs(
     if scheduler:
         from distributed import Client, as_completed
 
-        with Client(scheduler) as client:
+        try:
+            client = Client(scheduler, timeout="15s")
+        except (OSError, ValueError, TimeoutError) as exc:
+            raise ReportError(f"cannot reach the Dask scheduler at {scheduler!r}: "
+                              f"{type(exc).__name__}: {exc}") from None
+        with client:
             futures = {client.submit(execute_job, j, kernel_name, pure=False): i
                        for i, j in enumerate(jobs)}
             for fut in as_completed(futures):
@@ -384,7 +426,7 @@ _INDEX_CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem
 def _summary_text(summary: dict) -> str:
     keys = [("n_tasks", "{} tasks"), ("answer_accuracy", "accuracy {:.1%}"),
             ("mean_final_score", "mean score {:.3f}"), ("mean_diff_final_score", "Δ {:+.3f}"),
-            ("p_value_final_score", "p = {:.3g}")]
+            ("p_adjusted_final_score", "Wilcoxon p (Holm) = {:.3g}")]
     parts = []
     for key, fmt in keys:
         value = summary.get(key)

@@ -539,17 +539,16 @@ def plot_latency(cases: pd.DataFrame, *, by: str = "run_id", column: str = "elap
     >>> [t.get_text() for t in plot_latency(c).get_yticklabels()]
     ['a', 'b']
     """
-    import matplotlib.pyplot as plt
+    from dabench_analysis.style import OKABE_ITO, axes_or_new
 
     _check(cases, by, column)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 0.8 + 0.5 * cases[by].nunique()), layout="constrained")
+    ax = axes_or_new(ax, "one", aspect=min(1.2, 0.3 + 0.15 * cases[by].nunique()))
     groups = [(str(k), g[column].dropna().to_numpy() / 1000)
               for k, g in cases.groupby(by, sort=False, observed=True)]
     ax.boxplot([v for _, v in groups], orientation="horizontal", showfliers=False,
                tick_labels=[k for k, _ in groups])
     for i, (_, v) in enumerate(groups, start=1):
-        ax.plot(v, np.full(len(v), float(i)), "o", ms=3, alpha=0.5, color="C0")
+        ax.plot(v, np.full(len(v), float(i)), "o", ms=3, alpha=0.5, color=OKABE_ITO[0])
     ax.invert_yaxis()
     ax.set_xlabel(f"{column.removesuffix('_ms')} per case (s)")
     return ax
@@ -576,13 +575,12 @@ def plot_pass_rate(rates: pd.DataFrame, *, by: str = "run_id", ax: Any = None) -
     >>> len(plot_pass_rate(r).patches)
     1
     """
-    import matplotlib.pyplot as plt
+    from dabench_analysis.style import OKABE_ITO, axes_or_new
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 0.8 + 0.5 * len(rates)), layout="constrained")
+    ax = axes_or_new(ax, "one", aspect=min(1.2, 0.3 + 0.15 * len(rates)))
     y = np.arange(len(rates))
     err = np.vstack([rates["pass_rate"] - rates["ci_low"], rates["ci_high"] - rates["pass_rate"]])
-    ax.barh(y, rates["pass_rate"], xerr=err, capsize=3, color="C0")
+    ax.barh(y, rates["pass_rate"], xerr=err, capsize=3, color=OKABE_ITO[0])
     ax.set_yticks(y, rates[by].astype(str))
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
