@@ -255,8 +255,11 @@ class Run:
 
     def __repr__(self) -> str:
         n = len(self.tasks)
-        score = self.tasks["final_score"] if "final_score" in self.tasks else pd.Series([])
-        acc = f"{(score >= schema.SUCCESS_THRESHOLD).mean():.1%}" if n else "n/a"
+        score = (self.tasks["final_score"] if "final_score" in self.tasks
+                 else pd.Series([], dtype="float64")).astype("float64").dropna()
+        acc = f"{(score >= schema.SUCCESS_THRESHOLD).mean():.1%}" if len(score) else "n/a"
+        if len(score) < n:
+            acc += f" of {len(score)} scored"
         errs = sum(f.severity == "error" for f in self.findings)
         return (f"<Run {self.run_id!r}: {n} tasks, answer accuracy {acc} "
                 f"(final_score >= {schema.SUCCESS_THRESHOLD}), files: "
@@ -295,16 +298,26 @@ def _read_tasks(run_dir: Path, columns: Sequence[str] | None,
         name = LEGACY_TASK_FILE
         warnings.warn(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
                       "loading its subset of columns", stacklevel=3)
-    present = {schema.ALIASES.get(h.strip(), h.strip()) for h in read_header(run_dir / name)}
+    try:
+        header = read_header(run_dir / name)
+    except RunLoadError as exc:  # name the run, not only the file
+        raise RunLoadError(f"{run_dir}: {exc.args[0].splitlines()[0]}", exc.findings) from None
+    present = {schema.ALIASES.get(h.strip(), h.strip()) for h in header}
     if not {"task_id", "final_score"} <= present:  # before reading a possibly huge file
         missing = [c for c, s in schema.TASK_COLUMNS.items() if s.required and c not in present
                    and c != "run_id"]
         raise RunLoadError(f"{run_dir / name}: required column(s) {missing} missing from the "
                            "header", [Finding("error", name, None, c, "required_column",
                                               "missing") for c in missing])
-    df, findings = parse_cache.cached_read(read_table, run_dir / name, schema.TASK_COLUMNS,
-                                           columns=columns, aliases=schema.ALIASES,
-                                           enabled=cache)
+    try:
+        df, findings = parse_cache.cached_read(read_table, run_dir / name, schema.TASK_COLUMNS,
+                                               columns=columns, aliases=schema.ALIASES,
+                                               enabled=cache)
+    except RunLoadError as exc:
+        first = exc.args[0].splitlines()[0]
+        if str(run_dir) in first:
+            raise
+        raise RunLoadError(f"{run_dir}: {first}", exc.findings) from None
     return df, findings, name
 
 
@@ -368,8 +381,8 @@ def load_run(
     tasks, findings, name = _read_tasks(run_dir, columns, cache)
     errors = [f for f in findings if f.severity == "error"]
     if errors and strict:
-        raise RunLoadError(f"{run_dir / name}: {len(errors)} problem(s) (load with strict=False "
-                           "to keep the valid values)", errors)
+        raise RunLoadError(f"{run_dir / name}: {len(errors)} problem(s) (in Python, "
+                           "load_run(path, strict=False) keeps the valid values)", errors)
     keep = ~tasks["task_id"].duplicated() & tasks["task_id"].notna()
     tasks = tasks[keep]
     folder_id = run_dir.resolve().name

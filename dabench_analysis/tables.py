@@ -14,7 +14,7 @@ import pandas as pd
 from dabench_analysis import schema, stats
 
 __all__ = ["main_results", "difficulty_breakdown", "task_type_breakdown", "specialist_participation",
-           "key_numbers", "require_columns", "correct_mask"]
+           "key_numbers", "require_columns", "require_rows", "correct_mask"]
 
 
 def require_columns(tasks: pd.DataFrame, columns: Sequence[str], *, what: str = "tasks") -> None:
@@ -44,6 +44,25 @@ def require_columns(tasks: pd.DataFrame, columns: Sequence[str], *, what: str = 
         noun = "column" if len(missing) == 1 else "columns"
         raise ValueError(f"{noun} {', '.join(repr(m) for m in missing)} not in {what}; "
                          f"known: {known}{more}")
+
+
+def require_rows(tasks: pd.DataFrame, *, what: str = "tasks") -> None:
+    """Raise a clear error when there is nothing to analyse (e.g. a header-only file).
+
+    Raises
+    ------
+    ValueError
+        If ``tasks`` has no rows.
+
+    Examples
+    --------
+    >>> require_rows(pd.DataFrame({"task_id": []}), what="run r1")
+    Traceback (most recent call last):
+    ...
+    ValueError: run r1 has no task rows: nothing to report
+    """
+    if len(tasks) == 0:
+        raise ValueError(f"{what} has no task rows: nothing to report")
 
 
 def correct_mask(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Series:
