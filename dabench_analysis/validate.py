@@ -402,8 +402,10 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None) -
             console.print(table)
         h = rep.health
         console.print(Text(
-            f"harness health {_num(h.harness_score)} {h.harness_status} ({h.harness_band}: "
-            f"{h.action}); run quality {_num(h.run_quality_score)} {h.run_quality_status} "
+            f"harness health {_num(h.harness_score)} {h.harness_status}"
+            + (" (not HEALTHY while there are errors)" if h.harness_status != h.harness_band
+               and not rep.ok and h.harness_score >= 9 else "")
+            + f" — score band {h.harness_band}: {h.action}; run quality {_num(h.run_quality_score)} {h.run_quality_status} "
             f"(answer accuracy {_pct(h.answer_accuracy)}, execution success "
             f"{_pct(h.execution_success_rate)})"))
         status = max(status, 0 if rep.ok else 1)
