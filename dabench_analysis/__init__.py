@@ -9,10 +9,11 @@
 from dabench_analysis import (ablation, agreement, calibration, comparison, explore, export,
                               failures, figures, process, schema, stats, style, tables, validate)
 from dabench_analysis.load import Finding, Run, RunLoadError, load_run
+from dabench_analysis.runs import Runs, load_runs
 from dabench_analysis.validate import ValidationReport, validate_run
 
 __version__ = "0.1.0"
-__all__ = ["Finding", "Run", "RunLoadError", "ValidationReport", "__version__", "ablation",
+__all__ = ["Finding", "Run", "RunLoadError", "Runs", "ValidationReport", "__version__", "ablation",
            "agreement", "calibration", "comparison", "explore", "export", "failures", "figures",
-           "load_run", "process", "schema", "stats", "style", "tables", "validate",
+           "load_run", "load_runs", "process", "schema", "stats", "style", "tables", "validate",
            "validate_run"]
