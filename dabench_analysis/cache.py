@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -40,7 +41,7 @@ ENV_VAR = "DABENCH_CACHE_DIR"
 _LAYOUT = "v1"
 _META = b"dabench.cache"
 _LOADER_FILES = ("load.py", "_read.py", "_typing.py", "schema.py", "cache.py")
-_INDEX_COLUMN = "__dabench_index__"
+_INDEX_COLUMN = "__dabench_index__"  # the frame's index, stored as the last column
 _ARROW_TO_PANDAS = {pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype(),
                     pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype()}
 _warned: set[str] = set()
@@ -117,43 +118,51 @@ def _toolkit_fingerprint() -> str:
     return f"{ver}+{h.hexdigest()} pandas {pd.__version__} pyarrow {pa.__version__}"
 
 
-@functools.lru_cache(maxsize=16)
-def _catalogue_fingerprint(catalogue_repr: str) -> str:
-    return hashlib.blake2b(catalogue_repr.encode(), digest_size=16).hexdigest()
+_CATALOGUES: dict[int, tuple[Mapping, str]] = {}
 
 
-def _request(path: Path, catalogue: Mapping, columns: Sequence[str] | None,
-             aliases: Mapping[str, str] | None) -> dict:
-    specs = repr(sorted((str(k), repr(v)) for k, v in catalogue.items()))
-    return {"path": str(path), "catalogue": _catalogue_fingerprint(specs),
-            "columns": None if columns is None else sorted(set(columns)),
-            "aliases": sorted((aliases or {}).items()), "toolkit": _toolkit_fingerprint()}
+def _catalogue_fingerprint(catalogue: Mapping) -> str:
+    """Digest of a catalogue's column specs, memoised per catalogue object (module constants)."""
+    known = _CATALOGUES.get(id(catalogue))
+    if known is None or known[0] is not catalogue:
+        specs = repr(sorted((str(k), repr(v)) for k, v in catalogue.items()))
+        known = (catalogue, hashlib.blake2b(specs.encode(), digest_size=16).hexdigest())
+        if len(_CATALOGUES) > 32:
+            _CATALOGUES.clear()
+        _CATALOGUES[id(catalogue)] = known
+    return known[1]
 
 
-def _entry_path(root: Path, request: dict) -> Path:
-    name = hashlib.blake2b(json.dumps(request, sort_keys=True).encode(),
-                           digest_size=16).hexdigest()
+def _entry_path(root: Path, path: Path, catalogue: Mapping, columns: Sequence[str] | None,
+                aliases: Mapping[str, str] | None) -> Path:
+    """``<root>/v1/<2 hex>/<32 hex>.parquet``, named after the file and the request."""
+    request = {"path": str(path), "catalogue": _catalogue_fingerprint(catalogue),
+               "columns": None if columns is None else sorted(set(columns)),
+               "aliases": sorted((aliases or {}).items()), "toolkit": _toolkit_fingerprint()}
+    name = hashlib.blake2b(json.dumps(request).encode(), digest_size=16).hexdigest()
     return root / _LAYOUT / name[:2] / f"{name}.parquet"
 
 
 def _dtype_spec(dtype) -> dict:
     if isinstance(dtype, pd.CategoricalDtype):
-        cats = dtype.categories
-        return {"kind": "category", "categories": cats.tolist(), "ordered": bool(dtype.ordered),
-                "categories_dtype": str(cats.dtype)}
+        return {"kind": "category", "categories": dtype.categories.tolist(),
+                "ordered": bool(dtype.ordered), "categories_dtype": str(dtype.categories.dtype)}
     if isinstance(dtype, pd.StringDtype):
         return {"kind": "string", "storage": dtype.storage,
                 "na": "NA" if dtype.na_value is pd.NA else "nan"}
     return {"kind": "other", "name": str(dtype), "repr": repr(dtype)}
 
 
+@functools.lru_cache(maxsize=256)
+def _categorical(categories: tuple, categories_dtype: str, ordered: bool) -> pd.CategoricalDtype:
+    return pd.CategoricalDtype(pd.Index(list(categories), dtype=categories_dtype), ordered=ordered)
+
+
 def _want(spec: dict):
     if spec["kind"] == "category":
-        cats = pd.Index(spec["categories"], dtype=spec["categories_dtype"])
-        return pd.CategoricalDtype(cats, ordered=spec["ordered"])
+        return _categorical(tuple(spec["categories"]), spec["categories_dtype"], spec["ordered"])
     if spec["kind"] == "string":
-        return pd.StringDtype(spec["storage"], na_value=pd.NA if spec["na"] == "NA"
-                              else float("nan"))
+        return pd.StringDtype(spec["storage"], na_value=pd.NA if spec["na"] == "NA" else np.nan)
     return pd.api.types.pandas_dtype(spec["name"])
 
 
@@ -169,19 +178,40 @@ def _same(have, spec: dict) -> bool:
 
 
 def _restore(df: pd.DataFrame, specs: list[dict]) -> pd.DataFrame | None:
-    """Give each column its stored dtype; None when one does not come back exactly."""
-    fix = {col: _want(spec) for col, have, spec in zip(df.columns, df.dtypes, specs, strict=True)
-           if not _same(have, spec)}
-    if fix:
-        df = df.astype(fix)
-        if not all(_same(df[c].dtype, spec) for c, spec in zip(df.columns, specs, strict=True)
-                   if c in fix):
-            return None
-    return df
+    """Give each column its stored dtype (categoricals are stored as codes); None when one
+    does not come back exactly."""
+    cats, fix = {}, {}
+    for col, have, spec in zip(df.columns, df.dtypes, specs, strict=True):
+        if spec["kind"] == "category" and getattr(have, "kind", "") in "iu":
+            cats[col] = pd.Categorical.from_codes(df[col].to_numpy(dtype=np.int64),
+                                                  dtype=_want(spec))
+        elif not _same(have, spec):
+            fix[col] = _want(spec)
+    if cats or fix:  # column by column: DataFrame.astype(dict) visits every column
+        df = df.assign(**cats, **{c: df[c].astype(t) for c, t in fix.items()})
+    ok = all(_same(df[c].dtype, spec) for c, spec in zip(df.columns, specs, strict=True)
+             if c in fix)
+    return df if ok else None
 
 
-def _finding_dict(f) -> dict:
-    return dataclasses.asdict(f) if dataclasses.is_dataclass(f) else dict(vars(f))
+def _to_arrow(col: pd.Series) -> pa.Array:
+    """One column to Arrow without pyarrow's pandas metadata (half the time of from_pandas)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return pa.array(col.array.codes)  # -1 = missing; the categories are in the metadata
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "biuf":
+        return pa.array(col.to_numpy())
+    return pa.Array.from_pandas(col.array)
+
+
+def _index(labels: pa.ChunkedArray, meta: dict) -> pd.Index:
+    name, spec = meta["index_name"], meta["index"]
+    if meta["range"]:
+        return pd.RangeIndex(*meta["range"], name=name)
+    if spec["kind"] == "other" and spec["name"] == "int64" and labels.null_count == 0:
+        return pd.Index(labels.to_numpy(), dtype="int64", name=name)  # the loader's row numbers
+    values = _restore(pa.table({"i": labels}).to_pandas(types_mapper=_ARROW_TO_PANDAS.get),
+                      [spec])
+    return pd.Index(values["i"].array, name=name)
 
 
 def _load(entry: Path, stamp: dict, finding_type: type):
@@ -192,58 +222,36 @@ def _load(entry: Path, stamp: dict, finding_type: type):
             if meta.get("stamp") != stamp:
                 return None
             table = pf.read(use_threads=False)
-        index = meta["index"]
-        if index["kind"] == "column":
-            values = _restore(table.select([_INDEX_COLUMN]).to_pandas(
-                types_mapper=_ARROW_TO_PANDAS.get), [index["dtype"]])
-            labels = pd.Index(values[_INDEX_COLUMN].array, name=index["name"])
-            table = table.drop_columns([_INDEX_COLUMN])
-        else:
-            labels = pd.RangeIndex(index["start"], index["stop"], index["step"],
-                                   name=index["name"])
-        df = table.to_pandas(types_mapper=_ARROW_TO_PANDAS.get)
-        df.index = labels
-        if list(df.columns) != meta["columns"]:
+        labels = table.column(_INDEX_COLUMN)
+        df = _restore(table.drop_columns([_INDEX_COLUMN]).to_pandas(
+            types_mapper=_ARROW_TO_PANDAS.get), meta["dtypes"])
+        if df is None or list(df.columns) != meta["columns"]:
             return None
-        df = _restore(df, meta["dtypes"])
+        df.index = _index(labels, meta)
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
         return None  # unreadable, foreign or older entry: a miss
-    if df is None:
-        return None
     findings = [finding_type(**{**d, "rows": tuple(d.get("rows", ()))})
                 for d in meta["findings"]]
     return df, findings
 
 
-def _index_meta(df: pd.DataFrame) -> tuple[pd.DataFrame, dict] | None:
-    """The frame to write and how to rebuild its index; None if it cannot be stored."""
-    idx = df.index
-    if isinstance(idx, pd.MultiIndex) or not isinstance(idx.name, (str, type(None))):
-        return None
-    if isinstance(idx, pd.RangeIndex):
-        return df, {"kind": "range", "start": idx.start, "stop": idx.stop, "step": idx.step,
-                    "name": idx.name}
-    frame = df.reset_index(drop=True)
-    frame[_INDEX_COLUMN] = idx.to_numpy()
-    return frame, {"kind": "column", "name": idx.name, "dtype": _dtype_spec(idx.dtype)}
-
-
 def _store(entry: Path, df: pd.DataFrame, findings: list, stamp: dict) -> None:
-    stored = _index_meta(df)
-    if stored is None or _INDEX_COLUMN in df.columns or \
-            not all(isinstance(c, str) for c in df.columns):
-        return
-    frame, index = stored
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    meta = {"stamp": stamp, "columns": list(df.columns), "index": index,
-            "dtypes": [_dtype_spec(t) for t in df.dtypes],
-            "findings": [_finding_dict(f) for f in findings]}
+    idx = df.index
+    if isinstance(idx, pd.MultiIndex) or not isinstance(idx.name, (str, type(None))) or \
+            not all(isinstance(c, str) and c != _INDEX_COLUMN for c in df.columns):
+        return  # not a frame the loader makes: not cached
+    columns = [_to_arrow(df[c]) for c in df.columns] + [_to_arrow(idx.to_series())]
+    table = pa.Table.from_arrays(columns, names=[*df.columns, _INDEX_COLUMN])
+    meta = {"stamp": stamp, "columns": list(df.columns), "index_name": idx.name,
+            "range": [idx.start, idx.stop, idx.step] if isinstance(idx, pd.RangeIndex) else None,
+            "dtypes": [_dtype_spec(t) for t in df.dtypes], "index": _dtype_spec(idx.dtype),
+            "findings": [dataclasses.asdict(f) for f in findings]}
     table = table.replace_schema_metadata({_META: json.dumps(meta).encode()})
     entry.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{entry.stem}.", suffix=".tmp", dir=entry.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            pq.write_table(table, fh, compression="snappy")
+            pq.write_table(table, fh, compression="snappy", use_dictionary=False)
         os.replace(tmp, entry)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -328,7 +336,7 @@ def cached_read(
         stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "digest": file_digest(path)}
     except OSError:  # unreadable or missing: the loader says what is wrong
         return read(path, catalogue, **kwargs)
-    entry = _entry_path(root, _request(path, catalogue, columns, aliases))
+    entry = _entry_path(root, path, catalogue, columns, aliases)
     from dabench_analysis._typing import Finding as finding_type
     if entry.is_file():
         hit = _load(entry, stamp, finding_type)
@@ -372,12 +380,8 @@ def info() -> dict:
     >>> del os.environ[ENV_VAR]
     """
     root = cache_dir()
-    files = _entries(root)
-    size = 0
-    for f in files:
-        with contextlib.suppress(OSError):
-            size += f.stat().st_size
-    return {"path": str(root), "entries": len(files), "bytes": size,
+    sizes = [f.stat().st_size for f in _entries(root) if f.is_file()]
+    return {"path": str(root), "entries": len(sizes), "bytes": sum(sizes),
             "toolkit": _toolkit_fingerprint()}
 
 
