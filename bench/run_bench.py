@@ -106,8 +106,8 @@ def bench_load(sweep: Path, repeats: int) -> dict:
     out["naive"] = _time(lambda: pd.concat([pd.read_csv(f) for f in files]), repeats)
     out["load_runs_nocache"] = _time(lambda: load_runs(sweep, cache=False, progress=False),
                                      repeats)
-    out["load_runs_nocache_1thread"] = _time(
-        lambda: load_runs(sweep, cache=False, progress=False, parallel=False), 1)
+    out["load_runs_nocache_2threads"] = _time(
+        lambda: load_runs(sweep, cache=False, progress=False, parallel=2), 1)
     out["load_runs_cold"] = _time(lambda: load_runs(sweep, progress=False), repeats,
                                   before=cache.clear)
     out["load_runs_hit"] = _time(lambda: load_runs(sweep, progress=False), repeats)
@@ -192,6 +192,17 @@ def bench_trajectory(sweep: Path, repeats: int) -> dict:
     return out
 
 
+def _cell_times(executed: Path) -> dict:
+    """Seconds per cell of an executed notebook (papermill's metadata): total and the slowest."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    cells = [(c.metadata.get("papermill", {}).get("duration") or 0.0, c.source.splitlines()[0])
+             for c in nb.cells if c.cell_type == "code" and c.source]
+    return {"total_s": sum(d for d, _ in cells),
+            "slowest": [{"s": round(d, 2), "cell": src[:60]} for d, src in sorted(cells)[::-1][:8]]}
+
+
 def bench_reports(sweep: Path, repeats: int, n_reports: int) -> dict:
     """One run report vs the import floor; a batch with --jobs 1 vs --jobs 2."""
     from dabench_analysis import cache, report
@@ -205,6 +216,8 @@ def bench_reports(sweep: Path, repeats: int, n_reports: int) -> dict:
         out[name] = _time(lambda nb=nb, dest=dest: report.run_notebook(
             nb, dest, {"run_dir": str(run), "output_dir": str(dest)}), repeats,
             before=cache.clear)
+    out["run_report_cells"] = _cell_times(tmp / "run_report" / "report.ipynb")
+    out["floor_cells"] = _cell_times(tmp / "floor" / "report.ipynb")
     dirs = sorted(p for p in sweep.iterdir() if (p / "task_metrics.csv").is_file())[:n_reports]
     out["batch_size"] = len(dirs)
     for n in (1, 2):
@@ -228,7 +241,7 @@ def ratios(res: dict) -> dict:
         out["load_vs_naive"] = med["load_runs_nocache"] / med["naive"]
         out["hit_speedup"] = med["load_runs_cold"] / med["load_runs_hit"]
         out["hit_vs_raw"] = med["load_runs_hit"] / med["raw"]
-        out["threads_speedup"] = med["load_runs_nocache_1thread"] / med["load_runs_nocache"]
+        out["task_threads_speedup"] = med["load_runs_nocache"] / med["load_runs_nocache_2threads"]
         out["hash_share_of_hit"] = med["hash_all_files"] / med["load_runs_hit"]
     if traj:
         arrow = traj["arrow"]["typed_bytes"]

@@ -2,11 +2,10 @@
 
 A sweep is a list of run directories, a glob (``"artifacts/runs/sweep_*"``) or a parent folder
 whose subfolders are runs. Every run is loaded with :func:`dabench_analysis.load.load_run`
-(through the parse cache, :mod:`dabench_analysis.cache`), several at a time in threads. Threads
-pay off where pyarrow does the work without the GIL: on a 200-run sweep with two threads,
-trajectories load 1.2x faster on a first parse and 1.8x on cache hits; task files (150 columns,
-few rows) are bound by per-column pandas work that holds the GIL and gain nothing
-(``bench/run_bench.py``). Folders without eval-v2 artifacts, runs that fail to load (with
+(through the parse cache, :mod:`dabench_analysis.cache`). Trajectory and tool-call files are
+read in threads, where pyarrow does the work without the GIL; task files (150 columns, few rows)
+one after the other, since their per-column pandas work holds the GIL (``bench/run_bench.py``
+measures both). Folders without eval-v2 artifacts, runs that fail to load (with
 ``strict=False``) and repeated run ids are skipped and listed in :attr:`Runs.skipped`.
 """
 
@@ -261,7 +260,10 @@ def load_runs(
         Keep the heavy free-text trajectory columns (thought, observation, raw_response, ...)
         in :attr:`Runs.trajectory`; default leaves them out (they are most of the bytes).
     parallel : bool or int
-        Threads that load runs at once: True = min(8, CPU cores), False = one, or a number.
+        Threads. True: task files one after the other (their per-column pandas work holds
+        the GIL, so threads were slower: 0.83x on 200 runs) and trajectory/tool-call files in
+        min(8, CPU cores) threads (1.2x on a first parse, 1.8x on cache hits). A number: that
+        many threads for both. False: one thread.
     progress : bool, optional
         Show a progress bar on stderr. Default: only in a terminal, not inside a notebook.
     cache : bool
@@ -304,7 +306,8 @@ def load_runs(
         finally:
             _release()
 
-    loaded = _map(one, dirs, workers=workers, show=show, label="runs")
+    loaded = _map(one, dirs, workers=1 if parallel is True else workers, show=show,
+                  label="runs")
     failed = [(d, r) for d, r in zip(dirs, loaded, strict=True) if isinstance(r, Exception)]
     if failed and strict:
         lines = [f"{d}: {str(e).splitlines()[0]}" for d, e in failed]
