@@ -6,8 +6,22 @@
 ['Easy', 'Medium', 'Hard', 'Extreme']
 """
 
-from dabench_analysis import (ablation, agreement, calibration, comparison, explore, export,
-                              failures, figures, process, schema, stats, style, tables, validate)
+from dabench_analysis import (
+                              ablation,
+                              agreement,
+                              calibration,
+                              comparison,
+                              explore,
+                              export,
+                              failures,
+                              figures,
+                              process,
+                              schema,
+                              stats,
+                              style,
+                              tables,
+                              validate,
+)
 from dabench_analysis.load import Finding, Run, RunLoadError, load_run
 from dabench_analysis.runs import Runs, load_runs
 from dabench_analysis.validate import ValidationReport, validate_run
