@@ -34,13 +34,16 @@ def warn(notes: Sequence[str], stacklevel: int = 3) -> None:
 
 
 def check_columns(frame: pd.DataFrame, columns: Sequence[str], what: str = "tasks") -> None:
-    """Raise ValueError naming the first missing column and the known ones."""
+    """Raise ValueError naming every missing column and the known ones (TypeError for a
+    non-DataFrame). The one column check of the package (``tables.require_columns``)."""
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    for col in columns:
-        if col not in frame.columns:
-            known = ", ".join(map(str, frame.columns[:30]))
-            raise ValueError(f"column {col!r} not in {what}; known: {known}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        known = ", ".join(map(str, frame.columns[:30])) + (", …" if frame.shape[1] > 30 else "")
+        noun = "column" if len(missing) == 1 else "columns"
+        raise ValueError(f"{noun} {', '.join(repr(m) for m in missing)} not in {what}; "
+                         f"known: {known}")
 
 
 def as_bool(values, name: str = "values") -> pd.Series:

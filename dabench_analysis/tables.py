@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema, stats
+from dabench_analysis._stats_core import check_columns
 
 __all__ = ["main_results", "difficulty_breakdown", "task_type_breakdown", "specialist_participation",
            "key_numbers", "require_columns", "require_rows", "correct_mask"]
@@ -35,15 +36,7 @@ def require_columns(tasks: pd.DataFrame, columns: Sequence[str], *, what: str = 
     ...
     ValueError: column 'final_scor' not in tasks; known: final_score
     """
-    if not isinstance(tasks, pd.DataFrame):
-        raise TypeError(f"{what} must be a pandas DataFrame, got {type(tasks).__name__}")
-    missing = [c for c in columns if c not in tasks.columns]
-    if missing:
-        known = ", ".join(map(str, list(tasks.columns)[:12]))
-        more = ", …" if tasks.shape[1] > 12 else ""
-        noun = "column" if len(missing) == 1 else "columns"
-        raise ValueError(f"{noun} {', '.join(repr(m) for m in missing)} not in {what}; "
-                         f"known: {known}{more}")
+    check_columns(tasks, columns, what=what)
 
 
 def require_rows(tasks: pd.DataFrame, *, what: str = "tasks") -> None:
