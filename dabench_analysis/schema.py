@@ -21,6 +21,7 @@ The seed is not fully consistent, and the catalogue settles it as follows:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pandas as pd
@@ -103,12 +104,17 @@ class Column:
 
     @property
     def dtype(self) -> str | pd.CategoricalDtype:
-        """The pandas dtype the loader gives this column."""
-        if self.kind == "enum":
-            return pd.CategoricalDtype(ENUMS[self.name], ordered=self.name in ORDERED_ENUMS)
-        return {"id": "string", "text": "string", "timestamp": "string", "score": "float64",
-                "float": "float64", "seconds": "float64", "count": "Int64", "tokens": "Int64",
-                "flag": "boolean", "bytes": "Int64"}[self.kind]
+        """The pandas dtype the loader gives this column (built once per column)."""
+        return _dtype(self.kind, self.name)
+
+
+@functools.cache
+def _dtype(kind: str, name: str) -> str | pd.CategoricalDtype:
+    if kind == "enum":
+        return pd.CategoricalDtype(ENUMS[name], ordered=name in ORDERED_ENUMS)
+    return {"id": "string", "text": "string", "timestamp": "string", "score": "float64",
+            "float": "float64", "seconds": "float64", "count": "Int64", "tokens": "Int64",
+            "flag": "boolean", "bytes": "Int64"}[kind]
 
 
 _UNITS = {"score": "[0, 1]", "flag": "{0, 1}", "seconds": "s", "tokens": "tokens",
