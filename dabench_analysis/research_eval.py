@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dabench_analysis import stats as da_stats
+
 __all__ = ["STATUS", "ResearchEval", "load_research_eval", "pass_rate", "mcnemar_profiles",
            "describe_profiles", "tool_mix", "tool_mix_test", "failures", "plot_latency",
            "plot_pass_rate"]
@@ -263,8 +265,6 @@ def pass_rate(cases: pd.DataFrame, *, by: str = "run_id", ci: float = 0.95,
     >>> pass_rate(c)[["n", "n_pass", "ci_low", "ci_high"]].round(4).values.tolist()
     [[25.0, 5.0, 0.0886, 0.3913]]
     """
-    from statsmodels.stats.proportion import proportion_confint
-
     _check(cases, by, "status")
     bad = sorted(set(exclude) - set(STATUS.categories))
     if bad:
@@ -274,7 +274,8 @@ def pass_rate(cases: pd.DataFrame, *, by: str = "run_id", ci: float = 0.95,
     for name, g in kept.groupby(by, sort=False, observed=True):
         counts = g["status"].astype(STATUS).value_counts()
         n, k = len(g), int(counts["PASS"])
-        lo, hi = proportion_confint(k, n, alpha=1 - ci, method="wilson")
+        interval = da_stats.proportion_ci(k, n, ci=ci).iloc[0]
+        lo, hi = interval["ci_low"], interval["ci_high"]
         rows.append({by: name, "n": n, "n_pass": k, "n_fail": int(counts["FAIL"]),
                      "n_error": int(counts["ERROR"]), "n_halted": int(counts["HALTED"]),
                      "pass_rate": k / n, "ci_low": float(lo), "ci_high": float(hi),
@@ -312,7 +313,7 @@ def mcnemar_profiles(cases: pd.DataFrame, a: str, b: str, *, by: str = "run_id",
 
     Notes
     -----
-    statsmodels ``mcnemar``; the exact statistic is min(b, c) (not a chi-square). With no
+    :func:`dabench_analysis.stats.mcnemar` on the aligned cases; the exact statistic is min(b, c) (not a chi-square). With no
     discordant pair p = 1; with b = c the corrected chi-square is 0 and p = 1, as in R
     (statsmodels alone gives 0.1 and 0.75). ERROR/HALTED count as not passed.
 
@@ -327,8 +328,6 @@ def mcnemar_profiles(cases: pd.DataFrame, a: str, b: str, *, by: str = "run_id",
     >>> mcnemar_profiles(c, "x", "y")[["b_only", "statistic", "p_value"]].values.tolist()
     [[2.0, 0.0, 0.5]]
     """
-    from statsmodels.stats.contingency_tables import mcnemar
-
     _check(cases, by, "case_id", "status")
     known = cases[by].unique().tolist()
     for p in (a, b):
@@ -341,14 +340,10 @@ def mcnemar_profiles(cases: pd.DataFrame, a: str, b: str, *, by: str = "run_id",
     pa, pb = (wide[a] == "PASS").to_numpy(), (wide[b] == "PASS").to_numpy()
     t = [[int((pa & pb).sum()), int((pa & ~pb).sum())], [int((~pa & pb).sum()),
                                                          int((~pa & ~pb).sum())]]
-    disc = t[0][1] + t[1][0]
-    if disc == 0 or (not exact and t[0][1] == t[1][0]):
-        stat, p = (0.0, 1.0) if not exact or disc == 0 else (float(min(t[0][1], t[1][0])), 1.0)
-    else:
-        res = mcnemar(t, exact=exact, correction=correction)
-        stat, p = float(res.statistic), float(res.pvalue)
-    method = "McNemar exact binomial" if exact else (
-        "McNemar chi-square" + (", continuity-corrected" if correction else ""))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", da_stats.StatisticsWarning)  # the method column says it
+        res = da_stats.mcnemar(pa, pb, exact=exact, correction=correction).iloc[0]
+    stat, p, method = float(res["statistic"]), float(res["p_value"]), str(res["method"])
     return pd.DataFrame([{"profile_a": a, "profile_b": b, "n_pairs": len(wide),
                           "both_pass": t[0][0], "a_only": t[0][1], "b_only": t[1][0],
                           "both_fail": t[1][1], "pass_rate_a": pa.mean(), "pass_rate_b": pb.mean(),
