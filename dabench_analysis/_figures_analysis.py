@@ -86,6 +86,14 @@ def autonomy_vs_efficiency(tasks: pd.DataFrame, *, ax: Axes | None = None) -> Fi
     """Scatter of autonomy_score vs tool_efficiency coloured by final_score (seed §Generate
     Paper Figures).
 
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``autonomy_score``, ``tool_efficiency`` and ``final_score``
+        (all [0, 1]); rows missing any of them are left out.
+    ax : Axes, optional
+        Draw here; default a new one-column figure.
+
     Returns
     -------
     Figure
@@ -183,6 +191,15 @@ def difficulty_bars(
 ) -> Figure:
     """Answer accuracy (Wilson CI) and mean final score (t-CI) per difficulty, as grouped bars.
 
+    Parameters
+    ----------
+    tasks : DataFrame
+        The columns of :func:`dabench_analysis.tables.difficulty_breakdown` (Table 2).
+    threshold : float
+        Answer accuracy = share with ``final_score >= threshold`` (seed: 0.8).
+    ax : Axes, optional
+        Draw here; default a new one-column figure.
+
     Returns
     -------
     Figure
@@ -222,10 +239,24 @@ def failure_by_stage(
 ) -> Figure:
     """Failed tasks by AAT stage (UNDERSTAND → AGGREGATE), shares with Wilson intervals.
 
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``final_score`` ([0, 1]) and ``failure_stage``.
+    threshold : float
+        Failed means ``final_score < threshold`` (seed: 0.8).
+    ax : Axes, optional
+        Draw here; default a new one-column figure.
+
     Returns
     -------
     Figure
         One bar per stage in pipeline order (zero bars kept); "no failed tasks" when none.
+
+    Raises
+    ------
+    ValueError
+        For a missing column.
     """
     ax = _axes(ax, aspect=0.7)
     table = failures.failure_stages(tasks, threshold=threshold)
@@ -293,6 +324,17 @@ def paired_difference(
     ax: Axes | None = None,
 ) -> Figure:
     """Per-task paired differences (proposed − baseline), sorted, with the mean and its CI.
+
+    Parameters
+    ----------
+    baseline, proposed : DataFrame
+        Task frames of the two runs with ``on`` and ``metric`` ([0, 1] score).
+    metric : str
+        Score to compare.
+    on : str
+        Task key; tasks in only one run are left out.
+    ax : Axes, optional
+        Draw here; default a new two-column figure.
 
     Returns
     -------
