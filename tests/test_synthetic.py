@@ -12,7 +12,7 @@ import pytest
 
 from dabench_analysis import schema
 from dabench_analysis.load import load_run
-from dabench_analysis.synthetic import SAMPLE_RUNS, generate_sample_runs
+from dabench_analysis.synthetic import SAMPLE_RUNS, generate_run, generate_sample_runs
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 
@@ -130,3 +130,22 @@ def test_same_tasks_in_both_runs():
     assert a["difficulty"].tolist() == b["difficulty"].tolist()
     replay = json.loads((SAMPLE_DIR / "proposed_aat" / "task_3" / "task_replay.json").read_text())
     assert replay["task_id"] == "task_3"
+
+
+def test_mean_steps_lengthens_trajectories_and_keeps_invariants(tmp_path):
+    """``mean_steps`` (the benchmark's 30-step sweep) moves the mean trajectory length to about
+    the target while every per-task count still follows the steps and the run validates."""
+    from dabench_analysis import validate_run
+
+    short = generate_run(tmp_path, run_id="short", n_tasks=150, seed=4, replays=False)
+    long = generate_run(tmp_path, run_id="long", n_tasks=150, seed=4, mean_steps=30,
+                        replays=False)
+    n_short = len(pd.read_csv(short / "trajectory.csv"))
+    traj = pd.read_csv(long / "trajectory.csv")
+    tasks = pd.read_csv(long / "task_metrics.csv")
+    assert n_short / 150 < 20
+    assert 28 <= len(traj) / 150 <= 32
+    per_task = traj.groupby("task_id").size()
+    assert tasks.set_index("task_id")["trajectory_length"].sort_index().equals(per_task)
+    assert tasks["tool_calls"].sum() == len(pd.read_csv(long / "tool_calls.csv"))
+    assert validate_run(long).ok

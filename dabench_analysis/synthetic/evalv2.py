@@ -208,8 +208,13 @@ def _scores(rng, out: dict) -> dict:
     return out_row
 
 
-def _steps(rng, task: Task, out: dict, text_len: int) -> list[dict]:
-    """Trajectory steps, stage by stage; tool steps carry a tool name."""
+def _steps(rng, task: Task, out: dict, text_len: int,
+           mean_steps: float | None = None) -> list[dict]:
+    """Trajectory steps, stage by stage; tool steps carry a tool name.
+
+    With ``mean_steps``, a task whose plan is shorter gets Poisson(mean_steps - length) extra
+    Executor tool steps after its first EXECUTE block (no extra draws when None, so the default
+    output is unchanged)."""
     level = schema.DIFFICULTY_ORDER.index(task.difficulty)
     plan = [("UNDERSTAND", "StrategicCoordinator", None)]
     plan += [("UNDERSTAND", "SchemaAgent", t) for t in
@@ -220,12 +225,18 @@ def _steps(rng, task: Task, out: dict, text_len: int) -> list[dict]:
             plan += [("PLAN", "Planner", None)] * int(1 + rng.integers(0, 2))
         plan += [("EXECUTE", "Executor", t) for t in
                  rng.choice(_STAGE_TOOLS["EXECUTE"], size=int(1 + rng.poisson(1 + 0.6 * level)))]
+        if attempt == 0:
+            first_execute_end = len(plan)
         if out["critic"]:
             plan += [("VERIFY", "Critic", None)]
         if rng.random() < 0.7:
             plan += [("VERIFY", "Verifier", "validate_answer")]
         plan += [("VERIFY", "StrategicCoordinator", None)]
     plan += [("SUMMARIZE", "Summarizer", "submit_answer")]
+    if mean_steps is not None and mean_steps > len(plan):
+        extra = int(rng.poisson(mean_steps - len(plan)))
+        plan[first_execute_end:first_execute_end] = [
+            ("EXECUTE", "Executor", t) for t in rng.choice(_STAGE_TOOLS["EXECUTE"], size=extra)]
     steps = []
     for i, (stage, agent, tool) in enumerate(plan, start=1):
         is_tool = tool is not None
@@ -293,7 +304,8 @@ def _specialists(rng, task: Task, skill: float) -> dict:
                                                + 0.5 * discovery))}
 
 
-def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: int):
+def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: int,
+              mean_steps: float | None = None):
     out = _outcome(rng, task, skill)
     row: dict = {"run_id": run_id, "task_id": task.task_id, "trace_id": f"{run_id}-{index:04d}",
                  "difficulty": task.difficulty, "task_type": task.task_type,
@@ -301,7 +313,7 @@ def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: 
                  "requires_cross_source_reasoning": task.source_count > 1,
                  "ground_truth_available": True, "documents_required": task.documents_required}
     row |= _scores(rng, out)
-    steps = _steps(rng, task, out, text_len)
+    steps = _steps(rng, task, out, text_len, mean_steps)
     _tool_failures(rng, steps, out, skill)
     tool_steps = [s for s in steps if s["tool"] is not None]
     n_calls, n_fail = len(tool_steps), sum(s["failed"] for s in tool_steps)
@@ -501,6 +513,7 @@ def generate_run(
     text_len: int = 60,
     replays: bool = True,
     trajectories: bool = True,
+    mean_steps: float | None = None,
 ) -> Path:
     """Write one complete eval-v2 run directory.
 
@@ -523,6 +536,10 @@ def generate_run(
         2x, raw_response 3x).
     replays, trajectories : bool
         Whether to write ``task_*/task_replay.json`` and ``trajectory.csv``/``tool_calls.csv``.
+    mean_steps : float, optional
+        Lengthen trajectories to about this many steps per task on average (extra Executor
+        tool steps; every count, time and token column follows the steps). Default: the
+        generator's own plans, about 16.5 steps per task.
 
     Returns
     -------
@@ -548,7 +565,7 @@ def generate_run(
     rows, traj, calls = [], [], []
     for i, task in enumerate(make_tasks(n_tasks, seed=task_seed)):
         rng = np.random.default_rng([seed, i])
-        row, steps, t0 = _simulate(task, run_id, skill, rng, text_len, i)
+        row, steps, t0 = _simulate(task, run_id, skill, rng, text_len, i, mean_steps)
         t_rows, c_rows = _trajectory_rows(row, steps, t0)
         rows.append(row)
         if trajectories:
