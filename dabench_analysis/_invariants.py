@@ -19,6 +19,7 @@ import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 
 from dabench_analysis import schema
+from dabench_analysis._read import replay_file
 from dabench_analysis.load import Finding, Run, RunLoadError, read_replay
 
 #: seed 000 §Critical Invariants: abs(trajectory_tokens - metrics_tokens) < 100.
@@ -241,12 +242,15 @@ def replay_scores(run: Run, findings: list) -> pd.Series:
     replay (info) and replay folders of unknown tasks (warning) are appended to ``findings``.
     """
     scores = {}
+    n_missing = 0
     for tid, path in zip(run.tasks["task_id"], run.tasks["replay_path"], strict=True):
-        if path is pd.NA:
-            continue
         where = f"{tid}/task_replay.json"
         try:
-            data = read_replay(path)
+            found = None if path is pd.NA else replay_file(run.path, path)
+            if found is None:
+                n_missing += 1
+                continue
+            data = read_replay(found)
         except RunLoadError as exc:
             findings.append(Finding("error", where, None, None, "replay_unreadable",
                                     str(exc).split(": ", 1)[-1]))
@@ -259,7 +263,6 @@ def replay_scores(run: Run, findings: list) -> pd.Series:
                                     "evaluation_result.final_score; not compared"))
             continue
         scores[str(tid)] = float(score)
-    n_missing = int(run.tasks["replay_path"].isna().sum())
     if n_missing:
         findings.append(Finding("info", run.task_file, None, "replay_path", "replay_missing",
                                 f"{n_missing} of {len(run.tasks)} task(s) have no "

@@ -37,8 +37,8 @@ from dabench_analysis._typing import (
     type_enum,
 )
 
-__all__ = ["read_header", "read_replay", "replay_path", "plain_name", "arrow_read", "arrow_error", "bad_rows", "typed_read", "typed_slow",
-           "column_names", "PA_TYPES", "PD_TYPES"]
+__all__ = ["read_header", "read_replay", "replay_path", "plain_name", "arrow_read", "arrow_error", "bad_rows", "typed_read", "typed_slow", "arrow_types",
+           "column_names", "PA_TYPES", "PD_TYPES", "replay_paths", "replay_file"]
 
 REPLAY_FILE = "task_replay.json"
 _ENUM_TYPE = pa.dictionary(pa.int32(), pa.string())
@@ -217,14 +217,19 @@ def _decode(table: pa.Table, index: np.ndarray, name: str, findings: list) -> pd
     return pd.DataFrame(out, index=index)
 
 
+def arrow_types(specs: dict, include: list[str]) -> dict:
+    """Arrow type of each included column on the fast path (text for unknown columns)."""
+    types = {h: PA_TYPES.get(specs[h].kind, pa.string()) if h in specs else pa.string()
+             for h in include}
+    return types | {h: _ENUM_TYPE for h in include if h in specs and specs[h].kind == "enum"}
+
+
 def typed_read(path: Path, header: list[str], specs: dict, include: list[str],
                findings: list) -> pd.DataFrame:
     """Read ``include`` with the catalogue types (pyarrow); a column that does not convert is
     re-read as text and typed in pandas, the others stay on the fast path. After
     :data:`MAX_TEXT_COLUMNS` such columns (or a UTF-8 error) the whole file is read as text."""
-    types = {h: PA_TYPES.get(specs[h].kind, pa.string()) if h in specs else pa.string()
-             for h in include}
-    types |= {h: _ENUM_TYPE for h in include if h in specs and specs[h].kind == "enum"}
+    types = arrow_types(specs, include)
     as_text: list[str] = []
     while True:
         try:
@@ -378,37 +383,69 @@ def plain_name(task_id: object) -> bool:
     return not (task_id is pd.NA or t in ("", ".", "..") or any(c in t for c in "/\\\x00"))
 
 
-def replay_paths(run_dir: Path, task_ids) -> list[str | None]:
-    """:func:`replay_path` for many tasks with one directory scan (one stat per replay).
+def replay_paths(run_dir: Path, task_ids) -> pa.ChunkedArray:
+    """Where each task's ``task_replay.json`` is: ``run_dir/<task_id>/task_replay.json`` for
+    every task id that names a folder of ``run_dir``, else null.
 
-    Only plain-named sub-folders are considered; a sub-folder that is a symlink is resolved and
-    must stay inside ``run_dir``.
+    One directory listing and vectorised Arrow lookups, no stat per task: 100,000 tasks cost
+    ~0.05 s instead of ~0.3 s with one ``os.path.isfile`` each (``bench/run_bench.py``).
+    Folder names from the listing are plain (no separator, not ``.`` or ``..``); names with a
+    backslash are left out, and a folder that is a symlink must resolve inside ``run_dir``.
+    Whether the file exists, and stays inside ``run_dir``, is checked when it is read
+    (:func:`replay_file`).
+
+    Parameters
+    ----------
+    run_dir : Path
+    task_ids : pyarrow array or sequence of str (None / pd.NA for a missing id)
+
+    Returns
+    -------
+    pyarrow.ChunkedArray of string, one per task id.
     """
+    if not isinstance(task_ids, (pa.Array, pa.ChunkedArray)):
+        task_ids = pa.array([None if t is None or t is pd.NA else str(t) for t in task_ids],
+                            pa.string())
+    if isinstance(task_ids, pa.Array):
+        task_ids = pa.chunked_array([task_ids], type=task_ids.type)
+    base = os.fspath(run_dir)
     try:
-        with os.scandir(run_dir) as it:
-            folders = {e.name: e.is_symlink() for e in it if e.is_dir()}
+        with os.scandir(base) as it:
+            entries = [(e.name, e.is_symlink()) for e in it if e.is_dir()]
     except OSError:
-        return [None] * len(task_ids)
-    out: list[str | None] = []
-    for task_id in task_ids:
-        name = str(task_id)
-        if not plain_name(task_id) or name not in folders:
-            out.append(None)
-            continue
-        path = os.path.join(run_dir, name, REPLAY_FILE)
-        if folders[name]:
-            out.append(replay_path(run_dir, task_id))
-        else:
-            out.append(path if os.path.isfile(path) else None)
-    return out
+        entries = []
+    folders = [name for name, link in entries if "\\" not in name
+               and (not link or _inside(Path(base) / name, Path(base)))]
+    found = pc.is_in(task_ids, value_set=pa.array(folders, pa.string()))
+    paths = pc.binary_join_element_wise(base, task_ids, REPLAY_FILE, os.sep)
+    return pc.if_else(found, paths, pa.scalar(None, pa.string()))
+
+
+def _inside(path: Path, run_dir: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(run_dir.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def replay_file(run_dir: Path, path: str | os.PathLike[str]) -> Path | None:
+    """The replay at ``path`` if it is a file that resolves inside ``run_dir``; None if there is
+    no such file.
+
+    Raises
+    ------
+    RunLoadError
+        If the file (or a link on its way) leads outside the run directory.
+    """
+    p = Path(path)
+    if not p.is_file():
+        return None
+    if not _inside(p, Path(run_dir)):
+        raise RunLoadError(f"{p.parent.name}/{p.name}: leads outside the run directory "
+                           f"{run_dir}; not read")
+    return p
 
 
 def replay_path(run_dir: Path, task_id: object) -> str | None:
-    """``run_dir/<task_id>/task_replay.json`` if it exists and stays inside ``run_dir``."""
-    if not plain_name(task_id):
-        return None
-    p = run_dir / str(task_id) / REPLAY_FILE
-    try:
-        return str(p) if p.is_file() and p.resolve().is_relative_to(run_dir.resolve()) else None
-    except (OSError, ValueError):
-        return None
+    """:func:`replay_paths` for one task."""
+    return replay_paths(Path(run_dir), [task_id])[0].as_py()

@@ -28,12 +28,14 @@ import pyarrow as pa
 from dabench_analysis import cache as parse_cache
 from dabench_analysis import schema
 from dabench_analysis._read import (
+    PD_TYPES,
     REPLAY_FILE,
     arrow_error,
     column_names,
     plain_name,
     read_header,
     read_replay,
+    replay_file,
     replay_paths,
     typed_read,
 )
@@ -156,6 +158,26 @@ def _empty(catalogue: Mapping[str, schema.Column], columns: Sequence[str]) -> pd
     return pd.DataFrame({c: pd.Series(dtype=catalogue[c].dtype) for c in columns})
 
 
+class _Frame:
+    """Dataclass field descriptor: a frame given as a zero-argument callable is built on first
+    access (:func:`~dabench_analysis.runs.load_runs` hands each run a slice of the stacked
+    sweep this way)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}_value"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            raise AttributeError("no default")  # dataclasses: the field stays required
+        value = obj.__dict__[self._slot]
+        if callable(value):
+            value = obj.__dict__[self._slot] = value()
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self._slot] = value
+
+
 @dataclass
 class Run:
     """One evaluated run: typed frames plus where they came from.
@@ -167,8 +189,10 @@ class Run:
     path : Path
         The run directory (read only).
     tasks : DataFrame
-        One row per task: eval-v2 columns (catalogue dtypes) plus ``replay_path`` (the task's
-        ``task_replay.json``, or <NA>).
+        One row per task: eval-v2 columns (catalogue dtypes) plus ``replay_path``
+        (``<run>/<task_id>/task_replay.json`` when the run directory has a folder named after
+        the task, else <NA>; found by one directory listing, so the file itself is checked
+        when read: :attr:`replays` holds only files that exist).
     findings : list of Finding
         What the loader rejected, coerced or noticed (no errors or warnings for a clean run;
         info findings such as missing flag values may remain).
@@ -185,7 +209,7 @@ class Run:
 
     run_id: str
     path: Path
-    tasks: pd.DataFrame
+    tasks: pd.DataFrame = _Frame()
     findings: list[Finding] = field(default_factory=list)
     include_text: bool = False
     source_rows: list[int] = field(default_factory=list)
@@ -250,7 +274,7 @@ class Run:
         """Which eval-v2 files the run directory holds."""
         names = (TASK_FILE, LEGACY_TASK_FILE, TRAJECTORY_FILE, TOOL_CALLS_FILE)
         found = [n for n in names if (self.path / n).is_file()]
-        n_replays = int(self.tasks["replay_path"].notna().sum())
+        n_replays = len(self.replays)
         return found + ([f"{n_replays} task_replay.json"] if n_replays else [])
 
     def __repr__(self) -> str:
@@ -267,16 +291,23 @@ class Run:
 
 
 class _Replays(Mapping[str, dict]):
+    """task_id -> parsed replay; lists the tasks whose replay file exists (one stat each, on
+    first use), reads each file on first access."""
+
     def __init__(self, run: Run):
         paths = run.tasks.set_index("task_id")["replay_path"].dropna()
-        self._paths = {str(k): Path(v) for k, v in paths.items()}
+        self._paths = {str(k): Path(v) for k, v in paths.items() if os.path.isfile(v)}
+        self._run_dir = run.path
         self._cache: dict[str, dict] = {}
 
     def __getitem__(self, task_id: str) -> dict:
         if task_id not in self._paths:
             raise KeyError(f"no task_replay.json for task {task_id!r}")
         if task_id not in self._cache:
-            self._cache[task_id] = read_replay(self._paths[task_id])
+            path = replay_file(self._run_dir, self._paths[task_id])
+            if path is None:
+                raise KeyError(f"no task_replay.json for task {task_id!r} (removed?)")
+            self._cache[task_id] = read_replay(path)
         return self._cache[task_id]
 
     def __iter__(self) -> Iterator[str]:
@@ -391,8 +422,9 @@ def load_run(
     ids = tasks["run_id"].dropna().unique()
     run_id = str(ids[0]) if len(ids) == 1 else folder_id
     tasks["run_id"] = tasks["run_id"].fillna(run_id)
-    replay = replay_paths(run_dir, list(tasks["task_id"]))
-    tasks["replay_path"] = pd.array([pd.NA if p is None else p for p in replay], dtype="string")
+    tasks["replay_path"] = pd.Series(
+        replay_paths(run_dir, pa.Array.from_pandas(tasks["task_id"].array, type=pa.string()))
+        .to_pandas(types_mapper=PD_TYPES.get).array, index=tasks.index)
     unsafe = [str(t) for t in tasks["task_id"] if not plain_name(t)]
     if unsafe:
         findings.append(Finding("warning", name, None, "task_id", "task_id_path",
