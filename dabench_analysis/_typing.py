@@ -346,6 +346,11 @@ def _missing_flags(df: pd.DataFrame, specs: Sequence[Column], file: str,
         return
     counts = df[flags].isna().sum()
     for col, n in counts[counts > 0].items():
-        findings.append(Finding("info", file, None, col, "missing_values",
-                                f"{n} of {len(df)} values missing (read as <NA>: counted neither "
-                                "as true nor as false)"))
+        findings.append(missing_flags_finding(file, col, n, len(df)))
+
+
+def missing_flags_finding(file: str, col: str, n: int, total: int) -> Finding:
+    """The info finding for ``n`` missing values of a flag column (pitfall P06)."""
+    return Finding("info", file, None, col, "missing_values",
+                   f"{n} of {total} values missing (read as <NA>: counted neither as true nor "
+                   "as false)")

@@ -40,7 +40,8 @@ __all__ = ["ENV_VAR", "cache_dir", "file_digest", "cached_read", "clear", "info"
 ENV_VAR = "DABENCH_CACHE_DIR"
 _LAYOUT = "v1"
 _META = b"dabench.cache"
-_LOADER_FILES = ("load.py", "_read.py", "_typing.py", "schema.py", "cache.py")
+_LOADER_FILES = ("load.py", "_read.py", "_typing.py", "schema.py", "cache.py", "_batch.py",
+                 "runs.py")
 _INDEX_COLUMN = "__dabench_index__"  # the frame's index, stored as the last column
 _ARROW_TO_PANDAS = {pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype(),
                     pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype()}
@@ -359,7 +360,9 @@ def cached_read(
 
 def _entries(root: Path) -> list[Path]:
     base = root / _LAYOUT
-    return sorted(base.glob("*/*.parquet")) if base.is_dir() else []
+    if not base.is_dir():
+        return []
+    return sorted([*base.glob("*/*.parquet"), *base.glob("*/*.arrow")])
 
 
 def info() -> dict:
@@ -388,7 +391,7 @@ def info() -> dict:
 def clear() -> dict:
     """Delete every cache entry (and leftover temporary files) of this toolkit.
 
-    Only files under ``<cache dir>/v1/`` that the cache wrote (``*.parquet``, ``.*.tmp``) are
+    Only files under ``<cache dir>/v1/`` that the cache wrote (``*.parquet``, ``*.arrow``, ``.*.tmp``) are
     removed, so pointing ``$DABENCH_CACHE_DIR`` at a shared folder never deletes other files.
 
     Returns
@@ -408,11 +411,11 @@ def clear() -> dict:
     base = root / _LAYOUT
     removed = freed = 0
     if base.is_dir():
-        for f in [*base.glob("*/*.parquet"), *base.glob("*/.*.tmp")]:
+        for f in [*_entries(root), *base.glob("*/.*.tmp")]:
             with contextlib.suppress(OSError):
                 size = f.stat().st_size
                 f.unlink()
-                removed += f.suffix == ".parquet"
+                removed += f.suffix in (".parquet", ".arrow")
                 freed += size
         for d in base.iterdir():
             with contextlib.suppress(OSError):

@@ -1,12 +1,14 @@
 """Load many eval-v2 runs at once (a sweep): :func:`load_runs` -> :class:`Runs`.
 
 A sweep is a list of run directories, a glob (``"artifacts/runs/sweep_*"``) or a parent folder
-whose subfolders are runs. Every run is loaded with :func:`dabench_analysis.load.load_run`
-(through the parse cache, :mod:`dabench_analysis.cache`). Trajectory and tool-call files are
-read in threads, where pyarrow does the work without the GIL; task files (150 columns, few rows)
-one after the other, since their per-column pandas work holds the GIL (``bench/run_bench.py``
-measures both). Folders without eval-v2 artifacts, runs that fail to load (with
-``strict=False``) and repeated run ids are skipped and listed in :attr:`Runs.skipped`.
+whose subfolders are runs. Task files are parsed by pyarrow in threads and checked and
+converted to pandas once for the whole sweep (:mod:`dabench_analysis._batch`); a file with
+anything to report beyond a clean file's notes goes through
+:func:`dabench_analysis.load.load_run` instead, so both give the same frames and findings. The
+stacked task table is cached as one Arrow file, each trajectory and tool-call file as Parquet
+(:mod:`dabench_analysis.cache`); trajectories are read in threads too. Folders without eval-v2
+artifacts, runs that fail to load (with ``strict=False``) and repeated run ids are skipped and
+listed in :attr:`Runs.skipped`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
+from dabench_analysis import _batch
 from dabench_analysis.load import LEGACY_TASK_FILE, TASK_FILE, Finding, Run, RunLoadError, load_run
 
 __all__ = ["Runs", "load_runs"]
@@ -170,10 +173,13 @@ class Runs:
     skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=_SKIPPED_COLUMNS))
     workers: int = field(default=1, repr=False)
     progress: bool = field(default=False, repr=False)
+    stacked: pd.DataFrame | None = field(default=None, repr=False)  # tasks, if built already
 
     @cached_property
     def tasks(self) -> pd.DataFrame:
         """Every run's tasks stacked (one row per run and task)."""
+        if self.stacked is not None:
+            return self.stacked
         return _concat([r.tasks for r in self.runs])
 
     def _side(self, name: str) -> pd.DataFrame:
@@ -260,10 +266,8 @@ def load_runs(
         Keep the heavy free-text trajectory columns (thought, observation, raw_response, ...)
         in :attr:`Runs.trajectory`; default leaves them out (they are most of the bytes).
     parallel : bool or int
-        Threads. True: task files one after the other (their per-column pandas work holds
-        the GIL, so threads were slower: 0.83x on 200 runs) and trajectory/tool-call files in
-        min(8, CPU cores) threads (1.2x on a first parse, 1.8x on cache hits). A number: that
-        many threads for both. False: one thread.
+        Threads that parse files (pyarrow releases the GIL while parsing). True: min(8, CPU
+        cores); a number: that many; False: one.
     progress : bool, optional
         Show a progress bar on stderr. Default: only in a terminal, not inside a notebook.
     cache : bool
@@ -295,19 +299,9 @@ def load_runs(
     dirs, skipped = _candidates(paths)
     workers = _workers(parallel, len(dirs))
     show = _show_progress(progress, len(dirs))
-    kwargs = {"columns": columns, "strict": strict, "include_text": include_text,
-              "cache": cache}
-
-    def one(d: Path) -> Run | Exception:
-        try:
-            return load_run(d, **kwargs)
-        except RunLoadError as exc:
-            return exc
-        finally:
-            _release()
-
-    loaded = _map(one, dirs, workers=1 if parallel is True else workers, show=show,
-                  label="runs")
+    loaded, stacked = _load_tasks(dirs, columns=columns, strict=strict,
+                                  include_text=include_text, cache=cache, workers=workers,
+                                  show=show)
     failed = [(d, r) for d, r in zip(dirs, loaded, strict=True) if isinstance(r, Exception)]
     if failed and strict:
         lines = [f"{d}: {str(e).splitlines()[0]}" for d, e in failed]
@@ -326,5 +320,65 @@ def load_runs(
             continue
         first[r.run_id] = str(d)
         runs.append(r)
+    if stacked is not None and len(runs) != len(dirs):
+        stacked = None
     return Runs(runs, pd.DataFrame(skipped, columns=_SKIPPED_COLUMNS, dtype="string"),
-                workers=workers, progress=show)
+                workers=workers, progress=show, stacked=stacked)
+
+
+def _load_tasks(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache: bool,
+                workers: int, show: bool) -> tuple[list[Run | Exception], pd.DataFrame | None]:
+    """Every run's tasks: clean task files through the batched path (:mod:`._batch`), the
+    others through :func:`load_run`. Returns the runs (or load errors) in ``dirs`` order and
+    the stacked frame when every run took the batched path with one schema."""
+    use_cache = cache and _batch.cacheable(dirs)
+    batch, stamps = _batch.lookup(dirs, columns) if use_cache else (None, None)
+    hit = batch is not None
+    position = {d: i for i, d in enumerate(dirs)}
+    if batch is None:
+        read = _map(lambda d: _batch.read_checked(d, columns), dirs, workers=workers,
+                    show=show, label="runs")
+        slow = [i for i, c in enumerate(read) if c is None]
+        groups: dict[pa.Schema, list[_batch.Checked]] = {}
+        for c in read:
+            if c is not None:
+                groups.setdefault(c.table.schema, []).append(c)
+        stacks = []
+        for members in groups.values():
+            table, passed, failed = _batch.stack(members)
+            slow += [position[c.run_dir] for c in failed]
+            if table is not None:
+                stacks.append(_batch.Batch(table, passed, []))
+        slow.sort()
+        if use_cache and len(stacks) <= 1:
+            _batch.store(dirs, columns, _batch.Batch(
+                stacks[0].table if stacks else None, stacks[0].checked if stacks else [],
+                slow), stamps)
+    else:
+        stacks, slow = ([batch] if batch.table is not None else []), batch.slow
+    loaded: list[Run | Exception | None] = [None] * len(dirs)
+    stacked = None
+    for part in stacks:
+        paths = _map(_batch.replays, part.checked, workers=1, show=show and hit, label="runs")
+        column = pa.chunked_array([c for p in paths for c in p.chunks], type=pa.string())
+        frame = _batch.to_frame(part.table.append_column("replay_path", column))
+        start = 0
+        for c in part.checked:
+            stop = start + c.table.num_rows
+            loaded[position[c.run_dir]] = Run(
+                run_id=c.run_id, path=c.run_dir, findings=list(c.findings),
+                tasks=lambda f=frame, a=start, b=stop: f.iloc[a:b].reset_index(drop=True),
+                include_text=include_text, source_rows=list(range(1, stop - start + 1)),
+                task_file=TASK_FILE, cache=cache)
+            start = stop
+        stacked = frame if len(stacks) == 1 and not slow else None
+    kwargs = {"columns": columns, "strict": strict, "include_text": include_text,
+              "cache": cache}
+    for i in slow:
+        try:
+            loaded[i] = load_run(dirs[i], **kwargs)
+        except RunLoadError as exc:
+            loaded[i] = exc
+        finally:
+            _release()
+    return loaded, stacked

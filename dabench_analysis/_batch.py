@@ -1,0 +1,317 @@
+"""Batched loading of task files for :func:`dabench_analysis.runs.load_runs`.
+
+Per file, in worker threads: the typed pyarrow read of :func:`~dabench_analysis.load.read_table`
+and the catalogue's checks as ``pyarrow.compute`` reductions (counts whole and >= 0, scores in
+[0, 1], seconds >= 0, no infinities, enum values among the seed's levels, required values
+present, task ids unique and plain folder names, at least one row). Then, for the whole sweep,
+one ``concat_tables`` and one ``to_pandas``: the per-column pandas work that dominates a single
+500-task file (152 columns) is paid once per sweep instead of once per run.
+
+A file takes this path only when it would get no finding beyond the notes of a clean file
+(unknown columns, header whitespace, old column names, missing flag values). Anything else sends
+the run through :func:`~dabench_analysis.load.load_run`, whose pandas/pandera path names every
+rejected value by file, row and column. Both paths give equal frames and findings
+(``tests/test_runs.py`` compares them).
+
+The stacked sweep is cached as one Arrow IPC file (the typed table, before ``replay_path``,
+which is looked up afresh on every load) keyed by the ordered task-file paths and the request,
+and stamped with every file's size, mtime and content digest, so a changed file is never
+served stale (:mod:`dabench_analysis.cache` owns the directory, ``clear`` and ``info``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dabench_analysis import cache as parse_cache
+from dabench_analysis import schema
+from dabench_analysis._read import (
+    PD_TYPES,
+    arrow_read,
+    arrow_types,
+    column_names,
+    read_header,
+    replay_paths,
+)
+from dabench_analysis._typing import INTEGER_KINDS, Finding, RunLoadError, missing_flags_finding
+
+TASK_FILE = "task_metrics.csv"
+_FLOAT_KINDS = ("score", "float", "seconds")
+_BATCH_SUFFIX = ".arrow"
+_META = b"dabench.batch"
+
+
+@dataclass
+class Checked:
+    """One task file that passed every check: its typed table and the findings of a clean file.
+
+    ``table`` holds the file's columns in file order (catalogue names), ``run_id`` filled as
+    :func:`~dabench_analysis.load.load_run` fills it, enums as dictionaries over the seed's
+    levels, counts as int64; no ``replay_path`` (see :func:`with_replays`).
+    """
+
+    run_dir: Path
+    run_id: str
+    table: pa.Table
+    findings: list[Finding]
+
+
+def _enum(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | None:
+    """Text -> dictionary over the catalogue's levels, in their order (None if a value is not
+    one of them: the pandas path coerces case variants with a warning)."""
+    levels = pa.array([str(c) for c in spec.dtype.categories], pa.string())
+    dtype = pa.dictionary(pa.int32(), pa.string(), ordered=bool(spec.dtype.ordered))
+    codes = pc.index_in(arr, value_set=levels)
+    if codes.null_count != arr.null_count:
+        return None
+    return pa.chunked_array([pa.DictionaryArray.from_arrays(c, levels, ordered=dtype.ordered)
+                             for c in codes.chunks], type=dtype)
+
+
+def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | None:
+    """The column as the loader types it, or None if the pandas path would report a value."""
+    kind = spec.kind
+    if kind in INTEGER_KINDS:
+        try:
+            arr = pc.cast(arr, pa.int64())  # safe cast: a fraction or infinity raises
+        except pa.ArrowInvalid:
+            return None
+        low = pc.min(arr).as_py()
+        if low is not None and low < 0:
+            return None
+    elif kind in _FLOAT_KINDS:
+        mm = pc.min_max(arr)  # NaN is skipped, as the pandera checks let it pass
+        low, high = mm["min"].as_py(), mm["max"].as_py()
+        if low is not None and (math.isinf(low) or math.isinf(high)
+                                or (kind == "score" and (low < 0 or high > 1))
+                                or (kind == "seconds" and low < 0)):
+            return None
+    elif kind == "enum":
+        arr = _enum(arr, spec)
+        if arr is None:
+            return None
+    if spec.required and spec.name != "run_id" and arr.null_count:
+        return None
+    return arr
+
+
+_UNSAFE_ID = r"^\.{0,2}$|[/\\\x00]"  # '', '.', '..', or a separator or NUL anywhere
+
+
+def read_checked(run_dir: Path, columns: Sequence[str] | None) -> Checked | None:
+    """Read ``run_dir/task_metrics.csv`` and run the checks that concern the file as a whole;
+    None when it needs the pandas path. Column values are checked by :func:`stack`.
+
+    Parameters
+    ----------
+    run_dir : Path
+        A run directory (already known to exist).
+    columns : sequence of str, optional
+        As :func:`~dabench_analysis.load.load_run`'s ``columns``.
+
+    Returns
+    -------
+    Checked or None
+        None for a missing or legacy task file, an unreadable header, a missing required
+        column, a value that does not parse, a row with the wrong number of fields, a missing,
+        duplicated or non-plain task id, or a file without data rows. The table's enum columns
+        are still text and counts float64 (:func:`stack` converts them).
+    """
+    path = run_dir / TASK_FILE
+    catalogue = schema.TASK_COLUMNS
+    findings: list[Finding] = []
+    try:
+        header = read_header(path)
+        canon = column_names(header, catalogue, schema.ALIASES, TASK_FILE, findings)
+    except RunLoadError:
+        return None
+    if any(f.severity == "error" for f in findings):
+        return None
+    wanted = None if columns is None else \
+        set(columns) | {c for c, s in catalogue.items() if s.required}
+    include = [h for h in header if wanted is None or canon[h] in wanted]
+    specs = {h: catalogue[canon[h]] for h in include if canon[h] in catalogue}
+    types = arrow_types(specs, include)
+    types |= {h: pa.string() for h in include if h in specs and specs[h].kind == "enum"}
+    try:
+        table, bad = arrow_read(path, types, include, use_threads=False)
+    except (pa.ArrowException, OSError, RunLoadError):
+        return None
+    if bad or table.num_rows == 0:
+        return None
+    names = [canon[h] for h in table.column_names]
+    table = table.rename_columns(names)
+    ids = table.column("task_id")
+    if ids.null_count or pc.count_distinct(ids).as_py() != table.num_rows or \
+            pc.any(pc.match_substring_regex(ids, _UNSAFE_ID)).as_py():
+        return None
+    folder_id = run_dir.resolve().name
+    if "run_id" in names:
+        given = pc.unique(table.column("run_id").drop_null())
+        run_id = str(given[0]) if len(given) == 1 else folder_id
+        table = table.set_column(names.index("run_id"), "run_id",
+                                 pc.fill_null(table.column("run_id"), run_id))
+    else:
+        run_id = folder_id
+        table = table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
+    flags = [c for c in names if c in catalogue and catalogue[c].kind == "flag"]
+    findings += [missing_flags_finding(TASK_FILE, c, n, table.num_rows)
+                 for c in flags if (n := table.column(c).null_count)]
+    return Checked(run_dir, run_id, table, findings)
+
+
+def stack(members: Sequence[Checked]) -> tuple[pa.Table | None, list[Checked], list[Checked]]:
+    """Stack tables of one schema and check and convert every catalogue column once, over all
+    of them (counts to int64, enums onto the seed's levels).
+
+    Returns ``(table, passed, failed)``: the converted stacked table of the members that passed
+    (one chunk; None if none did) and the members whose values need the pandas path.
+    """
+    table = pa.concat_tables([c.table for c in members])
+    columns, failing = [], []
+    for name, arr in zip(table.column_names, table.columns, strict=True):
+        spec = schema.TASK_COLUMNS.get(name)
+        out = arr if spec is None else _checked(arr, spec)
+        if out is None:
+            failing.append((name, spec))
+        columns.append(out)
+    if not failing:
+        return pa.Table.from_arrays(columns, names=table.column_names).combine_chunks(), \
+            list(members), []
+    failed = [c for c in members
+              if any(_checked(c.table.column(n), spec) is None for n, spec in failing)]
+    passed = [c for c in members if c not in failed]
+    return (stack(passed)[0] if passed else None), passed, failed
+
+
+def replays(checked: Checked) -> pa.ChunkedArray:
+    """``replay_path`` of each task of one run (one directory listing, never cached:
+    :func:`~dabench_analysis._read.replay_paths`)."""
+    return replay_paths(checked.run_dir, checked.table.column("task_id"))
+
+
+def to_frame(table: pa.Table) -> pd.DataFrame:
+    """A stacked, converted table -> frame with the catalogue dtypes (RangeIndex)."""
+    df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=True)
+    fix = {}
+    for col in df.columns:
+        spec = schema.TASK_COLUMNS.get(col)
+        if spec is not None and spec.kind == "enum" and df[col].dtype != spec.dtype:
+            fix[col] = df[col].astype(spec.dtype)
+    return df.assign(**fix) if fix else df
+
+
+# --- the sweep-level cache entry --------------------------------------------------------------
+
+def cacheable(run_dirs: Sequence[Path]) -> bool:
+    """Whether a batch entry may be used: the cache directory is inside none of the runs."""
+    try:
+        root = parse_cache.cache_dir()
+    except OSError:
+        return False
+    return not any(root.is_relative_to(Path(d).absolute()) for d in run_dirs)
+
+
+def _stamps(files: Sequence[Path]) -> list[list] | None:
+    try:
+        out = []
+        for f in files:
+            st = f.stat()
+            out.append([str(f), st.st_size, st.st_mtime_ns, parse_cache.file_digest(f)])
+        return out
+    except OSError:
+        return None
+
+
+def _entry(files: Sequence[Path], columns: Sequence[str] | None) -> Path:
+    request = {"files": [str(f) for f in files],
+               "columns": None if columns is None else sorted(set(columns)),
+               "toolkit": parse_cache._toolkit_fingerprint()}
+    name = hashlib.blake2b(json.dumps(request).encode(), digest_size=16).hexdigest()
+    return parse_cache.cache_dir() / parse_cache._LAYOUT / name[:2] / f"{name}{_BATCH_SUFFIX}"
+
+
+@dataclass
+class Batch:
+    """The checked part of a sweep: the stacked table and its runs, and which runs were not."""
+
+    table: pa.Table | None  # converted, one chunk, the runs of ``checked`` in order
+    checked: list[Checked]
+    slow: list[int]  # positions (in the directory list) of runs that need the pandas path
+
+
+def lookup(run_dirs: Sequence[Path], columns: Sequence[str] | None) -> tuple[Batch | None,
+                                                                               list | None]:
+    """The cached batch of these run directories if every task file is unchanged.
+
+    Returns ``(batch or None, stamps)``; the stamps (None if a task file cannot be stat'ed or
+    read, e.g. a legacy run) are taken before any parsing, for :func:`store`.
+    """
+    files = [Path(d).absolute() / TASK_FILE for d in run_dirs]
+    stamps = _stamps(files)
+    if stamps is None:
+        return None, None
+    try:
+        entry = _entry(files, columns)
+        with pa.memory_map(str(entry)) as source:
+            reader = pa.ipc.open_file(source)
+            meta = json.loads(reader.schema.metadata[_META])
+            if meta["stamps"] != stamps:
+                return None, stamps
+            table = reader.read_all().replace_schema_metadata(None)
+        checked, start = [], 0
+        for run in meta["runs"]:
+            found = [Finding(**{**f, "rows": tuple(f["rows"])}) for f in run["findings"]]
+            checked.append(Checked(Path(run_dirs[run["position"]]), run["run_id"],
+                                   table.slice(start, run["rows"]), found))
+            start += run["rows"]
+        if start != table.num_rows:
+            return None, stamps
+    except (OSError, KeyError, ValueError, TypeError, IndexError, pa.ArrowException):
+        return None, stamps  # unreadable, foreign or older entry: a miss
+    return Batch(table if checked else None, checked, meta["slow"]), stamps
+
+
+def store(run_dirs: Sequence[Path], columns: Sequence[str] | None, batch: Batch,
+          stamps: list | None) -> None:
+    """Write the batch as one Arrow IPC file, atomically. Skipped when a task file changed
+    while it was parsed or cannot be stamped; a cache that cannot be written is skipped
+    silently (the per-file cache of trajectories warns about it)."""
+    files = [Path(d).absolute() / TASK_FILE for d in run_dirs]
+    if stamps is None or _stamps(files) != stamps:
+        return
+    position = {Path(d): i for i, d in enumerate(run_dirs)}
+    meta = {"stamps": stamps, "slow": batch.slow,
+            "runs": [{"position": position[c.run_dir], "run_id": c.run_id,
+                      "rows": c.table.num_rows,
+                      "findings": [dataclasses.asdict(f) for f in c.findings]}
+                     for c in batch.checked]}
+    table = batch.table if batch.table is not None else pa.table({})
+    table = table.replace_schema_metadata({_META: json.dumps(meta).encode()})
+    try:
+        entry = _entry(files, columns)
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{entry.stem}.", suffix=".tmp", dir=entry.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh, pa.ipc.new_file(fh, table.schema) as writer:
+                writer.write_table(table)
+            os.replace(tmp, entry)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+    except (OSError, pa.ArrowException):
+        return

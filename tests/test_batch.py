@@ -1,0 +1,296 @@
+"""load_runs' batched path (``dabench_analysis._batch``) against ``load_run``, the reference.
+
+A sweep mixes clean runs (notes only: unknown column, old column name, header spaces, no
+run_id column, missing flag values, a column subset) with runs whose values need the pandas
+path (a score of 1.5, a fractional count, a lower-case or unknown enum, a duplicated task id,
+a short row, no data rows, only the legacy file). Every run's frame, findings and source rows
+must equal what ``load_run(strict=False)`` gives, clean runs must take the batched path and the
+others must not; the stacked cache entry must never be served for a changed file, and
+``replay_path`` is looked up afresh on every load.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dabench_analysis import _batch, cache, load, runs, schema
+from dabench_analysis.runs import load_runs
+from dabench_analysis.synthetic import generate_run
+from dabench_analysis.validate import validate_run
+
+TM = "task_metrics.csv"
+N = 8
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "cache"))
+
+
+def _rows(path: Path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+
+
+def _write(path: Path, rows: list[list[str]]) -> None:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def _edit(run: Path, fn) -> None:
+    rows = _rows(run / TM)
+    fn(rows)
+    _write(run / TM, rows)
+
+
+def _set(col: str, row: int, value: str):
+    def fn(rows):
+        rows[row][rows[0].index(col)] = value
+    return fn
+
+
+def _rename(old: str, new: str):
+    def fn(rows):
+        rows[0][rows[0].index(old)] = new
+    return fn
+
+
+def _drop(col: str):
+    def fn(rows):
+        i = rows[0].index(col)
+        for r in rows:
+            del r[i]
+    return fn
+
+
+def _add_unknown(rows):
+    rows[0].append("notes_from_the_team")
+    for r in rows[1:]:
+        r.append("kept as text")
+
+
+def _blank_flags(rows):
+    i = rows[0].index("execution_success")
+    rows[1][i] = rows[3][i] = ""
+
+
+def _duplicate_id(rows):
+    rows[2][rows[0].index("task_id")] = rows[1][rows[0].index("task_id")]
+
+
+def _short_row(rows):
+    rows[2] = rows[2][:5]
+
+
+def _no_rows(rows):
+    del rows[1:]
+
+
+CLEAN = {
+    "clean": lambda rows: None,
+    "unknown_column": _add_unknown,
+    "old_name": _rename("schema_agent_used", "schema_agent_called"),
+    "header_spaces": _rename("answer_f1", " answer_f1 "),
+    "no_run_id": _drop("run_id"),
+    "missing_flags": _blank_flags,
+}
+NEEDS_PANDAS = {
+    "score_above_one": _set("final_score", 2, "1.5"),
+    "fractional_count": _set("llm_calls", 3, "2.5"),
+    "negative_seconds": _set("execution_time", 1, "-3"),
+    "infinite_float": _set("tool_efficiency", 4, "inf"),
+    "lower_case_enum": _set("difficulty", 1, "easy"),
+    "unknown_enum": _set("failure_stage", 2, "LUNCH"),
+    "missing_required": _set("final_score", 5, ""),
+    "duplicate_task_id": _duplicate_id,
+    "short_row": _short_row,
+    "no_rows": _no_rows,
+    "yes_no_flag": _set("execution_success", 1, "yes"),
+}
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("mixed")
+    base = generate_run(tmp_path_factory.mktemp("base"), run_id="base", n_tasks=N, seed=5)
+    for name, fn in {**CLEAN, **NEEDS_PANDAS}.items():
+        run = root / name
+        shutil.copytree(base, run)
+        _edit(run, fn)
+        if name != "no_run_id":  # the run_id column names the run
+            _edit_run_id(run / TM, name)
+    legacy = root / "legacy_only"
+    shutil.copytree(base, legacy)
+    (legacy / TM).unlink()
+    (root / "no_run_id" / "task_1").rename(root / "no_run_id" / "task_1_moved")
+    return root
+
+
+def _edit_run_id(path: Path, value: str) -> None:
+    rows = _rows(path)
+    i = rows[0].index("run_id")
+    for r in rows[1:]:
+        r[i] = value
+    _write(path, rows)
+
+
+def _load_quietly(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return load_runs(*args, progress=False, **kwargs)
+
+
+def _reference(path: Path, **kwargs) -> load.Run:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return load.load_run(path, strict=False, **kwargs)
+
+
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_every_run_equals_load_run(mixed, use_cache):
+    for _attempt in range(2 if use_cache else 1):  # cold, then a hit
+        loaded = _load_quietly(mixed, strict=False, cache=use_cache)
+        assert loaded.skipped.empty
+        assert sorted(loaded.run_ids) == sorted([*CLEAN, *NEEDS_PANDAS, "legacy_only"])
+        for run in loaded:
+            ref = _reference(run.path)
+            assert run.run_id == ref.run_id, run.path.name
+            pd.testing.assert_frame_equal(run.tasks, ref.tasks, obj=run.path.name)
+            assert run.findings == ref.findings, run.path.name
+            assert run.source_rows == ref.source_rows and run.task_file == ref.task_file
+        pd.testing.assert_frame_equal(
+            loaded.tasks, runs._concat([_reference(r.path).tasks for r in loaded]))
+    assert cache.info()["entries"] >= (1 if use_cache else 0)
+
+
+def test_clean_runs_take_the_batched_path_and_the_others_do_not(mixed, monkeypatch):
+    slow = []
+    real = runs.load_run
+
+    def spy(path, **kwargs):
+        slow.append(Path(path).name)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(runs, "load_run", spy)
+    loaded = _load_quietly(mixed, strict=False, cache=False)
+    assert sorted(slow) == sorted([*NEEDS_PANDAS, "legacy_only"])
+    assert loaded.stacked is None  # mixed: stacked from the runs
+    same_columns = [n for n in CLEAN if n != "unknown_column"]
+    clean = _load_quietly([mixed / n for n in same_columns], cache=False)
+    assert clean.stacked is not None and clean.tasks is clean.stacked
+    assert clean.tasks["run_id"].unique().tolist() == same_columns
+
+
+def test_column_subset(mixed):
+    wanted = schema.CORRECTNESS + schema.COST
+    loaded = _load_quietly([mixed / "clean", mixed / "old_name"], columns=wanted)
+    for run in loaded:
+        pd.testing.assert_frame_equal(run.tasks, _reference(run.path, columns=wanted).tasks)
+    assert "schema_agent_used" not in loaded.tasks
+
+
+def test_strict_still_raises_for_values_the_pandas_path_rejects(mixed):
+    with pytest.raises(load.RunLoadError, match="score_above_one"):
+        load_runs([mixed / "clean", mixed / "score_above_one"], progress=False)
+
+
+def test_runs_with_different_columns_are_stacked(mixed, tmp_path):
+    a = _load_quietly([mixed / "clean", mixed / "unknown_column", mixed / "no_run_id"])
+    assert a.stacked is None
+    assert a.tasks["notes_from_the_team"].notna().sum() == N
+    assert a.tasks["run_id"].tolist() == ["clean"] * N + ["unknown_column"] * N + \
+        ["no_run_id"] * N
+
+
+def test_changed_file_is_never_served_stale(mixed, tmp_path):
+    root = tmp_path / "sweep"
+    for name in ("clean", "missing_flags"):
+        shutil.copytree(mixed / name, root / name)
+    first = _load_quietly(root)
+    assert cache.info()["entries"] == 1
+    path = root / "clean" / TM
+    st = path.stat()
+    text = path.read_text()
+    i = _rows(path)[0].index("final_score")
+    old = _rows(path)[1][i]
+    new = "0.1234" if old != "0.1234" else "0.4321"
+    rows = _rows(path)
+    rows[1][i] = new[: len(old)].ljust(len(old), "0")  # same size
+    _write(path, rows)
+    assert len(path.read_text()) == len(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime: only the digest differs
+    again = _load_quietly(root)
+    assert again["clean"].tasks.loc[0, "final_score"] == float(rows[1][i])
+    assert first["clean"].tasks.loc[0, "final_score"] == float(old)
+    pd.testing.assert_frame_equal(again["clean"].tasks, _reference(root / "clean").tasks)
+
+
+def test_replay_path_is_looked_up_on_every_load(mixed, tmp_path):
+    root = tmp_path / "sweep"
+    shutil.copytree(mixed / "clean", root / "clean")
+    first = _load_quietly(root)
+    assert first.tasks["replay_path"].notna().all()
+    shutil.rmtree(root / "clean" / "task_2")
+    hit = _load_quietly(root)  # served from the stacked entry
+    assert hit.tasks.loc[hit.tasks["task_id"] == "task_2", "replay_path"].isna().all()
+    assert hit.tasks["replay_path"].notna().sum() == N - 1
+
+
+def test_folder_without_its_replay(mixed, tmp_path):
+    run = tmp_path / "clean"
+    shutil.copytree(mixed / "clean", run)
+    (run / "task_3" / "task_replay.json").unlink()
+    loaded = load.load_run(run)
+    assert loaded.tasks.set_index("task_id").loc["task_3", "replay_path"] == \
+        str(run / "task_3" / "task_replay.json")
+    assert "task_3" not in loaded.replays and len(loaded.replays) == N - 1
+    assert f"{N - 1} task_replay.json" in repr(loaded)
+    with pytest.raises(KeyError, match="task_3"):
+        loaded.replay("task_3")
+    found = validate_run(run).findings
+    missing = found[found["check"] == "replay_missing"]
+    assert missing["message"].tolist() == [f"1 of {N} task(s) have no task_replay.json"]
+
+
+def test_replay_linked_outside_the_run_is_not_read(mixed, tmp_path):
+    run = tmp_path / "clean"
+    shutil.copytree(mixed / "clean", run)
+    outside = tmp_path / "secret.json"
+    outside.write_text('{"task_id": "task_4", "evaluation_result": {"final_score": 1.0}}')
+    (run / "task_4" / "task_replay.json").unlink()
+    (run / "task_4" / "task_replay.json").symlink_to(outside)
+    loaded = load.load_run(run)
+    with pytest.raises(load.RunLoadError, match="outside the run directory"):
+        loaded.replay("task_4")
+    found = validate_run(run).findings
+    assert found.loc[found["file"] == "task_4/task_replay.json", "check"].tolist() == \
+        ["replay_unreadable"]
+
+
+def test_unwritable_cache_still_loads(mixed, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv(cache.ENV_VAR, str(blocker / "cache"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = load_runs([mixed / "clean"], progress=False)
+    pd.testing.assert_frame_equal(loaded.tasks, _reference(mixed / "clean").tasks)
+
+
+def test_cache_inside_a_run_is_not_used(mixed, tmp_path, monkeypatch):
+    run = tmp_path / "clean"
+    shutil.copytree(mixed / "clean", run)
+    monkeypatch.setenv(cache.ENV_VAR, str(run / ".cache"))
+    assert not _batch.cacheable([run])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        load_runs([run], progress=False)
+    assert not (run / ".cache").exists()
