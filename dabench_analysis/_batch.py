@@ -81,6 +81,9 @@ def _enum(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | None:
                              for c in codes.chunks], type=dtype)
 
 
+_UNSAFE_ID = r"^\.{0,2}$|[/\\\x00]"  # '', '.', '..', or a separator or NUL anywhere
+
+
 def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | None:
     """The column as the loader types it, or None if the pandas path would report a value."""
     kind = spec.kind
@@ -103,12 +106,11 @@ def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | Non
         arr = _enum(arr, spec)
         if arr is None:
             return None
+    elif spec.name == "task_id" and pc.any(pc.match_substring_regex(arr, _UNSAFE_ID)).as_py():
+        return None  # the pandas path warns that such ids name no replay folder
     if spec.required and spec.name != "run_id" and arr.null_count:
         return None
     return arr
-
-
-_UNSAFE_ID = r"^\.{0,2}$|[/\\\x00]"  # '', '.', '..', or a separator or NUL anywhere
 
 
 def read_checked(run_dir: Path, columns: Sequence[str] | None) -> Checked | None:
@@ -126,8 +128,8 @@ def read_checked(run_dir: Path, columns: Sequence[str] | None) -> Checked | None
     -------
     Checked or None
         None for a missing or legacy task file, an unreadable header, a missing required
-        column, a value that does not parse, a row with the wrong number of fields, a missing,
-        duplicated or non-plain task id, or a file without data rows. The table's enum columns
+        column, a value that does not parse, a row with the wrong number of fields, a missing
+        or duplicated task id, or a file without data rows. The table's enum columns
         are still text and counts float64 (:func:`stack` converts them).
     """
     path = run_dir / TASK_FILE
@@ -155,8 +157,7 @@ def read_checked(run_dir: Path, columns: Sequence[str] | None) -> Checked | None
     names = [canon[h] for h in table.column_names]
     table = table.rename_columns(names)
     ids = table.column("task_id")
-    if ids.null_count or pc.count_distinct(ids).as_py() != table.num_rows or \
-            pc.any(pc.match_substring_regex(ids, _UNSAFE_ID)).as_py():
+    if ids.null_count or pc.count_distinct(ids).as_py() != table.num_rows:
         return None
     folder_id = run_dir.resolve().name
     if "run_id" in names:
@@ -180,7 +181,10 @@ def stack(members: Sequence[Checked]) -> tuple[pa.Table | None, list[Checked], l
     Returns ``(table, passed, failed)``: the converted stacked table of the members that passed
     (one chunk; None if none did) and the members whose values need the pandas path.
     """
-    table = pa.concat_tables([c.table for c in members])
+    try:
+        table = pa.concat_tables([c.table for c in members])
+    except pa.ArrowInvalid:  # types differ after all: the pandas path for each
+        return None, [], list(members)
     columns, failing = [], []
     for name, arr in zip(table.column_names, table.columns, strict=True):
         spec = schema.TASK_COLUMNS.get(name)

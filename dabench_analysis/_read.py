@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -115,7 +116,7 @@ def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> li
                 raise RunLoadError(f"{name}: header has one column but contains {what}: the file "
                                    f"looks {what}-delimited; eval-v2 writes comma-separated CSV",
                                    [Finding("error", name, None, None, "delimiter", what)])
-    dup = sorted({n for n in names if names.count(n) > 1})
+    dup = sorted(n for n, k in Counter(names).items() if k > 1)
     if dup:
         raise RunLoadError(f"{name}: duplicated column name(s) {dup} in the header",
                            [Finding("error", name, None, d, "duplicate_column",

@@ -339,10 +339,10 @@ def _load_tasks(dirs: list[Path], *, columns, strict: bool, include_text: bool, 
         read = _map(lambda d: _batch.read_checked(d, columns), dirs, workers=workers,
                     show=show, label="runs")
         slow = [i for i, c in enumerate(read) if c is None]
-        groups: dict[pa.Schema, list[_batch.Checked]] = {}
-        for c in read:
+        groups: dict[tuple[str, ...], list[_batch.Checked]] = {}
+        for c in read:  # the column names decide the types (catalogue kind, else text)
             if c is not None:
-                groups.setdefault(c.table.schema, []).append(c)
+                groups.setdefault(tuple(c.table.column_names), []).append(c)
         stacks = []
         for members in groups.values():
             table, passed, failed = _batch.stack(members)
