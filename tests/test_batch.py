@@ -94,6 +94,14 @@ def _no_rows(rows):
     del rows[1:]
 
 
+def _quoted_newline(rows):
+    rows[2][rows[0].index("failure_reason")] = "first line\nsecond, with a comma"
+
+
+def _mixed_run_ids(rows):
+    rows[1][rows[0].index("run_id")] = "someone_else"
+
+
 CLEAN = {
     "clean": lambda rows: None,
     "unknown_column": _add_unknown,
@@ -101,6 +109,10 @@ CLEAN = {
     "header_spaces": _rename("answer_f1", " answer_f1 "),
     "no_run_id": _drop("run_id"),
     "missing_flags": _blank_flags,
+    "quoted_newline": _quoted_newline,
+    "bom_crlf": lambda rows: None,  # rewritten below with a byte-order mark and CRLF
+    "run_id_differs": lambda rows: None,  # the column says "other_id"
+    "mixed_run_ids": _mixed_run_ids,  # two values: the folder name is the run_id
 }
 NEEDS_PANDAS = {
     "score_above_one": _set("final_score", 2, "1.5"),
@@ -125,8 +137,13 @@ def mixed(tmp_path_factory) -> Path:
         run = root / name
         shutil.copytree(base, run)
         _edit(run, fn)
-        if name != "no_run_id":  # the run_id column names the run
+        if name not in ("no_run_id", "run_id_differs"):  # the run_id column names the run
             _edit_run_id(run / TM, name)
+        if name == "mixed_run_ids":
+            _edit(run, fn)
+    _edit_run_id(root / "run_id_differs" / TM, "other_id")
+    bom = root / "bom_crlf" / TM
+    bom.write_bytes(b"\xef\xbb\xbf" + bom.read_bytes().replace(b"\n", b"\r\n"))
     legacy = root / "legacy_only"
     shutil.copytree(base, legacy)
     (legacy / TM).unlink()
@@ -159,7 +176,8 @@ def test_every_run_equals_load_run(mixed, use_cache):
     for _attempt in range(2 if use_cache else 1):  # cold, then a hit
         loaded = _load_quietly(mixed, strict=False, cache=use_cache)
         assert loaded.skipped.empty
-        assert sorted(loaded.run_ids) == sorted([*CLEAN, *NEEDS_PANDAS, "legacy_only"])
+        expected = {*CLEAN, *NEEDS_PANDAS, "legacy_only", "other_id"} - {"run_id_differs"}
+        assert sorted(loaded.run_ids) == sorted(expected)
         for run in loaded:
             ref = _reference(run.path)
             assert run.run_id == ref.run_id, run.path.name
@@ -183,7 +201,7 @@ def test_clean_runs_take_the_batched_path_and_the_others_do_not(mixed, monkeypat
     loaded = _load_quietly(mixed, strict=False, cache=False)
     assert sorted(slow) == sorted([*NEEDS_PANDAS, "legacy_only"])
     assert loaded.stacked is None  # mixed: stacked from the runs
-    same_columns = [n for n in CLEAN if n != "unknown_column"]
+    same_columns = ["clean", "old_name", "header_spaces", "no_run_id", "missing_flags"]
     clean = _load_quietly([mixed / n for n in same_columns], cache=False)
     assert clean.stacked is not None and clean.tasks is clean.stacked
     assert clean.tasks["run_id"].unique().tolist() == same_columns
