@@ -249,6 +249,9 @@ def test_changed_file_is_never_served_stale(mixed, tmp_path):
     assert again["clean"].tasks.loc[0, "final_score"] == float(rows[1][i])
     assert first["clean"].tasks.loc[0, "final_score"] == float(old)
     pd.testing.assert_frame_equal(again["clean"].tasks, _reference(root / "clean").tasks)
+    entries = cache.info()["entries"]
+    assert entries >= 1 and cache.clear()["removed"] == entries
+    assert cache.info()["entries"] == 0 and not list((tmp_path / "cache").rglob("*.arrow"))
 
 
 def test_replay_path_is_looked_up_on_every_load(mixed, tmp_path):
