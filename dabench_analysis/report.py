@@ -192,9 +192,13 @@ def run_notebook(
         nbformat.write(nb, src)
         try:
             with _inline_backend():
+                # The notebook is written once at the end (and on a cell error), not before and
+                # after every cell: those ~2 saves per cell land in a temporary folder nobody
+                # reads and cost a full JSON dump each of a notebook that grows with its figures.
                 pm.execute_notebook(str(src), str(dst), parameters=None,
                                     kernel_name=kernel_name, cwd=str(notebook.parent),
-                                    progress_bar=False, execution_timeout=timeout)
+                                    progress_bar=False, execution_timeout=timeout,
+                                    request_save_on_cell_execute=False)
         except pm.PapermillExecutionError as exc:
             shutil.copyfile(dst, out / "report.failed.ipynb") if dst.exists() else None
             raise ReportError(f"{notebook.name} failed in cell {exc.exec_count}: {exc.ename}: "
