@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
@@ -75,6 +77,82 @@ def test_style_sizes_and_embedded_fonts(tmp_path):
     data = pdf.read_bytes()
     assert b"/FontFile2" in data  # TrueType fonts embedded (pdf.fonttype 42)
     assert not list(tmp_path.glob(".*tmp"))
+
+
+def _embedded_fonts(pdf: bytes):
+    """The TrueType programs of a PDF's /FontFile2 streams, parsed with fontTools."""
+    import io
+    import re
+    import zlib
+
+    from fontTools.ttLib import TTFont
+
+    fonts = []
+    for num in re.findall(rb"/FontFile2 (\d+) 0 R", pdf):
+        m = re.search(rb"\n" + num + rb" 0 obj\n<<[^>]*/FlateDecode[^>]*>>\nstream\n", pdf)
+        start = m.end()
+        fonts.append(TTFont(io.BytesIO(zlib.decompressobj().decompress(pdf[start:]))))
+    return fonts
+
+
+def test_png_is_300_dpi_and_pdf_page_matches_it(tmp_path):
+    from PIL import Image
+
+    fig = style.new_figure("one")
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1])
+    ax.set_title("A title − with a minus ≥ 0.8")
+    png, pdf = style.save_figure(fig, tmp_path / "f")
+    with Image.open(png) as im:
+        assert im.info["dpi"] == pytest.approx((300, 300), abs=0.01)
+        width_in, height_in = im.size[0] / 300, im.size[1] / 300
+    # the PDF reuses the layout of the PNG save: same tight box, within a pixel (72 pt per inch)
+    box = [float(v) for v in re.search(rb"/MediaBox \[ *([\d. ]+)\]", pdf.read_bytes())
+           .group(1).split()]
+    assert box[2] == pytest.approx(width_in * 72, abs=72 / 300 + 0.01)
+    assert box[3] == pytest.approx(height_in * 72, abs=72 / 300 + 0.01)
+    # and the figure keeps its constrained layout afterwards
+    assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
+
+
+def test_pdf_fonts_are_embedded_glyph_subsets(tmp_path):
+    from fontTools import subset
+
+    fig = style.new_figure("one")
+    fig.add_subplot().set_title("Final score ≥ 0.8")
+    _, pdf = style.save_figure(fig, tmp_path / "f")
+    data = pdf.read_bytes()
+    fonts = _embedded_fonts(data)
+    assert fonts and b"/ToUnicode" in data  # text stays searchable
+    for font in fonts:
+        assert {"glyf", "loca", "hmtx", "head"} <= set(font.keys())
+        assert not {"GSUB", "GPOS", "GDEF", "MATH"} & set(font.keys())  # never read in a PDF
+        assert len(font.getGlyphOrder()) < 100  # a subset, not the whole of DejaVu Sans
+    # fontTools' defaults are back as they were after saving
+    assert "GSUB" not in subset.Options().drop_tables
+
+
+def test_save_and_show_displays_the_saved_png(tmp_path):
+    from PIL import Image
+
+    fig = style.new_figure("two", aspect=0.4)
+    fig.add_subplot().bar([0, 1], [1, 2])
+    saved = style.save_and_show(fig, tmp_path / "bars")
+    png, pdf = saved  # unpacks like save_figure's list
+    assert (png.name, pdf.name) == ("bars.png", "bars.pdf")
+    data, meta = saved._repr_png_()
+    assert data == png.read_bytes()  # shown inline: the very file, not a second rendering
+    with Image.open(png) as im:
+        w, h = im.size
+    # displayed at the inline backend's 100 dpi: a 7-inch figure is about 700 CSS pixels wide
+    assert meta == {"width": round(w / 3), "height": round(h / 3)}
+    assert 690 <= meta["width"] <= 720
+    assert not plt.fignum_exists(fig.number)  # closed: the inline backend will not draw it again
+    assert "bars" in repr(saved)
+    no_png = style.save_and_show(style.new_figure(), tmp_path / "v", formats=("pdf",))
+    assert no_png.png is None and no_png._repr_png_() is None
+    with pytest.raises(ValueError, match="at least one"):
+        style.save_and_show(style.new_figure(), tmp_path / "x", formats=())
 
 
 # --- analysis figures -------------------------------------------------------------------------
