@@ -143,6 +143,23 @@ def test_cli_run_report_end_to_end(cli_report):
     assert "report.ipynb" not in [p.name for p in (ROOT / "notebooks").iterdir()]
 
 
+def test_report_shows_the_saved_figures_once(cli_report):
+    """Each figure is rendered once: the notebook and its HTML show the very PNG on disk."""
+    import base64
+
+    _, out = cli_report
+    run_out = out / "baseline_react"
+    nb = nbformat.read(run_out / "report.ipynb", as_version=4)
+    shown = [base64.b64decode(o.data["image/png"]) for c in nb.cells if c.cell_type == "code"
+             for o in c.outputs if "image/png" in o.get("data", {})]
+    files = [(run_out / f"{fig}.png").read_bytes() for fig in RUN_FIGURES]
+    assert len(shown) == len(RUN_FIGURES)  # one image per figure, no second inline rendering
+    assert sorted(shown) == sorted(files)
+    html = (run_out / "report.html").read_text()
+    for data in files:
+        assert base64.b64encode(data).decode() in html
+
+
 def test_cli_comparison_report(cli_report):
     _, out = cli_report
     cmp_out = out / "compare_baseline_react_vs_proposed_aat"
