@@ -46,7 +46,13 @@ from dabench_analysis._read import (
     read_header,
     replay_paths,
 )
-from dabench_analysis._typing import INTEGER_KINDS, Finding, RunLoadError, missing_flags_finding
+from dabench_analysis._typing import (
+    INTEGER_KINDS,
+    MAX_COUNT,
+    Finding,
+    RunLoadError,
+    missing_flags_finding,
+)
 
 TASK_FILE = "task_metrics.csv"
 _FLOAT_KINDS = ("score", "float", "seconds")
@@ -88,6 +94,9 @@ def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | Non
     """The column as the loader types it, or None if the pandas path would report a value."""
     kind = spec.kind
     if kind in INTEGER_KINDS:
+        top = pc.max(pc.abs(arr)).as_py()
+        if top is not None and not top < MAX_COUNT:  # may have been rounded when parsed
+            return None
         try:
             arr = pc.cast(arr, pa.int64())  # safe cast: a fraction or infinity raises
         except pa.ArrowInvalid:
@@ -108,8 +117,9 @@ def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | Non
             return None
     elif spec.name == "task_id" and pc.any(pc.match_substring_regex(arr, _UNSAFE_ID)).as_py():
         return None  # the pandas path warns that such ids name no replay folder
-    if spec.required and spec.name != "run_id" and arr.null_count:
-        return None
+    if spec.required and spec.name != "run_id" and (
+            arr.null_count or (kind in _FLOAT_KINDS and pc.any(pc.is_nan(arr)).as_py())):
+        return None  # NaN is missing in pandas: the pandas path reports a required value
     return arr
 
 
@@ -155,6 +165,8 @@ def read_checked(run_dir: Path, columns: Sequence[str] | None) -> Checked | None
     if bad or table.num_rows == 0:
         return None
     names = [canon[h] for h in table.column_names]
+    if "replay_path" in names:  # the loader's own column: load_run replaces it, with a note
+        return None
     table = table.rename_columns(names)
     ids = table.column("task_id")
     if ids.null_count or pc.count_distinct(ids).as_py() != table.num_rows:
@@ -209,7 +221,7 @@ def replays(checked: Checked) -> pa.ChunkedArray:
 
 def to_frame(table: pa.Table) -> pd.DataFrame:
     """A stacked, converted table -> frame with the catalogue dtypes (RangeIndex)."""
-    df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=True)
+    df = table.to_pandas(types_mapper=PD_TYPES.get)  # copies: writable, unlike split_blocks
     fix = {}
     for col in df.columns:
         spec = schema.TASK_COLUMNS.get(col)
@@ -224,17 +236,22 @@ def cacheable(run_dirs: Sequence[Path]) -> bool:
     """Whether a batch entry may be used: the cache directory is inside none of the runs."""
     try:
         root = parse_cache.cache_dir()
-    except OSError:
+        if parse_cache.inside_a_run(root):
+            return False
+        return not any(root.is_relative_to(Path(d).resolve()) for d in run_dirs)
+    except (OSError, RuntimeError):
         return False
-    return not any(root.is_relative_to(Path(d).absolute()) for d in run_dirs)
 
 
 def _stamps(files: Sequence[Path]) -> list[list] | None:
+    """Per task file: its path, the real path of its run (run ids of runs without a run_id
+    column come from it), size, mtime in ns and content digest."""
     try:
         out = []
         for f in files:
             st = f.stat()
-            out.append([str(f), st.st_size, st.st_mtime_ns, parse_cache.file_digest(f)])
+            out.append([str(f), os.path.realpath(f.parent), st.st_size, st.st_mtime_ns,
+                        parse_cache.file_digest(f)])
         return out
     except OSError:
         return None

@@ -15,8 +15,9 @@ import json
 import os
 import re
 import sys
+import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ from dabench_analysis._typing import (
     FLAG_FALSE,
     FLAG_TRUE,
     INTEGER_KINDS,
+    MAX_COUNT,
     NULL_VALUES,
     Finding,
     RunLoadError,
@@ -124,23 +126,42 @@ def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> li
     return names
 
 
+_HOOK_LOCK = threading.Lock()
+_HOOK_STATE: dict = {"active": 0, "saved": None}
+_UNDECODABLE: dict[int, list] = {}  # id(row handler) -> where its decode errors go
+
+
+def _dispatch_unraisable(unraisable) -> None:
+    seen = _UNDECODABLE.get(id(unraisable.object))
+    if seen is not None and isinstance(unraisable.exc_value, UnicodeDecodeError):
+        seen.append(unraisable.exc_value)
+    else:
+        (_HOOK_STATE["saved"] or sys.__unraisablehook__)(unraisable)
+
+
 @contextlib.contextmanager
-def _undecodable_rows(seen: list) -> Iterator[None]:
+def _undecodable_rows(handler, seen: list) -> Iterator[None]:
     """pyarrow decodes a malformed row's text before calling the row handler; when that text
-    is not UTF-8 the error is 'unraisable'. Collect it instead of printing a traceback."""
-    previous = sys.unraisablehook
-
-    def hook(unraisable) -> None:
-        if isinstance(unraisable.exc_value, UnicodeDecodeError):
-            seen.append(unraisable.exc_value)
-        else:
-            previous(unraisable)
-
-    sys.unraisablehook = hook
+    is not UTF-8 the error is 'unraisable'. Collect it in ``seen`` instead of printing a
+    traceback. One dispatching hook is installed while any read is active (reads run in
+    threads), and the previous hook is restored when the last one ends; other unraisable
+    errors go to the previous hook."""
+    with _HOOK_LOCK:
+        if _HOOK_STATE["active"] == 0:
+            _HOOK_STATE["saved"] = sys.unraisablehook
+            sys.unraisablehook = _dispatch_unraisable
+        _HOOK_STATE["active"] += 1
+        _UNDECODABLE[id(handler)] = seen
     try:
         yield
     finally:
-        sys.unraisablehook = previous
+        with _HOOK_LOCK:
+            del _UNDECODABLE[id(handler)]
+            _HOOK_STATE["active"] -= 1
+            if _HOOK_STATE["active"] == 0:
+                if sys.unraisablehook is _dispatch_unraisable:
+                    sys.unraisablehook = _HOOK_STATE["saved"]
+                _HOOK_STATE["saved"] = None
 
 
 def arrow_read(path: Path, column_types: dict, include: list[str], *,
@@ -155,7 +176,7 @@ def arrow_read(path: Path, column_types: dict, include: list[str], *,
         return "skip"
 
     try:
-        with _undecodable_rows(undecodable):
+        with _undecodable_rows(skip, undecodable):
             table = pacsv.read_csv(
                 path,
                 read_options=pacsv.ReadOptions(use_threads=use_threads, block_size=1 << 22),
@@ -235,7 +256,6 @@ def typed_read(path: Path, header: list[str], specs: dict, include: list[str],
     while True:
         try:
             table, bad = arrow_read(path, types, include)
-            break
         except pa.ArrowInvalid as exc:
             found = re.match(r"In CSV column #(\d+): CSV conversion error to (?!string)", str(exc))
             col = header[int(found.group(1))] if found else None
@@ -244,7 +264,28 @@ def typed_read(path: Path, header: list[str], specs: dict, include: list[str],
                 return typed_slow(path, header, specs, include, findings)
             as_text.append(col)
             types[col] = pa.string()
+            continue
+        big = too_big_counts(table, specs, as_text)
+        if not big:
+            break
+        if len(as_text) + len(big) > MAX_TEXT_COLUMNS:
+            return typed_slow(path, header, specs, include, findings)
+        as_text += big  # re-read as text: the finding shows the value as written
+        types |= {c: pa.string() for c in big}
     return _typed_frame(table, bad, specs, as_text, path.name, findings)
+
+
+def too_big_counts(table: pa.Table, specs: dict, skip: Sequence[str] = ()) -> list[str]:
+    """Count columns (read as float64) holding a value of 2**53 or more, where float64 no longer
+    holds every integer: the text may have been rounded, so such values are rejected."""
+    out = []
+    for col, arr in zip(table.column_names, table.columns, strict=True):
+        if col in specs and specs[col].kind in INTEGER_KINDS and col not in skip and \
+                pa.types.is_floating(arr.type):
+            top = pc.max(pc.abs(arr)).as_py()
+            if top is not None and not top < MAX_COUNT:
+                out.append(col)
+    return out
 
 
 def _typed_frame(table: pa.Table, bad: list, specs: dict, as_text: list[str], name: str,
@@ -410,11 +451,17 @@ def replay_paths(run_dir: Path, task_ids) -> pa.ChunkedArray:
     if isinstance(task_ids, pa.Array):
         task_ids = pa.chunked_array([task_ids], type=task_ids.type)
     base = os.fspath(run_dir)
+    entries = []
     try:
         with os.scandir(base) as it:
-            entries = [(e.name, e.is_symlink()) for e in it if e.is_dir()]
+            for e in it:
+                try:  # one bad entry (a symlink loop, a vanished file) costs only itself
+                    if e.is_dir():
+                        entries.append((e.name, e.is_symlink()))
+                except OSError:
+                    continue
     except OSError:
-        entries = []
+        pass
     folders = [name for name, link in entries if "\\" not in name
                and (not link or _inside(Path(base) / name, Path(base)))]
     found = pc.is_in(task_ids, value_set=pa.array(folders, pa.string()))

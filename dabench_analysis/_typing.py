@@ -39,7 +39,8 @@ NULL_VALUES = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "none", "<
 LEGACY_STAGES = {"exploration": "UNDERSTAND", "understanding": "UNDERSTAND", "planning": "PLAN",
                  "execution": "EXECUTE", "verification": "VERIFY", "aggregation": "AGGREGATE"}
 MAX_ROWS_LISTED = 5
-#: Largest count accepted from text (float64 holds every integer up to 2**53 exactly).
+#: Counts must be below this: float64 holds every integer below 2**53 exactly; from 2**53 on,
+#: text such as 9007199254740993 is rounded when parsed, so such values are rejected.
 MAX_COUNT = 2 ** 53
 INTEGER_KINDS = ("count", "tokens", "bytes")
 _FLOAT_KINDS = ("score", "float", "seconds")
@@ -150,14 +151,14 @@ def type_number(raw: pd.Series, spec: Column, file: str, findings: list) -> pd.S
 
 def to_integer(num: pd.Series, spec: Column, file: str, findings: list,
                shown: pd.Series | None = None) -> pd.Series:
-    """float64 -> Int64; values that are not whole numbers up to 2**53 are errors (missing)."""
+    """float64 -> Int64; values that are not whole numbers below 2**53 are errors (missing)."""
     arr = num.to_numpy(dtype="float64", na_value=np.nan)
     with np.errstate(invalid="ignore"):
-        bad = ~np.isnan(arr) & (~np.isfinite(arr) | (np.abs(arr) > MAX_COUNT)
+        bad = ~np.isnan(arr) & (~np.isfinite(arr) | (np.abs(arr) >= MAX_COUNT)
                                 | (arr != np.floor(arr)))
     if bad.any():
         report(findings, bad, num if shown is None else shown, file, spec.name, "integer",
-               "not a whole number up to 2**53; set to missing")
+               "not a whole number below 2**53; set to missing")
         arr = np.where(bad, np.nan, arr)
     return pd.Series(pd.array(arr, dtype="Int64"), index=num.index)
 

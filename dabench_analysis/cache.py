@@ -34,7 +34,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["ENV_VAR", "cache_dir", "file_digest", "cached_read", "clear", "info"]
+__all__ = ["ENV_VAR", "cache_dir", "file_digest", "cached_read", "clear", "info",
+           "inside_a_run"]
 
 #: Environment variable that overrides the cache directory.
 ENV_VAR = "DABENCH_CACHE_DIR"
@@ -77,6 +78,30 @@ def cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("dabench-analysis", appauthor=False)).resolve()
+
+
+#: Files that make a directory a run directory (``load.TASK_FILE``, ``load.LEGACY_TASK_FILE``).
+_RUN_MARKERS = ("task_metrics.csv", "comprehensive_evaluation.csv")
+
+
+def inside_a_run(root: str | os.PathLike[str]) -> Path | None:
+    """The run directory that ``root`` (resolved) is in or is, if any: the nearest of it and
+    its parents that holds ``task_metrics.csv`` or ``comprehensive_evaluation.csv``. The cache
+    is never written there (the toolkit never writes into a run directory).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> run = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (run / "task_metrics.csv").write_text("task_id,final_score\\n")
+    >>> inside_a_run(run / ".cache" / "x") == run.resolve(), inside_a_run(run.parent)
+    (True, None)
+    """
+    here = Path(root).resolve()
+    for d in (here, *here.parents):
+        if any(os.path.isfile(os.path.join(d, m)) for m in _RUN_MARKERS):
+            return d
+    return None
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
@@ -329,9 +354,11 @@ def cached_read(
     path = Path(path).absolute()
     try:
         root = cache_dir()
-        if root.is_relative_to(path.parent):
-            _warn_once(f"inside:{path.parent}", f"cache directory {root} is inside the run "
-                       f"directory {path.parent}; not caching (set ${ENV_VAR} elsewhere)")
+        run = path.parent.resolve() if root.is_relative_to(path.parent.resolve()) \
+            else inside_a_run(root)
+        if run:
+            _warn_once(f"inside:{run}", f"cache directory {root} is inside the run "
+                       f"directory {run}; not caching (set ${ENV_VAR} elsewhere)")
             return read(path, catalogue, **kwargs)
         st = path.stat()
         stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "digest": file_digest(path)}

@@ -154,6 +154,38 @@ def read_table(
     return df, findings
 
 
+def requested_columns(columns: Sequence[str] | None) -> list[str] | None:
+    """Check ``columns=`` of :func:`load_run` / ``load_runs``: a list of names (not one string).
+
+    Raises
+    ------
+    TypeError
+        If ``columns`` is a string or not an iterable of strings.
+    """
+    if columns is None:
+        return None
+    if isinstance(columns, (str, bytes)) or not hasattr(columns, "__iter__"):
+        raise TypeError(f"columns must be a list of column names, got {columns!r}"
+                        + (f" (did you mean [{columns!r}]?)" if isinstance(columns, str) else ""))
+    cols = list(columns)
+    bad = [c for c in cols if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"columns must be column names (str), got {bad[:3]!r}")
+    return cols
+
+
+def warn_absent(columns: Sequence[str] | None, loaded, where: str) -> None:
+    """Warn about requested columns that are in no loaded file (a typo loads nothing)."""
+    if columns is None:
+        return
+    have = set(loaded)
+    absent = [c for c in columns if schema.ALIASES.get(c, c) not in have]
+    if absent:
+        warnings.warn(f"{where}: requested column(s) {absent} not found (not in the file; "
+                      "names as eval-v2 writes them, see dabench_analysis.schema)",
+                      stacklevel=3)
+
+
 def _empty(catalogue: Mapping[str, schema.Column], columns: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=catalogue[c].dtype) for c in columns})
 
@@ -310,6 +342,9 @@ class _Replays(Mapping[str, dict]):
             self._cache[task_id] = read_replay(path)
         return self._cache[task_id]
 
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._paths  # without reading (a corrupt file raises when read)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)
 
@@ -399,6 +434,14 @@ def load_run(
         The directory is missing, a file, unreadable or a symlink loop; the task file is
         missing, empty, lacks ``task_id`` or ``final_score``, is not UTF-8 in its header, or
         is not comma-separated; or (with ``strict=True``) any error finding.
+    TypeError
+        ``columns`` given as one string, or holding something other than names.
+
+    Warns
+    -----
+    UserWarning
+        Requested ``columns`` that are not in the file; with ``strict=False``, rejected
+        values and dropped rows; a legacy run (only ``comprehensive_evaluation.csv``).
 
     Examples
     --------
@@ -408,6 +451,7 @@ def load_run(
     >>> run.tasks["difficulty"].cat.categories.tolist()
     ['Easy', 'Medium', 'Hard', 'Extreme']
     """
+    columns = requested_columns(columns)
     run_dir = _check_dir(Path(path))
     tasks, findings, name = _read_tasks(run_dir, columns, cache)
     errors = [f for f in findings if f.severity == "error"]
@@ -422,6 +466,7 @@ def load_run(
     ids = tasks["run_id"].dropna().unique()
     run_id = str(ids[0]) if len(ids) == 1 else folder_id
     tasks["run_id"] = tasks["run_id"].fillna(run_id)
+    tasks = tasks.drop(columns="replay_path", errors="ignore")  # the loader's own column, last
     tasks["replay_path"] = pd.Series(
         replay_paths(run_dir, pa.Array.from_pandas(tasks["task_id"].array, type=pa.string()))
         .to_pandas(types_mapper=PD_TYPES.get).array, index=tasks.index)
@@ -438,5 +483,6 @@ def load_run(
         warnings.warn(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
                       f"missing, {dropped} row(s) dropped (see run.findings)",
                       stacklevel=2)
+    warn_absent(columns, tasks.columns, f"{run_id}: {name}")
     return Run(run_id=run_id, path=run_dir, tasks=tasks, findings=findings,
                include_text=include_text, source_rows=rows, task_file=name, cache=cache)

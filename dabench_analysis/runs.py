@@ -27,7 +27,17 @@ import pandas as pd
 import pyarrow as pa
 
 from dabench_analysis import _batch
-from dabench_analysis.load import LEGACY_TASK_FILE, TASK_FILE, Finding, Run, RunLoadError, load_run
+from dabench_analysis import cache as parse_cache
+from dabench_analysis.load import (
+    LEGACY_TASK_FILE,
+    TASK_FILE,
+    Finding,
+    Run,
+    RunLoadError,
+    load_run,
+    requested_columns,
+    warn_absent,
+)
 
 __all__ = ["Runs", "load_runs"]
 
@@ -45,6 +55,9 @@ def _candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
     skipped: list[tuple[str, str]] = []
     if isinstance(paths, (str, os.PathLike)):
         text = os.path.expanduser(os.fspath(paths))
+        if not text.strip():
+            raise ValueError("paths is an empty string; give a run folder, a folder of runs, "
+                             "a glob or a list")
         if glob.has_magic(text):
             matches = sorted(glob.glob(text, recursive=True))
             if not matches:
@@ -58,9 +71,15 @@ def _candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
                                    else f"{root} is a file, not a run directory or a folder of runs")
             if _evaluated(root):
                 return [root], skipped
-            items = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+            own = _cache_layout()  # $DABENCH_CACHE_DIR may be the sweep folder itself
+            items = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
+                           and p.resolve() != own)
     else:
-        items = [Path(p) for p in paths]
+        try:
+            items = [Path(p) for p in paths]
+        except TypeError:
+            raise TypeError(f"paths must be a path, a glob pattern or a list of paths, got "
+                            f"{paths!r}") from None
     dirs, seen = [], set()
     for p in items:
         if not p.is_dir():
@@ -75,6 +94,13 @@ def _candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
             seen.add(p.resolve())
             dirs.append(p)
     return dirs, skipped
+
+
+def _cache_layout() -> Path | None:
+    try:
+        return (parse_cache.cache_dir() / parse_cache._LAYOUT).resolve()
+    except (OSError, RuntimeError):
+        return None
 
 
 def _workers(parallel: bool | int, n: int) -> int:
@@ -283,10 +309,19 @@ def load_runs(
     Raises
     ------
     ValueError
-        A glob that matches nothing, or ``parallel`` < 1.
+        A glob that matches nothing, an empty string, or ``parallel`` < 1.
+    TypeError
+        ``paths`` that is neither a path, a pattern nor an iterable of paths; ``columns``
+        given as one string.
     RunLoadError
         A single folder that does not exist or is a file; with ``strict=True``, any run that
         cannot be loaded (the message lists each with its reason; ``findings`` has them all).
+
+    Warns
+    -----
+    UserWarning
+        Requested ``columns`` found in no task file; a duplicate run id (the later run is
+        skipped); runs loaded with ``strict=False`` that had values rejected.
 
     Examples
     --------
@@ -296,6 +331,7 @@ def load_runs(
     >>> runs.skipped["reason"].str.startswith("not evaluated").tolist()
     [True]
     """
+    columns = requested_columns(columns)
     dirs, skipped = _candidates(paths)
     workers = _workers(parallel, len(dirs))
     show = _show_progress(progress, len(dirs))
@@ -322,6 +358,7 @@ def load_runs(
         runs.append(r)
     if stacked is not None and len(runs) != len(dirs):
         stacked = None
+    warn_absent(columns, {c for r in runs for c in r.tasks.columns}, "load_runs")
     return Runs(runs, pd.DataFrame(skipped, columns=_SKIPPED_COLUMNS, dtype="string"),
                 workers=workers, progress=show, stacked=stacked)
 

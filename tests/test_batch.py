@@ -94,6 +94,12 @@ def _no_rows(rows):
     del rows[1:]
 
 
+def _own_replay_column(rows):
+    rows[0].insert(3, "replay_path")
+    for r in rows[1:]:
+        r.insert(3, "x")
+
+
 def _quoted_newline(rows):
     rows[2][rows[0].index("failure_reason")] = "first line\nsecond, with a comma"
 
@@ -126,6 +132,10 @@ NEEDS_PANDAS = {
     "short_row": _short_row,
     "no_rows": _no_rows,
     "yes_no_flag": _set("execution_success", 1, "yes"),
+    "nan_required": _set("final_score", 2, "NAN"),  # pyarrow: NaN, not null; pandas: missing
+    "minus_nan_required": _set("final_score", 3, "-nan"),
+    "count_above_2_53": _set("total_tokens", 2, str(2**53 + 1)),  # float64 would round it
+    "own_replay_column": _own_replay_column,
 }
 
 
@@ -315,3 +325,133 @@ def test_cache_inside_a_run_is_not_used(mixed, tmp_path, monkeypatch):
         warnings.simplefilter("ignore")
         load_runs([run], progress=False)
     assert not (run / ".cache").exists()
+
+
+def test_findings_of_the_new_cases(mixed):
+    def checks(name):
+        return [(f.check, f.row, f.column) for f in _reference(mixed / name).findings
+                if f.severity == "error"]
+    assert checks("nan_required") == [("required_value", 2, "final_score")]
+    assert checks("count_above_2_53") == [("integer", 2, "total_tokens")]
+    found = [f for f in _reference(mixed / "count_above_2_53").findings if f.check == "integer"]
+    assert str(2**53 + 1) in found[0].message  # the value as written, not a rounded float
+    own = _reference(mixed / "own_replay_column")
+    assert list(own.tasks.columns).count("replay_path") == 1
+    assert own.tasks.columns[-1] == "replay_path" and own.tasks["replay_path"].notna().all()
+    with pytest.raises(load.RunLoadError, match="nan_required"):
+        load_runs([mixed / "clean", mixed / "nan_required"], progress=False)
+
+
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_frames_are_writable(mixed, use_cache):
+    for _ in range(2):  # with the cache: cold, then a hit (memory-mapped entry)
+        loaded = _load_quietly([mixed / "clean", mixed / "unknown_column"], cache=use_cache)
+        loaded.tasks.loc[0, "final_score"] = 0.5
+        run = loaded["clean"].tasks
+        run.loc[0, "final_score"] = 0.25
+        run.loc[1, "execution_time"] = 1.0
+        assert loaded.tasks.loc[0, "final_score"] == 0.5 and run.loc[0, "final_score"] == 0.25
+
+
+def test_run_behind_a_symlink_that_moves(mixed, tmp_path):
+    """The run id of a run without a run_id column comes from its real folder name: a link
+    retargeted to an identical copy must not be served the old run's id."""
+    alpha = tmp_path / "alpha"
+    shutil.copytree(mixed / "no_run_id", alpha)
+    beta = shutil.copytree(alpha, tmp_path / "beta")  # copy2 keeps the mtime
+    link = tmp_path / "latest"
+    link.symlink_to(alpha)
+    assert _load_quietly([link]).run_ids == ["alpha"]
+    link.unlink()
+    link.symlink_to(beta)
+    assert _load_quietly([link]).run_ids == ["beta"] == [load.load_run(link).run_id]
+
+
+@pytest.mark.parametrize("through_link", [False, True])
+def test_cache_inside_one_of_the_runs_writes_nothing_there(mixed, tmp_path, monkeypatch,
+                                                           through_link):
+    root = tmp_path / "runs"
+    for name in ("clean", "missing_flags"):
+        shutil.copytree(mixed / name, root / name)
+    (tmp_path / "link").symlink_to(root)
+    base = tmp_path / "link" if through_link else root
+    monkeypatch.setenv(cache.ENV_VAR, str(root / "clean" / ".cache"))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        loaded = load_runs([base / "clean", base / "missing_flags"], progress=False)
+        loaded.trajectory, loaded.tool_calls  # noqa: B018 - per-file cache entries
+    written = [p for p in root.rglob("*") if p.suffix in (".parquet", ".arrow", ".tmp")]
+    assert written == [] and not (root / "clean" / ".cache").exists()
+
+
+def test_cache_folder_in_the_sweep_folder_is_not_a_run(mixed, tmp_path, monkeypatch):
+    root = tmp_path / "runs"
+    shutil.copytree(mixed / "clean", root / "clean")
+    monkeypatch.setenv(cache.ENV_VAR, str(root))
+    first = _load_quietly(root)
+    assert (root / "v1").is_dir()
+    again = _load_quietly(root)
+    assert first.skipped.empty and again.skipped.empty and again.run_ids == ["clean"]
+
+
+def test_symlink_loop_in_a_run_costs_only_itself(mixed, tmp_path):
+    run = tmp_path / "clean"
+    shutil.copytree(mixed / "clean", run)
+    (run / "loop").symlink_to("loop")
+    assert load.load_run(run).tasks["replay_path"].notna().sum() == N
+    assert _load_quietly([run]).tasks["replay_path"].notna().sum() == N
+    assert len(load.load_run(run).replays) == N
+
+
+def test_parallel_reads_leave_the_unraisable_hook_alone(mixed):
+    import sys
+
+    before = sys.unraisablehook
+    for _ in range(3):
+        _load_quietly(mixed, strict=False, cache=False, parallel=4)
+    assert sys.unraisablehook is before
+
+
+def test_membership_in_replays_does_not_read_the_file(mixed, tmp_path):
+    run = tmp_path / "clean"
+    shutil.copytree(mixed / "clean", run)
+    (run / "task_2" / "task_replay.json").write_text("")
+    replays = load.load_run(run).replays
+    assert "task_2" in replays and "task_99" not in replays and len(replays) == N
+    with pytest.raises(load.RunLoadError, match="task_2/task_replay.json: file is empty"):
+        replays["task_2"]
+
+
+def test_bad_arguments_get_clear_errors(mixed):
+    with pytest.raises(ValueError, match="empty string"):
+        load_runs("")
+    with pytest.raises(TypeError, match="a list of paths"):
+        load_runs(3)
+    with pytest.raises(TypeError, match=r"did you mean \['answer_f1'\]"):
+        load_runs([mixed / "clean"], columns="answer_f1")
+    with pytest.raises(TypeError, match=r"did you mean \['answer_f1'\]"):
+        load.load_run(mixed / "clean", columns="answer_f1")
+    with pytest.warns(UserWarning, match=r"requested column\(s\) \['answer_f2'\] not found"):
+        load_runs([mixed / "clean"], columns=["answer_f1", "answer_f2"], progress=False)
+    with pytest.warns(UserWarning, match=r"requested column\(s\) \['answer_f2'\] not found"):
+        load.load_run(mixed / "clean", columns=["answer_f2"])
+
+
+def test_short_latin1_row_is_reported_in_threads_too(mixed, tmp_path):
+    """pyarrow hands a malformed row's text to the row handler decoded; Latin-1 bytes make
+    that an 'unraisable' error, which the loader turns into one clear error per run even when
+    several files are read at once."""
+    import sys
+
+    before = sys.unraisablehook
+    paths = []
+    for i in range(4):
+        run = tmp_path / f"bad_{i}"
+        shutil.copytree(mixed / "clean", run)
+        _edit_run_id(run / TM, f"bad_{i}")
+        (run / TM).write_bytes((run / TM).read_bytes() + b"task_99,caf\xe9\n")
+        paths.append(run)
+    loaded = _load_quietly([mixed / "clean", *paths], strict=False, parallel=4, cache=False)
+    assert loaded.run_ids == ["clean"]
+    assert loaded.skipped["reason"].str.contains("not UTF-8").tolist() == [True] * 4
+    assert sys.unraisablehook is before
