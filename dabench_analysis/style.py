@@ -3,6 +3,10 @@
 The palette is Okabe & Ito's colour-blind-safe set; sizes read at one column (3.5 in) and two
 columns (7 in) of a two-column paper; PDFs embed TrueType fonts (``pdf.fonttype = 42``) so that
 editors and publishers accept them.
+
+:func:`save_figure` writes a 300-dpi PNG and a vector PDF atomically; in a notebook,
+:func:`save_and_show` does the same and displays the PNG it wrote, so that each figure is
+rendered once for the file rather than once more by the inline backend.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,29 +149,37 @@ def empty_note(ax, text: str):
 _LAYOUT_TABLES = ("GSUB", "GPOS", "GDEF", "MATH", "BASE", "JSTF")
 
 
+_SUBSET_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def _glyph_only_font_subsets() -> Iterator[None]:
     """While a PDF is written, subset its embedded TrueType fonts without layout tables.
 
     matplotlib subsets every embedded font with fontTools, which decompiles and prunes the
-    font's GSUB/GPOS tables (DejaVu Sans carries large ones): about 0.1 s per font and two fonts
-    per figure, most of a PDF's cost. The glyphs, metrics, ``cmap`` and hinting that a viewer
-    uses are kept. There is no public option for this, so fontTools' default list of dropped
-    tables is extended for the duration (process-wide; if fontTools no longer has the list,
-    nothing changes).
+    font's GSUB/GPOS tables (DejaVu Sans carries large ones): most of the cost of a PDF, with
+    two fonts per figure. The glyphs, metrics, ``cmap`` and hinting that a viewer uses are
+    kept. There is no option for this in matplotlib, so ``fontTools.subset.load_font`` (which
+    matplotlib calls) is wrapped for the duration to remove those tables before they are read;
+    the lock keeps two threads from wrapping it at once.
     """
     from fontTools import subset
 
-    default = getattr(subset.Options, "_drop_tables_default", None)
-    if not isinstance(default, list):
-        yield
-        return
-    subset.Options._drop_tables_default = default + [t for t in _LAYOUT_TABLES
-                                                     if t not in default]
-    try:
-        yield
-    finally:
-        subset.Options._drop_tables_default = default
+    with _SUBSET_LOCK:
+        load = subset.load_font
+
+        def load_glyphs_only(*args, **kwargs):
+            font = load(*args, **kwargs)
+            for tag in _LAYOUT_TABLES:
+                if tag in font:
+                    del font[tag]
+            return font
+
+        subset.load_font = load_glyphs_only
+        try:
+            yield
+        finally:
+            subset.load_font = load
 
 
 @contextlib.contextmanager
@@ -281,7 +294,14 @@ class SavedFigure:
         return f"<SavedFigure {stem}: {', '.join(p.suffix for p in self.paths)}>"
 
     def display_size(self) -> tuple[int, int] | None:
-        """Width and height in CSS pixels at which the PNG is shown (None without a PNG)."""
+        """Width and height in CSS pixels at which the PNG is shown.
+
+        Returns
+        -------
+        (int, int) or None
+            The PNG's pixel size scaled from ``dpi`` to 100 dpi (the size of the inline
+            backend's rendering); None without a PNG.
+        """
         if not self.png or self.png[12:16] != b"IHDR":
             return None
         width, height = (int.from_bytes(self.png[i:i + 4], "big") for i in (16, 20))
