@@ -451,22 +451,34 @@ def replay_paths(run_dir: Path, task_ids) -> pa.ChunkedArray:
     if isinstance(task_ids, pa.Array):
         task_ids = pa.chunked_array([task_ids], type=task_ids.type)
     base = os.fspath(run_dir)
+    entries = _folders(base)
+    folders = [name for name, link in entries if "\\" not in name
+               and (not link or _inside(Path(base) / name, Path(base)))]
+    found = pc.is_in(task_ids, value_set=pa.array(folders, pa.string()))
+    paths = pc.binary_join_element_wise(base, task_ids, REPLAY_FILE, os.sep)
+    return pc.if_else(found, paths, pa.scalar(None, pa.string()))
+
+
+def _folders(base: str) -> list[tuple[str, bool]]:
+    """(name, is a symlink) of the sub-folders of ``base``; one bad entry (a symlink loop, a
+    vanished file) costs only itself; an unreadable ``base`` has none."""
+    try:
+        with os.scandir(base) as it:
+            return [(e.name, e.is_symlink()) for e in it if e.is_dir()]
+    except OSError:
+        pass
     entries = []
     try:
         with os.scandir(base) as it:
             for e in it:
-                try:  # one bad entry (a symlink loop, a vanished file) costs only itself
+                try:
                     if e.is_dir():
                         entries.append((e.name, e.is_symlink()))
                 except OSError:
                     continue
     except OSError:
         pass
-    folders = [name for name, link in entries if "\\" not in name
-               and (not link or _inside(Path(base) / name, Path(base)))]
-    found = pc.is_in(task_ids, value_set=pa.array(folders, pa.string()))
-    paths = pc.binary_join_element_wise(base, task_ids, REPLAY_FILE, os.sep)
-    return pc.if_else(found, paths, pa.scalar(None, pa.string()))
+    return entries
 
 
 def _inside(path: Path, run_dir: Path) -> bool:

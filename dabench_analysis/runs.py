@@ -358,7 +358,10 @@ def load_runs(
         runs.append(r)
     if stacked is not None and len(runs) != len(dirs):
         stacked = None
-    warn_absent(columns, {c for r in runs for c in r.tasks.columns}, "load_runs")
+    if columns is not None:
+        have = stacked.columns if stacked is not None else \
+            {c for r in runs for c in r.tasks.columns}
+        warn_absent(columns, have, "load_runs")
     return Runs(runs, pd.DataFrame(skipped, columns=_SKIPPED_COLUMNS, dtype="string"),
                 workers=workers, progress=show, stacked=stacked)
 
