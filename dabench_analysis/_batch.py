@@ -232,13 +232,11 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
 
 # --- the sweep-level cache entry --------------------------------------------------------------
 
-def cacheable(run_dirs: Sequence[Path]) -> bool:
-    """Whether a batch entry may be used: the cache directory is inside none of the runs."""
+def cacheable() -> bool:
+    """Whether a batch entry may be used: the cache directory is inside no run directory
+    (:func:`~dabench_analysis.cache.inside_a_run`: no folder on its path holds a task file)."""
     try:
-        root = parse_cache.cache_dir()
-        if parse_cache.inside_a_run(root):
-            return False
-        return not any(root.is_relative_to(Path(d).resolve()) for d in run_dirs)
+        return parse_cache.inside_a_run(parse_cache.cache_dir()) is None
     except (OSError, RuntimeError):
         return False
 

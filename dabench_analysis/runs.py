@@ -73,7 +73,7 @@ def _candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
                 return [root], skipped
             own = _cache_layout()  # $DABENCH_CACHE_DIR may be the sweep folder itself
             items = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
-                           and p.resolve() != own)
+                           and not (own and p.name == own.name and p.resolve() == own))
     else:
         try:
             items = [Path(p) for p in paths]
@@ -371,7 +371,7 @@ def _load_tasks(dirs: list[Path], *, columns, strict: bool, include_text: bool, 
     """Every run's tasks: clean task files through the batched path (:mod:`._batch`), the
     others through :func:`load_run`. Returns the runs (or load errors) in ``dirs`` order and
     the stacked frame when every run took the batched path with one schema."""
-    use_cache = cache and _batch.cacheable(dirs)
+    use_cache = cache and _batch.cacheable()
     batch, stamps = _batch.lookup(dirs, columns) if use_cache else (None, None)
     hit = batch is not None
     position = {d: i for i, d in enumerate(dirs)}

@@ -320,7 +320,7 @@ def test_cache_inside_a_run_is_not_used(mixed, tmp_path, monkeypatch):
     run = tmp_path / "clean"
     shutil.copytree(mixed / "clean", run)
     monkeypatch.setenv(cache.ENV_VAR, str(run / ".cache"))
-    assert not _batch.cacheable([run])
+    assert not _batch.cacheable()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         load_runs([run], progress=False)
