@@ -126,10 +126,19 @@ def test_pdf_fonts_are_embedded_glyph_subsets(tmp_path):
     data = pdf.read_bytes()
     fonts = _embedded_fonts(data)
     assert fonts and b"/ToUnicode" in data  # text stays searchable
+    from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
+
+    full = TTFont(font_manager.findfont("DejaVu Sans"))
     for font in fonts:
         assert {"glyf", "loca", "hmtx", "head"} <= set(font.keys())
         assert not {"GSUB", "GPOS", "GDEF", "MATH"} & set(font.keys())  # never read in a PDF
-        assert len(font.getGlyphOrder()) < 100  # a subset, not the whole of DejaVu Sans
+        names = [g for g in font.getGlyphOrder() if g != ".notdef"]
+        assert 0 < len(names) < 100  # a subset, not the whole of DejaVu Sans
+        for name in names:  # outlines and advance widths exactly as in the font file
+            ours, theirs = font["glyf"][name], full["glyf"][name]
+            assert ours.getCoordinates(font["glyf"])[0] == theirs.getCoordinates(full["glyf"])[0]
+            assert font["hmtx"][name] == full["hmtx"][name]
     # fontTools is as it was after saving
     assert subset.load_font.__module__ == "fontTools.subset"
 
