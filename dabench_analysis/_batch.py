@@ -62,11 +62,12 @@ _META = b"dabench.batch"
 
 @dataclass
 class Checked:
-    """One task file that passed every check: its typed table and the findings of a clean file.
+    """One task file that passed the file-level checks: its typed table and the findings of a
+    clean file.
 
-    ``table`` holds the file's columns in file order (catalogue names), ``run_id`` filled as
-    :func:`~dabench_analysis.load.load_run` fills it, enums as dictionaries over the seed's
-    levels, counts as int64; no ``replay_path`` (see :func:`with_replays`).
+    ``table`` holds the file's columns in file order (catalogue names) with ``run_id`` filled
+    as :func:`~dabench_analysis.load.load_run` fills it; enums are still text and counts
+    float64 until :func:`stack` checks and converts them; no ``replay_path`` (:func:`replays`).
     """
 
     run_dir: Path
@@ -207,9 +208,12 @@ def stack(members: Sequence[Checked]) -> tuple[pa.Table | None, list[Checked], l
     if not failing:
         return pa.Table.from_arrays(columns, names=table.column_names).combine_chunks(), \
             list(members), []
-    failed = [c for c in members
-              if any(_checked(c.table.column(n), spec) is None for n, spec in failing)]
-    passed = [c for c in members if c not in failed]
+    bad = {id(c) for c in members
+           if any(_checked(c.table.column(n), spec) is None for n, spec in failing)}
+    if not bad:  # cannot happen (the checks are aggregates); never loop
+        return None, [], list(members)
+    passed = [c for c in members if id(c) not in bad]
+    failed = [c for c in members if id(c) in bad]
     return (stack(passed)[0] if passed else None), passed, failed
 
 
