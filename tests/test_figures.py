@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
@@ -36,6 +37,27 @@ def test_score_distribution_hue_in_catalogue_order():
     legend = fig.axes[0].get_legend()
     assert [x.get_text() for x in legend.get_texts()] == ["Easy", "Hard", "Extreme"]
     assert fig.axes[0].get_title() == "Final score distribution (n = 4)"
+
+
+def test_score_distribution_stacks_counts_per_level():
+    t = pd.DataFrame({"final_score": [0.02, 0.03, 0.97, 0.5, 0.51, 1.0, 0.99],
+                      "difficulty": ["Easy", "Hard", "Easy", "Hard", "Hard", "Easy", None]})
+    ax = figures.score_distribution(t, hue="difficulty").axes[0]
+    bars = {(round(p.get_x(), 6), round(p.get_y(), 6)): (p.get_height(), p.get_facecolor())
+            for p in ax.patches if p.get_height() > 0}
+    hard, easy = (matplotlib.colors.to_rgba(c, 0.75) for c in (style.OKABE_ITO[1],
+                                                               style.OKABE_ITO[0]))
+    # the last level at the bottom, the first on top; the last bin is closed at 1.0; a task
+    # without a difficulty is counted in the title but in no bar
+    assert bars == {(0.0, 0.0): (1.0, hard), (0.0, 1.0): (1.0, easy),
+                    (0.5, 0.0): (2.0, hard), (0.95, 0.0): (2.0, easy)}
+    handles = ax.get_legend().legend_handles
+    assert [h.get_facecolor() for h in handles] == [easy, hard]
+    assert ax.get_legend().get_title().get_text() == "difficulty"
+    assert ax.get_ylim()[1] == pytest.approx(2.1)  # 5% headroom above the tallest stack
+    many = pd.DataFrame({"final_score": [0.5] * 10, "g": [f"g{i}" for i in range(10)]})
+    colours = {p.get_facecolor() for p in figures.score_distribution(many, hue="g").axes[0].patches}
+    assert len(colours) == 10  # beyond the eight Okabe-Ito colours: viridis, one per level
 
 
 def test_failure_distribution_counts_order_and_labels():
