@@ -103,6 +103,28 @@ def _check_injected(nb: nbformat.NotebookNode, parameters: dict, name: str) -> N
         raise ReportError(f"{name}: injected parameters differ from those passed; refusing")
 
 
+def _kernel_manager() -> dict:
+    """nbclient's kernel manager with IPC sockets on POSIX.
+
+    With TCP, jupyter_client picks five free ports and the kernel binds them a moment later;
+    two kernels started at once (``--jobs 2``) can pick the same port, and one fails with
+    "Address already in use" after a 60 s start timeout (seen in ``bench/run_bench.py``).
+    IPC sockets are files named after each kernel's own connection file, so they cannot
+    collide (and the kernel's "running over TCP without encryption" warning goes away).
+    """
+    if os.name != "posix":
+        return {}
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class IPCKernelManager(AsyncKernelManager):
+        @default("transport")
+        def _transport_default(self) -> str:
+            return "ipc"
+
+    return {"kernel_manager_class": IPCKernelManager}
+
+
 def _kernel_exists(kernel_name: str) -> None:
     from jupyter_client.kernelspec import KernelSpecManager
 
@@ -198,7 +220,8 @@ def run_notebook(
                 pm.execute_notebook(str(src), str(dst), parameters=None,
                                     kernel_name=kernel_name, cwd=str(notebook.parent),
                                     progress_bar=False, execution_timeout=timeout,
-                                    request_save_on_cell_execute=False)
+                                    request_save_on_cell_execute=False,
+                                    **_kernel_manager())
         except pm.PapermillExecutionError as exc:
             shutil.copyfile(dst, out / "report.failed.ipynb") if dst.exists() else None
             raise ReportError(f"{notebook.name} failed in cell {exc.exec_count}: {exc.ename}: "

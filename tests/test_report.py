@@ -231,3 +231,20 @@ def test_cli_failing_run_gives_nonzero_exit(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 1
     assert "broken_run" in proc.stdout + proc.stderr and "failed" in proc.stdout
+
+
+def test_kernels_talk_over_ipc_sockets():
+    """Two kernels started at once over TCP can pick the same free port (one then fails after
+    a 60 s timeout, seen in the --jobs 2 benchmark); IPC sockets are named per kernel."""
+    import os
+
+    from dabench_analysis import report
+
+    kwargs = report._kernel_manager()
+    if os.name != "posix":
+        assert kwargs == {}
+        return
+    km = kwargs["kernel_manager_class"](kernel_name="python3")
+    assert km.transport == "ipc"
+    km.connection_file = "/tmp/kernel-abc.json"
+    assert km.ip == "/tmp/kernel-abc-ipc"
