@@ -217,10 +217,10 @@ def stack(members: Sequence[Checked]) -> tuple[pa.Table | None, list[Checked], l
     return (stack(passed)[0] if passed else None), passed, failed
 
 
-def replays(checked: Checked) -> pa.ChunkedArray:
+def replays(checked: Checked, folders: list[str] | None = None) -> pa.ChunkedArray:
     """``replay_path`` of each task of one run (one directory listing, never cached:
-    :func:`~dabench_analysis._read.replay_paths`)."""
-    return replay_paths(checked.run_dir, checked.table.column("task_id"))
+    :func:`~dabench_analysis._read.replay_paths`; ``folders`` if listed already)."""
+    return replay_paths(checked.run_dir, checked.table.column("task_id"), folders)
 
 
 def to_frame(table: pa.Table) -> pd.DataFrame:

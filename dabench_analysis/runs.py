@@ -125,6 +125,8 @@ def _show_progress(progress: bool | None, n: int) -> bool:
 
 def _map(fn: Callable, items: Sequence, *, workers: int, show: bool, label: str) -> list:
     """``[fn(x) for x in items]`` in ``workers`` threads, with a rich progress bar if ``show``."""
+    if not show and (workers <= 1 or len(items) <= 1):
+        return [fn(x) for x in items]
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

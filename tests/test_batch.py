@@ -455,3 +455,19 @@ def test_short_latin1_row_is_reported_in_threads_too(mixed, tmp_path):
     assert loaded.run_ids == ["clean"]
     assert loaded.skipped["reason"].str.contains("not UTF-8").tolist() == [True] * 4
     assert sys.unraisablehook is before
+
+
+def test_task_folder_linked_outside_the_run_is_not_read(mixed, tmp_path):
+    run = tmp_path / "clean"
+    shutil.copytree(mixed / "clean", run)
+    outside = tmp_path / "elsewhere"
+    shutil.move(run / "task_5", outside)
+    (run / "task_5").symlink_to(outside)
+    loaded = load.load_run(run)
+    with pytest.raises(load.RunLoadError, match="outside the run directory"):
+        loaded.replay("task_5")
+    found = validate_run(run).findings
+    assert found.loc[found["file"] == "task_5/task_replay.json", "check"].tolist() == \
+        ["replay_unreadable"]
+    assert _load_quietly([run]).tasks["replay_path"].tolist() == \
+        loaded.tasks["replay_path"].tolist()
