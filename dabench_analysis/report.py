@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import tempfile
+import uuid
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -121,6 +122,12 @@ def _kernel_manager() -> dict:
         @default("transport")
         def _transport_default(self) -> str:
             return "ipc"
+
+        @default("ip")
+        def _ip_default(self) -> str:
+            # jupyter_client's default ("kernel-ipc" in the working directory when the
+            # connection file is not named yet) is shared by kernels started in one folder
+            return os.path.join(tempfile.gettempdir(), f"dabench-kernel-{uuid.uuid4().hex}-ipc")
 
     return {"kernel_manager_class": IPCKernelManager}
 

@@ -244,7 +244,7 @@ def test_kernels_talk_over_ipc_sockets():
     if os.name != "posix":
         assert kwargs == {}
         return
-    km = kwargs["kernel_manager_class"](kernel_name="python3")
-    assert km.transport == "ipc"
-    km.connection_file = "/tmp/kernel-abc.json"
-    assert km.ip == "/tmp/kernel-abc-ipc"
+    managers = [kwargs["kernel_manager_class"](kernel_name="python3") for _ in range(2)]
+    assert [km.transport for km in managers] == ["ipc", "ipc"]
+    a, b = (km.ip for km in managers)  # socket paths: distinct, whatever the working folder
+    assert a != b and os.path.isabs(a) and len(a) < 90
