@@ -19,9 +19,9 @@ import os
 import re
 import shutil
 import tempfile
-import uuid
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
