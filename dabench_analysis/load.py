@@ -222,9 +222,10 @@ class Run:
         The run directory (read only).
     tasks : DataFrame
         One row per task: eval-v2 columns (catalogue dtypes) plus ``replay_path``
-        (``<run>/<task_id>/task_replay.json`` when the run directory has a folder named after
-        the task, else <NA>; found by one directory listing, so the file itself is checked
-        when read: :attr:`replays` holds only files that exist).
+        (``<run>/<task_id>/task_replay.json`` when the run directory lists an entry named
+        after the task, else <NA>; found by one directory listing, so the file itself, and
+        that it stays inside the run, is checked when read: :attr:`replays` holds only files
+        that exist).
     findings : list of Finding
         What the loader rejected, coerced or noticed (no errors or warnings for a clean run;
         info findings such as missing flag values may remain).
