@@ -11,9 +11,9 @@ from __future__ import annotations
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
 
 from dabench_analysis import schema
 from dabench_analysis.style import OKABE_ITO, RC_PARAMS, empty_note
@@ -100,8 +100,7 @@ def score_distribution(
         Column to split bars by (stacked), e.g. ``difficulty`` (catalogue order).
     binwidth : float
         Bin width; edges are fixed over [0, 1] so constant or narrow data still draws
-        (pitfall P08: seaborn raises for ``binwidth`` on constant data; the counts are
-        ``numpy.histogram`` on these edges, the last bin closed on the right).
+        (pitfall P08: seaborn raises for ``binwidth`` on constant data).
     threshold : float or None
         Draw a dashed line at the answer-accuracy threshold.
     scale : (low, high) or None
@@ -131,16 +130,16 @@ def score_distribution(
     data = data.dropna(subset=[x])
     if data.empty:
         return empty_note(ax, f"no {x} values").figure
-    bins = score_bins(binwidth, scale=scale, values=data[x])
+    kwargs = {}
     if hue:
         levels = schema.ENUMS.get(hue) or sorted(data[hue].dropna().astype(str).unique())
-        labels = data[hue].astype("string")
-        present = [o for o in levels if (labels == o).any()]
-        groups = [data.loc[(labels == o).fillna(False).to_numpy(), x] for o in present]
-    else:
-        present, groups = [None], [data[x]]
+        present = [o for o in levels if (data[hue].astype("string") == o).any()]
+        kwargs = {"hue": hue, "multiple": "stack", "hue_order": present,
+                  "palette": list(OKABE_ITO[:len(present)]) if len(present) <= len(OKABE_ITO)
+                  else "viridis"}
     with mpl.rc_context(RC_PARAMS):
-        _stacked_histogram(ax, groups, present, bins, title=hue)
+        sns.histplot(data=data, x=x, bins=score_bins(binwidth, scale=scale, values=data[x]), ax=ax, edgecolor="white",
+                     linewidth=0.5, color=OKABE_ITO[0], **kwargs)
         if threshold is not None:
             ax.axvline(threshold, color="0.3", linestyle="--", linewidth=0.8)
         if scale is not None:
@@ -149,32 +148,6 @@ def score_distribution(
         ax.set_ylabel("Tasks")
         ax.set_title(f"{schema.label(x)} distribution (n = {len(data)})")
     return ax.figure
-
-
-def _palette(n: int) -> list:
-    """Okabe-Ito for up to eight groups, else ``n`` evenly spaced viridis colours."""
-    if n <= len(OKABE_ITO):
-        return list(OKABE_ITO[:n])
-    return [tuple(c) for c in mpl.colormaps["viridis"](np.linspace(0, 1, n + 2)[1:-1])[:, :3]]
-
-
-def _stacked_histogram(ax: Axes, groups: list, names: list, bins: np.ndarray, *, title=None):
-    """Counts per bin of each group, stacked with the first group on top, drawn as seaborn's
-    ``histplot(multiple="stack")`` draws them (fill at 0.75 opacity, white 0.5-pt edges, the
-    y axis pinned at 0 only); a legend of the named groups in their order."""
-    colours = [mpl.colors.to_rgba(c, 0.75) for c in _palette(len(groups))]
-    bottom = np.zeros(len(bins) - 1)
-    for values, colour in zip(groups[::-1], colours[::-1], strict=True):
-        counts = np.histogram(values.to_numpy(dtype="float64"), bins=bins)[0].astype(float)
-        bars = ax.bar(bins[:-1], counts, width=np.diff(bins), bottom=bottom, align="edge",
-                      color=colour, edgecolor="white", linewidth=0.5)
-        for bar in bars:
-            bar.sticky_edges.y[:] = [0]
-        bottom += counts
-    ax.autoscale_view()
-    if names != [None]:
-        ax.legend(handles=[Patch(facecolor=c, edgecolor="white", linewidth=0.5, label=str(n))
-                           for n, c in zip(names, colours, strict=True)], title=title)
 
 
 def failure_distribution(
