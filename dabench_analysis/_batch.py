@@ -25,13 +25,13 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import math
 import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,20 +42,21 @@ from dabench_analysis._read import (
     PD_TYPES,
     arrow_read,
     arrow_types,
+    beyond_exact,
     column_names,
     read_header,
     replay_paths,
 )
 from dabench_analysis._typing import (
+    _FLOAT_KINDS,
     INTEGER_KINDS,
-    MAX_COUNT,
+    WIDE_CHECKS,
     Finding,
     RunLoadError,
     missing_flags_finding,
 )
+from dabench_analysis.load import TASK_FILE
 
-TASK_FILE = "task_metrics.csv"
-_FLOAT_KINDS = ("score", "float", "seconds")
 _BATCH_SUFFIX = ".arrow"
 _META = b"dabench.batch"
 
@@ -91,26 +92,28 @@ def _enum(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | None:
 _UNSAFE_ID = r"^\.{0,2}$|[/\\\x00]"  # '', '.', '..', or a separator or NUL anywhere
 
 
+def _extremes_pass(arr: pa.ChunkedArray, kind: str) -> bool:
+    """The catalogue's value checks (:data:`~dabench_analysis._typing.WIDE_CHECKS`, the pandera
+    row check of the pandas path) on a column's smallest and largest value. Each check passes
+    an interval (finite, [0, 1], >= 0), so the extremes pass exactly when every value does;
+    NaN is skipped by ``min_max`` as the checks let it pass."""
+    mm = pc.min_max(arr)
+    low, high = mm["min"].as_py(), mm["max"].as_py()
+    if low is None:
+        return True
+    ends = np.array([low, high], dtype="float64")
+    return all(test(ends).all() for kinds, test, *_ in WIDE_CHECKS.values() if kind in kinds)
+
+
 def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | None:
     """The column as the loader types it, or None if the pandas path would report a value."""
     kind = spec.kind
     if kind in INTEGER_KINDS:
-        top = pc.max(pc.abs(arr)).as_py()
-        if top is not None and not top < MAX_COUNT:  # may have been rounded when parsed
+        if beyond_exact(arr):
             return None
         try:
             arr = pc.cast(arr, pa.int64())  # safe cast: a fraction or infinity raises
         except pa.ArrowInvalid:
-            return None
-        low = pc.min(arr).as_py()
-        if low is not None and low < 0:
-            return None
-    elif kind in _FLOAT_KINDS:
-        mm = pc.min_max(arr)  # NaN is skipped, as the pandera checks let it pass
-        low, high = mm["min"].as_py(), mm["max"].as_py()
-        if low is not None and (math.isinf(low) or math.isinf(high)
-                                or (kind == "score" and (low < 0 or high > 1))
-                                or (kind == "seconds" and low < 0)):
             return None
     elif kind == "enum":
         arr = _enum(arr, spec)
@@ -118,6 +121,8 @@ def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | Non
             return None
     elif spec.name == "task_id" and pc.any(pc.match_substring_regex(arr, _UNSAFE_ID)).as_py():
         return None  # the pandas path warns that such ids name no replay folder
+    if (kind in INTEGER_KINDS or kind in _FLOAT_KINDS) and not _extremes_pass(arr, kind):
+        return None
     if spec.required and spec.name != "run_id" and (
             arr.null_count or (kind in _FLOAT_KINDS and pc.any(pc.is_nan(arr)).as_py())):
         return None  # NaN is missing in pandas: the pandas path reports a required value

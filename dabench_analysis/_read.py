@@ -40,7 +40,7 @@ from dabench_analysis._typing import (
     type_enum,
 )
 
-__all__ = ["read_header", "read_replay", "replay_path", "plain_name", "arrow_read", "arrow_error", "bad_rows", "typed_read", "typed_slow", "arrow_types",
+__all__ = ["read_header", "read_replay", "plain_name", "arrow_read", "arrow_error", "bad_rows", "typed_read", "typed_slow", "arrow_types",
            "column_names", "PA_TYPES", "PD_TYPES", "replay_paths", "replay_file"]
 
 REPLAY_FILE = "task_replay.json"
@@ -275,17 +275,19 @@ def typed_read(path: Path, header: list[str], specs: dict, include: list[str],
     return _typed_frame(table, bad, specs, as_text, path.name, findings)
 
 
+def beyond_exact(arr: pa.ChunkedArray) -> bool:
+    """Whether a count column read as float64 holds a value of 2**53 or more (or infinite),
+    where float64 no longer holds every integer: the text may have been rounded when parsed,
+    so such values are rejected (:data:`~dabench_analysis._typing.MAX_COUNT`)."""
+    top = pc.max(pc.abs(arr)).as_py()
+    return top is not None and not top < MAX_COUNT
+
+
 def too_big_counts(table: pa.Table, specs: dict, skip: Sequence[str] = ()) -> list[str]:
-    """Count columns (read as float64) holding a value of 2**53 or more, where float64 no longer
-    holds every integer: the text may have been rounded, so such values are rejected."""
-    out = []
-    for col, arr in zip(table.column_names, table.columns, strict=True):
-        if col in specs and specs[col].kind in INTEGER_KINDS and col not in skip and \
-                pa.types.is_floating(arr.type):
-            top = pc.max(pc.abs(arr)).as_py()
-            if top is not None and not top < MAX_COUNT:
-                out.append(col)
-    return out
+    """The count columns of ``table`` (read as float64) for which :func:`beyond_exact`."""
+    return [col for col, arr in zip(table.column_names, table.columns, strict=True)
+            if col in specs and specs[col].kind in INTEGER_KINDS and col not in skip
+            and pa.types.is_floating(arr.type) and beyond_exact(arr)]
 
 
 def _typed_frame(table: pa.Table, bad: list, specs: dict, as_text: list[str], name: str,
@@ -495,8 +497,3 @@ def replay_file(run_dir: Path, path: str | os.PathLike[str]) -> Path | None:
         raise RunLoadError(f"{p.parent.name}/{p.name}: leads outside the run directory "
                            f"{run_dir}; not read")
     return p
-
-
-def replay_path(run_dir: Path, task_id: object) -> str | None:
-    """:func:`replay_paths` for one task."""
-    return replay_paths(Path(run_dir), [task_id])[0].as_py()
