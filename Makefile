@@ -27,8 +27,9 @@ venv: $(STAMP)
 report: $(STAMP)
 	$(VENV)/bin/dabench-analysis report --out $(OUT) --jobs 2
 
-## test: the whole test suite (unit, reference values, notebooks end to end)
+## test: the layers contract, then the whole test suite (unit, reference values, notebooks end to end)
 test: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
 	MPLBACKEND=Agg $(PY) -m pytest -q -n 2
 
 lint: $(STAMP)

@@ -95,8 +95,7 @@ def bench_load(sweep: Path, repeats: int) -> dict:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from dabench_analysis import cache
-    from dabench_analysis.runs import load_runs
+    from dabench_analysis.load import cache, load_runs
 
     files = sorted(sweep.glob("*/task_metrics.csv"))
     out = {"files": len(files), "bytes": sum(f.stat().st_size for f in files)}
@@ -136,8 +135,8 @@ def _child_trajectory(sweep: str, mode: str) -> None:
     import pyarrow.csv as pacsv
 
     from dabench_analysis import schema
-    from dabench_analysis._read import PA_TYPES
-    from dabench_analysis.runs import load_runs
+    from dabench_analysis.load import load_runs
+    from dabench_analysis.load.csv import PA_TYPES
 
     files = sorted(Path(sweep).glob("*/trajectory.csv"))
     cols = [c for c in schema.TRAJECTORY_COLUMNS if c not in schema.TEXT_TRAJECTORY_COLUMNS]
@@ -179,7 +178,7 @@ def _subprocess(sweep: Path, mode: str) -> dict:
 
 def bench_trajectory(sweep: Path, repeats: int) -> dict:
     """All trajectories, default columns: Arrow size, then time and peak memory per mode."""
-    from dabench_analysis import cache
+    from dabench_analysis.load import cache
 
     out = {"arrow": _subprocess(sweep, "arrow")}
     for mode in ("nocache", "cold", "hit"):
@@ -208,7 +207,8 @@ def _cell_times(executed: Path) -> dict:
 
 def bench_reports(sweep: Path, repeats: int, n_reports: int) -> dict:
     """One run report vs the import floor; a batch with --jobs 1 vs --jobs 2."""
-    from dabench_analysis import cache, report
+    from dabench_analysis import report
+    from dabench_analysis.load import cache
 
     run = sweep / "run_000"
     tmp = Path(tempfile.mkdtemp(prefix="dabench-bench-"))

@@ -1,3 +1,5 @@
+# Over 400 lines: the catalogue is data (152 task-metric, 30 trajectory and 17 tool-call columns);
+# splitting it by file kind would scatter one table of the eval-v2 guide over three files.
 """The eval-v2 column catalogue: every column once, with dtype, group, unit and meaning.
 
 Loaders, validation, tables and axis labels read this catalogue instead of scattering column
@@ -22,6 +24,7 @@ The seed is not fully consistent, and the catalogue settles it as follows:
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -37,6 +40,17 @@ __all__ = [
 
 #: Answer accuracy threshold on ``final_score`` (seed 000 §Breakdown by Difficulty).
 SUCCESS_THRESHOLD: float = 0.8
+
+#: Flag spellings, the package's one vocabulary (compared after stripping, ignoring case).
+#: Accepted without comment: eval-v2 writes 0/1, pandas and pyarrow write True/False.
+FLAG_TRUE: tuple[str, ...] = ("1", "true", "True", "TRUE")
+FLAG_FALSE: tuple[str, ...] = ("0", "false", "False", "FALSE")
+#: Unambiguous but not what eval-v2 writes: read with a warning finding when loading.
+FLAG_COERCED: dict[str, bool] = {"1.0": True, "0.0": False, "yes": True, "no": False, "y": True,
+                                 "n": False, "t": True, "f": False, "pass": True, "fail": False}
+#: Text read as missing in flag and numeric columns (text columns: see the loader).
+NULL_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "none",
+                                "<NA>")
 
 DIFFICULTY_ORDER = ("Easy", "Medium", "Hard", "Extreme")
 FAILURE_CATEGORIES = (
@@ -367,3 +381,40 @@ MAIN_METRICS = ["final_score", "analyst_score", "answer_f1", "autonomy_score", "
 #: The six metrics of the seed's correlation analysis.
 CORRELATION_METRICS = ["final_score", "analyst_score", "autonomy_score", "tool_efficiency",
                        "verification_score", "data_understanding_score"]
+
+
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str = "tasks") -> None:
+    """Raise a clear error if ``frame`` lacks any of ``columns``: the package's one column check.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Any frame (task metrics, trajectory, tool calls, research-eval cases, ...).
+    columns : sequence of str
+        Column names the caller needs.
+    what : str
+        How the frame is named in the message (``"tasks"``, ``"cases"``, ...).
+
+    Raises
+    ------
+    TypeError
+        If ``frame`` is not a DataFrame.
+    ValueError
+        Naming every missing column and (up to 30 of) the columns present.
+
+    Examples
+    --------
+    >>> require_columns(pd.DataFrame({"final_score": [1.0]}), ["final_score"])
+    >>> require_columns(pd.DataFrame({"final_score": [1.0]}), ["final_scor"])
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'final_scor' not in tasks; known: final_score
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        known = ", ".join(map(str, frame.columns[:30])) + (", …" if frame.shape[1] > 30 else "")
+        noun = "column" if len(missing) == 1 else "columns"
+        raise ValueError(f"{noun} {', '.join(repr(m) for m in missing)} not in {what}; "
+                         f"known: {known}")

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from dabench_analysis import ablation
 from dabench_analysis.stats import StatisticsWarning
+from dabench_analysis.tables import ablation, mas
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +114,7 @@ def specialists_frame():
 
 def test_specialist_value_rows_and_edge_cases():
     with pytest.warns(StatisticsWarning, match="document: no comparison group"):
-        out = ablation.specialist_value(specialists_frame())
+        out = mas.specialist_value(specialists_frame())
     assert out.specialist.tolist() == ["schema", "domain", "document"]
     s = out.iloc[0]
     assert (s.n_used, s.n_not_used, s.accuracy_with, s.accuracy_without) == (4, 4, 0.75, 0.25)
@@ -132,10 +132,10 @@ def test_specialist_value_correct_column_and_missing_column():
     df = specialists_frame().assign(final_answer_correct=flags(*[True] * 4 + [False] * 4))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StatisticsWarning)
-        out = ablation.specialist_value(df, correct="final_answer_correct")
+        out = mas.specialist_value(df, correct="final_answer_correct")
     assert out.delta[0] == 1.0
     with pytest.raises(ValueError, match="column 'domain_agent_used' not in tasks"):
-        ablation.specialist_value(df.drop(columns="domain_agent_used"))
+        mas.specialist_value(df.drop(columns="domain_agent_used"))
 
 
 # MAS effectiveness, coordinator -------------------------------------------------------------
@@ -147,7 +147,7 @@ def test_mas_effectiveness_values():
         "recovered_after_replan": flags(False, True, False, False, False, False, False),
         "recovered_after_retry": flags(False, False, True, False, False, False, False)})
     with pytest.warns(StatisticsWarning, match="1 tasks with a missing correctness flag"):
-        r = ablation.mas_effectiveness(df).iloc[0]
+        r = mas.mas_effectiveness(df).iloc[0]
     assert (r.n, r.n_missing) == (6, 1)
     assert (r.first_attempt_accuracy, r.final_accuracy) == (0.5, pytest.approx(4 / 6))
     assert r.recovery_gain == pytest.approx(1 / 6)
@@ -160,12 +160,12 @@ def test_mas_effectiveness_values():
 def test_mas_effectiveness_optional_columns_and_no_change():
     df = pd.DataFrame({"initial_answer_correct": flags(True, False),
                        "final_answer_correct": flags(True, False)})
-    with pytest.warns(StatisticsWarning, match="no task changed correctness"):
-        r = ablation.mas_effectiveness(df).iloc[0]
+    with pytest.warns(StatisticsWarning, match="no discordant pairs"):
+        r = mas.mas_effectiveness(df).iloc[0]
     assert r.p_value == 1.0 and r.recovery_gain == 0.0
     assert pd.isna(r.n_recovered_after_replan)
     with pytest.raises(ValueError, match="initial_answer_correct"):
-        ablation.mas_effectiveness(df.drop(columns="initial_answer_correct"))
+        mas.mas_effectiveness(df.drop(columns="initial_answer_correct"))
 
 
 def test_coordinator_effectiveness():
@@ -174,7 +174,7 @@ def test_coordinator_effectiveness():
                        "retry_requested": flags(False, False, False, False, False),
                        "retry_successful": flags(False, False, False, False, False)})
     with pytest.warns(StatisticsWarning, match="1 tasks have replan_successful without"):
-        out = ablation.coordinator_effectiveness(df)
+        out = mas.coordinator_effectiveness(df)
     rp, rt = out.iloc[0], out.iloc[1]
     assert (rp.requested, rp.successful, rp.n_missing) == (3, 2, 1)
     assert rp.success_rate == pytest.approx(2 / 3)

@@ -15,7 +15,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import matthews_corrcoef, precision_recall_fscore_support
 
-from dabench_analysis import agreement as ag
+from dabench_analysis.figures import judge as judge_figures
+from dabench_analysis.stats import agreement, reliability
+from dabench_analysis.tables import judge
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "refvectors" / "vectors.json"
@@ -69,7 +71,7 @@ def test_every_agreement_vector_is_checked():
 def test_factoid_scores_worked_example_table4():
     # Paper Appendix A: |F_r| = 14, |F_g| = 12, |F_rg| = 5 -> P 5/14, R 5/12, A 5/21, x9;
     # Table 4 prints Precision 3.2, Recall 3.8, Accuracy 2.1.
-    out = ag.factoid_scores(14, 12, 5).iloc[0]
+    out = agreement.factoid_scores(14, 12, 5).iloc[0]
     assert out["precision"] == pytest.approx(9 * 5 / 14, abs=1e-12)
     assert out["recall"] == pytest.approx(9 * 5 / 12, abs=1e-12)
     assert out["accuracy"] == pytest.approx(9 * 5 / 21, abs=1e-12)
@@ -79,7 +81,7 @@ def test_factoid_scores_worked_example_table4():
 def test_factoid_scores_vectorised_keeps_index_and_unit_scale():
     idx = pd.Index(["a", "b", "c"], name="case")
     r, g = pd.Series([4, 10, 2], index=idx), pd.Series([4, 5, 8], index=idx)
-    out = ag.factoid_scores(r, g, [4, 5, 1], scale=None)
+    out = agreement.factoid_scores(r, g, [4, 5, 1], scale=None)
     assert list(out.index) == ["a", "b", "c"]
     # by hand: a 4/4, 4/4, 4/4; b 5/10, 5/5, 5/10; c 1/2, 1/8, 1/9
     assert out["precision"].tolist() == pytest.approx([1.0, 0.5, 0.5])
@@ -90,13 +92,13 @@ def test_factoid_scores_vectorised_keeps_index_and_unit_scale():
 @pytest.mark.parametrize("counts", [(3, 2, 4), (2, 3, 3), (-1, 2, 0), (2.5, 3, 1), (3, 3, -1)])
 def test_factoid_scores_inconsistent_counts_raise(counts):
     with pytest.raises(ValueError, match="inconsistent factoid counts"):
-        ag.factoid_scores(*counts)
+        agreement.factoid_scores(*counts)
 
 
 def test_factoid_scores_empty_sides_are_nan_with_reason_not_division_error():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = ag.factoid_scores([0, 5, 0], [4, 0, 0], [0, 0, 0])
+        out = agreement.factoid_scores([0, 5, 0], [4, 0, 0], [0, 0, 0])
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
     assert any("no factoids on a side" in str(w.message) for w in caught)
     assert np.isnan(out.loc[0, "precision"]) and out.loc[0, "recall"] == 0.0
@@ -110,23 +112,23 @@ def test_factoid_scores_empty_sides_are_nan_with_reason_not_division_error():
 
 def test_factoid_scores_length_mismatch_and_bad_scale():
     with pytest.raises(ValueError, match="differ in length"):
-        ag.factoid_scores([1, 2], [1, 2], [1])
+        agreement.factoid_scores([1, 2], [1, 2], [1])
     with pytest.raises(ValueError, match="scale"):
-        ag.factoid_scores(1, 1, 1, scale=0)
+        agreement.factoid_scores(1, 1, 1, scale=0)
 
 
 def test_likert_to_scale():
     # seed 004 §5: (x - 1) * 9 / 4
-    assert ag.likert_to_scale(1) == 0.0 and ag.likert_to_scale(5) == 9.0
-    assert ag.likert_to_scale(2) == pytest.approx(2.25)
-    s = ag.likert_to_scale(pd.Series([1, 3, None], index=["x", "y", "z"], name="r"))
+    assert agreement.likert_to_scale(1) == 0.0 and agreement.likert_to_scale(5) == 9.0
+    assert agreement.likert_to_scale(2) == pytest.approx(2.25)
+    s = agreement.likert_to_scale(pd.Series([1, 3, None], index=["x", "y", "z"], name="r"))
     assert s.index.tolist() == ["x", "y", "z"] and s.name == "r"
     assert s.tolist()[:2] == [0.0, 4.5] and np.isnan(s["z"])
-    assert ag.likert_to_scale([0, 10], low=0, high=10, scale=1).tolist() == [0.0, 1.0]
+    assert agreement.likert_to_scale([0, 10], low=0, high=10, scale=1).tolist() == [0.0, 1.0]
     with pytest.raises(ValueError, match="outside"):
-        ag.likert_to_scale([0, 3])
+        agreement.likert_to_scale([0, 3])
     with pytest.raises(ValueError, match="high > low"):
-        ag.likert_to_scale(3, low=5, high=1)
+        agreement.likert_to_scale(3, low=5, high=1)
 
 
 # ---------------------------------------------------------------- judge agreement (Table 3)
@@ -140,7 +142,7 @@ def test_likert_to_scale():
 ])
 def test_judge_agreement_reproduces_paper_table3(counts, printed):
     judge, human = expand(*counts)
-    out = ag.judge_agreement(judge, human, n_resamples=500)
+    out = agreement.judge_agreement(judge, human, n_resamples=500)
     got = [metric(out, k) for k in ("mcc", "precision", "recall")]
     assert got == pytest.approx(printed[:3], abs=5e-4)  # paper prints 3 dp
     # F1: GT-as-code's exact 50/69 = 0.72464 is printed 0.724 (truncated, or computed from the
@@ -155,11 +157,11 @@ def test_judge_agreement_reproduces_paper_table3(counts, printed):
 
 def test_judge_agreement_matches_sklearn_and_bootstrap_is_seeded(rng):
     judge, human = rng.random(80) < 0.5, rng.random(80) < 0.4
-    out = ag.judge_agreement(judge, human, n_resamples=1000, seed=3)
+    out = agreement.judge_agreement(judge, human, n_resamples=1000, seed=3)
     p, r, f, _ = precision_recall_fscore_support(human, judge, average="binary")
     assert [metric(out, k) for k in ("precision", "recall", "f1")] == pytest.approx([p, r, f])
     assert metric(out, "mcc") == pytest.approx(matthews_corrcoef(human, judge), abs=1e-12)
-    again = ag.judge_agreement(judge, human, n_resamples=1000, seed=3)
+    again = agreement.judge_agreement(judge, human, n_resamples=1000, seed=3)
     pd.testing.assert_frame_equal(out, again)
     assert (out["ci_low"] <= out["estimate"]).all() and (out["estimate"] <= out["ci_high"]).all()
 
@@ -169,7 +171,7 @@ def test_refvector_mcc_sklearn_doc():
     pos = v["inputs"]["positive_label"]
     human = [y == pos for y in v["inputs"]["y_true"]]
     judge = [y == pos for y in v["inputs"]["y_pred"]]
-    out = ag.judge_agreement(judge, human, n_resamples=100)
+    out = agreement.judge_agreement(judge, human, n_resamples=100)
     assert metric(out, "mcc") == pytest.approx(v["expected"]["mcc"], abs=v["expected"]["tol"])
     c = v["expected"]["confusion"]
     assert out[["tp", "fp", "fn", "tn"]].iloc[0].tolist() == [c["tp"], c["fp"], c["fn"], c["tn"]]
@@ -178,7 +180,7 @@ def test_refvector_mcc_sklearn_doc():
 def test_refvector_binary_confusion_matrix_metrics():
     v = vec("binary_confusion_matrix_metrics")
     i = v["inputs"]
-    out = ag.judge_agreement(*expand(i["tp"], i["fp"], i["fn"], i["tn"]), n_resamples=100)
+    out = agreement.judge_agreement(*expand(i["tp"], i["fp"], i["fn"], i["tn"]), n_resamples=100)
     for k in ("precision", "recall", "f1", "accuracy", "mcc"):
         assert metric(out, k) == pytest.approx(v["expected"][k], abs=v["expected"]["tol"])
 
@@ -190,7 +192,7 @@ def test_refvector_prf_multiclass_one_vs_rest():
     e, y_true, y_pred = v["expected"], v["inputs"]["y_true"], v["inputs"]["y_pred"]
     per = {"precision": [], "recall": [], "f1": []}
     for k in (0, 1, 2):
-        out = ag.judge_agreement([y == k for y in y_pred], [y == k for y in y_true],
+        out = agreement.judge_agreement([y == k for y in y_pred], [y == k for y in y_true],
                                  n_resamples=50)
         for m in per:
             per[m].append(metric(out, m))
@@ -205,7 +207,7 @@ def test_judge_agreement_degenerate_no_positives_is_nan_with_note():
     # we report NaN with the reason, and no numpy RuntimeWarning reaches the user.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = ag.judge_agreement([False] * 10, [False] * 10, n_resamples=200)
+        out = agreement.judge_agreement([False] * 10, [False] * 10, n_resamples=200)
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
     assert any("undefined (0/0)" in str(w.message) for w in caught)
     for k in ("precision", "recall", "f1", "mcc"):
@@ -216,7 +218,7 @@ def test_judge_agreement_degenerate_no_positives_is_nan_with_note():
 
 def test_judge_agreement_all_pass_mcc_undefined_but_f1_defined():
     with pytest.warns(UserWarning, match="mcc undefined"):
-        out = ag.judge_agreement([True] * 6, [True] * 6, n_resamples=100)
+        out = agreement.judge_agreement([True] * 6, [True] * 6, n_resamples=100)
     assert metric(out, "f1") == 1.0 and np.isnan(metric(out, "mcc"))
 
 
@@ -224,7 +226,7 @@ def test_judge_agreement_aligns_series_and_drops_missing():
     judge = pd.Series([True, False, True, None], index=["a", "b", "c", "d"], dtype="boolean")
     human = pd.Series(["PASS", "FAIL", "FAIL", "PASS", "PASS"], index=list("edcba"))
     with pytest.warns(UserWarning) as record:
-        out = ag.judge_agreement(judge, human, n_resamples=100)
+        out = agreement.judge_agreement(judge, human, n_resamples=100)
     messages = " ".join(str(w.message) for w in record)
     assert "not in both" in messages and "missing" in messages
     # aligned: a (T, PASS), b (F, PASS), c (T, FAIL) -> TP 1, FN 1, FP 1
@@ -233,9 +235,12 @@ def test_judge_agreement_aligns_series_and_drops_missing():
 
 def test_judge_agreement_bad_input():
     with pytest.raises(ValueError, match="boolean"):
-        ag.judge_agreement(["yes", "no"], [True, False])
+        agreement.judge_agreement(["maybe", "no"], [True, False])
+    # the package's one flag vocabulary reads yes/no as it does when loading a run
+    out = agreement.judge_agreement(["yes", "no", "yes"], [True, False, False], n_resamples=50)
+    assert out[["tp", "fp", "tn"]].iloc[0].tolist() == [1, 1, 1]
     with pytest.raises(ValueError, match="human_pass 1"):
-        ag.judge_agreement([True, False], [True])
+        agreement.judge_agreement([True, False], [True])
 
 
 def test_aggregate_annotators_rules_and_ties():
@@ -243,17 +248,17 @@ def test_aggregate_annotators_rules_and_ties():
     # by hand (threshold 4.5 on 0-9): t1 3 of 3 pass, t2 1 of 3, t3 2 of 3, t4 tie 1 of 2,
     # t5 unrated
     with pytest.warns(UserWarning, match="2 item"):
-        maj = ag.aggregate_annotators(r, pass_threshold=4.5)
+        maj = reliability.aggregate_annotators(r, pass_threshold=4.5)
     assert maj.tolist() == [True, False, True, pd.NA, pd.NA]
     assert maj.dtype == "boolean" and maj.name == "human_pass"
     with pytest.warns(UserWarning):
-        mean = ag.aggregate_annotators(r, rule="mean", pass_threshold=4.5)
+        mean = reliability.aggregate_annotators(r, rule="mean", pass_threshold=4.5)
     assert mean.tolist()[:4] == [True, False, True, False]  # t4 mean (6 + 2) / 2 = 4 < 4.5
     with pytest.warns(UserWarning):
-        assert ag.aggregate_annotators(r, rule="unanimous", pass_threshold=4.5).tolist()[:4] == [
+        assert reliability.aggregate_annotators(r, rule="unanimous", pass_threshold=4.5).tolist()[:4] == [
             True, False, False, False]
     with pytest.raises(ValueError, match="rule"):
-        ag.aggregate_annotators(r, rule="vote", pass_threshold=4.5)
+        reliability.aggregate_annotators(r, rule="vote", pass_threshold=4.5)
 
 
 # ---------------------------------------------------------------- inter-rater (Table 2)
@@ -263,13 +268,13 @@ def test_refvector_gwet_ac1_ac2_raw4raters():
     raw = ratings_frame("gwet_ac1_raw4raters")
     cats = vec("gwet_ac1_raw4raters")["inputs"]["categories"]
     e = vec("gwet_ac1_raw4raters")["expected"]
-    out = ag.inter_rater(raw, weights="identity", categories=cats, n_resamples=100)
+    out = reliability.inter_rater(raw, weights="identity", categories=cats, n_resamples=100)
     assert coef(out, "gwet_ac1") == pytest.approx(e["coefficient"], abs=e["tol"])
     assert coef(out, "percent_agreement") == pytest.approx(e["pa"], abs=e["tol"])
     for vid, weights in (("gwet_ac2_quadratic_raw4raters", "quadratic"),
                          ("gwet_ac2_ordinal_raw4raters", "ordinal")):
         e = vec(vid)["expected"]
-        out = ag.inter_rater(raw, weights=weights, categories=cats, n_resamples=100)
+        out = reliability.inter_rater(raw, weights=weights, categories=cats, n_resamples=100)
         assert coef(out, "gwet_ac2") == pytest.approx(e["coefficient"], abs=e["tol"])
 
 
@@ -278,14 +283,14 @@ def test_irrcac_pandas3_nan_category_is_worked_around():
     # CAC(raw4raters).gwet() then gives 0.78553 instead of the published 0.77544. We always pass
     # the categories, so the default (observed values 1..5) gives the published value.
     raw = ratings_frame("gwet_ac1_raw4raters")
-    out = ag.inter_rater(raw, weights="identity", n_resamples=50)
+    out = reliability.inter_rater(raw, weights="identity", n_resamples=50)
     assert coef(out, "gwet_ac1") == pytest.approx(0.775444068126995, abs=5e-6)
 
 
 def test_refvector_fleiss_conger_krippendorff_percent_raw4raters():
     v = vec("fleiss_kappa_and_krippendorff_raw4raters_missing")
     e = v["expected"]
-    out = ag.inter_rater(ratings_frame(v["id"]), weights="identity",
+    out = reliability.inter_rater(ratings_frame(v["id"]), weights="identity",
                          categories=v["inputs"]["categories"], n_resamples=100)
     assert coef(out, "fleiss_kappa") == pytest.approx(e["fleiss_kappa_gwet_generalized"],
                                                       abs=e["tol"])
@@ -309,7 +314,7 @@ def test_percent_agreement_se_equals_mean_of_item_agreement():
         if len(v) >= 2:
             same = sum(v[i] == v[j] for i in range(len(v)) for j in range(len(v)) if i != j)
             per_item.append(same / (len(v) * (len(v) - 1)))
-    out = ag.inter_rater(raw, weights="identity", categories=[1, 2, 3, 4, 5], n_resamples=50)
+    out = reliability.inter_rater(raw, weights="identity", categories=[1, 2, 3, 4, 5], n_resamples=50)
     assert coef(out, "percent_agreement", "n_items") == 11
     assert coef(out, "percent_agreement", "se") == pytest.approx(
         np.std(per_item, ddof=1) / np.sqrt(len(per_item)), abs=1e-12)
@@ -321,7 +326,7 @@ def test_refvector_fleiss_wikipedia_counts():
     v = vec("fleiss_kappa_wikipedia_counts")
     rows = [sum(([k + 1] * c for k, c in enumerate(r)), []) for r in
             v["inputs"]["counts_subjects_by_categories"]]
-    out = ag.inter_rater(pd.DataFrame(rows), weights="identity", categories=[1, 2, 3, 4, 5],
+    out = reliability.inter_rater(pd.DataFrame(rows), weights="identity", categories=[1, 2, 3, 4, 5],
                          n_resamples=50)
     assert coef(out, "fleiss_kappa") == pytest.approx(v["expected"]["kappa"],
                                                       abs=v["expected"]["tol"])
@@ -339,7 +344,7 @@ def test_refvector_krippendorff(vid, weights):
     v = vec(vid)
     data = ratings_frame(vid, "reliability_data_coders_by_units").T  # units x coders
     for level, w in weights.items():
-        out = ag.inter_rater(data, weights=w, n_resamples=50)
+        out = reliability.inter_rater(data, weights=w, n_resamples=50)
         assert coef(out, "krippendorff_alpha") == pytest.approx(v["expected"][level],
                                                                 abs=v["expected"]["tol"])
 
@@ -349,7 +354,7 @@ def test_gwet_ordinal_differs_from_krippendorff_ordinal():
     # Krippendorff's ordinal metric gives 0.81539; we report the latter and say so in method.
     data = ratings_frame("krippendorff_alpha_canonical_all_metrics",
                          "reliability_data_coders_by_units").T
-    out = ag.inter_rater(data, weights="ordinal", categories=[1, 2, 3, 4, 5], n_resamples=50)
+    out = reliability.inter_rater(data, weights="ordinal", categories=[1, 2, 3, 4, 5], n_resamples=50)
     assert coef(out, "krippendorff_alpha") == pytest.approx(0.8153875037548814, abs=1e-6)
     assert "ordinal metric" in out.set_index("coefficient").loc["krippendorff_alpha", "method"]
 
@@ -360,20 +365,20 @@ def test_refvector_cohen_kappa_sas_example():
     pairs = [(i + 1, j + 1) for i in range(3) for j in range(3) for _ in range(table[i, j])]
     data = pd.DataFrame(pairs, columns=["r1", "r2"])
     e = v["expected"]
-    out = ag.inter_rater(data, weights="identity", categories=[1, 2, 3], n_resamples=50)
+    out = reliability.inter_rater(data, weights="identity", categories=[1, 2, 3], n_resamples=50)
     assert coef(out, "cohens_kappa") == pytest.approx(e["kappa_unweighted"], abs=e["tol"])
     assert coef(out, "cohens_kappa", "se") == pytest.approx(e["ase"], abs=5e-4)  # SAS 4 dp
     # SAS 95% CI 0.2137 - 0.7547 (Wald)
     assert coef(out, "cohens_kappa", "ci_low") == pytest.approx(0.2137, abs=5e-4)
     assert coef(out, "cohens_kappa", "ci_high") == pytest.approx(0.7547, abs=5e-4)
-    out = ag.inter_rater(data, weights="linear", categories=[1, 2, 3], n_resamples=50)
+    out = reliability.inter_rater(data, weights="linear", categories=[1, 2, 3], n_resamples=50)
     assert coef(out, "cohens_kappa") == pytest.approx(e["kappa_linear"], abs=e["tol"])
 
 
 def test_refvector_cohen_kappa_sklearn_doc_string_labels():
     v = vec("cohen_kappa_sklearn_doc")
     data = pd.DataFrame({"a": v["inputs"]["rater1"], "b": v["inputs"]["rater2"]})
-    out = ag.inter_rater(data, weights="identity", n_resamples=50)
+    out = reliability.inter_rater(data, weights="identity", n_resamples=50)
     assert coef(out, "cohens_kappa") == pytest.approx(v["expected"]["kappa"],
                                                       abs=v["expected"]["tol"])
 
@@ -390,7 +395,7 @@ def test_weighted_kappa_uses_category_values_not_positions():
                                                             fill_value=0).to_numpy()
     by_value = cohens_kappa(table, weights=np.array(cats), wt="linear")["kappa"]
     by_position = cohens_kappa(table, wt="linear")["kappa"]
-    out = ag.inter_rater(pd.DataFrame({"a": a, "b": b}), weights="linear", categories=cats,
+    out = reliability.inter_rater(pd.DataFrame({"a": a, "b": b}), weights="linear", categories=cats,
                          n_resamples=50)
     assert coef(out, "cohens_kappa") == pytest.approx(by_value, abs=1e-12)
     assert by_value != pytest.approx(by_position)
@@ -400,7 +405,7 @@ def test_inter_rater_all_identical_is_defined():
     data = pd.DataFrame({"a": [5] * 6, "b": [5] * 6, "c": [5] * 6})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = ag.inter_rater(data, categories=[1, 2, 3, 4, 5], n_resamples=50)
+        out = reliability.inter_rater(data, categories=[1, 2, 3, 4, 5], n_resamples=50)
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
     assert any("undefined" in str(w.message) for w in caught)
     for name in ("percent_agreement", "gwet_ac1", "gwet_ac2"):
@@ -412,20 +417,20 @@ def test_inter_rater_all_identical_is_defined():
 
 def test_inter_rater_columns_and_bad_input():
     data = ratings_frame("gwet_ac1_raw4raters")
-    out = ag.inter_rater(data, categories=[1, 2, 3, 4, 5], n_resamples=50)
+    out = reliability.inter_rater(data, categories=[1, 2, 3, 4, 5], n_resamples=50)
     assert list(out.columns) == ["coefficient", "estimate", "se", "ci_low", "ci_high",
                                  "n_items", "n_raters", "weights", "method", "note"]
     assert out["n_raters"].eq(4).all()
     with pytest.raises(ValueError, match="not among categories"):
-        ag.inter_rater(data, categories=[1, 2, 3])
+        reliability.inter_rater(data, categories=[1, 2, 3])
     with pytest.raises(ValueError, match="weights"):
-        ag.inter_rater(data, weights="cubic")
+        reliability.inter_rater(data, weights="cubic")
     with pytest.raises(ValueError, match=">= 2 rater"):
-        ag.inter_rater(data[[0]])
+        reliability.inter_rater(data[[0]])
     with pytest.raises(ValueError, match="at least 2 items"):
-        ag.inter_rater(pd.DataFrame({"a": [1, 2], "b": [1, None]}))
+        reliability.inter_rater(pd.DataFrame({"a": [1, 2], "b": [1, None]}))
     with pytest.raises(ValueError, match="0.90, 0.99"):
-        ag.inter_rater(data, ci=0.8)
+        reliability.inter_rater(data, ci=0.8)
 
 
 # ---------------------------------------------------------------- configuration table
@@ -433,18 +438,18 @@ def test_inter_rater_columns_and_bad_input():
 
 @pytest.fixture(scope="module")
 def sample_cases() -> pd.DataFrame:
-    from dabench_analysis.synthetic.judge import read_judge_study
+    from dabench_analysis.load import read_judge_study
 
     study = read_judge_study(JUDGE_DATA)
     with pytest.warns(UserWarning, match="2 item"):
-        human = ag.aggregate_annotators(study.case_scores(), pass_threshold=4.5)
+        human = reliability.aggregate_annotators(study.case_scores(), pass_threshold=4.5)
     return study.verdicts.assign(judge_pass=study.verdicts["exec_score"] >= 4.5).join(
         human, on="test_case_id")
 
 
 def test_configuration_table_reproduces_table3_relative_changes(sample_cases):
     with pytest.warns(UserWarning, match="6 row"):  # 2 cases without majority x 3 configs
-        t = ag.configuration_table(sample_cases, reference="Baseline-2: NL GT", n_resamples=300)
+        t = judge.configuration_table(sample_cases, reference="Baseline-2: NL GT", n_resamples=300)
     t = t.set_index("configuration")
     assert t["mcc"].round(3).tolist() == [-0.379, 0.331, 0.427]
     assert t["n"].tolist() == [53, 53, 53]
@@ -459,15 +464,15 @@ def test_configuration_table_errors(sample_cases):
     with pytest.raises(ValueError, match="reference 'nope'"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            ag.configuration_table(sample_cases, reference="nope", n_resamples=50)
+            judge.configuration_table(sample_cases, reference="nope", n_resamples=50)
     with pytest.raises(ValueError, match="tokenz"):
-        ag.configuration_table(sample_cases, tokens="tokenz")
+        judge.configuration_table(sample_cases, tokens="tokenz")
 
 
 def test_plot_configurations_draws_bars_with_intervals():
     t = pd.DataFrame({"configuration": ["a", "b"], "mcc": [-0.2, 0.5],
                       "mcc_ci_low": [-0.4, 0.3], "mcc_ci_high": [0.0, 0.7]})
-    ax = ag.plot_configurations(t)
+    ax = judge_figures.plot_configurations(t)
     assert [p.get_width() for p in ax.patches] == pytest.approx([-0.2, 0.5])
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
     assert "MCC" in ax.get_xlabel()

@@ -21,8 +21,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dabench_analysis import _batch, cache, load, runs, schema
-from dabench_analysis.runs import load_runs
+from dabench_analysis import load, schema
+from dabench_analysis.load import cache, load_runs
+from dabench_analysis.load import fast as _batch
+from dabench_analysis.load import sweep as runs
 from dabench_analysis.synthetic import generate_run
 from dabench_analysis.validate import validate_run
 

@@ -9,7 +9,8 @@ import warnings
 import pandas as pd
 import pytest
 
-from dabench_analysis import cache, load, schema
+from dabench_analysis import load, schema
+from dabench_analysis.load import cache
 from dabench_analysis.synthetic import generate_run
 
 

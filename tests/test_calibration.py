@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dabench_analysis import calibration as cal
 from dabench_analysis import stats
 from dabench_analysis.stats import StatisticsWarning
+from dabench_analysis.stats import calibration as cal
 
 
 @pytest.fixture(autouse=True)

@@ -16,8 +16,8 @@ def test_report_on_a_dask_cluster_matches_a_local_run(tiny_runs, tmp_path, monke
     from distributed import LocalCluster
     from typer.testing import CliRunner
 
-    from dabench_analysis import cache
-    from dabench_analysis.cli import app
+    from dabench_analysis.load import cache
+    from dabench_analysis.report.cli import app
 
     monkeypatch.setenv("MPLBACKEND", "Agg")  # inherited by the worker and its kernels
     monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "cache"))

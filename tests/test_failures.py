@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dabench_analysis import failures, tables
+from dabench_analysis import tables
+from dabench_analysis.tables import failures
 
 
 @pytest.fixture

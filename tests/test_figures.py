@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from dabench_analysis import figures, style
+from dabench_analysis import export, figures
 
 
 def _bars(ax):
@@ -45,8 +45,8 @@ def test_score_distribution_stacks_counts_per_level():
     ax = figures.score_distribution(t, hue="difficulty").axes[0]
     bars = {(round(p.get_x(), 6), round(p.get_y(), 6)): (p.get_height(), p.get_facecolor())
             for p in ax.patches if p.get_height() > 0}
-    hard, easy = (matplotlib.colors.to_rgba(c, 0.75) for c in (style.OKABE_ITO[1],
-                                                               style.OKABE_ITO[0]))
+    hard, easy = (matplotlib.colors.to_rgba(c, 0.75) for c in (figures.OKABE_ITO[1],
+                                                               figures.OKABE_ITO[0]))
     # the last level at the bottom, the first on top; the last bin is closed at 1.0; a task
     # without a difficulty is counted in the title but in no bar
     assert bars == {(0.0, 0.0): (1.0, hard), (0.0, 1.0): (1.0, easy),
@@ -91,10 +91,10 @@ def test_errors_and_ax_reuse():
 
 
 def test_style_sizes_and_embedded_fonts(tmp_path):
-    fig = style.new_figure("one")
+    fig = figures.new_figure("one")
     assert fig.get_size_inches()[0] == pytest.approx(3.5)
     fig.add_subplot().plot([0, 1], [0, 1], label="x")
-    png, pdf = style.save_figure(fig, tmp_path / "f")
+    png, pdf = export.save_figure(fig, tmp_path / "f")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = pdf.read_bytes()
     assert b"/FontFile2" in data  # TrueType fonts embedded (pdf.fonttype 42)
@@ -120,12 +120,12 @@ def _embedded_fonts(pdf: bytes):
 def test_png_is_300_dpi_and_pdf_page_matches_it(tmp_path):
     from PIL import Image
 
-    fig = style.new_figure("one")
+    fig = figures.new_figure("one")
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1])
     ax.set_title("A title − with a minus ≥ 0.8")
-    with plt.rc_context(style.RC_PARAMS):  # tight bounding box, as in the notebooks
-        png, pdf = style.save_figure(fig, tmp_path / "f")
+    with plt.rc_context(figures.RC_PARAMS):  # tight bounding box, as in the notebooks
+        png, pdf = export.save_figure(fig, tmp_path / "f")
     with Image.open(png) as im:
         assert im.info["dpi"] == pytest.approx((300, 300), abs=0.01)
         width_in, height_in = im.size[0] / 300, im.size[1] / 300
@@ -142,9 +142,9 @@ def test_png_is_300_dpi_and_pdf_page_matches_it(tmp_path):
 def test_pdf_fonts_are_embedded_glyph_subsets(tmp_path):
     from fontTools import subset
 
-    fig = style.new_figure("one")
+    fig = figures.new_figure("one")
     fig.add_subplot().set_title("Final score ≥ 0.8")
-    _, pdf = style.save_figure(fig, tmp_path / "f")
+    _, pdf = export.save_figure(fig, tmp_path / "f")
     data = pdf.read_bytes()
     fonts = _embedded_fonts(data)
     assert fonts and b"/ToUnicode" in data  # text stays searchable
@@ -168,9 +168,9 @@ def test_pdf_fonts_are_embedded_glyph_subsets(tmp_path):
 def test_save_and_show_displays_the_saved_png(tmp_path):
     from PIL import Image
 
-    fig = style.new_figure("two", aspect=0.4)
+    fig = figures.new_figure("two", aspect=0.4)
     fig.add_subplot().bar([0, 1], [1, 2])
-    saved = style.save_and_show(fig, tmp_path / "bars")
+    saved = export.save_and_show(fig, tmp_path / "bars")
     png, pdf = saved  # unpacks like save_figure's list
     assert (png.name, pdf.name) == ("bars.png", "bars.pdf")
     data, meta = saved._repr_png_()
@@ -182,10 +182,10 @@ def test_save_and_show_displays_the_saved_png(tmp_path):
     assert 690 <= meta["width"] <= 720
     assert not plt.fignum_exists(fig.number)  # closed: the inline backend will not draw it again
     assert "bars" in repr(saved)
-    no_png = style.save_and_show(style.new_figure(), tmp_path / "v", formats=("pdf",))
+    no_png = export.save_and_show(figures.new_figure(), tmp_path / "v", formats=("pdf",))
     assert no_png.png is None and no_png._repr_png_() is None
     with pytest.raises(ValueError, match="at least one"):
-        style.save_and_show(style.new_figure(), tmp_path / "x", formats=())
+        export.save_and_show(figures.new_figure(), tmp_path / "x", formats=())
 
 
 # --- analysis figures -------------------------------------------------------------------------

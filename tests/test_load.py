@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dabench_analysis import _read, schema
+from dabench_analysis import schema
 from dabench_analysis.load import RunLoadError, load_run, read_replay, read_table
+from dabench_analysis.load import csv as _read
 from dabench_analysis.schema import Column
 from dabench_analysis.synthetic import generate_run
 

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dabench_analysis import ablation, stats
+from dabench_analysis import stats
 from dabench_analysis.stats import StatisticsWarning
+from dabench_analysis.tables import ablation
 
 
 def frame(scores, tasks=None):

@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dabench_analysis import comparison, explore, process, schema, stats
+from dabench_analysis import export, schema, stats
 from dabench_analysis.load import load_run
+from dabench_analysis.tables import comparison, explore
+from dabench_analysis.tables import timing as process
 
 
 def _stage_frame():
@@ -68,18 +70,18 @@ def test_task_changes_and_by_difficulty():
 
 
 def test_format_p():
-    assert comparison.format_p(0.0004) == "p < 0.001"
-    assert comparison.format_p(0.04999) == "p = 0.050"
+    assert export.format_p(0.0004) == "p < 0.001"
+    assert export.format_p(0.04999) == "p = 0.050"
 
 
 def test_reporting_paragraph_numbers_match_tables():
     base = load_run("data/sample_runs/baseline_react").tasks
     prop = load_run("data/sample_runs/proposed_aat").tasks
     paired = stats.compare_runs(base, prop)
-    text = comparison.reporting_paragraph(base, prop, paired)
+    text = export.reporting_paragraph(base, prop, paired)
     fs = paired.set_index("metric").loc["final_score"]
     assert f"{prop['final_score'].mean():.2f} ± {prop['final_score'].std():.2f}" in text
-    assert comparison.format_p(fs["p_adjusted"]) in text
+    assert export.format_p(fs["p_adjusted"]) in text
     assert "Wilcoxon signed-rank test on 80 paired tasks, Holm-adjusted over 5 metrics" in text
     assert "Easy: 20, Medium: 25, Hard: 22, Extreme: 13" in text
     assert f"d_z = {fs['cohens_d_z']:.2f}" in text

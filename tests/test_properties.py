@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dabench_analysis import schema
-from dabench_analysis._typing import NULL_VALUES
 from dabench_analysis.load import RunLoadError, load_run
+from dabench_analysis.schema import NULL_VALUES
 from dabench_analysis.validate import ValidationReport, validate_run
 
 SETTINGS = settings(max_examples=50, deadline=None,

@@ -26,10 +26,12 @@ import pytest
 from rich.console import Console
 
 from dabench_analysis import export
+from dabench_analysis.export import tables as export_tables
 from dabench_analysis.load import load_run
 from dabench_analysis.report import safe_name
+from dabench_analysis.report.cli import validate_command
 from dabench_analysis.synthetic import generate_run
-from dabench_analysis.validate import health_section, validate_command, validate_run
+from dabench_analysis.validate import health_section, validate_run
 
 
 def snapshot(root: Path) -> dict[str, tuple]:
@@ -51,7 +53,7 @@ def _set_writable(root: Path, writable: bool) -> None:
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """The installed ``dabench-analysis`` console script (else ``python -m``)."""
     script = Path(sys.executable).with_name("dabench-analysis")
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "dabench_analysis.cli"]
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "dabench_analysis.report.cli"]
     return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "MPLBACKEND": "Agg"})
 
@@ -181,7 +183,7 @@ def test_save_table_failing_midway_leaves_old_files_and_no_temp_files(tmp_path, 
     def broken(*args, **kwargs):
         raise RuntimeError("renderer failed")
 
-    monkeypatch.setattr(export, "to_markdown", broken)
+    monkeypatch.setattr(export_tables, "to_markdown", broken)
     with pytest.raises(RuntimeError, match="renderer failed"):
         export.save_table(df.assign(mean=0.75), tmp_path / "main")
     assert (tmp_path / "main.md").read_bytes() == old["main.md"]

@@ -18,7 +18,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dabench_analysis import ablation, calibration, stats
+from dabench_analysis import stats
+from dabench_analysis.stats import calibration
+from dabench_analysis.tables import mas
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "refvectors" / "vectors.json"
@@ -291,7 +293,7 @@ def _(v):
     df = pd.DataFrame({"schema_agent_used": [True] * n1 + [False] * n2,
                        "final_score": [1.0] * k1 + [0.0] * (n1 - k1) + [1.0] * k2
                        + [0.0] * (n2 - k2)})
-    r = ablation.specialist_value(df, specialists=("schema",)).iloc[0]
+    r = mas.specialist_value(df, specialists=("schema",)).iloc[0]
     if "pvalue_two_sided" in e:
         assert r.p_value == approx(e["pvalue_two_sided"], e["tol"])
     if "newcombe_hybrid_score" in e:

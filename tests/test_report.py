@@ -16,7 +16,7 @@ from dabench_analysis import report, tables
 from dabench_analysis.load import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = [sys.executable, "-m", "dabench_analysis.cli"]
+CLI = [sys.executable, "-m", "dabench_analysis.report.cli"]
 
 
 def _nb(path: Path, cells, kernel="python3") -> Path:
@@ -238,9 +238,9 @@ def test_kernels_talk_over_ipc_sockets():
     a 60 s timeout, seen in the --jobs 2 benchmark); IPC sockets are named per kernel."""
     import os
 
-    from dabench_analysis import report
+    from dabench_analysis.report import runner
 
-    kwargs = report._kernel_manager()
+    kwargs = runner._kernel_manager()
     if os.name != "posix":
         assert kwargs == {}
         return

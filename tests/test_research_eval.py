@@ -17,7 +17,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dabench_analysis import research_eval as rev
+from dabench_analysis.figures import research_eval as plots
+from dabench_analysis.load import ResearchEval, load_research_eval
+from dabench_analysis.tables import research_eval as rev
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "research_eval" / "tiny_session"
@@ -28,8 +30,8 @@ VECTORS = {v["id"]: v for v in json.loads((SHARED if SHARED.exists() else VENDOR
 
 
 @pytest.fixture(scope="module")
-def tiny() -> rev.ResearchEval:
-    return rev.load_research_eval(TINY)
+def tiny() -> ResearchEval:
+    return load_research_eval(TINY)
 
 
 def status_cases(table: list[list[int]]) -> pd.DataFrame:
@@ -72,7 +74,7 @@ def test_loader_never_writes_into_the_session(tmp_path):
             p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))}
 
     before = snapshot(SAMPLE)
-    ev = rev.load_research_eval(SAMPLE)
+    ev = load_research_eval(SAMPLE)
     assert ev.cases.shape[0] == 72
     assert snapshot(SAMPLE) == before
 
@@ -98,27 +100,27 @@ def test_loader_bad_lines_name_file_and_line(tmp_path, line, message):
     lines[2] = line
     file.write_text("".join(lines))
     with pytest.raises(ValueError, match=message):
-        rev.load_research_eval(root)
+        load_research_eval(root)
 
 
 def test_loader_missing_files(tmp_path):
     with pytest.raises(ValueError, match="not found"):
-        rev.load_research_eval(tmp_path / "nope")
+        load_research_eval(tmp_path / "nope")
     root = copy_tiny(tmp_path)
     (root / "beta" / "artifacts" / "results.jsonl").unlink()
     with pytest.raises(ValueError, match=r"beta/artifacts/results.jsonl: file not found"):
-        rev.load_research_eval(root)
+        load_research_eval(root)
     root = copy_tiny(tmp_path / "b")
     (root / "alpha" / "artifacts" / "summary.json").unlink()
     with pytest.raises(ValueError, match=r"alpha/artifacts/summary.json: file not found"):
-        rev.load_research_eval(root)
+        load_research_eval(root)
     root = copy_tiny(tmp_path / "c")
     (root / "summary.json").write_text('{"runs": [{"run_id": "alpha"}, {"run_id": "gamma"}]}')
     with pytest.raises(ValueError, match="gamma"):
-        rev.load_research_eval(root)
+        load_research_eval(root)
     (root / "summary.json").write_text('{"runs": [')
     with pytest.raises(ValueError, match=r"summary.json:1: malformed JSON"):
-        rev.load_research_eval(root)
+        load_research_eval(root)
 
 
 def test_loader_warns_when_summary_counts_disagree(tmp_path):
@@ -127,7 +129,7 @@ def test_loader_warns_when_summary_counts_disagree(tmp_path):
     summary = json.loads(file.read_text()) | {"passed_cases": 4}
     file.write_text(json.dumps(summary))
     with pytest.warns(UserWarning, match="passed_cases=4 but results.jsonl has 3 PASS"):
-        rev.load_research_eval(root)
+        load_research_eval(root)
 
 
 # ---------------------------------------------------------------- analyses
@@ -238,10 +240,10 @@ def test_failures_listing(tiny):
 
 
 def test_plots_inspect_artists(tiny):
-    ax = rev.plot_latency(tiny.cases)
+    ax = plots.plot_latency(tiny.cases)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["alpha", "beta"]
     assert "(s)" in ax.get_xlabel()
-    ax = rev.plot_pass_rate(rev.pass_rate(tiny.cases))
+    ax = plots.plot_pass_rate(rev.pass_rate(tiny.cases))
     assert [p.get_width() for p in ax.patches] == pytest.approx([0.5, 0.75])
 
 
@@ -257,7 +259,7 @@ def test_research_eval_notebook_end_to_end(tmp_path):
                         cwd=str(ROOT / "notebooks"), progress_bar=False,
                         parameters={"session_dir": str(SAMPLE), "output_dir": str(out)})
     summary = json.loads((out / "summary.json").read_text())
-    ev = rev.load_research_eval(SAMPLE)
+    ev = load_research_eval(SAMPLE)
     expected = rev.pass_rate(ev.cases).set_index("run_id")["pass_rate"].to_dict()
     assert summary["n_runs"] == 3 and summary["n_cases"] == 24
     assert summary["pass_rate"] == pytest.approx(expected)

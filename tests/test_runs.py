@@ -7,8 +7,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from dabench_analysis import cache, load, schema
-from dabench_analysis.runs import Runs, load_runs
+from dabench_analysis import load, schema
+from dabench_analysis.load import Runs, cache, load_runs
 from dabench_analysis.synthetic import generate_run
 
 N_TASKS = 6

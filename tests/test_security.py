@@ -24,6 +24,7 @@ from test_readonly import HOSTILE_NAME, SCRIPT, report_twice
 from dabench_analysis import export
 from dabench_analysis import report as rep
 from dabench_analysis.load import RunLoadError, load_run, read_replay
+from dabench_analysis.report import runner
 from dabench_analysis.synthetic import generate_run
 from dabench_analysis.validate import validate_run
 
@@ -87,7 +88,7 @@ def test_papermill_injects_hostile_strings_as_literals(value):
     params = {"run_dir": value, "output_dir": "/tmp/" + value}
     nb = parameterize_notebook(_notebook("run_dir = 'x'\noutput_dir = 'y'"), params,
                                kernel_name="python3")
-    rep._check_injected(nb, params, "nb")  # plain assignments of exactly these literals
+    runner._check_injected(nb, params, "nb")  # plain assignments of exactly these literals
     cell = next(c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
     tree = ast.parse(cell.source)
     assert all(isinstance(s, ast.Assign) for s in tree.body)
@@ -106,7 +107,7 @@ def test_check_injected_refuses_code_and_changed_values(source):
     cell.metadata["tags"] = ["injected-parameters"]
     nb.cells.insert(1, cell)
     with pytest.raises((rep.ReportError, ValueError)):
-        rep._check_injected(nb, {"run_dir": "x"}, "nb")
+        runner._check_injected(nb, {"run_dir": "x"}, "nb")
 
 
 # --- the real CLI run on a hostile folder -------------------------------------------------------

@@ -89,7 +89,8 @@ def test_read_judge_study_errors(tmp_path):
         judge.read_judge_study(tmp_path)
     judge.generate(tmp_path)
     pd.DataFrame({"test_case_id": ["x"]}).to_csv(tmp_path / "judge_verdicts.csv", index=False)
-    with pytest.raises(ValueError, match="missing column"):
+    with pytest.raises(ValueError, match=r"columns 'configuration', 'exec_score', 'tokens' not in "
+                                         r".*judge_verdicts\.csv; known: test_case_id"):
         judge.read_judge_study(tmp_path)
     with pytest.raises(ValueError, match="level"):
         judge.read_judge_study(JUDGE_DATA).rating_table("cases")

@@ -12,15 +12,16 @@ import pandera.pandas as pa
 import pytest
 from rich.console import Console
 
-from dabench_analysis import _invariants, validate
+from dabench_analysis.report.cli import validate_command
 from dabench_analysis.synthetic import generate_run
 from dabench_analysis.validate import (
     FINDING_COLUMNS,
     HARNESS_WEIGHTS,
+    health,
     health_section,
-    validate_command,
     validate_run,
 )
+from dabench_analysis.validate import invariants as _invariants
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 TM = "task_metrics.csv"
@@ -239,14 +240,14 @@ def test_missing_side_files_skip_their_invariants(run8, tmp_path):
     (float("nan"), 0, "UNDEFINED")])
 def test_status_thresholds(score, n_errors, status):
     # seed 000 V2.1: HEALTHY (9.0+, no errors), DEGRADED (7.0+), UNHEALTHY (else)
-    assert validate._status(score, n_errors) == status
+    assert health._status(score, n_errors) == status
 
 
 @pytest.mark.parametrize("score, band", [(10, "HEALTHY"), (9, "HEALTHY"), (8.9, "GOOD"),
                                          (7, "GOOD"), (6.5, "FAIR"), (5, "FAIR"), (4, "POOR"),
                                          (3, "POOR"), (2.9, "UNHEALTHY"), (0, "UNHEALTHY")])
 def test_health_score_interpretation_bands(score, band):
-    assert validate._band(score)[0] == band
+    assert health._band(score)[0] == band
 
 
 def test_harness_score_formula_on_a_damaged_run(run8, tmp_path):

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.export import atomic_write
+from dabench_analysis._atomic import atomic_write
+
+# The reader lives in the load layer; re-exported here for code written against the old path.
+from dabench_analysis.load.judge import JudgeStudy, read_judge_study  # noqa: E402,F401
 
 __all__ = ["CONFIGURATIONS", "JudgeStudy", "generate", "read_judge_study"]
 
@@ -198,79 +200,6 @@ def generate(out_dir: str | Path, *, seed: int = 4) -> list[Path]:
             frame.to_csv(fh, index=False, lineterminator="\n")
         written.append(out / name)
     return written
-
-
-@dataclass(frozen=True)
-class JudgeStudy:
-    """The four tables of a judge study (see the module docstring for their columns)."""
-
-    cases: pd.DataFrame
-    verdicts: pd.DataFrame
-    factoid_ratings: pd.DataFrame
-    dimension_ratings: pd.DataFrame
-
-    def rating_table(self, level: str = "factoid") -> pd.DataFrame:
-        """Items × annotators Likert table: ``"factoid"`` (items = case, factoid),
-        ``"dimensions"`` (case, dimension) or ``"all"`` (both stacked, Table 2's overall)."""
-        if level not in ("factoid", "dimensions", "all"):
-            raise ValueError(f"level {level!r} unknown; known: factoid, dimensions, all")
-        f = self.factoid_ratings.rename(columns={"factoid_id": "item"})
-        d = self.dimension_ratings.rename(columns={"dimension": "item"})
-        long = {"factoid": f, "dimensions": d, "all": pd.concat([f, d])}[level]
-        return long.pivot(index=["test_case_id", "item"], columns="annotator", values="rating")
-
-    def case_scores(self) -> pd.DataFrame:
-        """Cases × annotators: the mean factoid Likert rating rescaled to 0–9 by (x − 1)·9/4."""
-        mean = self.factoid_ratings.groupby(["test_case_id", "annotator"])["rating"].mean()
-        return ((mean - 1) * 9 / 4).unstack("annotator")
-
-
-def read_judge_study(path: str | Path) -> JudgeStudy:
-    """Read a judge study written by :func:`generate` (or by hand in the same format).
-
-    Parameters
-    ----------
-    path : path-like
-        Folder holding the four CSV files.
-
-    Returns
-    -------
-    JudgeStudy
-
-    Raises
-    ------
-    ValueError
-        A file or a required column is missing.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> d = tempfile.mkdtemp(); _ = generate(d)
-    >>> read_judge_study(d).verdicts.shape
-    (165, 12)
-    """
-    need = {"cases.csv": ["test_case_id", "query"],
-            "judge_verdicts.csv": ["test_case_id", "configuration", "exec_score", "tokens"],
-            "factoid_ratings.csv": ["test_case_id", "factoid_id", "annotator", "rating"],
-            "dimension_ratings.csv": ["test_case_id", "annotator", "dimension", "rating"]}
-    frames = {}
-    for name, cols in need.items():
-        file = Path(path) / name
-        if not file.is_file():
-            raise ValueError(f"judge study file {file} not found; expected {', '.join(need)}")
-        frame = pd.read_csv(file, dtype={"test_case_id": "string"})
-        missing = [c for c in cols if c not in frame.columns]
-        if missing:
-            raise ValueError(f"{file}: missing column(s) {missing}")
-        frames[name] = frame
-    verdicts = frames["judge_verdicts.csv"]
-    for col in ("n_response_factoids", "n_gt_factoids", "n_matched_factoids", "tokens"):
-        if col in verdicts:
-            verdicts[col] = verdicts[col].astype("Int64")
-    verdicts["configuration"] = pd.Categorical(
-        verdicts["configuration"], categories=list(dict.fromkeys(verdicts["configuration"])))
-    return JudgeStudy(frames["cases.csv"], verdicts, frames["factoid_ratings.csv"],
-                      frames["dimension_ratings.csv"])
 
 
 if __name__ == "__main__":

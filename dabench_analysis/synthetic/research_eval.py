@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dabench_analysis.export import atomic_write
+from dabench_analysis._atomic import atomic_write
 
 __all__ = ["CASES", "PROFILES", "generate"]
 

@@ -1,0 +1,12 @@
+"""Layer 6, export: tables (csv/tex/md), JSON and text, figures (PNG/PDF) and the results
+paragraph, every file written atomically through :func:`atomic_write`."""
+
+from dabench_analysis._atomic import atomic_write
+from dabench_analysis.export.figures import SavedFigure, save_and_show, save_figure
+from dabench_analysis.export.files import write_json, write_text
+from dabench_analysis.export.paragraph import format_p, reporting_paragraph
+from dabench_analysis.export.tables import TABLE_FORMATS, save_table, to_latex, to_markdown
+
+__all__ = ["TABLE_FORMATS", "SavedFigure", "atomic_write", "format_p", "reporting_paragraph",
+           "save_and_show", "save_figure", "save_table", "to_latex", "to_markdown", "write_json",
+           "write_text"]

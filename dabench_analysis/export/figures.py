@@ -1,0 +1,247 @@
+"""Saving figures: 300-dpi PNG and vector PDF with embedded glyph-only font subsets, written
+atomically; :func:`save_and_show` renders a figure once for both the files and the notebook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from dabench_analysis._atomic import atomic_write
+from dabench_analysis.figures.theme import RC_PARAMS
+
+#: OpenType layout tables (substitution, positioning, math, ...). A font embedded in a PDF is
+#: drawn glyph by glyph at positions matplotlib has already computed, so viewers never read them.
+_LAYOUT_TABLES = ("GSUB", "GPOS", "GDEF", "MATH", "BASE", "JSTF")
+
+
+_SUBSET_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _glyph_only_font_subsets() -> Iterator[None]:
+    """While a PDF is written, subset its embedded TrueType fonts without layout tables.
+
+    matplotlib subsets every embedded font with fontTools, which decompiles and prunes the
+    font's GSUB/GPOS tables (DejaVu Sans carries large ones): most of the cost of a PDF, with
+    two fonts per figure. The glyphs, metrics, ``cmap`` and hinting that a viewer uses are
+    kept. There is no option for this in matplotlib, so ``fontTools.subset.load_font`` (which
+    matplotlib calls) is wrapped for the duration to remove those tables before they are read;
+    the lock keeps two threads from wrapping it at once.
+    """
+    from fontTools import subset
+
+    with _SUBSET_LOCK:
+        load = subset.load_font
+
+        def load_glyphs_only(*args, **kwargs):
+            font = load(*args, **kwargs)
+            for tag in _LAYOUT_TABLES:
+                if tag in font:
+                    del font[tag]
+            return font
+
+        subset.load_font = load_glyphs_only
+        try:
+            yield
+        finally:
+            subset.load_font = load
+
+
+@contextlib.contextmanager
+def _layout_kept(fig: Figure) -> Iterator[None]:
+    """Skip the layout engine while saving: the previous save has just laid the figure out."""
+    engine = fig.get_layout_engine()
+    if engine is None:
+        yield
+        return
+    fig.set_layout_engine("none")
+    try:
+        yield
+    finally:
+        fig.set_layout_engine(engine)
+
+
+def _save(fig: Figure, stem: Path, formats: Sequence[str], dpi: int) -> tuple[list[Path], bytes | None]:
+    """Write each format atomically; return the paths and the PNG bytes (if PNG was written)."""
+    written, png = [], None
+    with mpl.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
+        for i, fmt in enumerate(formats):
+            dest = stem.with_name(f"{stem.name}.{fmt}")
+            # A fixed creation date keeps re-runs byte-identical for PDF.
+            meta = {"CreationDate": None} if fmt == "pdf" else ({"Software": None} if fmt == "png" else None)
+            buf = io.BytesIO()
+            with (_layout_kept(fig) if i else contextlib.nullcontext()), \
+                    (_glyph_only_font_subsets() if fmt in ("pdf", "ps", "eps")
+                     else contextlib.nullcontext()):
+                fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta)
+            with atomic_write(dest, mode="wb") as fh:
+                fh.write(buf.getbuffer())
+            if fmt == "png" and png is None:
+                png = buf.getvalue()
+            written.append(dest)
+    return written, png
+
+
+def save_figure(
+    fig: Figure,
+    path_stem: str | os.PathLike[str],
+    *,
+    formats: Sequence[str] = ("png", "pdf"),
+    dpi: int = 300,
+) -> list[Path]:
+    """Save a figure as 300-dpi PNG and vector PDF, each written atomically.
+
+    Parameters
+    ----------
+    fig : Figure
+        The figure (not closed by this function).
+    path_stem : path-like
+        Destination without suffix, e.g. ``figures/RUN/score_distribution``.
+    formats : sequence of str
+        Matplotlib formats, default ``("png", "pdf")``.
+    dpi : int
+        Raster resolution.
+
+    Returns
+    -------
+    list of Path
+        Files written.
+
+    Raises
+    ------
+    ValueError
+        If ``formats`` is empty.
+
+    Notes
+    -----
+    The figure is laid out once, by the first format's save (the PNG by default, at ``dpi``);
+    later formats reuse that layout instead of running the layout engine again. PDF (and PS)
+    embed TrueType fonts (``pdf.fonttype = 42``) subset to the glyphs used, without the
+    OpenType layout tables that no PDF viewer reads.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from dabench_analysis.figures import new_figure
+    >>> fig = new_figure()
+    >>> [p.suffix for p in save_figure(fig, pathlib.Path(tempfile.mkdtemp()) / "f")]
+    ['.png', '.pdf']
+    >>> plt.close(fig)
+    """
+    if not formats:
+        raise ValueError("formats must name at least one file type")
+    return _save(fig, Path(path_stem), formats, dpi)[0]
+
+
+@dataclass(frozen=True, repr=False)
+class SavedFigure:
+    """The files of a figure saved by :func:`save_and_show`; a notebook displays it as its PNG.
+
+    Attributes
+    ----------
+    paths : tuple of Path
+        Files written, in the order of ``formats``.
+    png : bytes or None
+        The bytes of the PNG file written (None if no PNG was asked for).
+    dpi : int
+        Resolution of the PNG; it is displayed at ``rcParams["figure.dpi"]`` of the toolkit's
+        style (100), i.e. at the size the inline backend would show the figure.
+    """
+
+    paths: tuple[Path, ...]
+    png: bytes | None
+    dpi: int
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self.paths)
+
+    def __repr__(self) -> str:
+        stem = self.paths[0].with_suffix("") if self.paths else "?"
+        return f"<SavedFigure {stem}: {', '.join(p.suffix for p in self.paths)}>"
+
+    def display_size(self) -> tuple[int, int] | None:
+        """Width and height in CSS pixels at which the PNG is shown.
+
+        Returns
+        -------
+        (int, int) or None
+            The PNG's pixel size scaled from ``dpi`` to 100 dpi (the size of the inline
+            backend's rendering); None without a PNG.
+        """
+        if not self.png or self.png[12:16] != b"IHDR":
+            return None
+        width, height = (int.from_bytes(self.png[i:i + 4], "big") for i in (16, 20))
+        scale = float(RC_PARAMS["figure.dpi"]) / self.dpi
+        return max(1, round(width * scale)), max(1, round(height * scale))
+
+    def _repr_png_(self):
+        if self.png is None:
+            return None
+        size = self.display_size()
+        return (self.png, {"width": size[0], "height": size[1]}) if size else self.png
+
+
+def save_and_show(
+    fig: Figure,
+    path_stem: str | os.PathLike[str],
+    *,
+    formats: Sequence[str] = ("png", "pdf"),
+    dpi: int = 300,
+) -> SavedFigure:
+    """Save a figure like :func:`save_figure`, close it, and show the saved PNG in a notebook.
+
+    The notebook displays the very PNG that was written (at the size the inline backend would
+    use, with three times its pixel density), so the figure is rendered once for the file
+    instead of once more for the screen.
+
+    Parameters
+    ----------
+    fig : Figure
+        The figure; closed (``plt.close``) after saving, so that the inline backend does not
+        draw it again.
+    path_stem : path-like
+        Destination without suffix, e.g. ``figures/RUN/score_distribution``.
+    formats : sequence of str
+        Matplotlib formats, default ``("png", "pdf")``; without ``"png"`` nothing is shown.
+    dpi : int
+        Raster resolution of the file.
+
+    Returns
+    -------
+    SavedFigure
+        The paths written and the PNG bytes; displayed as the PNG when it is the last
+        expression of a notebook cell.
+
+    Raises
+    ------
+    ValueError
+        If ``formats`` is empty.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from dabench_analysis.figures import new_figure
+    >>> fig = new_figure()
+    >>> saved = save_and_show(fig, pathlib.Path(tempfile.mkdtemp()) / "f")
+    >>> saved.png == saved.paths[0].read_bytes(), saved.display_size()[0]
+    (True, 350)
+    >>> plt.fignum_exists(fig.number)
+    False
+    """
+    if not formats:
+        raise ValueError("formats must name at least one file type")
+    try:
+        paths, png = _save(fig, Path(path_stem), formats, dpi)
+    finally:
+        plt.close(fig)
+    return SavedFigure(tuple(paths), png, dpi)

@@ -1,0 +1,35 @@
+"""Layer 5, figures: the theme and one module per family of figures.
+
+Every function takes its data first and draws on ``ax=`` (or a new figure in the house style); none
+calls ``show()`` or ``savefig()`` (saving is :mod:`dabench_analysis.export`'s) or changes global
+matplotlib state. A figure with nothing to show says so.
+"""
+
+from dabench_analysis.figures import research_eval
+from dabench_analysis.figures.breakdowns import difficulty_bars, failure_by_stage
+from dabench_analysis.figures.calibration import reliability_diagram
+from dabench_analysis.figures.comparison import paired_difference
+from dabench_analysis.figures.distributions import (
+    failure_distribution,
+    score_bins,
+    score_distribution,
+)
+from dabench_analysis.figures.judge import plot_configurations
+from dabench_analysis.figures.process import tool_latency
+from dabench_analysis.figures.relations import autonomy_vs_efficiency, correlation_matrix
+from dabench_analysis.figures.theme import (
+    OKABE_ITO,
+    ONE_COLUMN,
+    RC_PARAMS,
+    TWO_COLUMN,
+    apply_style,
+    axes_or_new,
+    empty_note,
+    new_figure,
+)
+
+__all__ = ["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
+           "autonomy_vs_efficiency", "axes_or_new", "correlation_matrix", "difficulty_bars",
+           "empty_note", "failure_by_stage", "failure_distribution", "new_figure",
+           "paired_difference", "plot_configurations", "reliability_diagram", "research_eval",
+           "score_bins", "score_distribution", "tool_latency"]

@@ -1,0 +1,105 @@
+"""Figures of the paper's breakdowns: accuracy and scores by difficulty, failures by stage."""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from dabench_analysis import schema, tables
+from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _err, _note
+from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.tables import failures
+
+
+def difficulty_bars(
+    tasks: pd.DataFrame,
+    *,
+    threshold: float = schema.SUCCESS_THRESHOLD,
+    ax: Axes | None = None,
+) -> Figure:
+    """Answer accuracy (Wilson CI) and mean final score (t-CI) per difficulty, as grouped bars.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        The columns of :func:`dabench_analysis.tables.difficulty_breakdown` (Table 2).
+    threshold : float
+        Answer accuracy = share with ``final_score >= threshold`` (seed: 0.8).
+    ax : Axes, optional
+        Draw here; default a new one-column figure.
+
+    Returns
+    -------
+    Figure
+        Levels in the order Easy, Medium, Hard, Extreme (absent levels left out), n under
+        each group.
+
+    Raises
+    ------
+    ValueError
+        For a missing column.
+    """
+    ax = _axes(ax, aspect=0.7)
+    t2 = tables.difficulty_breakdown(tasks, threshold=threshold)
+    if t2.empty:
+        return _note(ax, "no tasks")
+    x = np.arange(len(t2))
+    with mpl.rc_context(RC_PARAMS):
+        ax.bar(x - 0.2, t2["answer_accuracy"], width=0.38, color=OKABE_ITO[0],
+               yerr=_err(t2["answer_accuracy"], t2["answer_accuracy_ci_low"],
+                         t2["answer_accuracy_ci_high"]), capsize=2,
+               label=f"answer accuracy (≥ {threshold})")
+        ax.bar(x + 0.2, t2["mean_final_score"], width=0.38, color=OKABE_ITO[1],
+               yerr=_err(t2["mean_final_score"], t2["mean_final_score_ci_low"],
+                         t2["mean_final_score_ci_high"]), capsize=2, label="mean final score")
+        ax.set_xticks(x, [f"{d}\nn={n}" for d, n in zip(t2["difficulty"], t2["n"], strict=True)])
+        ax.set_ylim(0, 1.0)
+        ax.set_ylabel("Share / score (95% CI)")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    return ax.figure
+
+
+def failure_by_stage(
+    tasks: pd.DataFrame,
+    *,
+    threshold: float = schema.SUCCESS_THRESHOLD,
+    ax: Axes | None = None,
+) -> Figure:
+    """Failed tasks by AAT stage (UNDERSTAND → AGGREGATE), shares with Wilson intervals.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``final_score`` ([0, 1]) and ``failure_stage``.
+    threshold : float
+        Failed means ``final_score < threshold`` (seed: 0.8).
+    ax : Axes, optional
+        Draw here; default a new one-column figure.
+
+    Returns
+    -------
+    Figure
+        One bar per stage in pipeline order (zero bars kept); "no failed tasks" when none.
+
+    Raises
+    ------
+    ValueError
+        For a missing column.
+    """
+    ax = _axes(ax, aspect=0.7)
+    table = failures.failure_stages(tasks, threshold=threshold)
+    if table.empty or table["n"].iloc[0] == 0:
+        return _note(ax, f"no failed tasks (final_score < {threshold})")
+    with mpl.rc_context(RC_PARAMS):
+        x = np.arange(len(table))
+        ax.bar(x, table["share"], color=OKABE_ITO[3],
+               yerr=_err(table["share"], table["ci_low"], table["ci_high"]), capsize=2)
+        ax.set_xticks(x, [f"{st.title()}\n({k})" for st, k in zip(table["failure_stage"],
+                                                                 table["count"], strict=True)], fontsize=6)
+        ax.set_ylabel("Share of failed tasks (95% CI)")
+        ax.set_ylim(0, 1)
+        ax.set_title(f"Failures by stage (n = {int(table['n'].iloc[0])})")
+    return ax.figure

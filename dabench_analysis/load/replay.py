@@ -1,0 +1,135 @@
+"""``task_*/task_replay.json``: bounded, JSON-only reading and the path of each task's replay
+(one directory listing per run; files are opened only when read, and never outside the run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dabench_analysis.load.findings import RunLoadError
+
+REPLAY_FILE = "task_replay.json"
+
+
+#: Largest task_replay.json parsed (bytes).
+MAX_REPLAY_BYTES = 256 << 20
+
+
+def read_replay(path: str | os.PathLike[str]) -> dict:
+    """Parse one ``task_replay.json`` with :func:`json.loads` (data only, never executed).
+
+    Raises
+    ------
+    RunLoadError
+        If the file is unreadable, larger than 256 MiB, empty, not valid JSON (names line and
+        column), nested too deeply, or not a JSON object.
+
+    Examples
+    --------
+    >>> read_replay("data/sample_runs/baseline_react/task_1/task_replay.json")["task_id"]
+    'task_1'
+    """
+    path = Path(path)
+    where = f"{path.parent.name}/{path.name}"
+    try:
+        if path.stat().st_size > MAX_REPLAY_BYTES:
+            raise RunLoadError(f"{where}: larger than {MAX_REPLAY_BYTES >> 20} MiB; not parsed")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunLoadError(f"{where}: cannot read ({exc})") from None
+    if not text.strip():
+        raise RunLoadError(f"{where}: file is empty")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RunLoadError(f"{where}: not valid JSON at line {exc.lineno}, column {exc.colno}: "
+                           f"{exc.msg}") from None
+    except RecursionError:
+        raise RunLoadError(f"{where}: JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise RunLoadError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def plain_name(task_id: object) -> bool:
+    """Whether a task id can name a folder: no separators, not '.' or '..', no NUL."""
+    t = str(task_id)
+    return not (task_id is pd.NA or t in ("", ".", "..") or any(c in t for c in "/\\\x00"))
+
+
+def replay_folders(run_dir: Path) -> list[str]:
+    """The entries of ``run_dir`` that may be a task's folder: every name in the listing
+    (``os.listdir``: plain, never ``.``, ``..`` or with a separator) without a backslash.
+
+    Whether the entry is a folder holding the file, and whether a symlink on the way stays
+    inside ``run_dir``, is checked when the replay is read (:func:`replay_file`); the listing
+    itself costs ~0.1 ms per 500 entries, a ``scandir`` with a type check per entry twice that.
+    """
+    try:
+        return [n for n in os.listdir(run_dir) if "\\" not in n]
+    except OSError:
+        return []
+
+
+def replay_paths(run_dir: Path, task_ids, folders: list[str] | None = None) -> pa.ChunkedArray:
+    """Where each task's ``task_replay.json`` is: ``run_dir/<task_id>/task_replay.json`` for
+    every task id that names a folder of ``run_dir``, else null.
+
+    One directory listing (:func:`replay_folders`) and vectorised Arrow lookups, no stat per
+    task: 100,000 tasks cost ~0.05 s instead of ~0.3 s with one ``os.path.isfile`` each
+    (``bench/run_bench.py``). Whether the file exists, and stays inside ``run_dir`` (a task
+    folder may be a symlink), is checked when it is read (:func:`replay_file`).
+
+    Parameters
+    ----------
+    run_dir : Path
+    task_ids : pyarrow array or sequence of str (None / pd.NA for a missing id)
+    folders : list of str, optional
+        :func:`replay_folders` of ``run_dir`` if already listed.
+
+    Returns
+    -------
+    pyarrow.ChunkedArray of string, one per task id.
+    """
+    if not isinstance(task_ids, (pa.Array, pa.ChunkedArray)):
+        task_ids = pa.array([None if t is None or t is pd.NA else str(t) for t in task_ids],
+                            pa.string())
+    if isinstance(task_ids, pa.Array):
+        task_ids = pa.chunked_array([task_ids], type=task_ids.type)
+    base = os.fspath(run_dir)
+    if folders is None:
+        folders = replay_folders(run_dir)
+    found = pc.is_in(task_ids, value_set=pa.array(folders, pa.string()))
+    paths = pc.binary_join_element_wise(base, task_ids, REPLAY_FILE, os.sep)
+    return pc.if_else(found, paths, pa.scalar(None, pa.string()))
+
+
+def _inside(path: Path, run_dir: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(run_dir.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def replay_file(run_dir: Path, path: str | os.PathLike[str]) -> Path | None:
+    """The replay at ``path`` if it is a file that resolves inside ``run_dir``; None if there is
+    no such file.
+
+    Raises
+    ------
+    RunLoadError
+        If the file (or a link on its way) leads outside the run directory.
+    """
+    p = Path(path)
+    if not p.is_file():
+        return None
+    if not _inside(p, Path(run_dir)):
+        raise RunLoadError(f"{p.parent.name}/{p.name}: leads outside the run directory "
+                           f"{run_dir}; not read")
+    return p

@@ -1,0 +1,258 @@
+"""Batch jobs: which notebook runs for which run, comparison, judge study or research-eval
+session; their states; running them in parallel processes or on a Dask cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dabench_analysis.report.runner import NOTEBOOK_DIR, ReportError, run_notebook
+
+STATES = ("evaluated", "not evaluated", "failed")
+
+
+def safe_name(name: str) -> str:
+    """A folder name made from a run id: only ``[A-Za-z0-9._-]``, no leading dot.
+
+    Examples
+    --------
+    >>> safe_name("../etc/passwd")
+    'etc_passwd'
+    >>> safe_name('run"; import os #')
+    'run_import_os'
+    """
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).strip("._-")
+    cleaned = re.sub(r"\.{2,}", ".", cleaned)
+    return cleaned[:120] or "run"
+
+
+def is_evaluated(run_dir: Path) -> bool:
+    """True if ``run_dir`` holds eval-v2 artifacts (task_metrics.csv or the legacy file).
+
+    Examples
+    --------
+    >>> is_evaluated(Path("data/sample_runs/pending_run"))
+    False
+    """
+    return (run_dir / "task_metrics.csv").is_file() or \
+        (run_dir / "comprehensive_evaluation.csv").is_file()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One notebook execution: ``kind`` is run, compare, judge or research_eval."""
+
+    kind: str
+    name: str
+    notebook: Path
+    parameters: dict
+    out_dir: Path
+    source: str = ""
+
+
+@dataclass
+class JobResult:
+    """Outcome of a :class:`Job`: state, reason (for failures and skips), seconds, summary."""
+
+    job: Job
+    state: str
+    reason: str = ""
+    seconds: float = 0.0
+    summary: dict = field(default_factory=dict)
+
+
+def _inside(out: Path, name: str) -> Path:
+    dest = (out / safe_name(name)).resolve()
+    if dest.parent != out.resolve():
+        raise ReportError(f"output folder for {name!r} would leave {out}")
+    return dest
+
+
+def plan_jobs(
+    run_dirs: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    baseline: str | os.PathLike[str] | None = None,
+    judge_study: str | os.PathLike[str] | None = None,
+    research_eval: str | os.PathLike[str] | None = None,
+    notebook_dir: Path = NOTEBOOK_DIR,
+) -> list[Job]:
+    """The jobs of one report: a run report per run, and with ``baseline`` a comparison of every
+    other run against it; optionally the judge-study and research-eval notebooks.
+
+    Parameters
+    ----------
+    run_dirs : sequence of path-like
+        eval-v2 run directories (a run without artifacts is planned, then skipped as
+        "not evaluated" by :func:`run_jobs`).
+    out : path-like
+        Output root; each job writes to ``out/<safe name>/``.
+    baseline : path-like, optional
+        Run to compare the others against (``compare_<baseline>_vs_<run>``); it is reported
+        itself too.
+    judge_study, research_eval : path-like, optional
+        Data folders for the corresponding notebooks.
+
+    Returns
+    -------
+    list of Job
+
+    Raises
+    ------
+    ReportError
+        If two runs would share an output folder.
+    """
+    out = Path(out).resolve()
+    runs = [Path(r).resolve() for r in run_dirs]
+    base = Path(baseline).resolve() if baseline is not None else None
+    if base is not None and base not in runs:
+        runs.insert(0, base)
+    jobs = [Job("run", r.name, notebook_dir / "run_report.ipynb",
+                {"run_dir": str(r), "output_dir": str(_inside(out, r.name))},
+                _inside(out, r.name), str(r)) for r in runs]
+    if base is not None:
+        for r in runs:
+            if r == base or not is_evaluated(r):
+                continue  # a run without artifacts is already reported as not evaluated
+            name = f"compare_{safe_name(base.name)}_vs_{safe_name(r.name)}"
+            jobs.append(Job("compare", name, notebook_dir / "compare_runs.ipynb",
+                            {"baseline_dir": str(base), "proposed_dir": str(r),
+                             "output_dir": str(_inside(out, name))}, _inside(out, name), str(r)))
+    for kind, path, nbname, param in (("judge", judge_study, "judge_agreement.ipynb", "judge_dir"),
+                                      ("research_eval", research_eval, "research_eval.ipynb",
+                                       "session_dir")):
+        if path is not None:
+            name = "judge_study" if kind == "judge" else "research_eval"
+            jobs.append(Job(kind, name, notebook_dir / nbname,
+                            {param: str(Path(path).resolve()),
+                             "output_dir": str(_inside(out, name))}, _inside(out, name),
+                            str(path)))
+    seen: dict[Path, str] = {}
+    for j in jobs:
+        if j.out_dir in seen:
+            raise ReportError(f"{seen[j.out_dir]} and {j.source} would both write to "
+                              f"{j.out_dir}; rename one run folder or report them separately")
+        seen[j.out_dir] = j.source
+    inputs = runs + [Path(p).resolve() for p in (judge_study, research_eval) if p is not None]
+    for j in jobs:
+        for d in inputs:
+            if j.out_dir == d or j.out_dir.is_relative_to(d) or d.is_relative_to(j.out_dir):
+                raise ReportError(f"--out {out} would write into the input {d}; choose an "
+                                  "output folder outside the run directories")
+    return jobs
+
+
+_OURS = ("report.ipynb", "report.failed.ipynb", "summary.json")
+
+
+def _clear_previous(out_dir: Path) -> None:
+    """Remove a previous report from ``out_dir`` so that a failing re-run cannot leave the old
+    numbers looking current. Only folders this toolkit wrote (holding one of its marker files)
+    are removed."""
+    if out_dir.is_dir() and not out_dir.is_symlink() and any(
+            (out_dir / m).exists() for m in _OURS):
+        shutil.rmtree(out_dir)
+
+
+def execute_job(job: Job, kernel_name: str = "python3") -> JobResult:
+    """Run one job and never raise: failures come back as ``state="failed"`` with a reason."""
+    start = time.perf_counter()
+    dirs = [Path(job.parameters[k]) for k in ("run_dir", "baseline_dir", "proposed_dir")
+            if k in job.parameters]
+    if job.kind in ("run", "compare"):
+        for d in dirs:
+            if not d.is_dir():
+                return JobResult(job, "failed", f"{d} is not a directory")
+            if not is_evaluated(d):
+                return JobResult(job, "not evaluated",
+                                 f"{d.name}: no task_metrics.csv (run eval-v2 first)")
+    _clear_previous(job.out_dir)
+    try:
+        run_notebook(job.notebook, job.out_dir, job.parameters, kernel_name=kernel_name)
+    except ReportError as exc:
+        return JobResult(job, "failed", str(exc), time.perf_counter() - start)
+    except Exception as exc:  # noqa: BLE001 - one failing run must not stop the batch
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return JobResult(job, "failed", last, time.perf_counter() - start)
+    summary = {}
+    with contextlib.suppress(OSError, ValueError):
+        summary = json.loads((job.out_dir / "summary.json").read_text(encoding="utf-8"))
+    return JobResult(job, "evaluated", "", time.perf_counter() - start, summary)
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    *,
+    n_jobs: int = 1,
+    scheduler: str | None = None,
+    on_done: Callable[[JobResult], None] | None = None,
+    kernel_name: str = "python3",
+) -> list[JobResult]:
+    """Execute jobs one by one, in ``n_jobs`` local processes, or on a Dask cluster.
+
+    Parameters
+    ----------
+    jobs : sequence of Job
+    n_jobs : int
+        Local worker processes (>= 1).
+    scheduler : str, optional
+        Address of an existing ``dask.distributed`` scheduler (``tcp://host:8786``); the
+        executions are submitted there instead. Workers must see the same file system.
+    on_done : callable, optional
+        Called with each result as it completes (e.g. to advance a progress bar).
+    kernel_name : str
+        Jupyter kernel for every notebook.
+
+    Returns
+    -------
+    list of JobResult
+        In the order of ``jobs``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_jobs < 1``.
+    """
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
+    results: dict[int, JobResult] = {}
+
+    def done(i: int, res: JobResult) -> None:
+        results[i] = res
+        if on_done:
+            on_done(res)
+
+    if scheduler:
+        from distributed import Client, as_completed
+
+        try:
+            client = Client(scheduler, timeout="15s")
+        except (OSError, ValueError, TimeoutError) as exc:
+            raise ReportError(f"cannot reach the Dask scheduler at {scheduler!r}: "
+                              f"{type(exc).__name__}: {exc}") from None
+        with client:
+            futures = {client.submit(execute_job, j, kernel_name, pure=False): i
+                       for i, j in enumerate(jobs)}
+            for fut in as_completed(futures):
+                done(futures[fut], fut.result())
+    elif n_jobs == 1 or len(jobs) <= 1:
+        for i, j in enumerate(jobs):
+            done(i, execute_job(j, kernel_name))
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("spawn")) as pool:
+            futures = {pool.submit(execute_job, j, kernel_name): i for i, j in enumerate(jobs)}
+            for fut in as_completed(futures):
+                done(futures[fut], fut.result())
+    return [results[i] for i in range(len(jobs))]

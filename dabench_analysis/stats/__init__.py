@@ -1,0 +1,32 @@
+"""Layer 3, stats: frames in, tidy result frames out; no file IO, no plotting.
+
+Modules by family: ``descriptive`` (summaries, t and bootstrap intervals), ``proportions``
+(Wilson and other intervals, McNemar), ``nonparametric`` (Wilcoxon signed-rank, Mann–Whitney U),
+``effsize`` (Cohen's d / d_z, Hedges' g), ``multicomp`` (Holm, Benjamini–Hochberg; all main
+metrics at once), ``correlation``, ``power`` (clustered SE, power and sample size),
+``calibration`` (ECE, Brier), ``agreement`` (judge vs human: MCC, P/R/F1) and ``reliability``
+(Gwet's AC1/AC2, Fleiss' kappa, Krippendorff's alpha).
+"""
+
+from dabench_analysis.stats import agreement, calibration, reliability
+from dabench_analysis.stats.comparison import paired_comparison, unpaired_comparison
+from dabench_analysis.stats.correlation import correlation
+from dabench_analysis.stats.descriptive import bootstrap_ci, describe
+from dabench_analysis.stats.effsize import effect_sizes
+from dabench_analysis.stats.inputs import StatisticsWarning
+from dabench_analysis.stats.multicomp import adjust_pvalues, compare_runs
+from dabench_analysis.stats.power import (
+    clustered_mean_ci,
+    clustered_se,
+    miller_min_detectable_effect,
+    miller_required_n,
+    min_detectable_effect,
+    required_n,
+)
+from dabench_analysis.stats.proportions import mcnemar, proportion_ci
+
+__all__ = ["StatisticsWarning", "adjust_pvalues", "agreement", "bootstrap_ci", "calibration",
+           "clustered_mean_ci", "clustered_se", "compare_runs", "correlation", "describe",
+           "effect_sizes", "mcnemar", "miller_min_detectable_effect", "miller_required_n",
+           "min_detectable_effect", "paired_comparison", "proportion_ci", "reliability",
+           "required_n", "unpaired_comparison"]

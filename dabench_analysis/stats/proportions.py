@@ -1,0 +1,233 @@
+"""Proportions: intervals (Wilson by default; Clopper–Pearson, Jeffreys, ...), and McNemar's test
+of paired outcomes with the package's one rule for its degenerate cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as st
+from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
+from statsmodels.stats.proportion import proportion_confint
+
+from dabench_analysis import schema
+from dabench_analysis.stats.inputs import (
+    as_bool,
+    as_float,
+    check_ci,
+    pair_runs,
+    warn,
+)
+
+
+def proportion_interval(k: int, n: int, ci: float = 0.95, method: str = "wilson"):
+    """(low, high) for k successes in n; NaN for n = 0. ``wilson_cc`` is Newcombe's method 4."""
+    if n == 0:
+        return np.nan, np.nan
+    if method == "wilson_cc":
+        return _wilson_cc(k, n, ci)
+    sm = {"wilson": "wilson", "clopper-pearson": "beta", "beta": "beta", "exact": "beta",
+          "agresti-coull": "agresti_coull", "jeffreys": "jeffreys", "wald": "normal"}
+    lo, hi = proportion_confint(k, n, alpha=1 - ci, method=sm[method])
+    return float(np.clip(lo, 0, 1)), float(np.clip(hi, 0, 1))
+
+
+PROPORTION_METHODS = ("wilson", "wilson_cc", "clopper-pearson", "beta", "exact",
+                      "agresti-coull", "jeffreys", "wald")
+
+
+def _wilson_cc(k: int, n: int, ci: float):
+    # Newcombe (1998), method 4; equals R prop.test(k, n, correct = TRUE)$conf.int.
+    z = st.norm.ppf(0.5 + ci / 2)
+    p = k / n
+    lo = 0.0 if k == 0 else (2 * n * p + z**2 - 1 - z * np.sqrt(
+        z**2 - 2 - 1 / n + 4 * p * (n * (1 - p) + 1))) / (2 * (n + z**2))
+    hi = 1.0 if k == n else (2 * n * p + z**2 + 1 + z * np.sqrt(
+        z**2 + 2 - 1 / n + 4 * p * (n * (1 - p) - 1))) / (2 * (n + z**2))
+    return float(max(lo, 0.0)), float(min(hi, 1.0))
+
+
+def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> pd.DataFrame:
+    """Confidence interval for a proportion (pass rate, accuracy).
+
+    Parameters
+    ----------
+    successes, n : int or array-like of int
+        Number of successes and of trials (same length when array-like).
+    method : {"wilson", "clopper-pearson", "wilson_cc", "agresti-coull", "jeffreys", "wald"}
+        ``"wilson"`` (default): score interval without continuity correction
+        (statsmodels ``proportion_confint(method="wilson")``, R ``prop.test(correct=FALSE)``).
+        ``"clopper-pearson"`` (aliases ``"exact"``, ``"beta"``): R ``binom.test``.
+        ``"wilson_cc"``: continuity-corrected Wilson (Newcombe 1998 method 4), R's ``prop.test``
+        default.
+    ci : float
+        Confidence level.
+
+    Returns
+    -------
+    DataFrame
+        One row per input: ``successes``, ``n``, ``proportion``, ``ci_low``, ``ci_high``,
+        ``method``. n = 0 gives NaN proportion and interval (with a warning).
+
+    Raises
+    ------
+    ValueError
+        Negative counts, successes > n, non-integer counts or an unknown method.
+
+    Notes
+    -----
+    Our default (Wilson, no correction) differs from R's ``prop.test`` default (continuity
+    corrected) and from ``binom.test`` (Clopper–Pearson). Wilson has close-to-nominal coverage for
+    small n and stays inside [0, 1] (Brown, Cai & DasGupta 2001).
+
+    References
+    ----------
+    Newcombe, R. G. (1998). Two-sided confidence intervals for the single proportion: comparison
+    of seven methods. Statistics in Medicine 17, 857–872.
+    Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a binomial proportion.
+    Statistical Science 16(2), 101–133.
+
+    Examples
+    --------
+    >>> out = proportion_ci(5, 25)
+    >>> [round(float(v), 4) for v in out.loc[0, ["proportion", "ci_low", "ci_high"]]]
+    [0.2, 0.0886, 0.3913]
+    """
+    if method not in PROPORTION_METHODS:
+        raise ValueError(f"method must be one of {', '.join(PROPORTION_METHODS)}; got {method!r}")
+    check_ci(ci)
+    k, m = np.atleast_1d(np.asarray(successes)), np.atleast_1d(np.asarray(n))
+    if k.shape != m.shape:
+        raise ValueError(f"successes and n differ in length: {k.size} vs {m.size}")
+    if not (np.all(np.mod(k, 1) == 0) and np.all(np.mod(m, 1) == 0)):
+        raise ValueError("successes and n must be whole numbers")
+    if np.any(k < 0) or np.any(k > m):
+        raise ValueError("need 0 <= successes <= n for every entry")
+    rows = []
+    for ki, ni in zip(k.astype(int), m.astype(int), strict=True):
+        lo, hi = proportion_interval(ki, ni, ci, method)
+        rows.append({"successes": ki, "n": ni, "proportion": ki / ni if ni else np.nan,
+                     "ci_low": lo, "ci_high": hi, "method": method})
+    if np.any(m == 0):
+        warn([f"{int(np.sum(m == 0))} proportion(s) with n = 0: NaN interval"])
+    return pd.DataFrame(rows)
+
+
+def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correction: bool = True,
+            on: str = "task_id", column: str = "final_score",
+            threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
+    """McNemar's test of paired correct/incorrect outcomes of two runs.
+
+    Parameters
+    ----------
+    baseline_correct, proposed_correct : array-like, Series or DataFrame
+        Flags (pandas ``boolean``, bool or 0/1; <NA> allowed), paired by position (sequences),
+        index (two Series) or ``on`` (task frames). For frames, ``column`` is used: a flag
+        column as is, a score column as ``column >= threshold``.
+    exact : bool
+        Exact binomial test on the discordant pairs (default) or the chi-square statistic.
+    correction : bool
+        Continuity correction of the chi-square statistic (ignored when ``exact``).
+    on, column, threshold : str, str, float
+        Task key, outcome column and accuracy threshold for task frames.
+
+    Returns
+    -------
+    DataFrame
+        One row: ``n_pairs``, ``n_unpaired``, ``n_dropped_na``, ``n_both_correct``, ``b``
+        (baseline correct, proposed wrong), ``c`` (baseline wrong, proposed correct),
+        ``n_both_wrong``, ``accuracy_baseline``, ``accuracy_proposed``, ``statistic``,
+        ``p_value``, ``method``, ``note``.
+
+    Raises
+    ------
+    ValueError
+        Values that are not flags, duplicate task keys, unequal lengths.
+
+    Notes
+    -----
+    Exact: statistic = min(b, c) and p = min(1, 2·BinomCDF(min(b, c); b + c, ½)) (statsmodels;
+    R ``binom.test(b, b + c)``). Chi-square: (|b − c| − 1)²/(b + c) with correction; when b = c
+    the correction is skipped (statistic 0, p = 1) as in R ``mcnemar.test``; statsmodels would
+    report 0.1 for b = c = 5. No discordant pairs: p = 1.0 with a warning.
+
+    References
+    ----------
+    McNemar, Q. (1947). Note on the sampling error of the difference between correlated
+    proportions or percentages. Psychometrika 12, 153–157.
+
+    Examples
+    --------
+    >>> base = [True] * 794 + [True] * 150 + [False] * 86 + [False] * 570
+    >>> prop = [True] * 794 + [False] * 150 + [True] * 86 + [False] * 570
+    >>> out = mcnemar(base, prop, exact=False, correction=False)  # R: 17.356, p = 3.099e-05
+    >>> round(float(out.statistic[0]), 3), int(out.b[0]), int(out.c[0])
+    (17.356, 150, 86)
+    """
+    def convert(s, name):
+        if isinstance(baseline_correct, pd.DataFrame) and not (
+                pd.api.types.is_bool_dtype(s.dtype) or isinstance(s.dtype, pd.BooleanDtype)):
+            f = as_float(s, name)
+            if not f.dropna().isin([0.0, 1.0]).all():
+                return (f >= threshold).astype("boolean").mask(f.isna())
+        return as_bool(s, name)
+
+    pairs, counts, notes = pair_runs(baseline_correct, proposed_correct, column, on, convert)
+    xb, xp = pairs["baseline"].astype(bool).to_numpy(), pairs["proposed"].astype(bool).to_numpy()
+    a, b = int(np.sum(xb & xp)), int(np.sum(xb & ~xp))
+    c, d = int(np.sum(~xb & xp)), int(np.sum(~xb & ~xp))
+    n = counts["n_pairs"]
+    row = {**counts, "n_both_correct": a, "b": b, "c": c, "n_both_wrong": d,
+           "accuracy_baseline": xb.mean() if n else np.nan,
+           "accuracy_proposed": xp.mean() if n else np.nan}
+    stat, p, meth, note = mcnemar_discordant(b, c, n=n, exact=exact, correction=correction)
+    notes.append(note)
+    row.update(statistic=stat, p_value=p, method=meth, note="; ".join(n for n in notes if n))
+    warn(notes)
+    return pd.DataFrame([row])
+
+
+def mcnemar_discordant(b: int, c: int, *, n: int, exact: bool = True,
+                       correction: bool = True) -> tuple[float, float, str, str]:
+    """McNemar's test from the discordant counts: the one implementation of the package.
+
+    Parameters
+    ----------
+    b, c : int
+        Discordant pairs (first yes / second no, first no / second yes).
+    n : int
+        All complete pairs (0 means there was nothing to test).
+    exact, correction : bool
+        As in :func:`mcnemar`.
+
+    Returns
+    -------
+    tuple
+        ``(statistic, p_value, method, note)``; ``note`` is empty unless the test is degenerate.
+
+    Notes
+    -----
+    Degenerate cases, defined once: no pairs gives NaN statistic and p with the note "no complete
+    pairs"; pairs without discordant ones (b + c = 0) give statistic 0 and p = 1.0 (R's
+    ``mcnemar.test`` gives NaN; ``binom.test(0, 0)`` is undefined) with the note "no discordant
+    pairs: p set to 1.0".
+
+    Examples
+    --------
+    >>> mcnemar_discordant(3, 14, n=80)[:2]  # R: binom.test(3, 17)$p.value = 0.01273
+    (3.0, 0.012725830078125)
+    >>> mcnemar_discordant(0, 0, n=10)
+    (0.0, 1.0, 'McNemar not testable (no discordant pairs)', 'no discordant pairs: p set to 1.0')
+    """
+    if b + c == 0:
+        if not n:
+            return np.nan, np.nan, "McNemar not testable (no pairs)", "no complete pairs"
+        return (0.0, 1.0, "McNemar not testable (no discordant pairs)",
+                "no discordant pairs: p set to 1.0")
+    if exact:
+        res = _sm_mcnemar([[0, b], [c, 0]], exact=True)
+        return float(res.statistic), min(1.0, float(res.pvalue)), "McNemar exact (binomial)", ""
+    corr = correction and b != c
+    res = _sm_mcnemar([[0, b], [c, 0]], exact=False, correction=corr)
+    meth = "McNemar chi-square" + (", continuity-corrected" if corr else "")
+    return float(res.statistic), min(1.0, float(res.pvalue)), meth, ""

@@ -1,0 +1,33 @@
+"""Layer 4, tables: the paper's tables and analyses, built from :mod:`dabench_analysis.stats`.
+
+The paper's Tables 1–4 are here at the front; the other families are modules: ``failures``
+(Table 5 and the failure analysis), ``ablation`` (the guide's three ablations), ``mas``
+(specialists, MAS and coordinator effectiveness), ``timing`` (phase timing, tool usage),
+``comparison`` (paired tables of two runs), ``explore`` (one task in detail), ``judge``
+(judge configurations) and ``research_eval`` (research-eval sessions).
+"""
+
+from dabench_analysis.schema import require_columns
+from dabench_analysis.tables import (
+    ablation,
+    comparison,
+    explore,
+    failures,
+    judge,
+    mas,
+    research_eval,
+    timing,
+)
+from dabench_analysis.tables.common import correct_mask, require_rows
+from dabench_analysis.tables.paper import (
+    difficulty_breakdown,
+    key_numbers,
+    main_results,
+    specialist_participation,
+    task_type_breakdown,
+)
+
+__all__ = ["ablation", "comparison", "correct_mask", "difficulty_breakdown", "explore",
+           "failures", "judge", "key_numbers", "main_results", "mas", "require_columns",
+           "require_rows", "research_eval", "specialist_participation", "task_type_breakdown",
+           "timing"]

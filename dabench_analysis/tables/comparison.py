@@ -1,0 +1,115 @@
+"""Baseline vs proposed as tables: per-difficulty paired tests and per-task changes."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema, stats
+from dabench_analysis.schema import require_columns
+
+
+def by_difficulty(
+    baseline: pd.DataFrame,
+    proposed: pd.DataFrame,
+    *,
+    metric: str = "final_score",
+    correction: str = "holm",
+    on: str = "task_id",
+) -> pd.DataFrame:
+    """Paired comparison of ``metric`` within each difficulty level, corrected across levels.
+
+    Parameters
+    ----------
+    baseline, proposed : DataFrame
+        Task frames of the two runs (``run.tasks``) with ``on``, ``difficulty`` and ``metric``.
+        The level of a task is taken from the baseline.
+    metric : str
+        Score to compare ([0, 1]).
+    correction : str
+        Multiple-comparison correction across levels (:func:`stats.adjust_pvalues`).
+    on : str
+        Task key.
+
+    Returns
+    -------
+    DataFrame
+        One row per difficulty with tasks, in order: ``difficulty`` then the columns of
+        :func:`stats.paired_comparison` and ``p_adjusted``, ``correction``.
+
+    Raises
+    ------
+    ValueError
+        For a missing column.
+    """
+    require_columns(baseline, [on, "difficulty", metric], what="baseline")
+    require_columns(proposed, [on, metric], what="proposed")
+    rows = []
+    level = baseline.set_index(on)["difficulty"].astype("string")
+    for lvl in schema.DIFFICULTY_ORDER:
+        ids = set(level.index[(level == lvl).fillna(False).to_numpy()])
+        if not ids:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", stats.StatisticsWarning)
+            res = stats.paired_comparison(baseline[baseline[on].isin(ids)],
+                                          proposed[proposed[on].isin(ids)], metric=metric, on=on)
+        rows.append(res.assign(difficulty=lvl))
+    out = pd.concat(rows, ignore_index=True)
+    out.insert(0, "difficulty", out.pop("difficulty"))
+    out["p_adjusted"] = stats.adjust_pvalues(out["p_value"].to_numpy(), method=correction)
+    out["correction"] = correction
+    return out
+
+
+def task_changes(
+    baseline: pd.DataFrame,
+    proposed: pd.DataFrame,
+    *,
+    metric: str = "final_score",
+    on: str = "task_id",
+    threshold: float = schema.SUCCESS_THRESHOLD,
+) -> pd.DataFrame:
+    """Per task: baseline and proposed score, difference, and whether correctness flipped.
+
+    Parameters
+    ----------
+    baseline, proposed : DataFrame
+        Task frames with ``on`` and ``metric`` (and ``difficulty``, copied when present).
+    metric : str
+        Score column ([0, 1]).
+    on : str
+        Task key; only tasks in both runs are listed.
+    threshold : float
+        Correct means ``metric >= threshold``.
+
+    Returns
+    -------
+    DataFrame
+        ``task_id, difficulty, baseline, proposed, diff, change`` with change ``improved`` /
+        ``regressed`` / ``unchanged`` (by the sign of diff) and ``flip`` (``fixed`` when the task
+        became correct, ``broken`` when it stopped being correct, else ""), sorted by diff.
+
+    Examples
+    --------
+    >>> b = pd.DataFrame({"task_id": ["a", "b", "c"], "final_score": [0.2, 0.9, 0.5]})
+    >>> p = pd.DataFrame({"task_id": ["a", "b", "c"], "final_score": [0.9, 0.7, 0.5]})
+    >>> task_changes(b, p)[["task_id", "change", "flip"]].values.tolist()
+    [['b', 'regressed', 'broken'], ['c', 'unchanged', ''], ['a', 'improved', 'fixed']]
+    """
+    require_columns(baseline, [on, metric], what="baseline")
+    require_columns(proposed, [on, metric], what="proposed")
+    keep = [on, metric] + (["difficulty"] if "difficulty" in baseline else [])
+    merged = baseline[keep].merge(proposed[[on, metric]], on=on, suffixes=("_b", "_p"))
+    b, p = merged[f"{metric}_b"].astype("float64"), merged[f"{metric}_p"].astype("float64")
+    out = pd.DataFrame({on: merged[on],
+                        "difficulty": merged["difficulty"] if "difficulty" in merged else pd.NA,
+                        "baseline": b, "proposed": p, "diff": p - b})
+    out["change"] = np.select([out["diff"] > 0, out["diff"] < 0], ["improved", "regressed"],
+                              "unchanged")
+    out.loc[out["diff"].isna(), "change"] = "unknown"
+    cb, cp = b >= threshold, p >= threshold
+    out["flip"] = np.select([~cb & cp, cb & ~cp], ["fixed", "broken"], "")
+    return out.sort_values(["diff", on], kind="stable").reset_index(drop=True)

@@ -1,0 +1,262 @@
+"""Phase 0 MAS analyses: specialist value, recovery, coordinator interventions.
+
+Conventions as in :mod:`dabench_analysis.tables.ablation`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as st
+from statsmodels.stats.proportion import confint_proportions_2indep
+
+from dabench_analysis import schema
+from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, warn
+from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
+
+
+def _correctness(tasks: pd.DataFrame, correct: str | None, threshold: float) -> pd.Series:
+    if correct is None:
+        require_columns(tasks, ["final_score"])
+        s = as_float(tasks["final_score"], "final_score")
+        return (s >= threshold).astype("boolean").mask(s.isna())
+    require_columns(tasks, [correct])
+    return as_bool(tasks[correct], correct)
+
+
+def _diff_ci(k1: int, n1: int, k2: int, n2: int, ci: float) -> tuple[float, float]:
+    if n1 == 0 or n2 == 0:
+        return np.nan, np.nan
+    lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff",
+                                        alpha=1 - ci)
+    return float(lo), float(hi)
+
+
+def specialist_value(tasks: pd.DataFrame, *, correct: str | None = None,
+                     threshold: float = schema.SUCCESS_THRESHOLD,
+                     specialists: tuple[str, ...] = tuple(schema.SPECIALISTS),
+                     ci: float = 0.95) -> pd.DataFrame:
+    """Specialist agent value: accuracy with vs without each specialist (Phase 0 Task 4).
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``<specialist>_agent_used`` flags (pandas ``boolean`` or 0/1) and
+        ``final_score`` (or the ``correct`` column).
+    correct : str, optional
+        Flag column of correctness; default ``final_score >= threshold``.
+    threshold : float
+        Accuracy threshold (seed: 0.8).
+    specialists : tuple of str
+        Specialists to analyse (default schema, domain, document).
+    ci : float
+        Interval level.
+
+    Returns
+    -------
+    DataFrame
+        One row per specialist: ``specialist``, ``column``, ``n_used``, ``n_not_used``,
+        ``n_missing`` (flag or correctness missing), ``accuracy_with``, ``ci_low_with``,
+        ``ci_high_with``, ``accuracy_without``, ``ci_low_without``, ``ci_high_without`` (Wilson),
+        ``delta`` (with − without, proportion points), ``ci_low``, ``ci_high`` (Newcombe hybrid
+        score interval of the difference), ``p_value`` (Fisher's exact, two-sided), ``method``,
+        ``note``.
+
+    Raises
+    ------
+    ValueError
+        A missing specialist column or outcome column.
+
+    Notes
+    -----
+    Newcombe (1998) method 10 via statsmodels ``confint_proportions_2indep(method="newcomb")``;
+    Fisher's exact test via ``scipy.stats.fisher_exact`` (as R ``fisher.test``). A specialist
+    used on every task (or none) has no comparison group: delta, interval and p are NaN with a
+    warning. Specialists are called on the tasks that need them, so delta is an association.
+
+    References
+    ----------
+    Newcombe, R. G. (1998). Interval estimation for the difference between independent
+    proportions: comparison of eleven methods. Statistics in Medicine 17, 873–890.
+    Fagerland, M. W., Lydersen, S., Laake, P. (2015). Recommended confidence intervals for two
+    independent binomial proportions. Statistical Methods in Medical Research 24(2), 224–254.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"schema_agent_used": [True] * 4 + [False] * 4,
+    ...                    "final_score": [1, 1, 1, 0, 1, 0, 0, 0]})
+    >>> out = specialist_value(df, specialists=("schema",))
+    >>> float(out.delta[0]), round(float(out.p_value[0]), 4)  # R fisher.test: p = 0.4857
+    (0.5, 0.4857)
+    """
+    check_ci(ci)
+    ok = _correctness(tasks, correct, threshold)
+    rows, notes = [], []
+    for sp in specialists:
+        col = f"{sp}_agent_used"
+        require_columns(tasks, [col])
+        used = as_bool(tasks[col], col)
+        keep = (used.notna() & ok.notna()).to_numpy()
+        u, c = used.to_numpy(dtype=bool, na_value=False)[keep], ok.to_numpy(
+            dtype=bool, na_value=False)[keep]
+        n1, n2 = int(u.sum()), int((~u).sum())
+        k1, k2 = int(c[u].sum()), int(c[~u].sum())
+        (l1, h1), (l2, h2) = proportion_interval(k1, n1, ci), proportion_interval(k2, n2, ci)
+        lo, hi = _diff_ci(k1, n1, k2, n2, ci)
+        note = ""
+        if n1 == 0 or n2 == 0:
+            note = f"{sp}: no comparison group (used on {n1} of {n1 + n2} tasks)"
+            notes.append(note)
+            p = np.nan
+        else:
+            p = float(st.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)
+        a1, a2 = (k1 / n1 if n1 else np.nan), (k2 / n2 if n2 else np.nan)
+        rows.append({"specialist": sp, "column": col, "n_used": n1, "n_not_used": n2,
+                     "n_missing": int((~keep).sum()), "accuracy_with": a1, "ci_low_with": l1,
+                     "ci_high_with": h1, "accuracy_without": a2, "ci_low_without": l2,
+                     "ci_high_without": h2, "delta": a1 - a2, "ci_low": lo, "ci_high": hi,
+                     "p_value": p, "method": "Wilson; Newcombe difference; Fisher exact",
+                     "note": note})
+    warn(notes)
+    return pd.DataFrame(rows)
+
+
+def mas_effectiveness(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+    """MAS effectiveness: first-attempt vs final accuracy and recovery (Phase 0 Task 2).
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with flags ``initial_answer_correct``, ``final_answer_correct`` and,
+        optionally, ``recovered_after_replan``, ``recovered_after_retry``.
+    ci : float
+        Level of the Wilson intervals.
+
+    Returns
+    -------
+    DataFrame
+        One row: ``n`` (tasks with both flags), ``n_missing``, ``first_attempt_accuracy``,
+        ``first_attempt_ci_low``, ``first_attempt_ci_high``, ``final_accuracy``,
+        ``final_ci_low``, ``final_ci_high``, ``recovery_gain`` (final − first attempt accuracy,
+        proportion points), ``n_recovered`` (wrong first, right finally), ``n_regressed`` (right
+        first, wrong finally), ``n_recovered_after_replan``, ``n_recovered_after_retry``
+        (<NA> when the column is absent), ``statistic``, ``p_value`` (exact McNemar on
+        recovered vs regressed), ``method``, ``note``.
+
+    Raises
+    ------
+    ValueError
+        Missing ``initial_answer_correct`` / ``final_answer_correct`` or non-boolean values.
+
+    Notes
+    -----
+    The seed's "MAS Recovery Gain" is reported as an absolute difference of accuracies. The
+    McNemar test asks whether recoveries outnumber regressions beyond chance; with no
+    discordant task p = 1.0.
+
+    References
+    ----------
+    McNemar, Q. (1947). Psychometrika 12, 153–157.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"initial_answer_correct": [True, False, False, False, True],
+    ...                    "final_answer_correct": [True, True, True, False, True]})
+    >>> out = mas_effectiveness(df)
+    >>> float(out.first_attempt_accuracy[0]), float(out.final_accuracy[0]), int(out.n_recovered[0])
+    (0.4, 0.8, 2)
+    """
+    require_columns(tasks, ["initial_answer_correct", "final_answer_correct"])
+    check_ci(ci)
+    ini = as_bool(tasks["initial_answer_correct"], "initial_answer_correct")
+    fin = as_bool(tasks["final_answer_correct"], "final_answer_correct")
+    keep = (ini.notna() & fin.notna()).to_numpy()
+    i = ini.to_numpy(dtype=bool, na_value=False)[keep]
+    f = fin.to_numpy(dtype=bool, na_value=False)[keep]
+    n, notes = int(keep.sum()), []
+    if (~keep).any():
+        notes.append(f"{int((~keep).sum())} tasks with a missing correctness flag excluded")
+    k1, k2 = int(i.sum()), int(f.sum())
+    rec, reg = int((~i & f).sum()), int((i & ~f).sum())
+    (l1, h1), (l2, h2) = proportion_interval(k1, n, ci), proportion_interval(k2, n, ci)
+    extra = {}
+    for c in ("recovered_after_replan", "recovered_after_retry"):
+        extra[f"n_{c}"] = (int(as_bool(tasks[c], c)[keep].fillna(False).sum())
+                           if c in tasks.columns else pd.NA)
+    stat, p, _, note = mcnemar_discordant(reg, rec, n=n, exact=True)
+    notes.append(note)
+    warn(notes)
+    return pd.DataFrame([{
+        "n": n, "n_missing": int((~keep).sum()),
+        "first_attempt_accuracy": k1 / n if n else np.nan, "first_attempt_ci_low": l1,
+        "first_attempt_ci_high": h1, "final_accuracy": k2 / n if n else np.nan,
+        "final_ci_low": l2, "final_ci_high": h2,
+        "recovery_gain": (k2 - k1) / n if n else np.nan, "n_recovered": rec, "n_regressed": reg,
+        **extra, "statistic": stat, "p_value": p,
+        "method": "Wilson intervals; McNemar exact (recovered vs regressed)",
+        "note": "; ".join(n for n in notes if n)}]).astype({"n_recovered_after_replan": "Int64",
+                                            "n_recovered_after_retry": "Int64"})
+
+
+def coordinator_effectiveness(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+    """Coordinator intervention effectiveness: replan and retry success rates (Phase 0 Task 3).
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with flags ``replan_requested``, ``replan_successful``,
+        ``retry_requested``, ``retry_successful``.
+    ci : float
+        Level of the Wilson interval of the success rate.
+
+    Returns
+    -------
+    DataFrame
+        One row per intervention ("replan", "retry"): ``intervention``, ``n_tasks`` (tasks with
+        a known ``*_requested``), ``n_missing``, ``requested``, ``successful`` (among requested),
+        ``success_rate``, ``ci_low``, ``ci_high``, ``method``, ``note``. None requested gives
+        success_rate NaN and the note "n/a (none requested)".
+
+    Raises
+    ------
+    ValueError
+        Missing columns or non-boolean values.
+
+    Notes
+    -----
+    A task marked successful without a request is inconsistent; it is not counted as a
+    success and a warning gives the count. A requested task with a missing ``*_successful`` is
+    left out of the rate and counted in ``n_missing``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"replan_requested": [True, True, False, True],
+    ...                    "replan_successful": [True, False, False, True],
+    ...                    "retry_requested": [False, False, False, False],
+    ...                    "retry_successful": [False, False, False, False]})
+    >>> out = coordinator_effectiveness(df)
+    >>> out[["intervention", "requested", "successful"]].values.tolist()
+    [['replan', 3, 2], ['retry', 0, 0]]
+    """
+    check_ci(ci)
+    rows, notes = [], []
+    for kind in ("replan", "retry"):
+        rq, sc = f"{kind}_requested", f"{kind}_successful"
+        require_columns(tasks, [rq, sc])
+        r, s = as_bool(tasks[rq], rq), as_bool(tasks[sc], sc)
+        req = r.fillna(False).to_numpy(dtype=bool)
+        miss = r.isna().to_numpy() | (req & s.isna().to_numpy())
+        succ = s.fillna(False).to_numpy(dtype=bool)
+        odd = int((succ & ~r.fillna(True).to_numpy(dtype=bool)).sum())
+        if odd:
+            notes.append(f"{odd} tasks have {sc} without {rq}; not counted as successes")
+        n_req, n_succ = int((req & ~miss).sum()), int((req & succ & ~miss).sum())
+        lo, hi = proportion_interval(n_succ, n_req, ci)
+        rows.append({"intervention": kind, "n_tasks": int((~r.isna()).sum()),
+                     "n_missing": int(miss.sum()), "requested": n_req, "successful": n_succ,
+                     "success_rate": n_succ / n_req if n_req else np.nan, "ci_low": lo,
+                     "ci_high": hi, "method": "Wilson",
+                     "note": "" if n_req else "n/a (none requested)"})
+    warn(notes)
+    return pd.DataFrame(rows)

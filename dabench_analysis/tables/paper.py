@@ -1,0 +1,341 @@
+"""The paper's tables (seed 000 §Statistical Analysis for Papers), as tidy frames.
+
+Frames in, frames out: no IO and no plotting. Every mean comes with an interval (t-interval for
+means, Wilson interval for proportions), computed by :mod:`dabench_analysis.stats`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema, stats
+from dabench_analysis.schema import require_columns
+from dabench_analysis.tables.common import correct_mask
+
+
+def main_results(
+    tasks: pd.DataFrame,
+    *,
+    metrics: Sequence[str] = tuple(schema.MAIN_METRICS),
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Table 1 — main results: mean ± std of the primary metrics, with a t-interval.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task (``run.tasks``) with the metric columns, each in [0, 1].
+    metrics : sequence of str
+        Default: final_score, analyst_score, answer_f1, autonomy_score, tool_efficiency (seed 000
+        §Recommended Metrics for Publication, Table 1).
+    ci : float
+        Confidence level of the interval of the mean.
+
+    Returns
+    -------
+    DataFrame
+        One row per metric: ``metric, n, mean, std, sem, ci_low, ci_high`` (n counts non-missing
+        values; std is the sample standard deviation, ddof = 1).
+
+    Raises
+    ------
+    ValueError
+        If a metric is not a column of ``tasks``.
+
+    Notes
+    -----
+    The interval is mean ± t_{n-1, (1+ci)/2} · sd/√n (:func:`dabench_analysis.stats.describe`).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"final_score": [1.0, 0.5, 0.0], "answer_f1": [1.0, 1.0, 0.4]})
+    >>> main_results(t, metrics=["final_score"])[["metric", "n", "mean", "std"]]
+            metric  n  mean  std
+    0  final_score  3   0.5  0.5
+    """
+    require_columns(tasks, metrics)
+    out = stats.describe(tasks, list(metrics), ci=ci)
+    return out[["metric", "n", "mean", "std", "sem", "ci_low", "ci_high"]].reset_index(drop=True)
+
+
+def _rate(flags: pd.Series) -> tuple[int, float]:
+    valid = flags.dropna().astype(bool)
+    return int(valid.sum()), len(valid)
+
+
+_T2_COLUMNS = ["difficulty", "n", "execution_success_rate", "answer_accuracy",
+               "answer_accuracy_ci_low", "answer_accuracy_ci_high", "mean_final_score",
+               "mean_final_score_ci_low", "mean_final_score_ci_high", "mean_runtime_s",
+               "mean_runtime_s_ci_low", "mean_runtime_s_ci_high", "mean_tokens",
+               "mean_tokens_ci_low", "mean_tokens_ci_high"]
+
+
+def difficulty_breakdown(
+    tasks: pd.DataFrame,
+    *,
+    threshold: float = schema.SUCCESS_THRESHOLD,
+    empty_levels: str = "omit",
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Table 2 — breakdown by difficulty, with cost (seed 000 §Breakdown by Difficulty, Phase 0
+    Task 6).
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``difficulty``, ``execution_success`` (flag), ``final_score``
+        ([0, 1]), ``execution_time`` (seconds, wall clock) and ``total_tokens`` (tokens).
+    threshold : float
+        Answer accuracy = share of tasks with ``final_score >= threshold`` (seed: 0.8).
+    empty_levels : {"omit", "keep"}
+        Difficulty levels without tasks are left out (default), or kept as rows with n = 0 and
+        missing rates (which :func:`dabench_analysis.export.save_table` prints as "n/a").
+    ci : float
+        Level of the Wilson interval of answer accuracy and the t-interval of the mean score.
+
+    Returns
+    -------
+    DataFrame
+        One row per difficulty in the order Easy, Medium, Hard, Extreme: ``difficulty, n,
+        execution_success_rate, answer_accuracy, answer_accuracy_ci_low,
+        answer_accuracy_ci_high, mean_final_score, mean_final_score_ci_low,
+        mean_final_score_ci_high, mean_runtime_s, mean_runtime_s_ci_low, mean_runtime_s_ci_high,
+        mean_tokens, mean_tokens_ci_low, mean_tokens_ci_high``. Rates are in [0, 1] and leave
+        out tasks whose flag or score is missing; means carry t-intervals (n/a for n < 2).
+
+    Raises
+    ------
+    ValueError
+        For a missing column, an unknown ``empty_levels`` or a difficulty outside the four
+        levels.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"difficulty": ["Hard", "Easy", "Medium", "Easy", "Hard"],
+    ...                   "execution_success": [1, 1, 1, 1, 1],
+    ...                   "final_score": [0.0, 1.0, 1.0, 1.0, 1.0],
+    ...                   "execution_time": [10.0, 2.0, 4.0, 4.0, 20.0],
+    ...                   "total_tokens": [900, 100, 300, 300, 1100]})
+    >>> difficulty_breakdown(t)[["difficulty", "n", "answer_accuracy", "mean_runtime_s"]]
+      difficulty  n  answer_accuracy  mean_runtime_s
+    0       Easy  2              1.0             3.0
+    1     Medium  1              1.0             4.0
+    2       Hard  2              0.5            15.0
+    """
+    cols = ["difficulty", "execution_success", "final_score", "execution_time", "total_tokens"]
+    require_columns(tasks, cols)
+    if empty_levels not in ("omit", "keep"):
+        raise ValueError(f"empty_levels must be 'omit' or 'keep', got {empty_levels!r}")
+    level = tasks["difficulty"].astype("string").str.strip()
+    unknown = sorted(set(level.dropna()) - set(schema.DIFFICULTY_ORDER))
+    if unknown:
+        raise ValueError(f"difficulty values {unknown} are not among "
+                         f"{', '.join(schema.DIFFICULTY_ORDER)}")
+    correct = correct_mask(tasks, threshold=threshold)
+    rows = []
+    for lvl in schema.DIFFICULTY_ORDER:
+        sub = tasks[(level == lvl).fillna(False).to_numpy()]
+        if sub.empty and empty_levels == "omit":
+            continue
+        k, n_ok = _rate(correct[sub.index])
+        ex_k, ex_n = _rate(sub["execution_success"].astype("boolean"))
+        acc = stats.proportion_ci(k, n_ok, ci=ci) if n_ok else None
+        score = stats.describe(sub, ["final_score"], ci=ci).iloc[0] if len(sub) else None
+        cost = stats.describe(sub.astype({"execution_time": "float64",
+                                          "total_tokens": "float64"}),
+                              ["execution_time", "total_tokens"], ci=ci).set_index("metric")
+        rows.append({
+            "difficulty": lvl, "n": len(sub),
+            "execution_success_rate": ex_k / ex_n if ex_n else np.nan,
+            "answer_accuracy": k / n_ok if n_ok else np.nan,
+            "answer_accuracy_ci_low": acc["ci_low"].iloc[0] if acc is not None else np.nan,
+            "answer_accuracy_ci_high": acc["ci_high"].iloc[0] if acc is not None else np.nan,
+            "mean_final_score": score["mean"] if score is not None else np.nan,
+            "mean_final_score_ci_low": score["ci_low"] if score is not None else np.nan,
+            "mean_final_score_ci_high": score["ci_high"] if score is not None else np.nan,
+            "mean_runtime_s": cost.loc["execution_time", "mean"],
+            "mean_runtime_s_ci_low": cost.loc["execution_time", "ci_low"],
+            "mean_runtime_s_ci_high": cost.loc["execution_time", "ci_high"],
+            "mean_tokens": cost.loc["total_tokens", "mean"],
+            "mean_tokens_ci_low": cost.loc["total_tokens", "ci_low"],
+            "mean_tokens_ci_high": cost.loc["total_tokens", "ci_high"],
+        })
+    out = pd.DataFrame(rows, columns=_T2_COLUMNS)
+    out["difficulty"] = out["difficulty"].astype(schema.TASK_COLUMNS["difficulty"].dtype)
+    out["n"] = out["n"].astype("int64")
+    return out
+
+
+def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESHOLD) -> dict:
+    """The run's headline numbers, as written to a report's ``summary.json``.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``task_id``, ``final_score`` ([0, 1]), ``execution_success``,
+        ``execution_time`` (s) and ``total_tokens``.
+    threshold : float
+        Answer accuracy threshold on ``final_score``.
+
+    Returns
+    -------
+    dict
+        ``n_tasks``, ``answer_accuracy`` with Wilson ``answer_accuracy_ci_low/high``,
+        ``mean_final_score`` with t-interval ``mean_final_score_ci_low/high``,
+        ``execution_success_rate``, ``mean_runtime_s`` and ``mean_tokens`` with t-intervals
+        (``*_ci_low``, ``*_ci_high``), ``n_failed``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"task_id": ["a", "b"], "final_score": [1.0, 0.0],
+    ...                   "execution_success": [True, True], "execution_time": [1.0, 3.0],
+    ...                   "total_tokens": [10, 30]})
+    >>> key_numbers(t)["answer_accuracy"], key_numbers(t)["n_failed"]
+    (0.5, 1)
+    """
+    require_columns(tasks, ["task_id", "final_score", "execution_success", "execution_time",
+                            "total_tokens"])
+    correct = correct_mask(tasks, threshold=threshold).dropna().astype(bool)
+    acc = stats.proportion_ci(int(correct.sum()), len(correct)) if len(correct) else None
+    score = stats.describe(tasks, ["final_score"]).iloc[0]
+    cost = stats.describe(tasks.astype({"execution_time": "float64", "total_tokens": "float64"}),
+                          ["execution_time", "total_tokens"]).set_index("metric")
+    ex = tasks["execution_success"].astype("boolean").dropna().astype(bool)
+    return {
+        "n_tasks": int(len(tasks)),
+        "threshold": threshold,
+        "answer_accuracy": float(correct.mean()) if len(correct) else None,
+        "answer_accuracy_ci_low": float(acc["ci_low"].iloc[0]) if acc is not None else None,
+        "answer_accuracy_ci_high": float(acc["ci_high"].iloc[0]) if acc is not None else None,
+        "mean_final_score": float(score["mean"]),
+        "mean_final_score_ci_low": float(score["ci_low"]),
+        "mean_final_score_ci_high": float(score["ci_high"]),
+        "execution_success_rate": float(ex.mean()) if len(ex) else None,
+        "mean_runtime_s": float(cost.loc["execution_time", "mean"]),
+        "mean_runtime_s_ci_low": float(cost.loc["execution_time", "ci_low"]),
+        "mean_runtime_s_ci_high": float(cost.loc["execution_time", "ci_high"]),
+        "mean_tokens": float(cost.loc["total_tokens", "mean"]),
+        "mean_tokens_ci_low": float(cost.loc["total_tokens", "ci_low"]),
+        "mean_tokens_ci_high": float(cost.loc["total_tokens", "ci_high"]),
+        "n_failed": int((~correct).sum()),
+    }
+
+
+def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:
+    """describe() output (one row per group x metric) -> one row per group."""
+    parts = []
+    for metric, sub in desc.groupby("metric", sort=False):
+        sub = sub.set_index(by)[["mean", "std", "ci_low", "ci_high"]]
+        parts.append(sub.add_prefix(f"{metric}_"))
+    n = desc.groupby(by, sort=False, observed=False)["n"].max().rename("n")
+    return pd.concat([n, *parts], axis=1).reset_index()
+
+
+def task_type_breakdown(
+    tasks: pd.DataFrame,
+    *,
+    metrics: Sequence[str] = ("final_score", "analyst_score"),
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Table 3 — metrics by task type (seed: ``groupby('task_type')[...].agg(['mean', 'std',
+    'count'])``), with t-intervals.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``task_type`` and the metric columns ([0, 1] scores).
+    metrics : sequence of str
+        Default final_score and analyst_score.
+    ci : float
+        Interval level.
+
+    Returns
+    -------
+    DataFrame
+        One row per task type (alphabetical): ``task_type, n``, then for each metric
+        ``<metric>_mean, <metric>_std, <metric>_ci_low, <metric>_ci_high``.
+
+    Raises
+    ------
+    ValueError
+        For a missing column.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"task_type": ["join", "join", "ranking"],
+    ...                   "final_score": [1.0, 0.0, 0.5], "analyst_score": [0.5, 0.5, 0.5]})
+    >>> task_type_breakdown(t)[["task_type", "n", "final_score_mean"]]
+      task_type  n  final_score_mean
+    0      join  2               0.5
+    1   ranking  1               0.5
+    """
+    require_columns(tasks, ["task_type", *metrics])
+    data = tasks.assign(task_type=tasks["task_type"].astype("string").fillna("(missing)"))
+    return _wide(stats.describe(data, list(metrics), by="task_type", ci=ci), "task_type")
+
+
+def specialist_participation(
+    tasks: pd.DataFrame,
+    *,
+    metrics: Sequence[str] = ("final_score", "autonomy_score"),
+    threshold: float = schema.SUCCESS_THRESHOLD,
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Table 4 — multi-agent performance by specialist participation (seed:
+    ``groupby('specialist_participation')[['final_score', 'autonomy_score']].mean()``).
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        With ``specialist_participation`` (share of the three specialists used, [0, 1]), the
+        metric columns and ``final_score``.
+    metrics : sequence of str
+        Metrics summarised per level.
+    threshold : float
+        Answer accuracy threshold.
+    ci : float
+        Interval level.
+
+    Returns
+    -------
+    DataFrame
+        One row per observed participation level, ascending: ``specialist_participation``,
+        ``specialists_used`` (the level as "k of 3"), ``n``, ``answer_accuracy`` with Wilson
+        ``answer_accuracy_ci_low/high``, and ``<metric>_mean/_std/_ci_low/_ci_high``.
+
+    Raises
+    ------
+    ValueError
+        For a missing column.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"specialist_participation": [1/3, 1.0, 1.0],
+    ...                   "final_score": [0.5, 1.0, 0.9], "autonomy_score": [1.0, 1.0, 1.0]})
+    >>> specialist_participation(t)[["specialists_used", "n", "answer_accuracy"]]
+      specialists_used  n  answer_accuracy
+    0           1 of 3  1              0.0
+    1           3 of 3  2              1.0
+    """
+    require_columns(tasks, ["specialist_participation", "final_score", *metrics])
+    level = tasks["specialist_participation"].astype("float64").round(4)
+    data = tasks.assign(specialist_participation=level).dropna(
+        subset=["specialist_participation"])
+    wide = _wide(stats.describe(data, list(metrics), by="specialist_participation", ci=ci),
+                 "specialist_participation").sort_values("specialist_participation")
+    correct = correct_mask(data, threshold=threshold)
+    acc = []
+    for lvl in wide["specialist_participation"]:
+        ok = correct[(data["specialist_participation"] == lvl).to_numpy()].dropna().astype(bool)
+        interval = stats.proportion_ci(int(ok.sum()), len(ok), ci=ci)
+        acc.append((ok.mean(), interval["ci_low"].iloc[0], interval["ci_high"].iloc[0]))
+    acc = np.array(acc, dtype=float).reshape(-1, 3)
+    wide.insert(1, "specialists_used", [f"{round(v * 3)} of 3" for v in
+                                        wide["specialist_participation"]])
+    for i, name in enumerate(["answer_accuracy", "answer_accuracy_ci_low",
+                              "answer_accuracy_ci_high"]):
+        wide.insert(3 + i, name, acc[:, i])
+    return wide.reset_index(drop=True)

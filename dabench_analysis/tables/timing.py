@@ -1,0 +1,141 @@
+"""Where time and tokens go: per-stage phase timing and per-tool latency and failures.
+
+Seed 000 §Per-Stage Metrics (``<stage>_time/calls/tokens``), §Time accounting (wall clock =
+``execution_time``; component time = the tracked stage durations; the rest is unaccounted
+overhead) and §tool_calls.csv (latency, failures per tool).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema, stats
+from dabench_analysis.schema import require_columns
+
+
+def phase_timing(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+    """Per-stage time, calls and tokens per task, and the unaccounted overhead.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task with ``<prefix>_time`` (seconds), ``<prefix>_calls`` and
+        ``<prefix>_tokens`` for the stages of :data:`dabench_analysis.schema.STAGES`
+        (UNDERSTAND → understanding, PLAN → planning, EXECUTE → execution_stage, VERIFY →
+        verification, SUMMARIZE → summary), and ``execution_time`` (wall clock, seconds).
+    ci : float
+        Level of the t-interval of the mean time.
+
+    Returns
+    -------
+    DataFrame
+        One row per stage in pipeline order, then ``overhead`` (wall clock minus the sum of
+        stage times) and ``wall_clock``: ``stage, n, mean_time_s, ci_low, ci_high,
+        share_of_wall_clock, mean_calls, mean_calls_ci_low, mean_calls_ci_high, mean_tokens,
+        mean_tokens_ci_low, mean_tokens_ci_high, total_time_s`` (t-intervals). Calls and tokens
+        are missing for the overhead and wall-clock rows.
+
+    Raises
+    ------
+    ValueError
+        If a stage column or ``execution_time`` is missing.
+
+    Examples
+    --------
+    >>> cols = {f"{p}_{m}": [1.0, 3.0] for p in schema.STAGES.values()
+    ...         for m in ("time", "calls", "tokens")}
+    >>> t = pd.DataFrame(cols | {"execution_time": [10.0, 20.0]})
+    >>> phase_timing(t).set_index("stage").loc[["PLAN", "overhead"], "mean_time_s"].tolist()
+    [2.0, 5.0]
+    """
+    cols = [f"{p}_{m}" for p in schema.STAGES.values() for m in ("time", "calls", "tokens")]
+    require_columns(tasks, cols + ["execution_time"])
+    wall = tasks["execution_time"].astype("float64")
+    stage_times = {s: tasks[f"{p}_time"].astype("float64") for s, p in schema.STAGES.items()}
+    component = sum(stage_times.values())
+    series = {**stage_times, "overhead": wall - component, "wall_clock": wall}
+    total_wall = wall.sum()
+    rows = []
+    for stage, values in series.items():
+        prefix = schema.STAGES.get(stage)
+        frame = pd.DataFrame({"time": values})
+        if prefix:
+            frame = frame.assign(calls=tasks[f"{prefix}_calls"].astype("float64"),
+                                 tokens=tasks[f"{prefix}_tokens"].astype("float64"))
+        d = stats.describe(frame, list(frame.columns), ci=ci).set_index("metric")
+        nan = {"mean": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+        calls = d.loc["calls"] if prefix else nan
+        toks = d.loc["tokens"] if prefix else nan
+        rows.append({
+            "stage": stage, "n": int(d.loc["time", "n"]), "mean_time_s": d.loc["time", "mean"],
+            "ci_low": d.loc["time", "ci_low"], "ci_high": d.loc["time", "ci_high"],
+            "share_of_wall_clock": values.sum() / total_wall if total_wall else np.nan,
+            "mean_calls": calls["mean"], "mean_calls_ci_low": calls["ci_low"],
+            "mean_calls_ci_high": calls["ci_high"], "mean_tokens": toks["mean"],
+            "mean_tokens_ci_low": toks["ci_low"], "mean_tokens_ci_high": toks["ci_high"],
+            "total_time_s": values.sum()})
+    return pd.DataFrame(rows)
+
+
+def tool_usage(tool_calls: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+    """Latency and failure rate per tool, from ``tool_calls.csv``.
+
+    Parameters
+    ----------
+    tool_calls : DataFrame
+        One row per tool call (``run.tool_calls``) with ``tool_name``, ``success`` (flag),
+        ``latency_seconds`` (seconds), ``tokens`` and ``task_id``.
+    ci : float
+        Level of the Wilson interval of the failure rate and the t-interval of mean latency.
+
+    Returns
+    -------
+    DataFrame
+        One row per tool, most-called first: ``tool_name, n_calls, n_tasks, n_failures,
+        failure_rate, failure_ci_low, failure_ci_high, mean_latency_s, latency_ci_low,
+        latency_ci_high, median_latency_s, p90_latency_s, mean_tokens, tokens_ci_low,
+        tokens_ci_high``. Calls with a missing success flag are left out of the failure rate.
+
+    Raises
+    ------
+    ValueError
+        If a column is missing.
+
+    Examples
+    --------
+    >>> calls = pd.DataFrame({"task_id": ["t1", "t1", "t2"], "tool_name": ["sql", "sql", "py"],
+    ...                       "success": [True, False, True], "latency_seconds": [1.0, 3.0, 2.0],
+    ...                       "tokens": [10, 10, 5]})
+    >>> tool_usage(calls)[["tool_name", "n_calls", "failure_rate", "median_latency_s"]]
+      tool_name  n_calls  failure_rate  median_latency_s
+    0       sql        2           0.5               2.0
+    1        py        1           0.0               2.0
+    """
+    require_columns(tool_calls, ["tool_name", "success", "latency_seconds", "tokens", "task_id"],
+                    what="tool_calls")
+    rows = []
+    for tool, sub in tool_calls.groupby(tool_calls["tool_name"].astype("string"), sort=False):
+        ok = sub["success"].astype("boolean").dropna().astype(bool)
+        fails = int((~ok).sum())
+        interval = stats.proportion_ci(fails, len(ok), ci=ci) if len(ok) else None
+        lat = sub["latency_seconds"].astype("float64")
+        both = stats.describe(pd.DataFrame({"l": lat, "k": sub["tokens"].astype("float64")}),
+                              ["l", "k"], ci=ci).set_index("metric")
+        d, tok = both.loc["l"], both.loc["k"]
+        rows.append({
+            "tool_name": tool, "n_calls": len(sub), "n_tasks": sub["task_id"].nunique(),
+            "n_failures": fails, "failure_rate": fails / len(ok) if len(ok) else np.nan,
+            "failure_ci_low": interval["ci_low"].iloc[0] if interval is not None else np.nan,
+            "failure_ci_high": interval["ci_high"].iloc[0] if interval is not None else np.nan,
+            "mean_latency_s": d["mean"], "latency_ci_low": d["ci_low"],
+            "latency_ci_high": d["ci_high"], "median_latency_s": lat.median(),
+            "p90_latency_s": lat.quantile(0.9),
+            "mean_tokens": tok["mean"], "tokens_ci_low": tok["ci_low"],
+            "tokens_ci_high": tok["ci_high"]})
+    out = pd.DataFrame(rows, columns=[
+        "tool_name", "n_calls", "n_tasks", "n_failures", "failure_rate", "failure_ci_low",
+        "failure_ci_high", "mean_latency_s", "latency_ci_low", "latency_ci_high",
+        "median_latency_s", "p90_latency_s", "mean_tokens", "tokens_ci_low", "tokens_ci_high"])
+    return out.sort_values(["n_calls", "tool_name"], ascending=[False, True],
+                           kind="stable").reset_index(drop=True)

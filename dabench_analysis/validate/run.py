@@ -1,0 +1,276 @@
+"""Validate one run: load it leniently, check the cross-file invariants and the replays, and
+report findings (severity, file, row, column, check, message) with harness health and run quality.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.load.run import TOOL_CALLS_FILE, TRAJECTORY_FILE, Run, load_run
+from dabench_analysis.validate import invariants as inv
+from dabench_analysis.validate.health import (
+    HARNESS_WEIGHTS,
+    Health,
+    _health,
+    _num,
+    harness_components,
+    quality_components,
+)
+
+FINDING_COLUMNS = ["severity", "file", "row", "column", "check", "message"]
+
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class ValidationReport:
+    """What :func:`validate_run` found.
+
+    Attributes
+    ----------
+    path : Path
+    run_id : str
+    state : {"evaluated", "not evaluated", "failed"}
+        Seed 003 §Evaluation States: "not evaluated" when the run has no task_metrics.csv,
+        "failed" when its artifacts could not be read at all.
+    findings : DataFrame
+        ``severity`` (error, warning, info), ``file``, ``row`` (1-based data row, <NA> for
+        file- or column-level findings), ``column``, ``check``, ``message``; one line per row
+        concerned, errors first.
+    health : Health
+    """
+
+    path: Path
+    run_id: str
+    state: str
+    findings: pd.DataFrame
+    health: Health
+    n_tasks: int = 0
+    _raw: list[Finding] = field(default_factory=list, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error finding."""
+        return not (self.findings["severity"] == "error").any()
+
+    def to_frame(self) -> pd.DataFrame:
+        """The findings with a leading ``run_id`` column (concatenate reports of many runs)."""
+        return self.findings.assign(run_id=self.run_id)[["run_id", *FINDING_COLUMNS]]
+
+    def summary(self) -> pd.DataFrame:
+        """One row per check: ``severity, check, n, files, columns, first_row, example``.
+
+        ``n`` counts finding lines (rows concerned); errors come first.
+
+        Examples
+        --------
+        >>> validate_run("data/sample_runs/pending_run").summary()[["severity", "check", "n"]]
+          severity         check  n
+        0    error  missing_file  1
+        """
+        f = self.findings
+        if f.empty:
+            return pd.DataFrame(columns=["severity", "check", "n", "files", "columns",
+                                         "first_row", "example"])
+        out = f.groupby(["severity", "check"], sort=False).agg(
+            n=("message", "size"),
+            files=("file", lambda s: ", ".join(dict.fromkeys(s.dropna()))),
+            columns=("column", lambda s: ", ".join(dict.fromkeys(s.dropna().astype(str)))),
+            first_row=("row", "min"), example=("message", "first")).reset_index()
+        return out.sort_values("severity", key=lambda s: s.map(_SEVERITY_ORDER),
+                               kind="stable").reset_index(drop=True)
+
+    def __repr__(self) -> str:
+        counts = self.findings["severity"].value_counts()
+        h = self.health
+        return (f"<ValidationReport {self.run_id!r} ({self.state}): "
+                f"{counts.get('error', 0)} errors, {counts.get('warning', 0)} warnings, "
+                f"{counts.get('info', 0)} info; harness health {_num(h.harness_score)} "
+                f"{h.harness_status}; run quality {_num(h.run_quality_score)} "
+                f"{h.run_quality_status}>")
+
+
+def _frame(findings: Sequence[Finding]) -> pd.DataFrame:
+    rows = [(f.severity, f.file, r, f.column, f.check, f.message)
+            for f in findings for r in (f.rows or (None,))]
+    df = pd.DataFrame(rows, columns=FINDING_COLUMNS)
+    df = df.astype({"severity": "string", "file": "string", "row": "Int64",
+                    "column": "string", "check": "string", "message": "string"})
+    order = df["severity"].map(_SEVERITY_ORDER).astype(int)
+    return df.assign(_o=order).sort_values(["_o", "check", "file", "row"], kind="stable") \
+        .drop(columns="_o").reset_index(drop=True)
+
+
+def _side(run: Run, attr: str, file: str, findings: list) -> pd.DataFrame | None:
+    if not (run.path / file).is_file():
+        findings.append(Finding("info", file, None, None, "missing_file",
+                                "not found; invariants that need it are not checked"))
+        return None
+    try:
+        table = getattr(run, attr)
+        return table if "task_id" in table else None  # no task_id: reported by the loader
+    except RunLoadError as exc:
+        findings.extend(exc.findings or [Finding("error", file, None, None, "unreadable",
+                                                 str(exc).splitlines()[0])])
+        return None
+
+
+def _failed_report(path: Path, exc: RunLoadError) -> ValidationReport:
+    findings = exc.findings or [Finding("error", path.name, None, None, "run_dir",
+                                        str(exc).splitlines()[0])]
+    state = "not evaluated" if any(f.check == "missing_file" for f in findings) else "failed"
+    return ValidationReport(path, path.name, state, _frame(findings),
+                            _health(None, {}, len(findings)), 0, list(findings))
+
+
+def validate_run(path: str | os.PathLike[str], *, replays: bool = True) -> ValidationReport:
+    """Check one eval-v2 run directory: schema, ranges, cross-file invariants, health.
+
+    Parameters
+    ----------
+    path : path-like
+        Run directory (``task_metrics.csv``, ``trajectory.csv``, ``tool_calls.csv``,
+        ``task_*/task_replay.json``). Read only; nothing is written.
+    replays : bool
+        Also parse every ``task_replay.json`` and compare its score (slower on big runs).
+
+    Returns
+    -------
+    ValidationReport
+        ``findings`` (DataFrame: severity, file, row, column, check, message), ``ok``,
+        ``health``, ``state``, ``summary()``, ``to_frame()``. A run that cannot be loaded
+        gives a report with its errors (state "failed" or "not evaluated"), never an exception.
+
+    Notes
+    -----
+    Checks, with the seed 000 section each comes from:
+
+    * loader (pandera schema per catalogue): file structure, required columns and values,
+      dtypes, {0, 1} flags, [0, 1] scores, non-negative counts and times, finite numbers, the
+      seed's enums, duplicated task_ids (§Data Model Schema); unknown columns are info;
+    * §Critical Invariants / §Hardening Features 1: tool_calls.csv rows and failed calls per
+      task equal ``tool_calls`` / ``tool_failures``; |trajectory token sum - total_tokens|
+      < 100; ``aat_verification_passed`` = 1 exactly when ``coordinator_final_decision`` =
+      APPROVE_FINAL; time accounting with component time = sum of the per-stage ``*_time``
+      columns (warning if component / ``execution_time`` < 0.05, info if it exceeds it);
+      trajectory completeness; task ids of trajectory.csv / tool_calls.csv / replay folders
+      missing from task_metrics.csv;
+    * §Key Metrics 11: analyst_score = 0.4 autonomy_score + 0.3 tool_efficiency + 0.3
+      verification_score (|difference| <= 1e-3);
+    * V2.1 item 4: outcome_status is "correct" if final_score >= 0.8, "partial" if
+      execution_success and 0 < final_score < 0.8, "failed" otherwise;
+    * §Replay Artifacts: each task_replay.json parses as a JSON object and its
+      ``evaluation_result.final_score`` equals the task's final_score (1e-6).
+
+    Health (V2.1 item 2 separates harness health from run quality). The seed names the inputs
+    and the thresholds but not the formula; ours is
+
+    ``harness = 10 (0.4 R + 0.2 V + 0.2 A + 0.1 T + 0.1 F)`` with R the share of tasks that
+    pass every error-level invariant (reconciliation pass rate), V the share of task rows
+    without a loader error (validator errors; 0 if the task file has a file-level error), A
+    the share of tasks below 0.8 with a failure_category other than UNKNOWN_FAILURE
+    (attribution coverage; 1 if none), T the share of tasks whose time accounting gap is at
+    most 50 % (§Troubleshooting), F = 1 if the tool failure rate is at most 10 %
+    (§Troubleshooting), else 0.10 / rate. Status: HEALTHY if >= 9.0 and no error finding,
+    DEGRADED if >= 7.0, else UNHEALTHY (V2.1); ``harness_band`` follows §Health Score
+    Interpretation (>= 9 HEALTHY, >= 7 GOOD, >= 5 FAIR, >= 3 POOR, else UNHEALTHY).
+
+    ``run quality = 10 (answer accuracy + execution success rate) / 2`` (the two outcome
+    metrics V2.1 names; accuracy = share with final_score >= 0.8), same thresholds without the
+    error condition. It reproduces the seed's example (64 % accuracy shown as DEGRADED for any
+    execution success rate >= 76 %). No tasks: run quality NaN, status UNDEFINED; a run that
+    cannot be loaded scores 0 (UNHEALTHY).
+
+    Examples
+    --------
+    >>> report = validate_run("data/sample_runs/baseline_react")
+    >>> report.ok, report.health.harness_status
+    (True, 'HEALTHY')
+    """
+    path = Path(path)
+    extra: list[Finding] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # each loader warning is also a finding
+        try:
+            run = load_run(path, strict=False)
+        except RunLoadError as exc:
+            return _failed_report(path, exc)
+        traj = _side(run, "trajectory", TRAJECTORY_FILE, extra)
+        calls = _side(run, "tool_calls", TOOL_CALLS_FILE, extra)
+    scores = inv.replay_scores(run, extra) if replays else None
+    rec = inv.reconciliation_frame(run.tasks, traj, calls, scores)
+    found, failed = inv.check_invariants(rec, run.source_rows, run.task_file)
+    unreadable = {f.file.split("/")[0] for f in extra if f.check == "replay_unreadable"}
+    failed |= rec["task_id"].isin(unreadable).fillna(False).to_numpy()
+    extra += found + inv.orphan_findings(run.tasks["task_id"], traj, TRAJECTORY_FILE) \
+        + inv.orphan_findings(run.tasks["task_id"], calls, TOOL_CALLS_FILE) \
+        + inv.missing_steps(rec, traj, run.source_rows, run.task_file)
+    findings = list(run.findings) + extra
+    n_errors = sum(f.severity == "error" for f in findings)
+    components = harness_components(run, rec, failed, findings) if len(run.tasks) \
+        else None
+    health = _health(components, quality_components(run.tasks), n_errors)
+    return ValidationReport(path, run.run_id, "evaluated", _frame(findings), health,
+                            len(run.tasks), findings)
+
+
+_MEASURES = {
+    "reconciliation": "tasks passing every cross-file invariant (§Hardening Features 1)",
+    "validity": "task rows without a schema or range error (V2.1: validator errors)",
+    "attribution": "failed tasks with a failure_category (V2.1: attribution coverage)",
+    "time_accounting": "tasks with an unaccounted time gap <= 50 % (§Troubleshooting)",
+    "tool_reliability": "1 if tool failure rate <= 10 %, else 0.10 / rate (§Troubleshooting)",
+    "answer_accuracy": "share of tasks with final_score >= 0.8",
+    "execution_success_rate": "share of tasks whose code ran (execution_success)",
+}
+
+
+def health_section(report: ValidationReport) -> pd.DataFrame:
+    """The health of a run as a table for the run report notebook.
+
+    Parameters
+    ----------
+    report : ValidationReport
+        From :func:`validate_run`.
+
+    Returns
+    -------
+    DataFrame
+        One row per measure: ``assessment`` (harness_health, run_quality), ``measure`` (a
+        component, or ``score``), ``value`` ([0, 1] for components, 0–10 for scores),
+        ``weight``, ``points`` (contribution to the 0–10 score), ``status`` (HEALTHY, DEGRADED,
+        UNHEALTHY, UNDEFINED) and ``note`` (what the measure is; band and action for scores).
+
+    Examples
+    --------
+    >>> from dabench_analysis.validate import validate_run
+    >>> table = health_section(validate_run("data/sample_runs/proposed_aat"))
+    >>> table.loc[table["measure"] == "score", ["assessment", "status"]].values.tolist()
+    [['harness_health', 'HEALTHY'], ['run_quality', 'HEALTHY']]
+    """
+    h = report.health
+    rows = [("harness_health", k, v, HARNESS_WEIGHTS[k], 10 * HARNESS_WEIGHTS[k] * v,
+             h.harness_status, _MEASURES[k]) for k, v in h.components.items()]
+    rows.append(("harness_health", "score", h.harness_score, 1.0, h.harness_score,
+                 h.harness_status, f"band {h.harness_band}: {h.action} (§Health Score "
+                 "Interpretation)"))
+    quality = {"answer_accuracy": h.answer_accuracy,
+               "execution_success_rate": h.execution_success_rate}
+    known = [k for k, v in quality.items() if not math.isnan(v)]
+    for k, v in quality.items():
+        w = 1 / len(known) if k in known else 0.0
+        rows.append(("run_quality", k, v, w, 10 * w * v if k in known else float("nan"),
+                     h.run_quality_status, _MEASURES[k]))
+    rows.append(("run_quality", "score", h.run_quality_score, 1.0, h.run_quality_score,
+                 h.run_quality_status, "HEALTHY >= 9.0, DEGRADED >= 7.0 (V2.1)"))
+    return pd.DataFrame(rows, columns=["assessment", "measure", "value", "weight", "points",
+                                       "status", "note"])
