@@ -138,3 +138,9 @@ def test_mcnemar_exact_matches_r_in_both_users():
                                               "final_answer_correct": prop}))
     assert rec["p_value"].iloc[0] == pytest.approx(0.01272583, abs=1e-8)
     assert (rec["n_recovered"].iloc[0], rec["n_regressed"].iloc[0]) == (14, 3)
+
+
+def test_table_helpers_left_the_figures_namespace_with_a_warning():
+    assert "correct_mask" not in da.figures.__all__ and "require_columns" not in da.figures.__all__
+    with pytest.warns(DeprecationWarning, match="moved to dabench_analysis.tables.correct_mask"):
+        assert da.figures.correct_mask is da.tables.correct_mask

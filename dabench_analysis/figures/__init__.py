@@ -33,3 +33,16 @@ __all__ = ["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
            "empty_note", "failure_by_stage", "failure_distribution", "new_figure",
            "paired_difference", "plot_configurations", "reliability_diagram", "research_eval",
            "score_bins", "score_distribution", "tool_latency"]
+
+
+def __getattr__(name: str):
+    """``figures.correct_mask`` / ``figures.require_columns`` (before 0.2) now live in ``tables``."""
+    if name in ("correct_mask", "require_columns"):
+        import warnings
+
+        from dabench_analysis import tables
+
+        warnings.warn(f"dabench_analysis.figures.{name} moved to dabench_analysis.tables.{name}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(tables, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
