@@ -75,9 +75,12 @@ def test_failing_cell_is_reported_in_one_line(tmp_path):
     cell = new_code_cell("x = 1")
     cell.metadata["tags"] = ["parameters"]
     nb = _nb(tmp_path / "f.ipynb", [cell, new_code_cell("raise KeyError('final_scor')")])
-    with pytest.raises(report.ReportError, match=r"failed in cell \d+: KeyError"):
+    # the cell as In [n] (1 parameters, 2 injected parameters, 3 this one) and its first line
+    with pytest.raises(report.ReportError, match=r"^f\.ipynb failed in cell 3 "
+                       r"`raise KeyError\('final_scor'\)`: KeyError: 'final_scor'$"):
         report.run_notebook(nb, tmp_path / "out", {"x": 2}, html_export=False)
     assert not (tmp_path / "out" / "report.ipynb").exists()
+    assert (tmp_path / "out" / "report.failed.ipynb").is_file()
 
 
 def test_plan_jobs_names_and_baseline(tmp_path):
@@ -241,10 +244,10 @@ def test_kernels_talk_over_ipc_sockets():
     from dabench_analysis.report import runner
 
     kwargs = runner._kernel_manager()
-    if os.name != "posix":
-        assert kwargs == {}
-        return
     managers = [kwargs["kernel_manager_class"](kernel_name="python3") for _ in range(2)]
+    if os.name != "posix":
+        assert [km.transport for km in managers] == ["tcp", "tcp"]
+        return
     assert [km.transport for km in managers] == ["ipc", "ipc"]
     a, b = (km.ip for km in managers)  # socket paths: distinct, whatever the working folder
     assert a != b and os.path.isabs(a) and len(a) < 90

@@ -49,8 +49,8 @@ _META = b"dabench.cache"
 
 
 #: Sources whose change invalidates every entry: the load layer and the catalogue beneath it.
-_LOADER_FILES = ("run.py", "sweep.py", "csv.py", "coerce.py", "findings.py", "replay.py", "fast.py",
-                 "cache.py", "../schema.py")
+_LOADER_FILES = ("run.py", "sweep.py", "table.py", "csv.py", "coerce.py", "findings.py", "replay.py",
+                 "fast.py", "cache.py", "../schema/columns.py")
 
 
 _INDEX_COLUMN = "__dabench_index__"  # the frame's index, stored as the last column

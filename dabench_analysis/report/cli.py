@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dabench_analysis import report as rep
+from dabench_analysis.report.runner import CELL_TIMEOUT
 from dabench_analysis.validate.health import _num, _pct
 from dabench_analysis.validate.run import validate_run
 
@@ -138,6 +139,8 @@ def report(
     judge_study: Annotated[Path | None, typer.Option(help="judge-study data folder")] = None,
     research_eval: Annotated[Path | None, typer.Option(help="research-eval session folder")] = None,
     kernel: Annotated[str, typer.Option(help="Jupyter kernel name")] = "python3",
+    cell_timeout: Annotated[int, typer.Option(
+        min=1, help="seconds one notebook cell may run before its report fails")] = CELL_TIMEOUT,
 ) -> None:
     """Execute the report notebooks for each run into OUT/<run_id>/ and write OUT/index.html."""
     if not run_dirs:
@@ -169,7 +172,7 @@ def report(
 
         try:
             results = rep.run_jobs(plan, n_jobs=jobs, scheduler=scheduler, on_done=done,
-                                   kernel_name=kernel)
+                                   kernel_name=kernel, cell_timeout=cell_timeout)
         except rep.ReportError as exc:
             err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(2) from None

@@ -1,8 +1,15 @@
-"""The batch's ``index.html``: every report with its state (evaluated, not evaluated, failed)."""
+"""The batch's ``index.html``: every report with its state (evaluated, not evaluated, failed).
+
+An evaluated report whose ``summary.json`` lists ``skipped`` sections says how many, with each
+section and what it needs in a ``<details>`` element; a failed report links its kept notebook
+(``report.failed.html``, ``report.failed.ipynb``) and the kernel's log when there is one.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import html
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,7 +19,11 @@ from dabench_analysis.report.jobs import JobResult
 
 _INDEX_CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}"
               "table{border-collapse:collapse}td,th{padding:.3rem .8rem;border-bottom:1px solid #ddd;"
-              "text-align:left}.failed{color:#D55E00}.skipped{color:#777}")
+              "text-align:left;vertical-align:top}.failed{color:#D55E00}.skipped{color:#777}"
+              "details ul{margin:.2rem 0;padding-left:1.2rem}")
+#: The files a failed job keeps, with the words of their links in the index.
+_FAILED_LINKS = (("report.failed.html", "failed report"), ("report.failed.ipynb", "notebook"),
+                 ("report.failed.kernel.log", "kernel log"))
 
 
 def _summary_text(summary: dict) -> str:
@@ -27,14 +38,74 @@ def _summary_text(summary: dict) -> str:
     return ", ".join(parts)
 
 
+def _summary(res: JobResult) -> dict:
+    """The job's summary, read from its ``summary.json`` when the result does not carry it."""
+    if res.summary or res.state != "evaluated":
+        return res.summary if isinstance(res.summary, dict) else {}
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads((res.job.out_dir / "summary.json").read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    return {}
+
+
+def _skipped(summary: dict) -> list[tuple[str, list[str]]]:
+    """``summary["skipped"]`` as (section, [what it needs]) pairs, tolerating odd entries."""
+    entries = summary.get("skipped")
+    if not isinstance(entries, list):
+        return []
+    pairs = []
+    for entry in entries:
+        if isinstance(entry, dict):
+            section, title = str(entry.get("section") or "?"), entry.get("title")
+            if title and str(title) != section:
+                section = f"{title} ({section})"
+            missing = entry.get("missing", [])
+            missing = [str(m) for m in missing] if isinstance(missing, list) else [str(missing)]
+        else:
+            section, missing = str(entry), []
+        pairs.append((section, missing))
+    return pairs
+
+
+def _state_cell(res: JobResult, summary: dict) -> str:
+    state = html.escape(res.state)
+    skipped = _skipped(summary) if res.state == "evaluated" else []
+    if not skipped:
+        return state
+    n = len(skipped)
+    items = "".join(f"<li>{html.escape(section)}"
+                    + (f": needs {html.escape(', '.join(missing))}" if missing else "") + "</li>"
+                    for section, missing in skipped)
+    return (f"<details><summary>{state} — {n} section{'s' if n != 1 else ''} skipped</summary>"
+            f"<ul>{items}</ul></details>")
+
+
+def _href(path: Path, out: Path) -> str:
+    return html.escape(path.relative_to(out.resolve()).as_posix(), quote=True)
+
+
+def _report_cell(res: JobResult, out: Path) -> str:
+    job = res.job
+    name = html.escape(job.name)
+    if res.state == "evaluated":
+        return f'<a href="{_href(job.out_dir / "report.html", out)}">{name}</a>'
+    if res.state != "failed":
+        return name
+    kept = [(job.out_dir / f, label) for f, label in _FAILED_LINKS if (job.out_dir / f).is_file()]
+    if not kept:
+        return name
+    links = " · ".join(f'<a href="{_href(p, out)}">{label}</a>' for p, label in kept)
+    return f"{name}<br><small>{links}</small>"
+
+
 def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Path:
     """Write ``out/index.html``: one row per job with its state and a link to its report.
-
-    Every text from a run (ids, reasons) is HTML-escaped; links are relative to ``out``.
 
     Parameters
     ----------
     results : sequence of JobResult
+        One per job. An evaluated job's key numbers and ``skipped`` sections come from
+        ``JobResult.summary`` or, when that is empty, from ``summary.json`` in its folder.
     out : path-like
         Output root of the report.
 
@@ -42,21 +113,35 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
     -------
     Path
         The index page, written atomically.
+
+    Notes
+    -----
+    Every text from a run or a summary (ids, reasons, section names, missing columns) is
+    HTML-escaped; links are relative to ``out``. An evaluated report with skipped sections
+    shows "evaluated — N sections skipped" with a ``<details>`` list of each section and what
+    it needs; a failed one links the failed notebook (HTML, ipynb) and kernel log it kept.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from dabench_analysis.report.jobs import Job
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> out = Path(tmp.name)
+    >>> job = Job("run", "r1", Path("run_report.ipynb"), {}, (out / "r1").resolve())
+    >>> page = write_index([JobResult(job, "failed", "no <b>data</b>")], out).read_text()
+    >>> "no &lt;b&gt;data&lt;/b&gt;" in page
+    True
+    >>> tmp.cleanup()
     """
     out = Path(out)
     rows = []
     for res in results:
-        job = res.job
-        name = html.escape(job.name)
-        if res.state == "evaluated":
-            rel = (job.out_dir / "report.html").relative_to(out.resolve()).as_posix()
-            link = f'<a href="{html.escape(rel, quote=True)}">{name}</a>'
-        else:
-            link = name
+        summary = _summary(res)
         cls = {"failed": "failed", "not evaluated": "skipped"}.get(res.state, "")
-        rows.append(f'<tr class="{cls}"><td>{html.escape(job.kind)}</td><td>{link}</td>'
-                    f"<td>{html.escape(res.state)}</td><td>{html.escape(_summary_text(res.summary))}"
-                    f"</td><td>{html.escape(res.reason)}</td><td>{res.seconds:.1f} s</td></tr>")
+        rows.append(f'<tr class="{cls}"><td>{html.escape(res.job.kind)}</td>'
+                    f"<td>{_report_cell(res, out)}</td><td>{_state_cell(res, summary)}</td>"
+                    f"<td>{html.escape(_summary_text(summary))}</td>"
+                    f"<td>{html.escape(res.reason)}</td><td>{res.seconds:.1f} s</td></tr>")
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>dabench-analysis reports</title><style>{_INDEX_CSS}</style></head><body>"
             "<h1>dabench-analysis reports</h1><table><thead><tr><th>kind</th><th>report</th>"

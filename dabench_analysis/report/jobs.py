@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dabench_analysis.report.runner import NOTEBOOK_DIR, ReportError, run_notebook
+from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
 
 STATES = ("evaluated", "not evaluated", "failed")
 
@@ -163,8 +163,26 @@ def _clear_previous(out_dir: Path) -> None:
         shutil.rmtree(out_dir)
 
 
-def execute_job(job: Job, kernel_name: str = "python3") -> JobResult:
-    """Run one job and never raise: failures come back as ``state="failed"`` with a reason."""
+def execute_job(job: Job, kernel_name: str = "python3", *,
+                cell_timeout: int | None = CELL_TIMEOUT) -> JobResult:
+    """Run one job and never raise: failures come back as ``state="failed"`` with a reason.
+
+    Parameters
+    ----------
+    job : Job
+    kernel_name : str
+        Jupyter kernel of the notebook.
+    cell_timeout : int or None
+        Seconds one cell may run (None: no limit).
+
+    Returns
+    -------
+    JobResult
+        ``evaluated`` with the report's ``summary.json``; ``not evaluated`` when an input has
+        no eval-v2 artifacts; ``failed`` with a one-line reason naming what failed (for a
+        failing cell: notebook, cell and first line, exception type and message; the failed
+        notebook is kept as ``report.failed.ipynb``/``.html``).
+    """
     start = time.perf_counter()
     dirs = [Path(job.parameters[k]) for k in ("run_dir", "baseline_dir", "proposed_dir")
             if k in job.parameters]
@@ -177,12 +195,14 @@ def execute_job(job: Job, kernel_name: str = "python3") -> JobResult:
                                  f"{d.name}: no task_metrics.csv (run eval-v2 first)")
     _clear_previous(job.out_dir)
     try:
-        run_notebook(job.notebook, job.out_dir, job.parameters, kernel_name=kernel_name)
+        run_notebook(job.notebook, job.out_dir, job.parameters, kernel_name=kernel_name,
+                     timeout=cell_timeout)
     except ReportError as exc:
         return JobResult(job, "failed", str(exc), time.perf_counter() - start)
     except Exception as exc:  # noqa: BLE001 - one failing run must not stop the batch
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return JobResult(job, "failed", last, time.perf_counter() - start)
+        return JobResult(job, "failed", f"{job.notebook.name}: {last}",
+                         time.perf_counter() - start)
     summary = {}
     with contextlib.suppress(OSError, ValueError):
         summary = json.loads((job.out_dir / "summary.json").read_text(encoding="utf-8"))
@@ -196,6 +216,7 @@ def run_jobs(
     scheduler: str | None = None,
     on_done: Callable[[JobResult], None] | None = None,
     kernel_name: str = "python3",
+    cell_timeout: int | None = CELL_TIMEOUT,
 ) -> list[JobResult]:
     """Execute jobs one by one, in ``n_jobs`` local processes, or on a Dask cluster.
 
@@ -211,6 +232,8 @@ def run_jobs(
         Called with each result as it completes (e.g. to advance a progress bar).
     kernel_name : str
         Jupyter kernel for every notebook.
+    cell_timeout : int or None
+        Seconds one cell may run before its report fails (None: no limit).
 
     Returns
     -------
@@ -240,19 +263,21 @@ def run_jobs(
             raise ReportError(f"cannot reach the Dask scheduler at {scheduler!r}: "
                               f"{type(exc).__name__}: {exc}") from None
         with client:
-            futures = {client.submit(execute_job, j, kernel_name, pure=False): i
+            futures = {client.submit(execute_job, j, kernel_name,
+                                     cell_timeout=cell_timeout, pure=False): i
                        for i, j in enumerate(jobs)}
             for fut in as_completed(futures):
                 done(futures[fut], fut.result())
     elif n_jobs == 1 or len(jobs) <= 1:
         for i, j in enumerate(jobs):
-            done(i, execute_job(j, kernel_name))
+            done(i, execute_job(j, kernel_name, cell_timeout=cell_timeout))
     else:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         with ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("spawn")) as pool:
-            futures = {pool.submit(execute_job, j, kernel_name): i for i, j in enumerate(jobs)}
+            futures = {pool.submit(execute_job, j, kernel_name, cell_timeout=cell_timeout): i
+                       for i, j in enumerate(jobs)}
             for fut in as_completed(futures):
                 done(futures[fut], fut.result())
     return [results[i] for i in range(len(jobs))]

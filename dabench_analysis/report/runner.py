@@ -1,22 +1,36 @@
 """Execute one report notebook with papermill (its parameters checked first), keep the executed
 notebook and export it to HTML.
+
+A failing notebook is kept as ``report.failed.ipynb`` (+ ``report.failed.html``) whatever the
+cause: an exception in a cell, a kernel that dies in a cell, or a cell that outlasts the per-cell
+timeout (pitfall P15). The kernel's own stdout and stderr (its log: "KeyboardInterrupt caught in
+kernel", ZMQ tracebacks at shutdown) go to a file, kept as ``report.failed.kernel.log`` when the
+run fails and dropped when it succeeds; the terminal belongs to the caller.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import functools
+import logging
 import os
-import shutil
+import signal
 import tempfile
 import uuid
 from pathlib import Path
+from typing import IO
 
 import nbformat
 
 from dabench_analysis._atomic import atomic_write
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+#: Default seconds one cell may run before the report fails (``--cell-timeout``).
+CELL_TIMEOUT = 1200
+#: Files a failed run leaves in its output folder (removed again by a successful run).
+FAILED_FILES = ("report.failed.ipynb", "report.failed.html", "report.failed.kernel.log")
+_ENGINE = "dabench"
 
 
 class ReportError(RuntimeError):
@@ -59,32 +73,137 @@ def _check_injected(nb: nbformat.NotebookNode, parameters: dict, name: str) -> N
         raise ReportError(f"{name}: injected parameters differ from those passed; refusing")
 
 
-def _kernel_manager() -> dict:
-    """nbclient's kernel manager with IPC sockets on POSIX.
+def _kernel_manager(log: IO[bytes] | None = None) -> dict:
+    """nbclient's kernel manager: IPC sockets on POSIX, the kernel's output into ``log``.
 
     With TCP, jupyter_client picks five free ports and the kernel binds them a moment later;
     two kernels started at once (``--jobs 2``) can pick the same port, and one fails with
     "Address already in use" after a 60 s start timeout (seen in ``bench/run_bench.py``).
     IPC sockets are files named after each kernel's own connection file, so they cannot
     collide (and the kernel's "running over TCP without encryption" warning goes away).
+
+    The kernel process inherits the caller's terminal otherwise, and writes its own log there:
+    jupyter_client 8 interrupts (SIGINT) a kernel before asking it to shut down, and when the
+    signal lands while ipykernel is still in a message handler it logs "KeyboardInterrupt
+    caught in kernel"; after a timeout it logs a ZMQ traceback. ``log`` receives both streams
+    (``start_kernel`` passes Popen keywords through). The class lists the processes it
+    started in ``launched``, so that a dead kernel's exit status can be reported.
     """
-    if os.name != "posix":
-        return {}
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import default
 
-    class IPCKernelManager(AsyncKernelManager):
-        @default("transport")
-        def _transport_default(self) -> str:
-            return "ipc"
+    class ReportKernelManager(AsyncKernelManager):
+        launched: list = []  # a new class, so a new list, for every run
 
-        @default("ip")
-        def _ip_default(self) -> str:
-            # jupyter_client's default ("kernel-ipc" in the working directory when the
-            # connection file is not named yet) is shared by kernels started in one folder
-            return os.path.join(tempfile.gettempdir(), f"dabench-kernel-{uuid.uuid4().hex}-ipc")
+        if os.name == "posix":
+            @default("transport")
+            def _transport_default(self) -> str:
+                return "ipc"
 
-    return {"kernel_manager_class": IPCKernelManager}
+            @default("ip")
+            def _ip_default(self) -> str:
+                # jupyter_client's default ("kernel-ipc" in the working directory when the
+                # connection file is not named yet) is shared by kernels started in one folder
+                return os.path.join(tempfile.gettempdir(),
+                                    f"dabench-kernel-{uuid.uuid4().hex}-ipc")
+
+        async def start_kernel(self, **kw) -> None:
+            if log is not None:
+                kw.setdefault("stdout", log)
+                kw.setdefault("stderr", log)
+            await super().start_kernel(**kw)
+            if getattr(self.provisioner, "process", None) is not None:
+                type(self).launched.append(self.provisioner.process)
+
+    return {"kernel_manager_class": ReportKernelManager}
+
+
+def _exit_status(launched: list) -> str:
+    code = launched[-1].poll() if launched else None
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            name = signal.Signals(-code).name
+            return f"killed by {name}" + (", often the out-of-memory killer"
+                                          if name == "SIGKILL" else "")
+        return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _fail_cell(nb_man, index: int, ename: str, evalue: str) -> None:
+    """Give cell ``index`` the error output a raising cell would have, numbered as the kernel
+    would have numbered it, so that papermill saves and reports it as any failing cell.
+
+    An error output already there is a consequence, not the cause: the KeyboardInterrupt of
+    the interrupt that jupyter_client sends a still-busy kernel before shutting it down."""
+    cells = nb_man.nb.cells
+    cell = cells[index]
+    if cell.get("execution_count") is None:
+        cell.execution_count = 1 + max((c.get("execution_count") or 0 for c in cells[:index]
+                                        if c.cell_type == "code"), default=0)
+    cell.outputs = [o for o in cell.get("outputs", []) if o.get("output_type") != "error"]
+    cell.outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=evalue,
+                                               traceback=[f"{ename}: {evalue}"]))
+    nb_man.cell_exception(cell, cell_index=index)
+
+
+@functools.cache
+def _engine() -> str:
+    """Register (once per process) the papermill engine used by :func:`run_notebook`.
+
+    It is papermill's nbclient engine, except that a kernel that dies in a cell
+    (``DeadKernelError``) or a cell that outlasts the timeout (``CellTimeoutError``) becomes
+    an error output of that cell: papermill then saves the notebook with its error banner and
+    raises ``PapermillExecutionError``, exactly as when a cell raises (pitfall P15).
+    """
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class CellFailureEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
+            running: dict[str, int] = {}
+            kwargs["on_cell_execute"] = lambda cell, cell_index: running.update(index=cell_index)
+            kwargs["on_cell_executed"] = lambda **_: running.clear()
+            try:
+                return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+            except (DeadKernelError, CellTimeoutError) as exc:
+                if "index" not in running:
+                    raise  # not inside a cell (after the last one): run_notebook reports it
+                if isinstance(exc, CellTimeoutError):
+                    ename, evalue = "CellTimeoutError", (
+                        f"the cell was still running after the per-cell timeout of "
+                        f"{kwargs.get('execution_timeout')} s")
+                else:
+                    launched = getattr(kwargs.get("kernel_manager_class"), "launched", [])
+                    ename, evalue = "DeadKernelError", (
+                        f"the kernel died while running this cell ({_exit_status(launched)})")
+                _fail_cell(nb_man, running["index"], ename, evalue)
+                return nb_man.nb
+
+    papermill_engines.register(_ENGINE, CellFailureEngine)
+    return _ENGINE
+
+
+class _Restated(logging.Filter):
+    """Drops nbclient's log lines about a timeout or a dead kernel: the ReportError says it."""
+
+    PREFIXES = ("Timeout waiting for execute reply", "Interrupting kernel",
+                "Kernel died while waiting for execute reply")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.PREFIXES)
+
+
+@contextlib.contextmanager
+def _quiet_restated():
+    logger, quiet = logging.getLogger("papermill"), _Restated()  # nbclient logs through it
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
 
 
 def _kernel_exists(kernel_name: str) -> None:
@@ -119,6 +238,39 @@ def _export_html(nb_path: Path, html_path: Path) -> None:
         fh.write(body)
 
 
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _cell_reason(name: str, exc) -> str:
+    """One line: notebook, cell number (its ``In [n]``) and first source line, exception."""
+    line = next((s for s in str(exc.source).splitlines() if s.strip()), "")
+    number = exc.exec_count if exc.exec_count is not None else "?"
+    what = exc.ename + (f": {_clip(exc.evalue, 300)}" if str(exc.evalue).strip() else "")
+    return f"{name} failed in cell {number} `{_clip(line, 80)}`: {what}"
+
+
+def _keep_failed(tmp: Path, out: Path, *, html_export: bool) -> None:
+    """Keep the failed notebook (+ HTML) and a non-empty kernel log in ``out``."""
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(tmp / "report.ipynb", out / "report.failed.ipynb")
+        if html_export:
+            with contextlib.suppress(Exception):  # the cell's error matters more than the HTML
+                _export_html(out / "report.failed.ipynb", out / "report.failed.html")
+    log = tmp / "kernel.log"
+    if log.is_file() and log.stat().st_size:
+        os.replace(log, out / "report.failed.kernel.log")
+
+
+def _kernel_log_tail(tmp: Path) -> str:
+    with contextlib.suppress(OSError):
+        lines = (tmp / "kernel.log").read_text(errors="replace").splitlines()
+        last = next((s for s in reversed(lines) if s.strip()), "")
+        return f" (kernel log: {_clip(last, 200)})" if last else ""
+    return ""
+
+
 def run_notebook(
     notebook: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -126,7 +278,7 @@ def run_notebook(
     *,
     kernel_name: str = "python3",
     html_export: bool = True,
-    timeout: int = 1200,
+    timeout: int | None = CELL_TIMEOUT,
 ) -> Path:
     """Execute one notebook with papermill into ``out_dir/report.ipynb`` (+ ``report.html``).
 
@@ -143,8 +295,8 @@ def run_notebook(
     html_export : bool
         Also write ``report.html`` (nbconvert, lab template; outputs are escaped by pandas and
         nbconvert).
-    timeout : int
-        Seconds allowed per cell.
+    timeout : int or None
+        Seconds one cell may run (default :data:`CELL_TIMEOUT`, 1200 s); None: no limit.
 
     Returns
     -------
@@ -154,8 +306,26 @@ def run_notebook(
     Raises
     ------
     ReportError
-        Missing notebook or kernel, untagged parameters cell, or a cell that raised (the message
-        names the exception).
+        Missing notebook or kernel, untagged parameters cell, or a cell that failed: raised,
+        killed its kernel or timed out. The one-line message names the notebook, the cell (its
+        number as in ``In [n]`` and its first line) and the exception with its message; the
+        executed notebook is kept as ``out_dir/report.failed.ipynb`` (with ``html_export`` also
+        ``report.failed.html``) and the kernel's log, if any, as
+        ``report.failed.kernel.log``. A kernel that cannot start or dies outside a cell gives a
+        ReportError naming the exception and the last line of the kernel's log.
+
+    Notes
+    -----
+    The kernel's stdout and stderr go to a file, not to the terminal (see
+    :func:`_kernel_manager`); nbclient's log lines about a timeout or a dead kernel are dropped
+    while the notebook runs, since the ReportError says the same with the cell named.
+
+    Examples
+    --------
+    >>> run_notebook("no_such.ipynb", "out", {})
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.runner.ReportError: notebook no_such.ipynb not found
     """
     import papermill as pm
     from papermill.iorw import load_notebook_node
@@ -172,25 +342,31 @@ def run_notebook(
     out.mkdir(parents=True, exist_ok=True)
     final = out / "report.ipynb"
     with tempfile.TemporaryDirectory(dir=out, prefix=".papermill-") as tmp:
-        src, dst = Path(tmp) / "input.ipynb", Path(tmp) / "report.ipynb"
+        tmp = Path(tmp)
+        src, dst = tmp / "input.ipynb", tmp / "report.ipynb"
         nbformat.write(nb, src)
         try:
-            with _inline_backend():
+            with _inline_backend(), _quiet_restated(), open(tmp / "kernel.log", "wb") as log:
                 # The notebook is written once at the end (and on a cell error), not before and
                 # after every cell: those ~2 saves per cell land in a temporary folder nobody
                 # reads and cost a full JSON dump each of a notebook that grows with its figures.
                 pm.execute_notebook(str(src), str(dst), parameters=None,
                                     kernel_name=kernel_name, cwd=str(notebook.parent),
                                     progress_bar=False, execution_timeout=timeout,
-                                    request_save_on_cell_execute=False,
-                                    **_kernel_manager())
+                                    request_save_on_cell_execute=False, engine_name=_engine(),
+                                    **_kernel_manager(log))
         except pm.PapermillExecutionError as exc:
-            shutil.copyfile(dst, out / "report.failed.ipynb") if dst.exists() else None
-            raise ReportError(f"{notebook.name} failed in cell {exc.exec_count}: {exc.ename}: "
-                              f"{exc.evalue}".strip()) from None
+            _keep_failed(tmp, out, html_export=html_export)
+            raise ReportError(_cell_reason(notebook.name, exc)) from None
+        except Exception as exc:  # noqa: BLE001 - a kernel that would not start, died outside a cell
+            reason = f"{notebook.name} failed: {type(exc).__name__}: {_clip(exc, 300)}"
+            reason += _kernel_log_tail(tmp)
+            _keep_failed(tmp, out, html_export=html_export)
+            raise ReportError(reason) from None
         os.replace(dst, final)
-    with contextlib.suppress(FileNotFoundError):
-        (out / "report.failed.ipynb").unlink()
+    for name in FAILED_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            (out / name).unlink()
     if html_export:
         _export_html(final, out / "report.html")
     return final

@@ -105,7 +105,11 @@ class Column:
     description : str
         One line, with its seed section.
     required : bool
-        Whether a run without it is rejected.
+        The column's tier. Required columns are the few without which nothing can be computed
+        (task_metrics: ``run_id``, ``task_id``, ``difficulty``, ``final_score``; trajectory:
+        ``task_id``, ``step_id``; tool calls: ``task_id``, ``tool_name``): a file without one is
+        rejected. Every other column is optional: an analysis that needs an absent one is skipped
+        with a note (:mod:`dabench_analysis.schema.sections`).
     """
 
     name: str
@@ -273,7 +277,15 @@ _T = [
 
 TASK_COLUMNS: dict[str, Column] = {c.name: c for c in _T}
 
-ALIASES: dict[str, str] = {f"{s}_agent_called": f"{s}_agent_used" for s in SPECIALISTS}
+#: Names other eval-v2 versions (or the guide itself) use, read as the catalogue's name and reported
+#: with an info finding. ``*_agent_called``: §AAT Architecture Metrics; ``execution_calls`` /
+#: ``execution_tokens``: §Per-Stage Metrics' pattern for the EXECUTE stage (see the module notes;
+#: ``execution_time`` is not aliased: it is the wall clock).
+ALIASES: dict[str, str] = {
+    **{f"{s}_agent_called": f"{s}_agent_used" for s in SPECIALISTS},
+    "execution_calls": "execution_stage_calls",
+    "execution_tokens": "execution_stage_tokens",
+}
 
 _TRAJ = [
     ("run_id", "id"), ("task_id", "id"), ("trace_id", "id"), ("step_id", "count"),

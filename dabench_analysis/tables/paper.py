@@ -175,8 +175,9 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
     Parameters
     ----------
     tasks : DataFrame
-        One row per task with ``task_id``, ``final_score`` ([0, 1]), ``execution_success``,
-        ``execution_time`` (s) and ``total_tokens``.
+        One row per task with ``task_id`` and ``final_score`` ([0, 1]); ``execution_success``,
+        ``execution_time`` (s) and ``total_tokens`` are optional (absent: their numbers are
+        None).
     threshold : float
         Answer accuracy threshold on ``final_score``.
 
@@ -196,15 +197,11 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
     >>> key_numbers(t)["answer_accuracy"], key_numbers(t)["n_failed"]
     (0.5, 1)
     """
-    require_columns(tasks, ["task_id", "final_score", "execution_success", "execution_time",
-                            "total_tokens"])
+    require_columns(tasks, ["task_id", "final_score"])
     correct = correct_mask(tasks, threshold=threshold).dropna().astype(bool)
     acc = stats.proportion_ci(int(correct.sum()), len(correct)) if len(correct) else None
     score = stats.describe(tasks, ["final_score"]).iloc[0]
-    cost = stats.describe(tasks.astype({"execution_time": "float64", "total_tokens": "float64"}),
-                          ["execution_time", "total_tokens"]).set_index("metric")
-    ex = tasks["execution_success"].astype("boolean").dropna().astype(bool)
-    return {
+    out = {
         "n_tasks": int(len(tasks)),
         "threshold": threshold,
         "answer_accuracy": float(correct.mean()) if len(correct) else None,
@@ -213,15 +210,23 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
         "mean_final_score": float(score["mean"]),
         "mean_final_score_ci_low": float(score["ci_low"]),
         "mean_final_score_ci_high": float(score["ci_high"]),
-        "execution_success_rate": float(ex.mean()) if len(ex) else None,
-        "mean_runtime_s": float(cost.loc["execution_time", "mean"]),
-        "mean_runtime_s_ci_low": float(cost.loc["execution_time", "ci_low"]),
-        "mean_runtime_s_ci_high": float(cost.loc["execution_time", "ci_high"]),
-        "mean_tokens": float(cost.loc["total_tokens", "mean"]),
-        "mean_tokens_ci_low": float(cost.loc["total_tokens", "ci_low"]),
-        "mean_tokens_ci_high": float(cost.loc["total_tokens", "ci_high"]),
+        "execution_success_rate": None,
+    }
+    if "execution_success" in tasks:
+        ex = tasks["execution_success"].astype("boolean").dropna().astype(bool)
+        out["execution_success_rate"] = float(ex.mean()) if len(ex) else None
+    for col, key in (("execution_time", "mean_runtime_s"), ("total_tokens", "mean_tokens")):
+        row = (stats.describe(tasks.astype({col: "float64"}), [col]).iloc[0] if col in tasks
+               else {"mean": None, "ci_low": None, "ci_high": None})
+        out |= {key: _num(row["mean"]), f"{key}_ci_low": _num(row["ci_low"]),
+                f"{key}_ci_high": _num(row["ci_high"])}
+    return out | {
         "n_failed": int((~correct).sum()),
     }
+
+
+def _num(v) -> float | None:
+    return None if v is None else float(v)
 
 
 def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:

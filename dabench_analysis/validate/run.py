@@ -15,6 +15,7 @@ import pandas as pd
 
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.run import TOOL_CALLS_FILE, TRAJECTORY_FILE, Run, load_run
+from dabench_analysis.schema import optional_columns, sections_needing, sections_using
 from dabench_analysis.validate import invariants as inv
 from dabench_analysis.validate.health import (
     HARNESS_WEIGHTS,
@@ -112,8 +113,11 @@ def _frame(findings: Sequence[Finding]) -> pd.DataFrame:
 
 def _side(run: Run, attr: str, file: str, findings: list) -> pd.DataFrame | None:
     if not (run.path / file).is_file():
-        findings.append(Finding("info", file, None, None, "missing_file",
-                                "not found; invariants that need it are not checked"))
+        off = sections_needing(file)
+        findings.append(Finding("warning" if off else "info", file, None, None, "missing_file",
+                                "optional file not found; "
+                                + (f"disables {', '.join(off)}; " if off else "")
+                                + "invariants that need it are not checked"))
         return None
     try:
         table = getattr(run, attr)
@@ -122,6 +126,33 @@ def _side(run: Run, attr: str, file: str, findings: list) -> pd.DataFrame | None
         findings.extend(exc.findings or [Finding("error", file, None, None, "unreadable",
                                                  str(exc).splitlines()[0])])
         return None
+
+
+def _absent_columns(run: Run) -> list[Finding]:
+    """Absent optional task_metrics columns, each with the report sections it disables.
+
+    A column some section needs: a warning naming the sections; one only used when present: an
+    info; the rest (no analysis reads them): one info listing them.
+    """
+    present, out, unused = set(run.tasks.columns), [], []
+    for name in optional_columns():
+        if name in present:
+            continue
+        off, used = sections_needing(name), sections_using(name)
+        if off:
+            rest = f"; {', '.join(used)} run without it" if used else ""
+            out.append(Finding("warning", run.task_file, None, name, "absent_column",
+                               f"optional column absent: disables {', '.join(off)}{rest}"))
+        elif used:
+            out.append(Finding("info", run.task_file, None, name, "absent_column",
+                               f"optional column absent: {', '.join(used)} run without it"))
+        else:
+            unused.append(name)
+    if unused:
+        out.append(Finding("info", run.task_file, None, None, "absent_column",
+                           f"{len(unused)} optional catalogue columns absent, which no report "
+                           f"section needs: {', '.join(unused)}"))
+    return out
 
 
 def _failed_report(path: Path, exc: RunLoadError) -> ValidationReport:
@@ -214,7 +245,7 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True) -> Valid
     extra += found + inv.orphan_findings(run.tasks["task_id"], traj, TRAJECTORY_FILE) \
         + inv.orphan_findings(run.tasks["task_id"], calls, TOOL_CALLS_FILE) \
         + inv.missing_steps(rec, traj, run.source_rows, run.task_file)
-    findings = list(run.findings) + extra
+    findings = list(run.findings) + extra + _absent_columns(run)
     n_errors = sum(f.severity == "error" for f in findings)
     components = harness_components(run, rec, failed, findings) if len(run.tasks) \
         else None

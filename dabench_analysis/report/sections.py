@@ -1,0 +1,158 @@
+"""Degrade, don't die: which report sections a run can feed, and a visible note for the others.
+
+The notebooks ask :meth:`Sections.ready` before each section; a section whose inputs are absent
+(:data:`dabench_analysis.schema.SECTIONS`) is skipped with a note in the notebook output (and so
+in the HTML), and listed in ``summary.json`` (``skipped``) and in ``index.html``. A section that
+fails for any other reason still fails the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from dabench_analysis.load import Run
+from dabench_analysis.schema import OPTIONAL_FILES, REPLAY_FILES, SECTIONS
+
+#: Version of the ``summary.json`` layout written by the report notebooks.
+SUMMARY_SCHEMA_VERSION = 1
+#: Fields every report's ``summary.json`` has (beyond its own key numbers, see the README).
+SUMMARY_FIELDS: dict[str, str] = {
+    "schema_version": f"layout version of this file ({SUMMARY_SCHEMA_VERSION})",
+    "report": "run, compare, judge or research_eval",
+    "skipped": "sections not computed: [{section, title, missing: [column or file, ...]}]",
+    "reduced": "sections computed without some optional columns: [{section, title, absent}]",
+}
+
+
+def _files_present(run: Run) -> set[str]:
+    files = {f for f in OPTIONAL_FILES if f != REPLAY_FILES and (Path(run.path) / f).is_file()}
+    if len(run.replays):
+        files.add(REPLAY_FILES)
+    return files
+
+
+def _show(text: str) -> None:
+    """Display ``text`` as Markdown in a notebook, or print it elsewhere."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        print(text)
+        return
+    if get_ipython() is None:
+        print(text)
+    else:
+        display(Markdown(text))
+
+
+class Sections:
+    """Which sections of a report the given run(s) can feed.
+
+    Parameters
+    ----------
+    *runs : Run
+        One run (run report) or the two runs of a comparison: a column or file counts as
+        present only when every run has it.
+    report : {"run", "compare"}
+        The report whose sections are asked for.
+    quiet : bool
+        Record without displaying notes (for use outside notebooks).
+
+    Attributes
+    ----------
+    columns : set of str
+        task_metrics columns present (in every run).
+    files : set of str
+        Optional files present (entries of :data:`dabench_analysis.schema.OPTIONAL_FILES`).
+    skipped, reduced : list of dict
+        What :meth:`ready` refused, and what it allowed on fewer optional columns.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> s = Sections(da.load_run("data/sample_runs/proposed_aat"), quiet=True)
+    >>> s.ready("calibration"), s.skipped
+    (True, [])
+    """
+
+    def __init__(self, *runs: Run, report: str = "run", quiet: bool = False) -> None:
+        if not runs:
+            raise ValueError("Sections needs at least one run")
+        self._setup(set.intersection(*(set(map(str, r.tasks.columns)) for r in runs)),
+                    set.intersection(*(_files_present(r) for r in runs)), report, quiet,
+                    "in this run" if len(runs) == 1 else "in one of the runs")
+
+    @classmethod
+    def from_columns(cls, columns, files=OPTIONAL_FILES, *, report: str = "run",
+                     quiet: bool = True) -> Sections:
+        """Sections for a frame's columns (and the optional files present), without a run.
+
+        Examples
+        --------
+        >>> s = Sections.from_columns(["task_id", "final_score"])
+        >>> s.ready("calibration"), s.skipped[0]["missing"]
+        (False, ['confidence_score'])
+        """
+        self = cls.__new__(cls)
+        self._setup(set(map(str, columns)), set(files), report, quiet, "in this run")
+        return self
+
+    def _setup(self, columns: set, files: set, report: str, quiet: bool, where: str) -> None:
+        if report not in ("run", "compare"):
+            raise ValueError(f"report must be 'run' or 'compare', got {report!r}")
+        self.report, self.quiet, self.columns, self.files = report, quiet, columns, files
+        self.skipped: list[dict] = []
+        self.reduced: list[dict] = []
+        self._decided: dict[str, bool] = {}
+        self._where = where
+
+    def ready(self, name: str) -> bool:
+        """True if section ``name`` can run; otherwise show and record why it is skipped.
+
+        Asked again for the same section (one section over several cells), it answers the same
+        without a second note.
+
+        Raises
+        ------
+        ValueError
+            For a section that is not in the catalogue or belongs to another report.
+        """
+        sec = SECTIONS.get(name)
+        if sec is None or sec.report != self.report:
+            known = ", ".join(s for s, v in SECTIONS.items() if v.report == self.report)
+            raise ValueError(f"no section {name!r} in the {self.report} report; known: {known}")
+        if name in self._decided:  # a section spread over several cells: one note, one entry
+            return self._decided[name]
+        self._decided[name] = answer = self._decide(name, sec)
+        return answer
+
+    def _decide(self, name: str, sec) -> bool:
+        missing = sec.missing(self.columns, self.files)
+        if missing:
+            self.skipped.append({"section": name, "title": sec.title, "missing": missing})
+            self._note(f"**Skipped: {sec.title}**. Needs {_names(missing)}, absent {self._where}.")
+            return False
+        absent = sec.absent_uses(self.columns)
+        if absent:
+            self.reduced.append({"section": name, "title": sec.title, "absent": absent})
+            self._note(f"*{sec.title}* is computed without {_names(absent)} "
+                       f"(absent {self._where}).")
+        return True
+
+    def present(self, columns: Sequence[str]) -> list[str]:
+        """The entries of ``columns`` present in the run(s), in the given order."""
+        return [c for c in columns if c in self.columns]
+
+    def summary(self) -> dict:
+        """``schema_version``, ``skipped`` and ``reduced``, for a report's ``summary.json``."""
+        return {"schema_version": SUMMARY_SCHEMA_VERSION, "report": self.report,
+                "skipped": list(self.skipped), "reduced": list(self.reduced)}
+
+    def _note(self, text: str) -> None:
+        if not self.quiet:
+            _show(text)
+
+
+def _names(items: Sequence[str]) -> str:
+    return ", ".join(i if i.startswith("one of:") else f"`{i}`" for i in items)

@@ -1,0 +1,268 @@
+"""Which analyses need which inputs: every section of the reports, as data.
+
+A *section* is one table or figure of a report (or a group written together). It declares the
+task_metrics columns it ``needs`` (absent in the run: the section is skipped with a note), the
+optional files it needs (``tool_calls.csv``, ...), and the optional columns it ``uses`` when
+present (absent: the section runs on fewer metrics or rows, which its note says). The notebooks,
+the batch index, :func:`dabench_analysis.validate_run` (which analyses an absent column disables)
+and the README's table of columns are all driven from :data:`SECTIONS`; the lower layers read it
+here instead of importing the report layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+from dabench_analysis.schema.columns import (
+    CORRELATION_METRICS,
+    MAIN_METRICS,
+    SPECIALISTS,
+    STAGES,
+    TASK_COLUMNS,
+)
+
+#: Optional files of an eval-v2 run directory (``task_metrics.csv`` is the one required file).
+TRAJECTORY_FILE = "trajectory.csv"
+TOOL_CALLS_FILE = "tool_calls.csv"
+REPLAY_FILES = "task_*/task_replay.json"
+OPTIONAL_FILES: tuple[str, ...] = (TRAJECTORY_FILE, TOOL_CALLS_FILE, REPLAY_FILES)
+#: What each optional file feeds besides the sections that name it.
+FILE_USES: dict[str, str] = {
+    TRAJECTORY_FILE: "validation: token conservation, time accounting, missing trajectories; "
+                     "the explore notebook's steps",
+    TOOL_CALLS_FILE: "validation: tool-call rows and failures per task",
+    REPLAY_FILES: "validation: replay score checks; the explore notebook's replay view",
+}
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of a report.
+
+    Attributes
+    ----------
+    name : str
+        Identifier, also the stem of the table or figure it writes.
+    title : str
+        Heading shown in the report.
+    report : {"run", "compare"}
+        Which notebook holds it (``run_report.ipynb``, ``compare_runs.ipynb``).
+    needs : tuple of str
+        task_metrics columns without which the section cannot be computed.
+    files : tuple of str
+        Optional files of the run directory it reads (see :data:`OPTIONAL_FILES`).
+    uses : tuple of str
+        Optional columns used when present; the section runs on those present.
+    uses_at_least : int
+        How many of ``uses`` must be present (e.g. a correlation needs a second metric).
+    outputs : tuple of str
+        Files it writes under the report folder (``tables/<stem>``, ``<figure stem>``).
+    """
+
+    name: str
+    title: str
+    report: str
+    needs: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
+    uses_at_least: int = 0
+    outputs: tuple[str, ...] = ()
+
+    def missing(self, columns: Collection[str], files: Collection[str] = OPTIONAL_FILES
+                ) -> list[str]:
+        """The inputs this section lacks, as names to show (empty: it can run).
+
+        Parameters
+        ----------
+        columns : collection of str
+            Columns present (for a comparison: present in both runs).
+        files : collection of str
+            Optional files present (entries of :data:`OPTIONAL_FILES`).
+
+        Returns
+        -------
+        list of str
+            Absent needed columns and files; when fewer than ``uses_at_least`` of ``uses`` are
+            present, one entry ``"one of: a, b, ..."`` for them.
+
+        Examples
+        --------
+        >>> SECTIONS["failure_stages"].missing(["final_score"])
+        ['failure_stage']
+        >>> SECTIONS["correlation_matrix"].missing(["final_score"])[0][:7]
+        'one of:'
+        """
+        out = [c for c in self.needs if c not in columns]
+        out += [f for f in self.files if f not in files]
+        present = [c for c in self.uses if c in columns]
+        if len(present) < self.uses_at_least:
+            out.append("one of: " + ", ".join(c for c in self.uses if c not in columns))
+        return out
+
+    def absent_uses(self, columns: Collection[str]) -> list[str]:
+        """Optional columns of ``uses`` that are absent (the section runs without them)."""
+        return [c for c in self.uses if c not in columns]
+
+
+_STAGE_COLUMNS = tuple(f"{p}_{m}" for p in STAGES.values() for m in ("time", "calls", "tokens"))
+_SPECIALIST_FLAGS = tuple(f"{s}_agent_used" for s in SPECIALISTS)
+_COORDINATOR = ("replan_requested", "replan_successful", "retry_requested", "retry_successful")
+_PARAGRAPH = ("task_id", "final_score", "difficulty", "analyst_score", "first_try_success",
+              "replan_count", "tool_efficiency", "verification_triggered",
+              "verification_failures_detected", "failure_category")
+
+_ALL = [
+    # run report (notebooks/run_report.ipynb), in the order it shows them
+    Section("health", "Run health", "run", outputs=("tables/health",)),
+    Section("main_results", "Table 1: main results", "run", needs=("final_score",),
+            uses=tuple(MAIN_METRICS[1:]), outputs=("tables/main_results",)),
+    Section("difficulty_breakdown", "Table 2: breakdown by difficulty", "run",
+            needs=("difficulty", "execution_success", "final_score", "execution_time",
+                   "total_tokens"),
+            outputs=("tables/difficulty_breakdown", "difficulty_breakdown")),
+    Section("task_type_breakdown", "Table 3: by task type", "run",
+            needs=("task_type", "final_score"), uses=("analyst_score",),
+            outputs=("tables/task_type_breakdown",)),
+    Section("specialist_participation", "Table 4: specialist participation", "run",
+            needs=("specialist_participation", "final_score"), uses=("autonomy_score",),
+            outputs=("tables/specialist_participation",)),
+    Section("root_causes", "Table 5: top 10 root causes", "run",
+            needs=("root_cause", "final_score"), uses=("failure_category",),
+            outputs=("tables/root_causes",)),
+    Section("score_distribution", "Score distribution", "run",
+            needs=("final_score", "difficulty"), outputs=("score_distribution",)),
+    Section("failure_distribution", "Failure distribution", "run",
+            needs=("final_score", "failure_category"), outputs=("failure_distribution",)),
+    Section("failure_categories", "MAS failure categories", "run",
+            needs=("final_score", "failure_category"), outputs=("tables/failure_categories",)),
+    Section("failure_stages", "Failures by stage", "run", needs=("final_score", "failure_stage"),
+            outputs=("tables/failure_stages", "failure_by_stage")),
+    Section("outcome_error_types", "Outcome error types", "run",
+            needs=("final_score", "outcome_error_type"), outputs=("tables/outcome_error_types",)),
+    Section("outcome_status", "Outcome status", "run", needs=("outcome_status",),
+            outputs=("tables/outcome_status",)),
+    Section("mas_effectiveness", "MAS effectiveness", "run",
+            needs=("initial_answer_correct", "final_answer_correct"),
+            uses=("recovered_after_replan", "recovered_after_retry"),
+            outputs=("tables/mas_effectiveness",)),
+    Section("coordinator_effectiveness", "Coordinator intervention effectiveness", "run",
+            needs=_COORDINATOR, outputs=("tables/coordinator_effectiveness",)),
+    Section("specialist_value", "Specialist agent value", "run",
+            needs=("final_score", *_SPECIALIST_FLAGS), outputs=("tables/specialist_value",)),
+    Section("calibration", "Calibration by confidence bucket", "run",
+            needs=("confidence_score", "final_score"),
+            outputs=("tables/calibration", "reliability_diagram")),
+    Section("ablation_verification", "Ablation 1: verification", "run",
+            needs=("verification_triggered", "final_score"),
+            outputs=("tables/ablation_verification",)),
+    Section("ablation_replanning", "Ablation 2: replanning", "run",
+            needs=("first_try_success", "replan_count", "final_score"),
+            outputs=("tables/ablation_replanning",)),
+    Section("ablation_efficiency_quartiles", "Ablation 3: tool-efficiency quartiles", "run",
+            needs=("tool_efficiency", "final_score"),
+            outputs=("tables/ablation_efficiency_quartiles",)),
+    Section("phase_timing", "Phase timing", "run", needs=(*_STAGE_COLUMNS, "execution_time"),
+            outputs=("tables/phase_timing",)),
+    Section("tool_usage", "Tool latency and failures", "run", files=(TOOL_CALLS_FILE,),
+            outputs=("tables/tool_usage", "tool_latency")),
+    Section("correlation_matrix", "Correlation matrix", "run", needs=("final_score",),
+            uses=tuple(CORRELATION_METRICS[1:]), uses_at_least=1,
+            outputs=("correlation_matrix",)),
+    Section("autonomy_vs_efficiency", "Autonomy vs efficiency", "run",
+            needs=("autonomy_score", "tool_efficiency", "final_score"),
+            outputs=("autonomy_vs_efficiency",)),
+    # comparison report (notebooks/compare_runs.ipynb); columns needed in both runs
+    Section("paired_comparison", "Paired comparison of the main metrics", "compare",
+            needs=("task_id", "final_score"), uses=tuple(MAIN_METRICS[1:]),
+            outputs=("tables/paired_comparison",)),
+    Section("paired_by_difficulty", "Paired comparison by difficulty", "compare",
+            needs=("task_id", "difficulty", "final_score"), outputs=("tables/paired_by_difficulty",)),
+    Section("mcnemar", "McNemar test on answer correctness", "compare",
+            needs=("task_id", "final_score"), outputs=("tables/mcnemar",)),
+    Section("task_changes", "Per-task changes", "compare", needs=("task_id", "final_score"),
+            outputs=("tables/task_changes", "tables/improved_tasks", "tables/regressed_tasks")),
+    Section("paired_difference", "Paired differences", "compare",
+            needs=("task_id", "final_score"), outputs=("paired_difference",)),
+    Section("results_paragraph", "Results paragraph", "compare", needs=_PARAGRAPH,
+            outputs=("results_paragraph.md",)),
+]
+
+#: Every section of the reports, by name, in report order.
+SECTIONS: dict[str, Section] = {s.name: s for s in _ALL}
+
+
+def sections_needing(column: str, *, report: str | None = None) -> list[str]:
+    """Names of the sections an absent ``column`` (or optional file) disables.
+
+    Parameters
+    ----------
+    column : str
+        A task_metrics column or an entry of :data:`OPTIONAL_FILES`.
+    report : {"run", "compare"} or None
+        Only sections of this report.
+
+    Returns
+    -------
+    list of str
+        Sections that need it (``uses`` alone does not disable a section).
+
+    Examples
+    --------
+    >>> sections_needing("outcome_error_type")
+    ['outcome_error_types']
+    >>> sections_needing("tool_calls.csv")
+    ['tool_usage']
+    """
+    return [s.name for s in _ALL if (report is None or s.report == report)
+            and (column in s.needs or column in s.files)]
+
+
+def sections_using(column: str) -> list[str]:
+    """Names of the sections that use ``column`` when present (without needing it)."""
+    return [s.name for s in _ALL if column in s.uses]
+
+
+def optional_columns() -> list[str]:
+    """task_metrics columns of the optional tier, in catalogue order."""
+    return [c.name for c in TASK_COLUMNS.values() if not c.required]
+
+
+def columns_table(columns: Iterable[str] | None = None) -> list[dict[str, str]]:
+    """One row per task_metrics column that a section needs or uses, and per optional file.
+
+    Returns
+    -------
+    list of dict
+        Keys ``input``, ``tier`` (required / optional), ``needed_by`` and ``used_by`` (section
+        names joined by ", "); the rows of the README's table of inputs.
+    """
+    rows = []
+    names = list(TASK_COLUMNS) if columns is None else list(columns)
+    for name in names:
+        need, use = sections_needing(name), sections_using(name)
+        col = TASK_COLUMNS[name]
+        if col.required or need or use:
+            rows.append({"input": name, "tier": "required" if col.required else "optional",
+                         "needed_by": ("every section (a run without it is rejected)"
+                                       if col.required else ", ".join(need)),
+                         "used_by": ", ".join(use)})
+    for f in OPTIONAL_FILES:
+        rows.append({"input": f, "tier": "optional", "needed_by": ", ".join(sections_needing(f)),
+                     "used_by": FILE_USES[f]})
+    return rows
+
+
+def columns_markdown() -> str:
+    """:func:`columns_table` as the Markdown table the README shows (kept equal by a test).
+
+    Examples
+    --------
+    >>> columns_markdown().splitlines()[0]
+    '| input | tier | needed by (skipped without it) | used by when present |'
+    """
+    lines = ["| input | tier | needed by (skipped without it) | used by when present |",
+             "|---|---|---|---|"]
+    lines += [f"| `{r['input']}` | {r['tier']} | {r['needed_by'] or '-'} | {r['used_by'] or '-'} |"
+              for r in columns_table()]
+    return "\n".join(lines)

@@ -1,0 +1,200 @@
+"""The runner when a notebook fails (pitfall P15: a kernel that dies, a cell that times out, a
+cell that raises), a quiet terminal on success, and the index page for failed reports and for
+reports with skipped sections."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from dabench_analysis import report
+from dabench_analysis.report.runner import ReportError
+
+SCRIPT = "<script>alert(1)</script>"
+
+
+def _nb(path: Path, *sources: str) -> Path:
+    """A notebook: a tagged parameters cell ``x = 1``, then one code cell per source."""
+    params = new_code_cell("x = 1")
+    params.metadata["tags"] = ["parameters"]
+    nb = new_notebook(cells=[params, *(new_code_cell(s) for s in sources)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3",
+                                 "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def _run_failing(folder: Path, name: str, source: str, **kwargs) -> tuple[ReportError, Path]:
+    nb = _nb(folder / f"{name}.ipynb", "print('before')", source, "print('after')")
+    out = folder / "out" / name
+    with pytest.raises(ReportError) as info:
+        report.run_notebook(nb, out, {"x": 2}, **kwargs)
+    return info.value, out
+
+
+@pytest.fixture(scope="module")
+def failures(tmp_path_factory):
+    """One notebook whose kernel dies and one whose cell outlasts a 2 s timeout."""
+    folder = tmp_path_factory.mktemp("failing")
+    return {"dead": _run_failing(folder, "dead", "import os; os._exit(1)"),
+            "slow": _run_failing(folder, "slow", "import time; time.sleep(60)", timeout=2),
+            "root": folder / "out"}
+
+
+def _failed_notebook(out: Path) -> nbformat.NotebookNode:
+    assert not (out / "report.ipynb").exists()
+    assert (out / "report.failed.html").stat().st_size > 0
+    return nbformat.read(out / "report.failed.ipynb", as_version=4)
+
+
+def _error_cell(nb: nbformat.NotebookNode):
+    (cell,) = [c for c in nb.cells if any(o.output_type == "error" for o in c.get("outputs", []))]
+    return cell
+
+
+def test_dead_kernel_is_a_report_error_naming_the_cell(failures):
+    exc, out = failures["dead"]
+    # cells In [1] parameters, [2] injected parameters, [3] print, [4] the one that dies
+    assert str(exc) == ("dead.ipynb failed in cell 4 `import os; os._exit(1)`: DeadKernelError: "
+                        "the kernel died while running this cell (exit code 1)")
+    nb = _failed_notebook(out)
+    cell = _error_cell(nb)
+    assert cell.source == "import os; os._exit(1)" and cell.execution_count == 4
+    assert cell.outputs[-1].ename == "DeadKernelError"
+    assert nb.cells[3].outputs[0].text == "before\n"  # the cells before it kept their output
+    assert "DeadKernelError" in (out / "report.failed.html").read_text()
+
+
+def test_cell_timeout_is_a_report_error_naming_the_cell(failures):
+    exc, out = failures["slow"]
+    assert str(exc) == ("slow.ipynb failed in cell 4 `import time; time.sleep(60)`: "
+                        "CellTimeoutError: the cell was still running after the per-cell "
+                        "timeout of 2 s")
+    cell = _error_cell(_failed_notebook(out))
+    # the KeyboardInterrupt of jupyter_client's interrupt at shutdown is not the reported error
+    assert [o.ename for o in cell.outputs if o.output_type == "error"] == ["CellTimeoutError"]
+    # the kernel's own log (its ZMQ traceback after the timeout) is kept beside, not printed
+    assert (out / "report.failed.kernel.log").is_file()
+
+
+def test_raising_cell_job_reason_and_index_links(failures, tmp_path):
+    nb = _nb(tmp_path / "boom.ipynb", 'raise ValueError("boom")')
+    out_root = failures["root"]
+    job = report.Job("run", "boom", nb, {"x": 2}, (out_root / "boom").resolve())
+    res = report.execute_job(job, cell_timeout=30)
+    assert res.state == "failed"
+    assert res.reason == 'boom.ipynb failed in cell 3 `raise ValueError("boom")`: ValueError: boom'
+    assert (job.out_dir / "report.failed.ipynb").is_file()
+    results = [res] + [report.JobResult(
+        report.Job("run", name, Path(f"{name}.ipynb"), {}, failures[name][1].resolve()),
+        "failed", str(failures[name][0])) for name in ("dead", "slow")]
+    page = report.write_index(results, out_root).read_text()
+    rows = _rows(page)
+    assert rows["boom"]["hrefs"] == ["boom/report.failed.html", "boom/report.failed.ipynb"]
+    assert rows["dead"]["hrefs"][:2] == ["dead/report.failed.html", "dead/report.failed.ipynb"]
+    assert "slow/report.failed.kernel.log" in rows["slow"]["hrefs"]
+    assert rows["boom"]["cells"][4] == res.reason
+    assert "DeadKernelError: the kernel died" in rows["dead"]["cells"][4]
+    assert "CellTimeoutError" in rows["slow"]["cells"][4]
+
+
+def test_successful_run_is_quiet_and_clears_old_failures(tmp_path, capfd):
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("report.failed.ipynb", "report.failed.html", "report.failed.kernel.log"):
+        (out / name).write_text("stale")
+    # the kernel's log is where "KeyboardInterrupt caught in kernel" came from: jupyter_client
+    # interrupts the kernel before shutting it down, and when the signal lands inside a message
+    # handler ipykernel logs it to the stderr it inherited (intermittent; this cell is not)
+    nb = _nb(tmp_path / "ok.ipynb", "y = x + 1", "import matplotlib.pyplot as plt\n"
+             "plt.plot([1, 2]); plt.show()", "from ipykernel.kernelapp import IPKernelApp\n"
+             "IPKernelApp.instance().log.error('KeyboardInterrupt caught in kernel.')")
+    capfd.readouterr()
+    report.run_notebook(nb, out, {"x": 2})
+    text = "".join(capfd.readouterr())
+    for noise in ("KeyboardInterrupt", "zmq", "Traceback", "IPKernelApp", "ERROR"):
+        assert noise.lower() not in text.lower(), text
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.ipynb"]
+
+
+# --- the index page: skipped sections ---------------------------------------------------------
+
+class _Rows(HTMLParser):
+    """Per table row: cell texts, link targets, the <summary> text and the <li> texts."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self._stack = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append({"cells": [], "hrefs": [], "summary": "", "items": []})
+        elif self.rows and tag == "td":
+            self.rows[-1]["cells"].append("")
+        elif self.rows and tag == "a":
+            self.rows[-1]["hrefs"].append(dict(attrs)["href"])
+        elif self.rows and tag == "li":
+            self.rows[-1]["items"].append("")
+        self._stack.append(tag)
+
+    def handle_endtag(self, tag):
+        while self._stack and self._stack.pop() != tag:
+            pass
+
+    def handle_data(self, data):
+        if not self.rows or not self.rows[-1]["cells"]:
+            return
+        row = self.rows[-1]
+        row["cells"][-1] += data
+        if "summary" in self._stack:
+            row["summary"] += data
+        if "li" in self._stack:
+            row["items"][-1] += data
+
+
+def _rows(page: str) -> dict[str, dict]:
+    parser = _Rows()
+    parser.feed(page)
+    return {row["cells"][1].split("failed report")[0]: row for row in parser.rows if row["cells"]}
+
+
+def _job(out: Path, name: str, summary: dict | None) -> report.Job:
+    job = report.Job("run", name, Path("run_report.ipynb"), {}, (out / name).resolve())
+    job.out_dir.mkdir(parents=True)
+    if summary is not None:
+        (job.out_dir / "summary.json").write_text(json.dumps(summary))
+    return job
+
+
+def test_index_lists_skipped_sections(tmp_path):
+    out = tmp_path / "out"
+    skipped = [{"section": "calibration", "title": "Calibration",
+                "missing": ["confidence_score"]},
+               {"section": SCRIPT, "missing": ["<img src=x onerror=alert(1)>", "tool_calls.csv"]}]
+    results = [
+        report.JobResult(_job(out, "two", {"n_tasks": 80, "skipped": skipped}), "evaluated"),
+        report.JobResult(_job(out, "none", {"n_tasks": 80, "skipped": []}), "evaluated"),
+        report.JobResult(_job(out, "absent", {"n_tasks": 80}), "evaluated"),
+        report.JobResult(_job(out, "carried", None), "evaluated", summary={
+            "n_tasks": 5, "skipped": [{"section": "tool_usage", "missing": ["tool_calls.csv"]}]}),
+    ]
+    page = report.write_index(results, out).read_text()
+    assert SCRIPT not in page and "<img src=x" not in page
+    rows = _rows(page)
+    assert rows["two"]["summary"] == "evaluated — 2 sections skipped"
+    assert rows["two"]["items"] == [
+        "Calibration (calibration): needs confidence_score",
+        f"{SCRIPT}: needs <img src=x onerror=alert(1)>, tool_calls.csv"]  # text, not markup
+    assert rows["carried"]["summary"] == "evaluated — 1 section skipped"
+    assert rows["carried"]["items"] == ["tool_usage: needs tool_calls.csv"]
+    for name in ("none", "absent"):
+        assert rows[name]["cells"][2] == "evaluated" and not rows[name]["items"]
+        assert rows[name]["cells"][3] == "80 tasks"
+    assert page.count("<details>") == 2
+    assert re.search(r'href="two/report\.html"', page)

@@ -1,0 +1,242 @@
+"""Run directories our generator did not write: the run-shape matrix through the notebooks, and a
+property test on the API over random subsets of optional columns.
+
+Shapes come from the catalogue, not from a hand-written list: the sample run with each schema
+group's optional columns removed, with each optional file removed, and one run written "by another
+eval-v2 version" (columns reordered, two renamed to the names other versions use, an extra column,
+flags spelled True/False). Expected tables come from the complete run; a shape's table must equal
+it cell for cell, or, for the sections that run on fewer optional columns (listed in REDUCED), the
+complete run's table restricted to what the shape holds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dabench_analysis import load_run, schema, stats, tables
+from dabench_analysis.report import Sections
+from dabench_analysis.stats import calibration
+from dabench_analysis.tables import ablation, failures, mas, timing
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample_runs"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _optional_groups() -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for col in schema.TASK_COLUMNS.values():
+        if not col.required:
+            out.setdefault(col.group, []).append(col.name)
+    return out
+
+
+#: shape name -> (columns removed, files removed)
+SHAPES: dict[str, tuple[set[str], set[str]]] = {
+    **{f"no_{_slug(g)}": (set(cols), set()) for g, cols in _optional_groups().items()},
+    **{f"no_{_slug(f)}": (set(), {f}) for f in schema.OPTIONAL_FILES},
+}
+OTHER_VERSION_DROPPED = {"outcome_error_type", "confidence_score", "specialist_participation",
+                         "failure_stage", "verification_triggered", "trace_id"}
+#: Sections computed on fewer optional columns when some are absent: (table, how to compare).
+REDUCED = {"main_results": "rows", "task_type_breakdown": "columns",
+           "specialist_participation": "columns", "paired_comparison": "rows",
+           "mas_effectiveness": "na", "root_causes": "columns"}
+
+
+def _remove(run_dir: Path, files: set[str]) -> None:
+    for f in files:
+        for p in (run_dir.glob(f) if "*" in f else [run_dir / f]):
+            p.unlink()
+
+
+def _other_version(run_dir: Path, drop_columns) -> None:
+    """Another harness version: absent columns, aliases, an extra one, reordered, True/False."""
+    drop_columns(run_dir, OTHER_VERSION_DROPPED,
+                 rename={"execution_stage_calls": "execution_calls",
+                         "schema_agent_used": "schema_agent_called"})
+    frame = pd.read_csv(run_dir / "task_metrics.csv", dtype=str, keep_default_na=False)
+    flags = [c for c in frame if schema.TASK_COLUMNS.get(schema.ALIASES.get(c, c)) is not None
+             and schema.TASK_COLUMNS[schema.ALIASES.get(c, c)].kind == "flag"]
+    frame[flags] = frame[flags].replace({"1": "True", "0": "False"})
+    frame = frame.assign(harness_build="v1.9")
+    frame[list(reversed(frame.columns))].to_csv(run_dir / "task_metrics.csv", index=False)
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory, drop_columns):
+    """Every shape and the complete run, reported in one batch against the sample baseline."""
+    base = tmp_path_factory.mktemp("shapes")
+    runs = {}
+    for name, (cols, files) in [("complete", (set(), set())), *SHAPES.items()]:
+        runs[name] = base / name
+        shutil.copytree(SAMPLE / "proposed_aat", runs[name])
+        if cols:
+            drop_columns(runs[name], cols)
+        _remove(runs[name], files)
+    runs["other_version"] = base / "other_version"
+    shutil.copytree(SAMPLE / "proposed_aat", runs["other_version"])
+    _other_version(runs["other_version"], drop_columns)
+    baseline = base / "baseline"
+    shutil.copytree(SAMPLE / "baseline_react", baseline)
+    out = base / "out"
+    cli = Path(sys.executable).with_name("dabench-analysis")
+    proc = subprocess.run([str(cli), "report", *map(str, runs.values()), "--baseline",
+                           str(baseline), "--out", str(out), "--jobs", "2"],
+                          capture_output=True, text=True, timeout=1800)
+    return runs, out, proc
+
+
+def _summary(out: Path, name: str) -> dict:
+    return json.loads((out / name / "summary.json").read_text())
+
+
+def _tables(folder: Path) -> dict[str, pd.DataFrame]:
+    return {p.stem: pd.read_csv(p) for p in sorted((folder / "tables").glob("*.csv"))}
+
+
+def _expected_skips(cols: set[str], files: set[str], report: str) -> list[str]:
+    columns = set(schema.TASK_COLUMNS) - cols
+    present = set(schema.OPTIONAL_FILES) - files
+    return [s.name for s in schema.SECTIONS.values()
+            if s.report == report and s.missing(columns, present)]
+
+
+def test_every_shape_is_reported_and_the_batch_exits_0(matrix):
+    runs, out, proc = matrix
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for name in runs:
+        assert _summary(out, name)["schema_version"] == 1
+        assert (out / name / "report.html").is_file()
+        assert (out / f"compare_baseline_vs_{name}" / "report.html").is_file()
+    index = (out / "index.html").read_text()
+    assert index.count("evaluated") >= 2 * len(runs)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_each_shape_skips_exactly_what_it_lacks(matrix, shape):
+    _, out, _ = matrix
+    cols, files = SHAPES[shape]
+    for report, folder in (("run", shape), ("compare", f"compare_baseline_vs_{shape}")):
+        skipped = _summary(out, folder)["skipped"]
+        assert [s["section"] for s in skipped] == _expected_skips(cols, files, report)
+        for entry in skipped:
+            assert entry["missing"] and set(entry["missing"]) <= cols | files | {
+                m for m in entry["missing"] if m.startswith("one of:")}
+        for sec in skipped:  # nothing of a skipped section is written
+            for output in schema.SECTIONS[sec["section"]].outputs:
+                assert not list((out / folder).glob(output + ".*")), output
+
+
+def _same(shape_table: pd.DataFrame, full: pd.DataFrame, how: str | None) -> None:
+    if how == "rows":  # one row per metric present; Holm's adjustment depends on how many
+        key = shape_table.columns[0]
+        full = full[full[key].isin(shape_table[key])].reset_index(drop=True)
+        drop = [c for c in ("p_adjusted",) if c in full]
+        pd.testing.assert_frame_equal(shape_table.drop(columns=drop), full.drop(columns=drop))
+    elif how == "na":  # n_<absent column> is <NA>, the rest as on the complete run
+        na = [c for c in shape_table if shape_table[c].isna().all() and not full[c].isna().all()]
+        assert na and all(c.startswith("n_recovered_after_") for c in na), na
+        pd.testing.assert_frame_equal(shape_table.drop(columns=na), full.drop(columns=na))
+    elif how == "columns":
+        pd.testing.assert_frame_equal(shape_table, full[list(shape_table.columns)])
+    else:
+        pd.testing.assert_frame_equal(shape_table, full)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES) + ["other_version"])
+def test_every_table_a_shape_writes_equals_the_complete_runs(matrix, shape):
+    _, out, _ = matrix
+    for folder, ref in ((shape, "complete"),
+                        (f"compare_baseline_vs_{shape}", "compare_baseline_vs_complete")):
+        reduced = {r["section"] for r in _summary(out, folder)["reduced"]}
+        full = _tables(out / ref)
+        got = _tables(out / folder)
+        assert got, folder
+        for name, table in got.items():
+            if name == "health":  # the findings differ by construction
+                continue
+            how = REDUCED.get(name) if name in reduced else None
+            _same(table, full[name], how)
+
+
+def test_the_other_version_reads_aliases_extra_columns_and_true_false(matrix):
+    runs, out, _ = matrix
+    run = load_run(runs["other_version"])
+    checks = {(f.check, f.column) for f in run.findings}
+    assert ("unknown_column", "harness_build") in checks
+    assert run.tasks["harness_build"].eq("v1.9").all()
+    assert "execution_stage_calls" in run.tasks and "schema_agent_used" in run.tasks
+    full = load_run(runs["complete"]).tasks
+    assert run.tasks["execution_success"].equals(full["execution_success"])
+    skipped = [s["section"] for s in _summary(out, "other_version")["skipped"]]
+    assert skipped == ["specialist_participation", "failure_stages", "outcome_error_types",
+                       "calibration", "ablation_verification"]
+
+
+# --- property test on the API -------------------------------------------------------------------
+
+def _api(t: pd.DataFrame, s: Sections) -> dict:
+    """The run report's tables, as its notebook computes them (notebooks/run_report.ipynb)."""
+    return {
+        "main_results": lambda: tables.main_results(t, metrics=s.present(schema.MAIN_METRICS)),
+        "difficulty_breakdown": lambda: tables.difficulty_breakdown(t),
+        "task_type_breakdown": lambda: tables.task_type_breakdown(
+            t, metrics=s.present(["final_score", "analyst_score"])),
+        "specialist_participation": lambda: tables.specialist_participation(
+            t, metrics=s.present(["final_score", "autonomy_score"])),
+        "root_causes": lambda: failures.root_causes(t),
+        "failure_categories": lambda: failures.failure_categories(t),
+        "failure_stages": lambda: failures.failure_stages(t),
+        "outcome_error_types": lambda: failures.outcome_error_types(t),
+        "outcome_status": lambda: failures.outcome_status(t),
+        "mas_effectiveness": lambda: mas.mas_effectiveness(t),
+        "coordinator_effectiveness": lambda: mas.coordinator_effectiveness(t),
+        "specialist_value": lambda: mas.specialist_value(t),
+        "calibration": lambda: calibration.calibration_table(t),
+        "ablation_verification": lambda: ablation.verification(t),
+        "ablation_replanning": lambda: ablation.replanning(t),
+        "ablation_efficiency_quartiles": lambda: ablation.efficiency_quartiles(t),
+        "phase_timing": lambda: timing.phase_timing(t),
+        "correlation_matrix": lambda: stats.correlation(
+            t, s.present(schema.CORRELATION_METRICS)),
+    }
+
+
+FULL = load_run(SAMPLE / "proposed_aat").tasks
+OPTIONAL = [c for c in schema.optional_columns() if c in FULL]
+FULL_TABLES = {k: f() for k, f in _api(FULL, Sections.from_columns(FULL.columns)).items()}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@given(st.sets(st.sampled_from(OPTIONAL), min_size=1, max_size=40))
+def test_any_subset_of_optional_columns_computes_or_skips(dropped):
+    t = FULL.drop(columns=sorted(dropped))
+    s = Sections.from_columns(t.columns)
+    for name, compute in _api(t, s).items():
+        if not s.ready(name):  # the catalogue says it cannot run: it really cannot
+            with pytest.raises(ValueError, match="not in tasks"):
+                compute()
+            continue
+        got, full = compute(), FULL_TABLES[name]
+        if name == "correlation_matrix":
+            keep = full["x"].isin(t.columns) & full["y"].isin(t.columns)
+            pd.testing.assert_frame_equal(got, full[keep].reset_index(drop=True))
+        elif name in REDUCED and schema.SECTIONS[name].absent_uses(t.columns):
+            _same(got, full, REDUCED[name])
+        else:
+            pd.testing.assert_frame_equal(got, full)

@@ -1,0 +1,130 @@
+"""Column tiers and report sections as catalogue data: validate's findings for absent inputs, the
+notebooks' parameter checks, the README's table of inputs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import papermill as pm
+import pytest
+
+from dabench_analysis import report, schema, validate_run
+from dabench_analysis.report import Sections, check_parameters, input_dir, output_dir_for
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample_runs" / "proposed_aat"
+
+
+@pytest.fixture
+def run_copy(tmp_path) -> Path:
+    dest = tmp_path / "older_run"
+    shutil.copytree(SAMPLE, dest)
+    return dest
+
+
+def test_the_catalogue_names_only_known_columns_and_files():
+    for sec in schema.SECTIONS.values():
+        for col in (*sec.needs, *sec.uses):
+            assert col in schema.TASK_COLUMNS, (sec.name, col)
+        assert set(sec.files) <= set(schema.OPTIONAL_FILES), sec.name
+        assert sec.report in ("run", "compare")
+    required = {c.name for c in schema.TASK_COLUMNS.values() if c.required}
+    assert required == {"run_id", "task_id", "difficulty", "final_score"}
+
+
+def test_validate_lists_absent_optional_inputs_with_the_sections_they_disable(run_copy, drop_columns):
+    drop_columns(run_copy, {"outcome_error_type", "analyst_score", "trace_id", "timestamp"})
+    (run_copy / "tool_calls.csv").unlink()
+    found = validate_run(run_copy).findings
+    absent = found[found["check"].isin(["absent_column", "missing_file"])]
+    got = sorted(zip(absent["severity"], absent["column"].fillna(""), absent["message"],
+                     strict=True))
+    assert got == sorted([
+        ("warning", "outcome_error_type", "optional column absent: disables outcome_error_types"),
+        ("warning", "analyst_score", "optional column absent: disables results_paragraph; "
+         "main_results, task_type_breakdown, correlation_matrix, paired_comparison run without it"),
+        ("info", "", "2 optional catalogue columns absent, which no report section needs: "
+         "trace_id, timestamp"),
+        ("warning", "", "optional file not found; disables tool_usage; invariants that need it are "
+         "not checked"),
+    ])
+    assert not (found["severity"] == "error").any()
+
+
+def test_validate_on_the_complete_sample_run_lists_nothing_absent():
+    found = validate_run(SAMPLE).findings
+    assert not found["check"].isin(["absent_column", "missing_file"]).any()
+
+
+def test_sections_skip_once_and_say_what_is_missing(capsys):
+    s = Sections.from_columns(["task_id", "difficulty", "final_score", "analyst_score"],
+                              files=(), quiet=False)
+    assert s.ready("tool_usage") is False and s.ready("tool_usage") is False
+    assert s.ready("main_results") is True
+    out = capsys.readouterr().out
+    assert out.count("Skipped: Tool latency and failures") == 1
+    assert "Needs `tool_calls.csv`, absent in this run." in out
+    assert "computed without `answer_f1`, `autonomy_score`, `tool_efficiency`" in out
+    assert s.summary() == {
+        "schema_version": 1, "report": "run",
+        "skipped": [{"section": "tool_usage", "title": "Tool latency and failures",
+                     "missing": ["tool_calls.csv"]}],
+        "reduced": [{"section": "main_results", "title": "Table 1: main results",
+                     "absent": ["answer_f1", "autonomy_score", "tool_efficiency"]}]}
+    with pytest.raises(ValueError, match="no section 'mcnemar' in the run report"):
+        s.ready("mcnemar")
+
+
+@pytest.mark.parametrize(("values", "types", "message"), [
+    ({"run_dir": 7}, {"run_dir": str}, "must be a string, got int 7.*-r run_dir"),
+    ({"run_dir": None}, {"run_dir": str}, "must be a string, got NoneType None"),
+    ({"success_threshold": "0.8"}, {"success_threshold": float}, "must be a number, got str"),
+    ({"success_threshold": True}, {"success_threshold": float}, "must be a number, got bool"),
+    ({"n_resamples": 2.5}, {"n_resamples": int}, "must be an integer, got float"),
+])
+def test_parameter_types_are_checked_with_a_papermill_hint(values, types, message):
+    with pytest.raises(TypeError, match=message):
+        check_parameters(values, types)
+
+
+def test_input_dir_and_output_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="--cwd notebooks"):
+        input_dir("../data/sample_runs/x", "run_dir")
+    assert output_dir_for("", "r1") == tmp_path / "figures" / "r1"
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")
+    assert output_dir_for("", "../etc") == tmp_path / "figures" / "etc"
+    assert output_dir_for("/x/y", "r1") == Path("/x/y")
+
+
+def test_plain_papermill_with_a_numeric_run_folder_says_to_use_r(tmp_path):
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        pm.execute_notebook(str(ROOT / "notebooks" / "run_report.ipynb"),
+                            str(tmp_path / "out.ipynb"), parameters={"run_dir": 7},
+                            cwd=str(ROOT / "notebooks"), kernel_name="python3",
+                            progress_bar=False)
+    assert "TypeError" in str(err.value) and "-r run_dir 007" in str(err.value)
+
+
+def test_run_report_without_output_dir_writes_to_its_own_folder(tmp_path):
+    """Only run_dir given: the report lands in figures/<that run's folder>, not in the
+    default run's folder (papermill run in notebooks/ as the README says)."""
+    nb_dir = tmp_path / "notebooks"
+    nb_dir.mkdir()
+    run = tmp_path / "data" / "run 7"
+    shutil.copytree(SAMPLE, run)
+    pm.execute_notebook(str(ROOT / "notebooks" / "run_report.ipynb"), str(tmp_path / "o.ipynb"),
+                        parameters={"run_dir": str(run)}, cwd=str(nb_dir),
+                        kernel_name="python3", progress_bar=False)
+    assert (tmp_path / "figures" / "run_7" / "summary.json").is_file()
+    assert not (tmp_path / "figures" / "proposed_aat").exists()
+
+
+def test_readme_table_of_inputs_is_the_catalogues():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- inputs-table:start -->\n", "\n<!-- inputs-table:end -->"
+    assert text[text.index(start) + len(start):text.index(end)] == schema.columns_markdown()
+    for field in report.SUMMARY_FIELDS:
+        assert f"- `{field}`:" in text
