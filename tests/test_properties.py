@@ -84,7 +84,8 @@ def _typed(tasks: pd.DataFrame) -> None:
 
 
 def _expected(kind: str, name: str, text: str):
-    if text.strip() in NULL_VALUES if kind != "text" and kind != "id" else text in NULL_VALUES:
+    # text and ids: only an empty cell is missing ("None", "NA" are kept as written)
+    if text.strip() in NULL_VALUES if kind != "text" and kind != "id" else text == "":
         return pd.NA
     if kind in ("score", "float", "seconds"):
         return float(text)

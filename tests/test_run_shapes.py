@@ -178,6 +178,7 @@ def test_the_other_version_reads_aliases_extra_columns_and_true_false(matrix):
     run = load_run(runs["other_version"])
     checks = {(f.check, f.column) for f in run.findings}
     assert ("unknown_column", "harness_build") in checks
+    assert {("column_alias", "execution_calls"), ("column_alias", "schema_agent_called")} <= checks
     assert run.tasks["harness_build"].eq("v1.9").all()
     assert "execution_stage_calls" in run.tasks and "schema_agent_used" in run.tasks
     full = load_run(runs["complete"]).tasks

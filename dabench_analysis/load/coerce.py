@@ -11,16 +11,25 @@ Private to :mod:`dabench_analysis.load`. Two steps, each reporting what it rejec
    unique keys, and one row check per kind over all its columns (finite numbers, scores in
    [0, 1], counts and seconds >= 0). Failing values are set to missing; the pandera failure
    cases become :class:`Finding` objects naming file, row and column.
+
+Missing values (:func:`missing_spellings`): in free-text and identifier columns (catalogue kinds
+``text`` and ``id``, and columns the catalogue does not know, kept as text) only an empty cell
+(``,,`` or ``,"",``) is missing; ``NA``, ``None``, ``null``, ``n/a``, ``NaN``... are kept as
+written, byte for byte (a failure reason "None" is a reason). In every other column (numbers,
+flags, enums, timestamps) the spellings of :data:`~dabench_analysis.schema.NULL_VALUES` are
+missing, as documented there.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import pandera.pandas as pa
+import pyarrow
+import pyarrow.compute as pc
 from pandera.errors import SchemaErrors
 
 from dabench_analysis.load.findings import Finding, report
@@ -43,6 +52,80 @@ INTEGER_KINDS = ("count", "tokens", "bytes")
 
 
 _FLOAT_KINDS = ("score", "float", "seconds")
+
+
+#: Kinds whose cells are kept as written: only an empty cell is missing.
+VERBATIM_KINDS = ("id", "text")
+
+
+def missing_spellings(spec: Column | None) -> tuple[str, ...]:
+    """The cell texts read as missing in a column.
+
+    Parameters
+    ----------
+    spec : Column or None
+        The column's catalogue entry; None for a column the catalogue does not know.
+
+    Returns
+    -------
+    tuple of str
+        ``("",)`` for kinds ``text`` and ``id`` and unknown columns (only an empty cell is
+        missing), else :data:`~dabench_analysis.schema.NULL_VALUES` (compared exactly; flag,
+        number and enum parsing also ignore surrounding blanks).
+
+    Examples
+    --------
+    >>> from dabench_analysis import schema
+    >>> missing_spellings(schema.column("failure_reason")), missing_spellings(None)
+    (('',), ('',))
+    >>> "None" in missing_spellings(schema.column("final_score"))
+    True
+    """
+    return ("",) if spec is None or spec.kind in VERBATIM_KINDS else NULL_VALUES
+
+
+def arrow_missing(table: pyarrow.Table, specs: Mapping[str, Column]) -> pyarrow.Table:
+    """Null the missing cells of a table's text columns, per :func:`missing_spellings`.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        Read with ``strings_can_be_null=False``: every text cell (``string``, ``binary`` or
+        dictionary of ``string``) as written, ``""`` for an empty one.
+    specs : mapping of str to Column
+        Column name -> catalogue entry; columns not in it follow the rule of text.
+
+    Returns
+    -------
+    pyarrow.Table
+        The same columns and types; other columns (numbers, flags) untouched.
+
+    Examples
+    --------
+    >>> from dabench_analysis import schema
+    >>> t = pyarrow.table({"root_cause": ["None", ""], "final_score": ["None", "0.5"]})
+    >>> arrow_missing(t, {"final_score": schema.column("final_score")}).to_pydict()
+    {'root_cause': ['None', None], 'final_score': [None, '0.5']}
+    """
+    arrays = list(table.columns)
+    for i, (name, arr) in enumerate(zip(table.column_names, arrays, strict=True)):
+        kind = arr.type.value_type if pyarrow.types.is_dictionary(arr.type) else arr.type
+        if not (pyarrow.types.is_string(kind) or pyarrow.types.is_binary(kind)):
+            continue  # numbers and flags: pyarrow's null_values already applied
+        spellings = missing_spellings(specs.get(name))
+        if spellings == ("",) and arr.type == kind:  # lengths only: the text is not read
+            lengths = pc.binary_length(arr)
+            if pc.min(lengths).as_py() != 0:
+                continue
+            hit = pc.equal(lengths, 0)
+        else:
+            values = [s.encode() for s in spellings] if pyarrow.types.is_binary(kind) \
+                else list(spellings)
+            hit = pc.is_in(arr, value_set=pyarrow.array(values, kind))
+            if not pc.any(hit).as_py():
+                continue
+        arrays[i] = pc.if_else(hit, pyarrow.scalar(None, arr.type), arr)
+    return pyarrow.Table.from_arrays(arrays, names=table.column_names)
 
 
 def _missing(text: pd.Series) -> pd.Series:
@@ -154,7 +237,7 @@ def type_column(raw: pd.Series, spec: Column, file: str, findings: list) -> pd.S
         return type_enum(raw, spec, file, findings)
     if spec.kind in ("id", "text", "timestamp"):
         text = raw.astype("string")
-        return text.mask(text.isin(NULL_VALUES).fillna(False))
+        return text.mask(text.isin(missing_spellings(spec)).fillna(False))
     return type_number(raw, spec, file, findings)
 
 

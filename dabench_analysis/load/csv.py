@@ -1,11 +1,13 @@
 """CSV reading for the load layer: the bounded header read, pyarrow reads typed from the
-catalogue, the text fallback for files pyarrow cannot type, and column-name resolution (aliases).
+catalogue (every quoted value byte for byte, any length and line breaks: :func:`block_size`,
+:func:`arrow_read`), and the text fallback for files pyarrow cannot type.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import mmap
 import os
 import re
 import sys
@@ -23,6 +25,7 @@ import pyarrow.csv as pacsv
 from dabench_analysis.load.coerce import (
     INTEGER_KINDS,
     MAX_COUNT,
+    arrow_missing,
     to_integer,
     type_column,
     type_enum,
@@ -31,10 +34,10 @@ from dabench_analysis.load.findings import Finding, RunLoadError, report
 from dabench_analysis.schema import FLAG_FALSE, FLAG_TRUE, NULL_VALUES
 
 _ENUM_TYPE = pa.dictionary(pa.int32(), pa.string())
-
-
 #: Columns re-read as text one by one before the whole file is read as text.
 MAX_TEXT_COLUMNS = 8
+#: pyarrow's read-block size: the first tried, the largest; block sizes tried below a start.
+BLOCK_SIZE, MAX_BLOCK_SIZE, _SHIFTS = 1 << 22, 1 << 30, 256
 
 
 #: Arrow types of the fast path. Counts are parsed as float64 and checked to be whole numbers
@@ -42,8 +45,6 @@ MAX_TEXT_COLUMNS = 8
 PA_TYPES = {"flag": pa.bool_(), "count": pa.float64(), "tokens": pa.float64(),
             "bytes": pa.float64(), "score": pa.float64(), "float": pa.float64(),
             "seconds": pa.float64()}
-
-
 PD_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(),
             pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}
 
@@ -117,11 +118,7 @@ def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> li
 
 
 _HOOK_LOCK = threading.Lock()
-
-
 _HOOK_STATE: dict = {"active": 0, "saved": None}
-
-
 _UNDECODABLE: dict[int, list] = {}  # id(row handler) -> where its decode errors go
 
 
@@ -158,12 +155,54 @@ def _undecodable_rows(handler, seen: list) -> Iterator[None]:
                 _HOOK_STATE["saved"] = None
 
 
-def arrow_read(path: Path, column_types: dict, include: list[str], *,
-               use_threads: bool = True) -> tuple[pa.Table, list[tuple]]:
-    """Read with pyarrow; rows with the wrong number of fields are skipped and returned as
-    ``(record number, expected fields, actual fields, text)``."""
+def block_size(path: str | os.PathLike[str], start: int = BLOCK_SIZE) -> int:
+    """A read-block size for pyarrow's CSV reader that keeps every CR LF pair whole.
+
+    pyarrow reads a file in buffers of ``block_size`` bytes and drops the LF of a CR LF pair
+    split by a buffer boundary (file offset ``k * block_size``), even inside a quoted value
+    (apache/arrow issue 51368). Tries ``start``, ``start - 1``, ... (:data:`_SHIFTS` sizes,
+    two bytes read per boundary; two consecutive sizes never split the same pair). If none
+    fits: the whole file as one buffer, or a RunLoadError above :data:`MAX_BLOCK_SIZE`.
+
+    Parameters
+    ----------
+    path : path-like
+    start : int
+        Largest size, in bytes (a file of at most ``start`` bytes is one buffer).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_bytes(b'a,b\\r\\n"x\\r\\ny",1\\r\\n')  # CR LF at 3-4, 7-8 and 13-14
+    >>> block_size(p, 8), block_size(p, 9), block_size(p, 64)
+    (6, 9, 64)
+    """
+    size = os.path.getsize(path)
+    if size <= start:
+        return start
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        for block in range(start, max(start - _SHIFTS, 0), -1):
+            if all(data[k - 1:k + 1] != b"\r\n" for k in range(block, size, block)):
+                return block
+    if size >= MAX_BLOCK_SIZE:  # pragma: no cover - no such file is known
+        raise RunLoadError(f"{Path(path).name}: no read-block size keeps its CR LF pairs whole")
+    return size + 1  # pragma: no cover - one buffer: no boundary at all
+
+
+def arrow_read(path: Path, column_types: dict, include: list[str], *, specs: Mapping,
+               use_threads: bool = True, block: int | None = None) -> tuple[pa.Table, list[tuple]]:
+    """Read with pyarrow; text nulled by :func:`~dabench_analysis.load.coerce.arrow_missing`
+    per ``specs`` (header name -> catalogue entry). ``block``: :func:`block_size`, 4 times larger
+    after a "straddling object" error (a row over two blocks). Rows with the wrong number of
+    fields are skipped and returned as ``(record number, expected, actual fields, text)``."""
     bad: list[tuple] = []
     undecodable: list = []
+    block = block_size(path, BLOCK_SIZE) if block is None else block
 
     def skip(row) -> str:
         bad.append((row.number, row.expected_columns, row.actual_columns, row.text))
@@ -173,15 +212,19 @@ def arrow_read(path: Path, column_types: dict, include: list[str], *,
         with _undecodable_rows(skip, undecodable):
             table = pacsv.read_csv(
                 path,
-                read_options=pacsv.ReadOptions(use_threads=use_threads, block_size=1 << 22),
+                read_options=pacsv.ReadOptions(use_threads=use_threads, block_size=block),
                 parse_options=pacsv.ParseOptions(newlines_in_values=True,
                                                  invalid_row_handler=skip),
                 convert_options=pacsv.ConvertOptions(
                     column_types=column_types, include_columns=include,
                     null_values=list(NULL_VALUES), true_values=list(FLAG_TRUE),
-                    false_values=list(FLAG_FALSE), strings_can_be_null=True,
-                    quoted_strings_can_be_null=True))
-    except pa.ArrowInvalid:
+                    false_values=list(FLAG_FALSE), strings_can_be_null=False))
+    except pa.ArrowInvalid as exc:
+        larger = block_size(path, min(4 * block, MAX_BLOCK_SIZE)) \
+            if "straddling object" in str(exc) else 0  # a row over more than two blocks
+        if larger >= 2 * block:
+            return arrow_read(path, column_types, include, specs=specs,
+                              use_threads=use_threads, block=larger)
         if undecodable:
             msg = ("a line with the wrong number of fields holds bytes that are not UTF-8 "
                    "(truncated or Latin-1?); re-save the file as UTF-8")
@@ -190,8 +233,9 @@ def arrow_read(path: Path, column_types: dict, include: list[str], *,
                 from None
         raise
     if bad and any(b[0] is None for b in bad) and use_threads:  # row numbers need one thread
-        return arrow_read(path, column_types, include, use_threads=False)
-    return table, bad
+        return arrow_read(path, column_types, include, specs=specs, use_threads=False,
+                          block=block)
+    return arrow_missing(table, specs), bad
 
 
 def arrow_error(path: Path, exc: Exception) -> RunLoadError:
@@ -249,7 +293,7 @@ def typed_read(path: Path, header: list[str], specs: dict, include: list[str],
     as_text: list[str] = []
     while True:
         try:
-            table, bad = arrow_read(path, types, include)
+            table, bad = arrow_read(path, types, include, specs=specs)
         except pa.ArrowInvalid as exc:
             found = re.match(r"In CSV column #(\d+): CSV conversion error to (?!string)", str(exc))
             col = header[int(found.group(1))] if found else None
@@ -329,13 +373,15 @@ def _cast(text: pd.Series, spec, name: str, findings: list) -> pd.Series | None:
 def typed_slow(path: Path, header: list[str], specs: dict, include: list[str],
                 findings: list) -> pd.DataFrame:
     try:
-        table, bad = arrow_read(path, {c: pa.string() for c in header}, include)
+        table, bad = arrow_read(path, {c: pa.string() for c in header}, include,
+                                specs=specs)
         raw = table.to_pandas(types_mapper=PD_TYPES.get)
         raw.index = bad_rows(bad, len(raw), path.name, findings)
     except pa.ArrowInvalid as exc:
         if "utf8" not in str(exc).lower():
             raise arrow_error(path, exc) from None
-        table, bad = arrow_read(path, {c: pa.binary() for c in header}, include)
+        table, bad = arrow_read(path, {c: pa.binary() for c in header}, include,
+                                specs=specs)
         raw = _decode(table, bad_rows(bad, table.num_rows, path.name, findings), path.name,
                       findings)
     again = pd.Series(True, index=raw.index)
@@ -352,28 +398,3 @@ def typed_slow(path: Path, header: list[str], specs: dict, include: list[str],
         out[col] = raw[col] if spec is None else cast if cast is not None else \
             type_column(raw[col], spec, path.name, findings)
     return pd.DataFrame(out, index=raw.index)
-
-
-def column_names(header: list[str], catalogue: Mapping, aliases: Mapping[str, str], name: str,
-           findings: list) -> dict[str, str]:
-    """Header name -> catalogue name (whitespace stripped with a warning, aliases renamed)."""
-    stripped = {h.strip() for h in header}
-    canon = {}
-    for h in header:
-        c = h.strip()
-        if c != h:
-            findings.append(Finding("warning", name, None, h, "header_whitespace",
-                                    f"column name {h!r} has surrounding spaces; read as {c!r}"))
-        canon[h] = aliases[c] if c in aliases and aliases[c] not in stripped else c
-        if canon[h] not in catalogue:
-            findings.append(Finding("info", name, None, h, "unknown_column",
-                                    "not in the eval-v2 catalogue; kept as text"))
-    if len(set(canon.values())) < len(canon):
-        raise RunLoadError(f"{name}: column names {sorted(canon)} collide once spaces are "
-                           "stripped and aliases renamed")
-    for c, s in catalogue.items():
-        if s.required and c not in canon.values():
-            sev, msg = (("info", "missing; filled from the folder name") if c == "run_id"
-                        else ("error", "missing"))
-            findings.append(Finding(sev, name, None, c, "required_column", msg))
-    return canon

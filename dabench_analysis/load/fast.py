@@ -33,12 +33,12 @@ from dabench_analysis.load.csv import (
     arrow_read,
     arrow_types,
     beyond_exact,
-    column_names,
     read_header,
 )
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.replay import replay_paths
 from dabench_analysis.load.run import TASK_FILE
+from dabench_analysis.load.table import column_names
 
 _BATCH_SUFFIX = ".arrow"
 
@@ -150,7 +150,7 @@ def read_checked(run_dir: Path, columns: Sequence[str] | None) -> Checked | None
     types = arrow_types(specs, include)
     types |= {h: pa.string() for h in include if h in specs and specs[h].kind == "enum"}
     try:
-        table, bad = arrow_read(path, types, include, use_threads=False)
+        table, bad = arrow_read(path, types, include, specs=specs, use_threads=False)
     except (pa.ArrowException, OSError, RunLoadError):
         return None
     if bad or table.num_rows == 0:

@@ -1,4 +1,6 @@
-"""One eval-v2 CSV file (task metrics, trajectory or tool calls) read into a typed frame with its\nfindings, and the column requests of the loaders.\n"""
+"""One eval-v2 CSV file (task metrics, trajectory or tool calls) read into a typed frame with its
+findings, column-name resolution (aliases) and the column requests of the loaders.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ import pyarrow as pa
 
 from dabench_analysis import schema
 from dabench_analysis.load.coerce import check_domain
-from dabench_analysis.load.csv import arrow_error, column_names, read_header, typed_read
-from dabench_analysis.load.findings import Finding
+from dabench_analysis.load.csv import arrow_error, read_header, typed_read
+from dabench_analysis.load.findings import Finding, RunLoadError
 
 
 def _keys(catalogue: Mapping[str, schema.Column]) -> tuple[tuple[str, ...], str, str]:
@@ -54,7 +56,10 @@ def read_table(
     frame : DataFrame
         One row per valid data row; catalogue columns typed, unknown columns kept as
         ``string``. The index is the 0-based data row of the file (gaps where rows were
-        dropped).
+        dropped). Missing values: in text and id columns (and unknown columns) only an empty
+        cell; ``NA``, ``None``, ``null``... are kept as written, byte for byte, like every
+        quoted value (any length, CR/LF/CR LF inside). In number, flag, enum and timestamp
+        columns the spellings of :data:`~dabench_analysis.schema.NULL_VALUES`.
     findings : list of Finding
         ``error``: values rejected (set to missing), rows with the wrong number of fields or a
         repeated header (dropped), bytes that are not UTF-8, missing required columns or
@@ -136,3 +141,31 @@ def warn_absent(columns: Sequence[str] | None, loaded, where: str) -> None:
 
 def _empty(catalogue: Mapping[str, schema.Column], columns: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=catalogue[c].dtype) for c in columns})
+
+
+def column_names(header: list[str], catalogue: Mapping, aliases: Mapping[str, str], name: str,
+                 findings: list) -> dict[str, str]:
+    """Header name -> catalogue name (whitespace stripped with a warning, aliases renamed)."""
+    stripped = {h.strip() for h in header}
+    canon = {}
+    for h in header:
+        c = h.strip()
+        if c != h:
+            findings.append(Finding("warning", name, None, h, "header_whitespace",
+                                    f"column name {h!r} has surrounding spaces; read as {c!r}"))
+        canon[h] = aliases[c] if c in aliases and aliases[c] not in stripped else c
+        if canon[h] != c:
+            findings.append(Finding("info", name, None, h, "column_alias",
+                                    f"read as {canon[h]!r} (a name other eval-v2 versions use)"))
+        if canon[h] not in catalogue:
+            findings.append(Finding("info", name, None, h, "unknown_column",
+                                    "not in the eval-v2 catalogue; kept as text"))
+    if len(set(canon.values())) < len(canon):
+        raise RunLoadError(f"{name}: column names {sorted(canon)} collide once spaces are "
+                           "stripped and aliases renamed")
+    for c, s in catalogue.items():
+        if s.required and c not in canon.values():
+            sev, msg = (("info", "missing; filled from the folder name") if c == "run_id"
+                        else ("error", "missing"))
+            findings.append(Finding(sev, name, None, c, "required_column", msg))
+    return canon
