@@ -128,3 +128,20 @@ def test_readme_table_of_inputs_is_the_catalogues():
     assert text[text.index(start) + len(start):text.index(end)] == schema.columns_markdown()
     for field in report.SUMMARY_FIELDS:
         assert f"- `{field}`:" in text
+
+
+def test_a_run_without_a_required_column_fails_naming_it(tmp_path, run_copy, drop_columns):
+    """A required column absent: the report fails (exit 1) and its reason names the column."""
+    import subprocess
+    import sys
+
+    drop_columns(run_copy, {"final_score"})
+    cli = Path(sys.executable).with_name("dabench-analysis")
+    proc = subprocess.run([str(cli), "report", str(run_copy), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1
+    text = " ".join(proc.stdout.split())
+    assert "final_score" in text and "required column" in text
+    assert (tmp_path / "out" / "older_run" / "report.failed.ipynb").is_file()
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert "failed" in index and "report.failed.html" in index
