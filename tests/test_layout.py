@@ -144,3 +144,10 @@ def test_table_helpers_left_the_figures_namespace_with_a_warning():
     assert "correct_mask" not in da.figures.__all__ and "require_columns" not in da.figures.__all__
     with pytest.warns(DeprecationWarning, match="moved to dabench_analysis.tables.correct_mask"):
         assert da.figures.correct_mask is da.tables.correct_mask
+
+
+def test_judge_reader_left_the_synthetic_package_with_a_warning():
+    from dabench_analysis.synthetic import judge
+
+    with pytest.warns(DeprecationWarning, match="moved to dabench_analysis.load.read_judge_study"):
+        assert judge.read_judge_study is da.load.read_judge_study

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dabench_analysis.load import read_judge_study
 from dabench_analysis.synthetic import judge, research_eval
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +55,7 @@ def test_module_entry_point(tmp_path, name):
 
 
 def test_judge_study_sample_facts():
-    study = judge.read_judge_study(JUDGE_DATA)
+    study = read_judge_study(JUDGE_DATA)
     assert len(study.cases) >= 50
     assert study.verdicts["configuration"].cat.categories.tolist() == list(judge.CONFIGURATIONS)
     assert set(study.factoid_ratings["annotator"]) == {"A1", "A2", "A3"}
@@ -86,14 +87,14 @@ def test_judge_study_sample_facts():
 
 def test_read_judge_study_errors(tmp_path):
     with pytest.raises(ValueError, match="cases.csv not found"):
-        judge.read_judge_study(tmp_path)
+        read_judge_study(tmp_path)
     judge.generate(tmp_path)
     pd.DataFrame({"test_case_id": ["x"]}).to_csv(tmp_path / "judge_verdicts.csv", index=False)
     with pytest.raises(ValueError, match=r"columns 'configuration', 'exec_score', 'tokens' not in "
                                          r".*judge_verdicts\.csv; known: test_case_id"):
-        judge.read_judge_study(tmp_path)
+        read_judge_study(tmp_path)
     with pytest.raises(ValueError, match="level"):
-        judge.read_judge_study(JUDGE_DATA).rating_table("cases")
+        read_judge_study(JUDGE_DATA).rating_table("cases")
 
 
 def test_research_eval_sample_facts():
