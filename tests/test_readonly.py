@@ -69,10 +69,15 @@ def _make_hostile(run: Path) -> Path:
     tm["run_id"] = SCRIPT
     tm.loc[tm["root_cause"] != "", "root_cause"] = f"{SCRIPT} | `rm -rf /` $(touch PWNED3)"
     tm.to_csv(run / "task_metrics.csv", index=False, lineterminator="\n")
-    replay = run / "task_1" / "task_replay.json"
-    data = json.loads(replay.read_text())
-    data["question"] = SCRIPT + "\"; import os; os.system('touch PWNED4') #"
-    replay.write_text(json.dumps(data))
+    causes = dict(zip(tm["task_id"], tm["root_cause"], strict=True))
+    for replay in run.glob("task_*/task_replay.json"):  # the replays agree with task_metrics
+        data = json.loads(replay.read_text())
+        data["run_id"] = SCRIPT
+        if data.get("failure_attribution"):
+            data["failure_attribution"]["root_cause"] = causes[data["task_id"]]
+        if replay.parent.name == "task_1":
+            data["question"] = SCRIPT + "\"; import os; os.system('touch PWNED4') #"
+        replay.write_text(json.dumps(data))
     return run.rename(run.with_name(HOSTILE_NAME))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -138,7 +139,13 @@ def test_cli_run_report_end_to_end(cli_report):
     summary = json.loads((run_out / "summary.json").read_text())
     assert summary["n_tasks"] == 80
     assert summary["answer_accuracy"] == pytest.approx(61 / 80)
-    assert summary["validation_errors"] == 0 and summary["health_score"] >= 9
+    assert summary["validation_errors"] == 0
+    # the baseline's tool calls fail at 121/875 = 13.8 %, above the guide's 10 % (§Troubleshooting,
+    # "health score < 7"): one cause caps harness health at 6 (formula: validate/health.py)
+    with (ROOT / "data" / "sample_runs" / "baseline_react" / "tool_calls.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert sum(r["success"] == "0" for r in rows) / len(rows) == pytest.approx(121 / 875)
+    assert summary["health_score"] == 6.0
     html = (run_out / "report.html").read_text()
     assert "Table 2" in html
     # figures are embedded even though the tests run with MPLBACKEND=Agg

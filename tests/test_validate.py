@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import shutil
 from pathlib import Path
 
 import pandas as pd
-import pandera.pandas as pa
 import pytest
 from rich.console import Console
 
@@ -59,7 +59,12 @@ def test_sample_runs_have_no_errors(sample_reports, name):
     rep = sample_reports[name]
     assert rep.ok and rep.state == "evaluated" and rep.n_tasks == 80
     assert set(rep.findings["severity"]) <= {"info"}
-    assert rep.health.harness_status == "HEALTHY"
+    t = pd.read_csv(SAMPLE / name / TM)
+    rate = t["tool_failures"].sum() / t["tool_calls"].sum()
+    # the one cause of §Troubleshooting a clean sample run can show is its agent's tool failure
+    # rate (> 10 %: capped at 6, UNHEALTHY); issue 12
+    assert rep.health.causes == (("tool_failures",) if rate > 0.10 else ())
+    assert rep.health.harness_status == ("UNHEALTHY" if rate > 0.10 else "HEALTHY")
     assert rep.health.components["reconciliation"] == 1.0
     assert rep.health.components["validity"] == 1.0
 
@@ -74,10 +79,11 @@ def test_sample_health_numbers(sample_reports):
     assert h.run_quality_status == "DEGRADED"  # 8.6: >= 7.0, < 9.0
     rate = t["tool_failures"].sum() / t["tool_calls"].sum()
     assert rate > 0.10
-    assert h.components["tool_reliability"] == pytest.approx(0.10 / rate, rel=1e-12)
+    assert h.components["tool_reliability"] == pytest.approx(1 - rate, rel=1e-12)
     expected = 10 * sum(HARNESS_WEIGHTS[k] * v for k, v in h.components.items())
-    assert h.harness_score == pytest.approx(expected, abs=0.005)
-    assert h.harness_score == pytest.approx(9.72, abs=0.005)
+    assert h.weighted_score == pytest.approx(expected, abs=1e-9)
+    assert h.weighted_score == pytest.approx(9.86, abs=0.005)  # 9 + (1 - 121/875)
+    assert h.harness_score == 6.0  # one cause (tool failure rate > 10 %) caps at 8 - 2 * 1
 
 
 def test_findings_frame_columns_and_dtypes(sample_reports):
@@ -89,78 +95,31 @@ def test_findings_frame_columns_and_dtypes(sample_reports):
     assert set(frame["run_id"]) == {"baseline_react"}
 
 
-def test_checks_run_through_pandera():
-    assert isinstance(_invariants._SCHEMA, pa.DataFrameSchema)
-    assert {c.name for c in _invariants._SCHEMA.checks} == {
-        i.check for i in _invariants.INVARIANTS}
+def test_checks_run_through_pandera(run8, monkeypatch):
+    # every per-task rule and every replay comparison is one pandera check, named check:column
+    from dabench_analysis.schema import CHECKS
+    from dabench_analysis.validate import replay as _replay
+
+    seen: list[str] = []
+    real = _invariants.pa.DataFrameSchema
+
+    def spy(*args, **kwargs):
+        seen.extend(c.name for c in kwargs.get("checks", []))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_invariants.pa, "DataFrameSchema", spy)
+    validate_run(run8)
+    keys = {i.key for i in (*_invariants.INVARIANTS, *_replay.REPLAY_INVARIANTS)}
+    assert set(seen) == keys
+    assert {k.split(":")[0] for k in keys} <= set(CHECKS)
 
 
-# --- each invariant -----------------------------------------------------------------------------
-
-def _flip_aat(run: Path) -> None:
-    old = _cell(run / TM, "aat_verification_passed", 2)
-    _edit(run / TM, "aat_verification_passed", 2, "0" if old == "1" else "1")
-
+# --- each rule: tests/test_validate_rules.py breaks every catalogued check once ------------------
 
 def _bump(col: str, row: int, delta: float):
     def damage(run: Path) -> None:
         _edit(run / TM, col, row, f"{float(_cell(run / TM, col, row)) + delta:g}")
     return damage
-
-
-def _set(col: str, row: int, value, file: str = TM):
-    def damage(run: Path) -> None:
-        _edit(run / file, col, row, value)
-    return damage
-
-
-def _replay_score(run: Path) -> None:
-    p = run / "task_4" / "task_replay.json"
-    data = json.loads(p.read_text())
-    data["evaluation_result"]["final_score"] = 0.123
-    p.write_text(json.dumps(data))
-
-
-def _wrong_outcome(run: Path) -> None:
-    status = _cell(run / TM, "outcome_status", 5)
-    _edit(run / TM, "outcome_status", 5, "failed" if status != "failed" else "correct")
-
-
-def _drop_steps(run: Path) -> None:
-    df = pd.read_csv(run / "trajectory.csv", dtype=str, keep_default_na=False)
-    df[df["task_id"] != "task_6"].to_csv(run / "trajectory.csv", index=False)
-
-
-INVARIANT_CASES = [
-    ("tool_call_count_mismatch", _bump("tool_calls", 3, 1), "error", 3, "tool_calls"),
-    ("tool_failure_count_mismatch", _bump("tool_failures", 4, 2), "error", 4, "tool_failures"),
-    ("token_conservation", _bump("total_tokens", 2, 200), "error", 2, "total_tokens"),
-    ("verification_outcome_mismatch", _flip_aat, "error", 2, "aat_verification_passed"),
-    ("analyst_score_formula", _bump("analyst_score", 6, 0.002), "error", 6, "analyst_score"),
-    ("outcome_status_mismatch", _wrong_outcome, "error", 5, "outcome_status"),
-    ("time_accounting_low", _set("execution_time", 7, "1e6"), "warning", 7, "execution_time"),
-    ("time_accounting_concurrent", _set("execution_time", 8, "0.001"), "info", 8,
-     "execution_time"),
-    ("replay_score_mismatch", _replay_score, "error", 4, "final_score"),
-    ("missing_trajectory", _drop_steps, "warning", 6, "task_id"),
-]
-
-
-@pytest.mark.parametrize("check, damage, severity, row, column", INVARIANT_CASES,
-                         ids=[c[0] for c in INVARIANT_CASES])
-def test_invariant_violation_is_found(run8, tmp_path, check, damage, severity, row, column):
-    run = _copy(run8, tmp_path)
-    damage(run)
-    rep = validate_run(run)
-    sel = rep.findings[rep.findings["check"] == check]
-    assert len(sel) == 1, rep.findings.to_string()
-    hit = sel.iloc[0]
-    assert (hit["severity"], hit["file"], hit["row"], hit["column"]) == (severity, TM, row,
-                                                                         column)
-    assert f"task_{row}" in hit["message"]
-    others = rep.findings[(rep.findings["severity"] != "info") & (rep.findings["check"] != check)]
-    assert others.empty, others.to_string()
-    assert rep.ok == (severity != "error")
 
 
 def test_token_tolerance_is_strictly_below_100(run8, tmp_path):
@@ -191,7 +150,9 @@ def test_verification_passed_2_is_one_error_naming_the_row(run8, tmp_path):
     assert (e["file"], e["row"], e["column"], e["check"]) == (TM, 3, "verification_passed",
                                                               "flag_value")
     assert rep.health.components["validity"] == pytest.approx(7 / 8)
-    assert rep.health.harness_status == "DEGRADED"
+    assert rep.health.weighted_score == pytest.approx(
+        10 * sum(HARNESS_WEIGHTS[k] * v for k, v in rep.health.components.items()))
+    assert rep.health.harness_status != "HEALTHY"  # an error finding (and run8's tool failures)
 
 
 @pytest.mark.parametrize("score, executed, expected", [
@@ -217,7 +178,9 @@ def test_unknown_task_ids_in_side_tables_and_replay_folders(run8, tmp_path):
                   f["severity"], strict=True))
     assert ("trajectory.csv", 3, "error") in got
     assert ("tool_calls.csv", 1, "error") in got
-    assert ("task_79/task_replay.json", None, "warning") in got
+    replay = validate_run(run).findings.query("check == 'replay_unknown_task'")
+    assert replay[["file", "severity"]].values.tolist() == [["task_79/task_replay.json",
+                                                             "warning"]]
 
 
 def test_missing_side_files_skip_their_invariants(run8, tmp_path):
@@ -257,6 +220,10 @@ def test_harness_score_formula_on_a_damaged_run(run8, tmp_path):
     scores = pd.read_csv(run / TM)["final_score"]
     first_failing = int(scores[scores < 0.8].index[0]) + 1
     _edit(run / TM, "failure_category", first_failing, "UNKNOWN_FAILURE")
+    replay = run / f"task_{first_failing}" / "task_replay.json"  # the replay says the same
+    data = json.loads(replay.read_text())
+    data["failure_attribution"]["failure_category"] = "UNKNOWN_FAILURE"
+    replay.write_text(json.dumps(data))
     rep = validate_run(run)
     c = rep.health.components
     assert c["reconciliation"] == pytest.approx(6 / 8)
@@ -265,30 +232,41 @@ def test_harness_score_formula_on_a_damaged_run(run8, tmp_path):
     expected_a = ((failing["failure_category"].notna())
                   & (failing["failure_category"] != "UNKNOWN_FAILURE")).mean()
     assert c["attribution"] == pytest.approx(expected_a) == pytest.approx(2 / 3)
-    assert rep.health.harness_score == pytest.approx(
-        10 * sum(HARNESS_WEIGHTS[k] * v for k, v in c.items()), abs=0.005)
-    assert rep.health.harness_status in ("DEGRADED", "UNHEALTHY")
+    weighted = 10 * sum(HARNESS_WEIGHTS[k] * v for k, v in c.items())
+    k = sum(1 - c[name] > 0.10 for name in ("attribution", "time_accounting",
+                                              "tool_reliability"))  # the causes (issue 12)
+    assert k == 2  # attribution 2/3, and run8's tool failure rate above 10 %
+    assert rep.health.harness_score == pytest.approx(min(weighted, 8 - 2 * k)) == 4.0
+    assert rep.health.harness_status == "UNHEALTHY"
 
 
 def test_unloadable_and_pending_runs_have_defined_health(tmp_path):
-    for path, state in ((SAMPLE / "pending_run", "not evaluated"), (tmp_path / "x", "failed")):
-        rep = validate_run(path)
-        assert rep.state == state and not rep.ok
-        assert rep.health.harness_score == 0.0 and rep.health.harness_status == "UNHEALTHY"
-        assert rep.health.run_quality_status == "UNDEFINED"
+    rep = validate_run(tmp_path / "x")
+    assert rep.state == "failed" and not rep.ok
+    assert rep.health.harness_score == 0.0 and rep.health.harness_status == "UNHEALTHY"
+    assert rep.health.run_quality_status == "UNDEFINED"
+    rep = validate_run(SAMPLE / "pending_run")  # not evaluated: no health score (issue 12)
+    assert rep.state == "not evaluated"
+    assert math.isnan(rep.health.harness_score) and rep.health.harness_status == "UNDEFINED"
+    assert rep.health.run_quality_status == "UNDEFINED"
 
 
 def test_health_section(sample_reports):
     table = health_section(sample_reports["proposed_aat"])
-    assert list(table.columns) == ["assessment", "measure", "value", "weight", "points",
+    assert list(table.columns) == ["assessment", "measure", "value", "limit", "weight", "points",
                                    "status", "note"]
     harness = table[table["assessment"] == "harness_health"]
-    assert harness["measure"].tolist() == [*HARNESS_WEIGHTS, "score"]
-    parts = harness[harness["measure"] != "score"]["points"].sum()
+    assert harness["measure"].tolist() == [*HARNESS_WEIGHTS, "weighted_score", "time_gaps",
+                                           "tool_failures", "missing_attribution", "score"]
+    parts = harness[harness["measure"].isin(HARNESS_WEIGHTS)]["points"].sum()
+    # no cause found, so no cap: the score is the weighted sum of its parts
     assert parts == pytest.approx(harness.loc[harness["measure"] == "score", "value"].item(),
-                                  abs=0.005)
+                                  abs=1e-12)
+    # tool failures 65/792 (tool_calls.csv rows with success 0): below the 10 % limit
+    tool = harness.set_index("measure").loc["tool_failures"]
+    assert (tool["value"], tool["limit"], tool["status"]) == (pytest.approx(65 / 792), 0.1, "clear")
     quality = table[table["assessment"] == "run_quality"].set_index("measure")
-    assert quality.loc["answer_accuracy", "value"] == pytest.approx(0.9)
+    assert quality.loc["answer_accuracy", "value"] == pytest.approx(72 / 80)
     assert quality.loc["score", "status"] == "HEALTHY"
 
 
@@ -322,7 +300,7 @@ def test_validate_command_exit_status(run8, tmp_path):
     assert validate_command([SAMPLE / "proposed_aat", run], console=con) == 1
     out = buf.getvalue()
     assert "flag_value" in out and "task_metrics.csv row 3" in out
-    assert validate_command([SAMPLE / "pending_run"], console=_console()[0]) == 1
+    assert validate_command([SAMPLE / "pending_run"], console=_console()[0]) == 3  # issue 12
 
 
 def test_validate_command_prints_run_text_literally(run8, tmp_path):

@@ -15,14 +15,125 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from dabench_analysis import report as rep
+from dabench_analysis.export import save_table, write_json
 from dabench_analysis.report.runner import CELL_TIMEOUT
-from dabench_analysis.validate.health import _num, _pct
+from dabench_analysis.validate.health import (
+    NOT_EVALUATED,
+    _num,
+    _pct,
+    cause_text,
+    findings_table,
+    health_table,
+)
 from dabench_analysis.validate.run import validate_run
 
+#: Exit codes of ``validate``: no error; an error finding (or a run that cannot be read);
+#: usage (typer, or an --out inside a run directory); no error but a run not evaluated.
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOT_EVALUATED = 0, 1, 2, 3
 
-def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None) -> int:
+
+def check_out_dir(out: str | os.PathLike[str], run_dirs: Sequence[str | os.PathLike[str]]
+                  ) -> Path:
+    """Refuse an output folder that is a run directory or inside one (links resolved).
+
+    Parameters
+    ----------
+    out : path-like
+        The ``--out`` folder (need not exist).
+    run_dirs : sequence of path-like
+        The run directories being read.
+
+    Returns
+    -------
+    Path
+        ``out``, resolved.
+
+    Raises
+    ------
+    ReportError
+        If ``out`` would write into one of ``run_dirs``.
+
+    Examples
+    --------
+    >>> check_out_dir("data/sample_runs/proposed_aat/x", ["data/sample_runs/proposed_aat"])
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.runner.ReportError: --out data/sample_runs/proposed_aat/x would \
+write into the run directory data/sample_runs/proposed_aat; choose a folder outside it
+    """
+    dest = Path(out).resolve()
+    for r in run_dirs:
+        if dest.is_relative_to(Path(r).resolve()):
+            raise rep.ReportError(f"--out {out} would write into the run directory {r}; "
+                                  "choose a folder outside it")
+    return dest
+
+
+def write_validation(reports: Sequence, out: str | os.PathLike[str]) -> list[Path]:
+    """Write the findings and the health breakdown of validated runs into ``out``, atomically.
+
+    Parameters
+    ----------
+    reports : sequence of ValidationReport
+    out : path-like
+        Output folder (created); never a run directory (see :func:`check_out_dir`).
+
+    Returns
+    -------
+    list of Path
+        ``findings.csv``, ``findings.json`` (:func:`dabench_analysis.validate.findings_table`
+        of every run, one record per row) and ``health.csv``, ``health.json``
+        (:func:`dabench_analysis.validate.health_table`), each with a leading ``run_id``.
+
+    Raises
+    ------
+    OSError
+        If ``out`` cannot be created or written (nothing is left half-written).
+
+    Notes
+    -----
+    Files go through :func:`dabench_analysis.export.save_table` and
+    :func:`~dabench_analysis.export.write_json` (atomic; JSON keys sorted, NaN as null). Call
+    :func:`check_out_dir` first: this function does not know which folders are runs.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> paths = write_validation([validate_run("data/sample_runs/pending_run")], out)
+    >>> [p.name for p in paths]
+    ['findings.csv', 'findings.json', 'health.csv', 'health.json']
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, fn in (("findings", findings_table), ("health", health_table)):
+        frame = pd.concat([fn(r) for r in reports], ignore_index=True)
+        paths += save_table(frame, out / name, formats=("csv",))
+        paths.append(write_json(frame, out / f"{name}.json"))
+    return paths
+
+
+def _health_line(vr) -> Text:
+    if vr.state == "not evaluated":
+        return Text(NOT_EVALUATED, style="yellow")
+    h = vr.health
+    causes = cause_text(h)
+    return Text(
+        f"harness health {_num(h.harness_score)} {h.harness_status}"
+        + (f" (capped: {causes}; §Troubleshooting)" if causes else "")
+        + (" (not HEALTHY while there are errors)" if h.harness_status != h.harness_band
+           and not vr.ok and h.harness_score >= 9 else "")
+        + f" — score band {h.harness_band}: {h.action}; run quality "
+        f"{_num(h.run_quality_score)} {h.run_quality_status} (answer accuracy "
+        f"{_pct(h.answer_accuracy)}, execution success {_pct(h.execution_success_rate)})")
+
+
+def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
+                     out: str | os.PathLike[str] | None = None) -> int:
     """Validate runs and print their findings grouped by check (the ``validate`` command).
 
     Parameters
@@ -31,11 +142,20 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None) -
         Run directories.
     console : rich.console.Console, optional
         Where to print; default standard output.
+    out : path-like, optional
+        Also write the findings and the health breakdown there (:func:`write_validation`).
 
     Returns
     -------
     int
-        1 if any run has an error finding (or could not be read), else 0.
+        :data:`EXIT_ERRORS` (1) if any run has an error finding or could not be read, else
+        :data:`EXIT_NOT_EVALUATED` (3) if any run is not evaluated (no task_metrics.csv: no
+        health score), else :data:`EXIT_OK` (0).
+
+    Raises
+    ------
+    ReportError
+        If ``out`` is a run directory or inside one (checked before anything is read).
 
     Notes
     -----
@@ -48,21 +168,22 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None) -
     >>> validate_command(["data/sample_runs/proposed_aat"], console=Console(file=io.StringIO()))
     0
     >>> validate_command(["data/sample_runs/pending_run"], console=Console(file=io.StringIO()))
-    1
+    3
     """
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
+    if out is not None:
+        check_out_dir(out, paths)
     console = console or Console(soft_wrap=False)
     colour = {"error": "red", "warning": "yellow", "info": "cyan"}
-    status = 0
+    reports = []
     for p in paths:
         vr = validate_run(p)
+        reports.append(vr)
         console.print(Text(f"{vr.path} — run {vr.run_id} ({vr.state}, {vr.n_tasks} tasks)",
                            style="bold"))
         summary = vr.summary()
-        if summary.empty:
+        if vr.state == "not evaluated":
+            pass
+        elif summary.empty:
             console.print(Text("no findings", style="green"))
         else:
             table = Table(show_lines=False)
@@ -74,17 +195,17 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None) -
                 table.add_row(Text(r.severity, style=colour[r.severity]), Text(r.check),
                               str(r.n), Text(where), Text(str(r.example)))
             console.print(table)
-        h = vr.health
-        console.print(Text(
-            f"harness health {_num(h.harness_score)} {h.harness_status}"
-            + (" (not HEALTHY while there are errors)" if h.harness_status != h.harness_band
-               and not vr.ok and h.harness_score >= 9 else "")
-            + f" — score band {h.harness_band}: {h.action}; run quality {_num(h.run_quality_score)} {h.run_quality_status} "
-            f"(answer accuracy {_pct(h.answer_accuracy)}, execution success "
-            f"{_pct(h.execution_success_rate)})"))
-        status = max(status, 0 if vr.ok else 1)
-    console.print(Text(f"{len(paths)} run(s) validated; " + (
-        "errors found" if status else "no errors"), style="red" if status else "green"))
+        console.print(_health_line(vr))
+    pending = sum(vr.state == "not evaluated" for vr in reports)
+    status = EXIT_ERRORS if any(not vr.ok and vr.state != "not evaluated" for vr in reports) \
+        else EXIT_NOT_EVALUATED if pending else EXIT_OK
+    if out is not None:
+        for path in write_validation(reports, out):
+            console.print(Text(f"wrote {path}"))
+    console.print(Text(f"{len(paths)} run(s) validated; "
+                       + ("errors found" if status == EXIT_ERRORS else "no errors")
+                       + (f"; {pending} not evaluated" if pending else ""),
+                       style={EXIT_OK: "green", EXIT_ERRORS: "red"}.get(status, "yellow")))
     return status
 
 
@@ -186,10 +307,23 @@ def report(
 @app.command()
 def validate(
     run_dirs: Annotated[list[Path], typer.Argument(help="eval-v2 run directories")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="also write findings.{csv,json} and health.{csv,json} here "
+                            "(never inside a run directory)")] = None,
 ) -> None:
-    """Check runs (schema, ranges, cross-file invariants, health); exit 1 on any error."""
+    """Check runs (schema, ranges, cross-file invariants, health).
 
-    raise typer.Exit(validate_command(run_dirs, console=console))
+    Exit 0: no error finding.
+    Exit 1: an error finding, or a run that cannot be read.
+    Exit 2: usage error, or --out inside a run directory.
+    Exit 3: no error, but a run is not evaluated (no task_metrics.csv: no health score).
+    """
+    try:
+        code = validate_command(run_dirs, console=console, out=out)
+    except rep.ReportError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    raise typer.Exit(code)
 
 
 cache_app = typer.Typer(no_args_is_help=True, help="The parse cache: parsed CSV files kept as "

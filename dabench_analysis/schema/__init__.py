@@ -1,6 +1,15 @@
-"""Layer 0, the catalogue as data: every eval-v2 column (:mod:`.columns`) and which report
-sections need which columns and files (:mod:`.sections`). No other layer restates either."""
+"""Layer 0, the catalogue as data: every eval-v2 column (:mod:`.columns`), which report sections
+need which columns and files (:mod:`.sections`), every check of the guide with its tolerance,
+severity and section (:mod:`.checks`) and the fields of ``task_replay.json`` (:mod:`.replay`).
+No other layer restates any of them."""
 
+from dabench_analysis.schema.checks import (
+    CALIBRATION_EDGES,
+    CHECKS,
+    Check,
+    checks_markdown,
+    checks_table,
+)
 from dabench_analysis.schema.columns import (
     ACTIONS,
     ALIASES,
@@ -33,10 +42,18 @@ from dabench_analysis.schema.columns import (
     TOOL_CALL_COLUMNS,
     TRAJECTORY_COLUMNS,
     Column,
+    check_threshold,
     column,
     group,
     label,
     require_columns,
+)
+from dabench_analysis.schema.replay import (
+    HEALTH_STATUSES,
+    REPLAY_FIELDS,
+    REPLAY_TYPES,
+    ReplayField,
+    replay_field,
 )
 from dabench_analysis.schema.sections import (
     OPTIONAL_FILES,
@@ -50,12 +67,14 @@ from dabench_analysis.schema.sections import (
     sections_using,
 )
 
-__all__ = ["ACTIONS", "ALIASES", "AUTONOMY", "CALIBRATION_BUCKETS", "COORDINATOR_DECISIONS",
-           "CORRECTNESS", "CORRELATION_METRICS", "COST", "DIFFICULTY_ORDER", "ENUMS", "EXECUTION",
-           "FAILURE_CATEGORIES", "FAILURE_STAGES", "FLAG_COERCED", "FLAG_FALSE", "FLAG_TRUE",
-           "GROUPS", "IDENTIFICATION", "MAIN_METRICS", "NULL_VALUES", "OPTIONAL_FILES",
-           "ORDERED_ENUMS", "OUTCOME_STATUSES", "REPLAY_FILES", "SECTIONS", "SEVERITIES",
-           "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD", "Section", "TASK_COLUMNS",
-           "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS", "TRAJECTORY_COLUMNS", "Column",
-           "column", "columns_markdown", "columns_table", "group", "label", "optional_columns", "require_columns",
-           "sections_needing", "sections_using"]
+__all__ = ["ACTIONS", "ALIASES", "AUTONOMY", "CALIBRATION_BUCKETS", "CALIBRATION_EDGES",
+           "CHECKS", "COORDINATOR_DECISIONS", "CORRECTNESS", "CORRELATION_METRICS", "COST",
+           "Check", "Column", "DIFFICULTY_ORDER", "ENUMS", "EXECUTION", "FAILURE_CATEGORIES",
+           "FAILURE_STAGES", "FLAG_COERCED", "FLAG_FALSE", "FLAG_TRUE", "GROUPS",
+           "HEALTH_STATUSES", "IDENTIFICATION", "MAIN_METRICS", "NULL_VALUES", "OPTIONAL_FILES",
+           "ORDERED_ENUMS", "OUTCOME_STATUSES", "REPLAY_FIELDS", "REPLAY_FILES", "REPLAY_TYPES",
+           "ReplayField", "SECTIONS", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
+           "Section", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
+           "TRAJECTORY_COLUMNS", "check_threshold", "checks_markdown", "checks_table", "column",
+           "columns_markdown", "columns_table", "group", "label", "optional_columns",
+           "replay_field", "require_columns", "sections_needing", "sections_using"]

@@ -4,11 +4,11 @@
 
 It writes what the eval-v2 evaluator writes (seed 000 §Generated Artifacts): ``task_metrics.csv``
 with every catalogue column, ``trajectory.csv``, ``tool_calls.csv``, a legacy
-``comprehensive_evaluation.csv`` and ``task_<id>/task_replay.json``. The seed's invariants hold by
-construction (tool-call rows and failures per task, token conservation within 100, AAT
-verification vs coordinator decision, the analyst-score formula, the outcome_status rule, wall
-clock ≥ component time), and the structure is plausible: harder tasks score lower and cost
-more; a stronger ``skill`` wins on average but not on every task.
+``comprehensive_evaluation.csv`` and ``task_<id>/task_replay.json``. Every rule of the check
+catalogue (:data:`dabench_analysis.schema.CHECKS`: cross-file counts, the guide's formulas,
+coordinator consistency, replays against their rows) holds by construction, and the structure
+is plausible: harder tasks score lower and cost more; a stronger ``skill`` wins on average but
+not on every task.
 
 The same ``seed`` gives the same bytes on every machine: all randomness comes from one
 :class:`numpy.random.Generator` per task, floats are rounded before writing, and timestamps are
@@ -134,19 +134,18 @@ def _outcome(rng, task: Task, skill: float) -> dict:
     critic = bool(rng.random() < 0.5 + 0.35 * skill)  # step-level critic (verification) used
     replans = retries = 0
     final = initial
+    last = None  # the kind of the last coordinator intervention
     if not initial:
         for _ in range(int(rng.integers(1, 3))):
-            if rng.random() < 0.5:
-                replans += 1
-            else:
-                retries += 1
+            last = "REPLAN" if rng.random() < 0.5 else "RETRY_EXECUTION"
+            replans, retries = replans + (last == "REPLAN"), retries + (last != "REPLAN")
             if rng.random() < 0.2 + 0.2 * skill + 0.15 * critic - 0.04 * task.hardness:
                 final = True
                 break
     if final and not exec_ok:
         exec_ok = True  # a successful recovery means the final code ran
     return {"exec_ok": exec_ok, "initial": initial, "final": final, "replans": replans,
-            "retries": retries, "critic": critic}
+            "retries": retries, "critic": critic, "last": last}
 
 
 def _scores(rng, out: dict) -> dict:
@@ -201,7 +200,7 @@ def _failure(rng, final: float, exec_ok: bool, skill: float) -> dict:
             "recoverable_failure": bool(rng.random() < 0.6)}
 
 
-def _specialists(rng, task: Task, skill: float) -> dict:
+def _specialists(rng, task: Task, skill: float, matched: int) -> dict:
     p = 0.45 + 0.35 * skill
     used = {"schema": rng.random() < p + 0.2, "domain": rng.random() < p,
             "document": task.documents_required and rng.random() < p + 0.25}
@@ -210,7 +209,8 @@ def _specialists(rng, task: Task, skill: float) -> dict:
                                                     task.documents_required else 0)
     tables = int(rng.integers(1, 4 + task.source_count))
     cols = int(rng.integers(5, 40))
-    rel_t, rel_c = int(rng.integers(1, tables + 1)), int(rng.integers(1, cols + 1))
+    rng.integers(1, tables + 1), rng.integers(1, cols + 1)  # unused; keeps the later draws
+    rel_t, rel_c = tables, matched  # §Key Metrics 5: all discovered; matched_columns
     discovery = (rel_t / tables + rel_c / cols) / 2
     return {**{f"{k}_agent_used": bool(v) for k, v in used.items()},
             "specialist_participation": _r(sum(used.values()) / 3),
@@ -257,17 +257,19 @@ def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: 
             "tool_efficiency": _r(useful / n_calls), "tool_retry_count": retry,
             "tool_selection_accuracy": _r(max(0, useful - n_fail) / n_calls),
             "execution_attempts": 1 + retry}
-    row |= _specialists(rng, task, skill)
+    row |= _specialists(rng, task, skill, row["matched_columns"])
     row["schema_exploration_steps"] = sum(s["stage"] == "UNDERSTAND" for s in steps)
     critic = [s for s in steps if s["agent"] == "Critic"]
     critic_pass = bool(critic and rng.random() < (0.85 if row["final_score"] >= 0.8 else 0.35))
     critic_score = _r(np.clip(rng.beta(8, 2) if critic_pass else rng.beta(2, 4), 0, 1)) \
         if critic else 0.0
-    decision = ("APPROVE_FINAL" if out["final"] or rng.random() < 0.7
-                else ("REPLAN" if rng.random() < 0.5 else "RETRY_EXECUTION"))
+    approve = out["final"] or rng.random() < 0.7
+    if not approve:  # asks for the kind of its last intervention (§Recent Fixes, coordinator)
+        rng.random()  # unused; keeps the later draws
+    decision = "APPROVE_FINAL" if approve else out["last"]
     found = int(rng.poisson(0.4 + (0 if out["initial"] else 1)))
     row |= {"verification_triggered": len(critic) > 0,
-            "verification_steps": sum(s["stage"] == "VERIFY" for s in steps),
+            "verification_steps": len(critic),  # §Key Metrics 6: count(critic actions)
             "verification_passed": critic_pass, "verification_failures_detected": found,
             "verification_score": critic_score, "critic_verification_passed": critic_pass,
             "critic_verification_score": critic_score, "critic_failures_detected": found,
@@ -291,7 +293,7 @@ def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: 
     row["outcome_status"] = ("correct" if correct else "partial"
                              if out["exec_ok"] and row["final_score"] > 0 else "failed")
     conf = _r(np.clip(rng.beta(6, 2) if correct else rng.beta(3.5 + 2 * (1 - skill), 3), 0, 1))
-    bucket = schema.CALIBRATION_BUCKETS[min(4, int(conf / 0.2))]
+    bucket = schema.CALIBRATION_BUCKETS[sum(conf >= e for e in schema.CALIBRATION_EDGES)]
     row |= {"confidence_score": conf, "confidence_correct": conf >= 0.8 and correct,
             "confidence_error": _r(abs(conf - float(correct))), "calibration_bucket": bucket}
     row |= {"trajectory_length": len(steps),
@@ -406,7 +408,8 @@ def generate_run(
             calls += c_rows
         if replays:
             with atomic_write(run_dir / task.task_id / "task_replay.json") as fh:
-                json.dump(_replay(task, row, steps, c_rows), fh, indent=2, ensure_ascii=False)
+                json.dump(_replay(task, row, steps, c_rows, np.random.default_rng([seed, i, 1])),
+                          fh, indent=2, ensure_ascii=False)
                 fh.write("\n")
     tasks = pd.DataFrame(rows)[list(schema.TASK_COLUMNS)]
     _write_csv(tasks, run_dir / "task_metrics.csv")

@@ -127,7 +127,7 @@ def _trajectory_rows(row: dict, steps: list[dict], t0: datetime) -> tuple[list, 
             "agent": s["agent"], "trajectory_agent": s["agent"],
             "agent_type": "coordinator" if s["agent"] == "StrategicCoordinator" else "specialist"
             if s["agent"] == "SchemaAgent" else "worker",
-            "tool": tool, "action": tool or ("plan" if s["stage"] == "PLAN" else "reason"),
+            "tool": tool, "action": tool or ("planner" if s["agent"] == "Planner" else "reason"),
             "coordinator_checkpoint": s["stage"] if s["agent"] == "StrategicCoordinator" else None,
             "confidence": row["confidence_score"] if s["stage"] == "SUMMARIZE" else None,
             "decision": "PROCEED" if s["agent"] == "StrategicCoordinator" else None,
@@ -157,7 +157,9 @@ def _trajectory_rows(row: dict, steps: list[dict], t0: datetime) -> tuple[list, 
     return traj, calls
 
 
-def _replay(task: Task, row: dict, steps: list[dict], calls: list[dict]) -> dict:
+def _replay(task: Task, row: dict, steps: list[dict], calls: list[dict], rng) -> dict:
+    """The task's ``task_replay.json`` (seed 000 §Data Model Schema 4, V2.1 item 6); ``rng``
+    draws only the agents' confidences, so the metrics do not depend on it."""
     component = sum(s["duration"] for s in steps)
     fa = None
     if row["failure_category"] is not None:
@@ -179,8 +181,11 @@ def _replay(task: Task, row: dict, steps: list[dict], calls: list[dict]) -> dict
                                     "execution_attempts"] - 1 and row["execution_success"]}
                                for k in range(row["execution_attempts"])],
         "agent_executions": [{"agent_name": s["agent"], "checkpoint": s["stage"],
-                              "decision": "PROCEED", "duration": s["duration"],
-                              "tokens": s["tokens"]} for s in steps if s["tool"] is None],
+                              "decision": "PROCEED", "confidence": _r(rng.beta(8, 2), 2),
+                              "duration": s["duration"], "tokens": s["tokens"]}
+                             for s in steps if s["tool"] is None],
+        "tool_calls": [{k: c[k] for k in ("call_id", "step_id", "tool_name", "success")}
+                       for c in calls],
         "coordinator_decisions": [row["coordinator_final_decision"]],
         "coordinator_final_decision": row["coordinator_final_decision"],
         "verification_passed": int(row["verification_passed"]),

@@ -17,6 +17,7 @@ from dabench_analysis.tables import (
     mas,
     research_eval,
     timing,
+    verification,
 )
 from dabench_analysis.tables.common import correct_mask, require_rows
 from dabench_analysis.tables.paper import (
@@ -30,4 +31,4 @@ from dabench_analysis.tables.paper import (
 __all__ = ["ablation", "comparison", "correct_mask", "difficulty_breakdown", "explore",
            "failures", "judge", "key_numbers", "main_results", "mas", "require_columns",
            "require_rows", "research_eval", "specialist_participation", "task_type_breakdown",
-           "timing"]
+           "timing", "verification"]

@@ -14,3 +14,12 @@ from dabench_analysis.validate.run import (
 
 __all__ = ["BANDS", "FINDING_COLUMNS", "HARNESS_WEIGHTS", "Health", "ValidationReport",
            "health_section", "validate_run"]
+
+from dabench_analysis.validate.health import (  # noqa: E402 - appended (issue 12)
+    CAUSES,
+    findings_table,
+    harness_score,
+    health_table,
+)
+
+__all__ += ["CAUSES", "findings_table", "harness_score", "health_table"]

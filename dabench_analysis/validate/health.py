@@ -1,5 +1,8 @@
-"""Harness health (0–10) and run quality: the components, the weights, the bands and the health
-table shown in the run report.
+"""Harness health (0–10) and run quality: the components, the weights, the three causes that cap
+the score (seed 000 §Troubleshooting "Health score < 7"), the bands, and the validation's tables
+(health breakdown, full findings).
+
+The formula, its thresholds and why they were chosen: :func:`harness_score`.
 """
 
 from __future__ import annotations
@@ -7,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 import pandas as pd
 
@@ -15,11 +19,51 @@ from dabench_analysis.load.findings import Finding
 from dabench_analysis.load.run import Run
 from dabench_analysis.validate.invariants import _INVARIANT_CHECKS, GAP_LIMIT, TOOL_FAILURE_LIMIT
 
+if TYPE_CHECKING:  # pragma: no cover
+    from dabench_analysis.validate.run import ValidationReport
+
 #: §Health Score Interpretation: lower bound of each band and its action.
 BANDS = ((9.0, "HEALTHY", "Ready to use"), (7.0, "GOOD", "Review warnings"),
          (5.0, "FAIR", "Fix issues before publication"), (3.0, "POOR", "Investigation required"),
          (0.0, "UNHEALTHY", "Do not use"))
 
+
+#: Weights of the weighted part of the harness health score (see :func:`harness_score`).
+HARNESS_WEIGHTS = {"reconciliation": 0.4, "validity": 0.2, "attribution": 0.2,
+                   "time_accounting": 0.1, "tool_reliability": 0.1}
+
+
+#: Share of tasks (timed tasks; failed tasks) above which time gaps or missing attribution
+#: count as a cause of a score below 7 (ours: the guide gives no share; 10 % as for tool calls).
+TASK_SHARE_LIMIT = 0.10
+
+
+class Cause(NamedTuple):
+    """One cause of §Troubleshooting "Health score < 7", measured as ``1 - component``."""
+
+    component: str
+    limit: float
+    measure: str
+
+
+#: The guide's three causes of a harness health score below 7, in its order.
+CAUSES = {
+    "time_gaps": Cause("time_accounting", TASK_SHARE_LIMIT,
+                       "share of timed tasks with more than 50 % of execution_time unaccounted "
+                       "(time accounting gap > 50 %)"),
+    "tool_failures": Cause("tool_reliability", TOOL_FAILURE_LIMIT,
+                           "tool failure rate: sum(tool_failures) / sum(tool_calls)"),
+    "missing_attribution": Cause("attribution", TASK_SHARE_LIMIT,
+                                 "share of failed tasks (final_score < 0.8) without a "
+                                 "failure_category (missing or UNKNOWN_FAILURE)"),
+}
+
+
+#: Cap of the score with k >= 1 causes: ``CAP_TOP - CAP_STEP * k`` (6, 4, 2).
+CAP_TOP, CAP_STEP = 8.0, 2.0
+
+
+NOT_EVALUATED = "not evaluated: no task_metrics.csv (run eval-v2 first); no health score"
 
 
 @dataclass(frozen=True)
@@ -29,11 +73,12 @@ class Health:
     Attributes
     ----------
     harness_score : float
-        0–10, from ``components`` and :data:`HARNESS_WEIGHTS` (formula: :func:`validate_run`).
-    harness_status : {"HEALTHY", "DEGRADED", "UNHEALTHY"}
-        V2.1 thresholds; HEALTHY also needs no error finding.
+        0–10 (:func:`harness_score`); NaN for a run that is not evaluated.
+    harness_status : {"HEALTHY", "DEGRADED", "UNHEALTHY", "UNDEFINED"}
+        V2.1 thresholds; HEALTHY also needs no error finding; UNDEFINED without a score.
     harness_band, action : str
-        §Health Score Interpretation (HEALTHY, GOOD, FAIR, POOR, UNHEALTHY) and what to do.
+        §Health Score Interpretation (HEALTHY, GOOD, FAIR, POOR, UNHEALTHY) and what to do;
+        "UNDEFINED" and the reason without a score.
     components : dict of str to float
         reconciliation, validity, attribution, time_accounting, tool_reliability, each [0, 1].
     run_quality_score : float
@@ -41,6 +86,10 @@ class Health:
     run_quality_status : {"HEALTHY", "DEGRADED", "UNHEALTHY", "UNDEFINED"}
     answer_accuracy, execution_success_rate : float
         Shares in [0, 1] (final_score >= 0.8; execution_success), NaN without values.
+    weighted_score : float
+        0–10, the weighted part of the score before any cap.
+    causes : tuple of str
+        Keys of :data:`CAUSES` found in the run (each caps the score below 7).
     """
 
     harness_score: float
@@ -52,6 +101,8 @@ class Health:
     run_quality_status: str
     answer_accuracy: float
     execution_success_rate: float
+    weighted_score: float = float("nan")
+    causes: tuple[str, ...] = ()
 
 
 def _status(score: float, n_errors: int = 0) -> str:
@@ -63,20 +114,93 @@ def _status(score: float, n_errors: int = 0) -> str:
 
 
 def _band(score: float) -> tuple[str, str]:
+    if math.isnan(score):
+        return "UNDEFINED", NOT_EVALUATED
     return next((name, act) for low, name, act in BANDS if score >= low)
 
 
+def _cause_found(key: str, components: dict[str, float]) -> bool:
+    """True when the run shows cause ``key`` of :data:`CAUSES`: ``1 - component > limit``."""
+    cause = CAUSES[key]
+    return components[cause.component] < 1 - cause.limit  # 1 - 0.10 == 0.9 exactly
+
+
+def harness_score(components: dict[str, float]) -> tuple[float, float, tuple[str, ...]]:
+    """The harness health score from its five components.
+
+    Parameters
+    ----------
+    components : dict of str to float
+        The keys of :data:`HARNESS_WEIGHTS`, each a share in [0, 1] (:func:`harness_components`).
+
+    Returns
+    -------
+    tuple of (float, float, tuple of str)
+        The score (0–10), its weighted part before the cap (0–10) and the causes found.
+
+    Notes
+    -----
+    Seed 000 names the inputs (V2.1 item 2: reconciliation pass rate, validator errors,
+    attribution coverage), the bands (§Health Score Interpretation) and three causes of a score
+    below 7 (§Troubleshooting: time accounting gaps > 50 %, tool failure rate > 10 %, missing
+    failure attribution), but no formula. Ours:
+
+    ``weighted = 10 (0.4 R + 0.2 V + 0.2 A + 0.1 T + 0.1 F)``
+
+    ``score = weighted`` without a cause, ``min(weighted, 8 - 2 k)`` with k >= 1 causes.
+
+    Components (shares in [0, 1]; one that cannot be measured counts as 1): R tasks passing
+    every error-level invariant; V task rows without a loader error (0 after a file-level
+    error); A failed tasks (final_score < 0.8) with a failure_category other than
+    UNKNOWN_FAILURE (1 without failed tasks); T timed tasks whose unaccounted time
+    (1 - sum of the five per-stage ``*_time`` / ``execution_time``) is at most 50 %; F tool
+    calls that succeeded (1 - sum(tool_failures) / sum(tool_calls); 1 without calls).
+
+    Causes, each ``1 - component > limit``: **time_gaps** 1 - T > 10 % (more than 10 % of the
+    timed tasks have > 50 % of their wall clock unaccounted); **tool_failures** 1 - F > 10 %
+    (the guide's tool failure rate > 10 %); **missing_attribution** 1 - A > 10 % (more than
+    10 % of the failed tasks lack an attribution).
+
+    Rationale: as a weighted sum alone, no single cause could reach the guide's "< 7": A
+    weighs 2 points and T and F 1 point each, so a run whose every tool call failed still
+    scored 9.1. Each cause therefore caps the score, one band of §Health Score Interpretation
+    per cause: 6 (top of FAIR, "Fix issues before publication"), 4 with two (top of POOR,
+    "Investigation required"), 2 with three (UNHEALTHY, "Do not use"). Below the cap the
+    weighted part still ranks runs, and it alone decides a run without a cause, so a clean
+    run scores 9 or more (10 with no tool failure at all). The 10 % share for time gaps and
+    attribution is ours (the guide gives none): isolated tasks with large I/O waits or an
+    unmapped evaluation bucket are tolerated, as the guide tolerates up to 10 % of failed
+    tool calls; beyond that the timers or the attribution are systematically broken.
+
+    Examples
+    --------
+    >>> clean = dict.fromkeys(HARNESS_WEIGHTS, 1.0)
+    >>> harness_score(clean)
+    (10.0, 10.0, ())
+    >>> harness_score({**clean, "tool_reliability": 0.0})  # every tool call failed
+    (6.0, 9.0, ('tool_failures',))
+    """
+    weighted = 10 * sum(HARNESS_WEIGHTS[k] * components[k] for k in HARNESS_WEIGHTS)
+    causes = tuple(k for k in CAUSES if _cause_found(k, components))
+    score = min(weighted, CAP_TOP - CAP_STEP * len(causes)) if causes else weighted
+    return score, weighted, causes
+
+
 def _health(components: dict[str, float] | None, quality: dict[str, float],
-            n_errors: int) -> Health:
-    score = 0.0 if components is None else \
-        10 * sum(HARNESS_WEIGHTS[k] * v for k, v in components.items())
+            n_errors: int, *, evaluated: bool = True) -> Health:
+    if not evaluated:
+        nan = float("nan")
+        return Health(nan, "UNDEFINED", *_band(nan), dict.fromkeys(HARNESS_WEIGHTS, nan),
+                      nan, "UNDEFINED", nan, nan)
+    score, weighted, causes = (0.0, 0.0, ()) if components is None else \
+        harness_score(components)
     band, action = _band(score)
     known = [v for v in quality.values() if not math.isnan(v)]
     q = 10 * sum(known) / len(known) if known else float("nan")
     return Health(score, _status(score, n_errors), band, action,
                   components or dict.fromkeys(HARNESS_WEIGHTS, 0.0), q, _status(q),
                   quality.get("answer_accuracy", float("nan")),
-                  quality.get("execution_success_rate", float("nan")))
+                  quality.get("execution_success_rate", float("nan")), weighted, causes)
 
 
 def _pct(x: float) -> str:
@@ -87,9 +211,29 @@ def _num(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:.1f}/10"
 
 
-#: Weights of the harness health score (see ``validate_run``, Notes).
-HARNESS_WEIGHTS = {"reconciliation": 0.4, "validity": 0.2, "attribution": 0.2,
-                   "time_accounting": 0.1, "tool_reliability": 0.1}
+def cause_text(health: Health) -> str:
+    """The causes of a capped harness health score, in words.
+
+    Parameters
+    ----------
+    health : Health
+        From :func:`dabench_analysis.validate.validate_run` (``report.health``).
+
+    Returns
+    -------
+    str
+        One ``"<cause> <measured share> > <limit>"`` per cause found, joined by "; "; empty
+        when no cause was found.
+
+    Examples
+    --------
+    >>> comps = {**dict.fromkeys(HARNESS_WEIGHTS, 1.0), "tool_reliability": 0.75}
+    >>> h = _health(comps, {}, 0)
+    >>> h.harness_score, cause_text(h)
+    (6.0, 'tool failures 25.0% > 10%')
+    """
+    return "; ".join(f"{k.replace('_', ' ')} {_pct(1 - health.components[CAUSES[k].component])}"
+                     f" > {CAUSES[k].limit:.0%}" for k in health.causes)
 
 
 def _validity(run: Run, findings: Sequence[Finding]) -> float:
@@ -104,7 +248,7 @@ def _validity(run: Run, findings: Sequence[Finding]) -> float:
 
 def harness_components(run: Run, rec: pd.DataFrame, failed: pd.Series,
                        findings: Sequence[Finding]) -> dict[str, float]:
-    """The five [0, 1] components of the harness health score (see ``validate_run``)."""
+    """The five [0, 1] components of the harness health score (see :func:`harness_score`)."""
     failing = (rec["final_score"] < schema.SUCCESS_THRESHOLD).fillna(False).to_numpy()
     if not failing.any():
         attribution = 1.0
@@ -116,18 +260,140 @@ def harness_components(run: Run, rec: pd.DataFrame, failed: pd.Series,
     ratio = rec["time_ratio"].dropna()
     time_ok = 1.0 if ratio.empty else float((ratio >= 1 - GAP_LIMIT).mean())
     calls, fails = rec["tool_calls"].sum(), rec["tool_failures"].sum()
-    rate = float(fails / calls) if calls and calls > 0 else 0.0
+    tools = float(min(max((calls - fails) / calls, 0.0), 1.0)) if calls and calls > 0 else 1.0
     return {"reconciliation": float(1 - failed.mean()), "validity": _validity(run, findings),
-            "attribution": attribution, "time_accounting": time_ok,
-            "tool_reliability": 1.0 if rate <= TOOL_FAILURE_LIMIT else TOOL_FAILURE_LIMIT / rate}
+            "attribution": attribution, "time_accounting": time_ok, "tool_reliability": tools}
 
 
-def quality_components(tasks: pd.DataFrame) -> dict[str, float]:
-    """Answer accuracy (final_score >= 0.8) and execution success rate; NaN without values."""
+def quality_components(tasks: pd.DataFrame, *,
+                       threshold: float = schema.SUCCESS_THRESHOLD) -> dict[str, float]:
+    """Answer accuracy (``final_score >= threshold``, the report's success threshold) and
+    execution success rate; NaN without values. Raises ValueError for a threshold outside
+    (0, 1] (:func:`dabench_analysis.schema.check_threshold`)."""
+    threshold = schema.check_threshold(threshold)
     out = {}
     for key, col in (("answer_accuracy", "final_score"),
                      ("execution_success_rate", "execution_success")):
         s = tasks[col].dropna() if col in tasks else pd.Series([], dtype="float64")
-        value = (s >= schema.SUCCESS_THRESHOLD) if col == "final_score" else s.astype(bool)
+        value = (s >= threshold) if col == "final_score" else s.astype(bool)
         out[key] = float(value.mean()) if len(s) else float("nan")
     return out
+
+
+_MEASURES = {
+    "reconciliation": "tasks passing every cross-file invariant (§Hardening Features 1)",
+    "validity": "task rows without a schema or range error (V2.1: validator errors)",
+    "attribution": "failed tasks with a failure_category (V2.1: attribution coverage)",
+    "time_accounting": "timed tasks with at most 50 % of execution_time unaccounted",
+    "tool_reliability": "tool calls that succeeded: 1 - tool failure rate",
+    "answer_accuracy": "share of tasks with final_score >= the success threshold (0.8 default)",
+    "execution_success_rate": "share of tasks whose code ran (execution_success)",
+}
+
+
+HEALTH_TABLE_COLUMNS = ["run_id", "state", "assessment", "measure", "value", "limit", "weight",
+                        "points", "status", "note"]
+
+
+def _harness_rows(h: Health) -> list[tuple]:
+    nan = float("nan")
+    rows = [("harness_health", k, v, nan, w, 10 * w * v, h.harness_status, _MEASURES[k])
+            for k, w in HARNESS_WEIGHTS.items() for v in [h.components[k]]]
+    rows.append(("harness_health", "weighted_score", h.weighted_score, nan, 1.0,
+                 h.weighted_score, h.harness_status, "10 × Σ weight × value, before any cap"))
+    cap = CAP_TOP - CAP_STEP * len(h.causes)
+    for key, cause in CAUSES.items():
+        found = key in h.causes
+        rows.append(("harness_health", key, 1 - h.components[cause.component], cause.limit,
+                     nan, cap if found else nan, "found" if found else "clear",
+                     cause.measure + (f"; above the limit: caps the score at {cap:g}"
+                                      if found else "")))
+    rows.append(("harness_health", "score", h.harness_score, nan, 1.0, h.harness_score,
+                 h.harness_status, f"band {h.harness_band}: {h.action} (§Health Score "
+                 "Interpretation)"))
+    return rows
+
+
+def health_table(report: ValidationReport) -> pd.DataFrame:
+    """The harness health and run quality of a validated run, every input of the score shown.
+
+    Parameters
+    ----------
+    report : ValidationReport
+        From :func:`dabench_analysis.validate.validate_run`.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``run_id``, ``state`` (evaluated, not evaluated, failed), ``assessment``
+        (harness_health, run_quality), ``measure``, ``value``, ``limit``, ``weight``,
+        ``points``, ``status``, ``note``. Harness rows: the five components (value a share
+        in [0, 1], ``weight``, ``points`` = 10 × weight × value), ``weighted_score`` (0–10),
+        one row per cause of :data:`CAUSES` (value the measured share, ``limit``, ``points`` the
+        cap when found, ``status`` found or clear) and ``score`` (0–10, status, band and
+        action). Run-quality rows: ``answer_accuracy``, ``execution_success_rate`` (equal
+        weights over the known ones) and ``score``. A run that is not evaluated has one
+        ``score`` row per assessment, NaN, status UNDEFINED.
+
+    Notes
+    -----
+    The formula and its thresholds: :func:`harness_score`; run quality =
+    10 × mean(answer accuracy, execution success rate), statuses as V2.1.
+
+    Examples
+    --------
+    >>> from dabench_analysis.validate import validate_run
+    >>> t = health_table(validate_run("data/sample_runs/proposed_aat"))
+    >>> h = t[t["assessment"] == "harness_health"].set_index("measure")
+    >>> h.loc[["tool_failures", "score"], ["value", "status"]].round(4).values.tolist()
+    [[0.0821, 'clear'], [9.9179, 'HEALTHY']]
+    """
+    h, nan = report.health, float("nan")
+    if report.state == "not evaluated":
+        rows = [(a, "score", nan, nan, nan, nan, "UNDEFINED", NOT_EVALUATED)
+                for a in ("harness_health", "run_quality")]
+    else:
+        rows = _harness_rows(h)
+        quality = {"answer_accuracy": h.answer_accuracy,
+                   "execution_success_rate": h.execution_success_rate}
+        known = [k for k, v in quality.items() if not math.isnan(v)]
+        for k, v in quality.items():
+            w = 1 / len(known) if k in known else 0.0
+            rows.append(("run_quality", k, v, nan, w, 10 * w * v if k in known else nan,
+                         h.run_quality_status, _MEASURES[k]))
+        rows.append(("run_quality", "score", h.run_quality_score, nan, 1.0,
+                     h.run_quality_score, h.run_quality_status,
+                     "HEALTHY >= 9.0, DEGRADED >= 7.0 (V2.1)"))
+    out = pd.DataFrame(rows, columns=HEALTH_TABLE_COLUMNS[2:])
+    out.insert(0, "state", report.state)
+    out.insert(0, "run_id", report.run_id)
+    return out
+
+
+FINDINGS_TABLE_COLUMNS = ["run_id", "severity", "check", "file", "row", "column", "message"]
+
+
+def findings_table(report: ValidationReport) -> pd.DataFrame:
+    """Every finding of a validated run, one row per data row concerned, ready to display.
+
+    Parameters
+    ----------
+    report : ValidationReport
+        From :func:`dabench_analysis.validate.validate_run`.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``run_id``, ``severity`` (error, warning, info), ``check``, ``file``, ``row``
+        (1-based data row, header not counted; <NA> for file- or column-level findings),
+        ``column``, ``message``; errors first, then warnings and info, each by check, file
+        and row; a fresh 0..n-1 index. No findings: the columns without rows.
+
+    Examples
+    --------
+    >>> from dabench_analysis.validate import validate_run
+    >>> findings_table(validate_run("data/sample_runs/pending_run"))[["severity", "check"]]
+      severity         check
+    0    error  missing_file
+    """
+    return report.to_frame()[FINDINGS_TABLE_COLUMNS].reset_index(drop=True)

@@ -4,7 +4,6 @@ report findings (severity, file, row, column, check, message) with harness healt
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from collections.abc import Sequence
@@ -15,14 +14,20 @@ import pandas as pd
 
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.run import TOOL_CALLS_FILE, TRAJECTORY_FILE, Run, load_run
-from dabench_analysis.schema import optional_columns, sections_needing, sections_using
+from dabench_analysis.schema import (
+    SUCCESS_THRESHOLD,
+    optional_columns,
+    sections_needing,
+    sections_using,
+)
 from dabench_analysis.validate import invariants as inv
+from dabench_analysis.validate import replay as rp
 from dabench_analysis.validate.health import (
-    HARNESS_WEIGHTS,
     Health,
     _health,
     _num,
     harness_components,
+    health_table,
     quality_components,
 )
 
@@ -159,11 +164,13 @@ def _failed_report(path: Path, exc: RunLoadError) -> ValidationReport:
     findings = exc.findings or [Finding("error", path.name, None, None, "run_dir",
                                         str(exc).splitlines()[0])]
     state = "not evaluated" if any(f.check == "missing_file" for f in findings) else "failed"
-    return ValidationReport(path, path.name, state, _frame(findings),
-                            _health(None, {}, len(findings)), 0, list(findings))
+    return ValidationReport(path, path.name, state, _frame(findings),  # not evaluated: no score
+                            _health(None, {}, len(findings), evaluated=state == "failed"), 0,
+                            list(findings))
 
 
-def validate_run(path: str | os.PathLike[str], *, replays: bool = True) -> ValidationReport:
+def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
+                 threshold: float = SUCCESS_THRESHOLD) -> ValidationReport:
     """Check one eval-v2 run directory: schema, ranges, cross-file invariants, health.
 
     Parameters
@@ -172,7 +179,8 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True) -> Valid
         Run directory (``task_metrics.csv``, ``trajectory.csv``, ``tool_calls.csv``,
         ``task_*/task_replay.json``). Read only; nothing is written.
     replays : bool
-        Also parse every ``task_replay.json`` and compare its score (slower on big runs).
+        Also parse every ``task_replay.json``, check it against the replay catalogue and
+        compare it with its task's row (slower on big runs).
 
     Returns
     -------
@@ -183,7 +191,9 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True) -> Valid
 
     Notes
     -----
-    Checks, with the seed 000 section each comes from:
+    Checks, with the seed 000 section each comes from (every check but the loader's, with its
+    severity, tolerance, section and rule: :data:`dabench_analysis.schema.CHECKS`, as a table
+    :func:`dabench_analysis.schema.checks_markdown`):
 
     * loader (pandera schema per catalogue): file structure, required columns and values,
       dtypes, {0, 1} flags, [0, 1] scores, non-negative counts and times, finite numbers, the
@@ -194,36 +204,56 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True) -> Valid
       APPROVE_FINAL; time accounting with component time = sum of the per-stage ``*_time``
       columns (warning if component / ``execution_time`` < 0.05, info if it exceeds it);
       trajectory completeness; task ids of trajectory.csv / tool_calls.csv / replay folders
-      missing from task_metrics.csv;
-    * §Key Metrics 11: analyst_score = 0.4 autonomy_score + 0.3 tool_efficiency + 0.3
-      verification_score (|difference| <= 1e-3);
-    * V2.1 item 4: outcome_status is "correct" if final_score >= 0.8, "partial" if
-      execution_success and 0 < final_score < 0.8, "failed" otherwise;
-    * §Replay Artifacts: each task_replay.json parses as a JSON object and its
-      ``evaluation_result.final_score`` equals the task's final_score (1e-6).
+      missing from task_metrics.csv; trajectory.csv steps without ``duration_seconds``
+      (§Troubleshooting "missing time data", warning);
+    * the catalogued formulas, each within its tolerance: §Key Metrics 1 (answer / column /
+      row F1 = 2PR/(P+R), column and row precision and recall), 2 and 3 (first_try_success,
+      replan_count, autonomy_score, coordinator_interventions, user_intervention_count,
+      planner_revisions, planner_dead_ends, plan_execution_alignment), 4 (tool_diversity,
+      useful / wasted calls, tool_efficiency, tool_selection_accuracy, distinct tools), 5
+      (data_understanding_score: weighted formula and its theoretical maximum, the
+      relevant-tables / columns heuristics, exploration steps), 6 (verification_triggered
+      exactly when verification_steps > 0; the legacy verification_passed / _score equal the
+      critic's), 7 and V2.1 Phase 0 Task 2 (recovery and MAS recovery flags), 8
+      (trajectory_length = steps; branching_factor >= 1; tool steps = tool-call rows), 10
+      (confidence_correct, confidence_error, calibration_bucket with edges 0.2 ... 0.8 in the
+      upper bucket), 11 (analyst_score, 1e-3), §AAT Architecture Metrics
+      (specialist_participation), V2.1 items 1 and 4 (no UNKNOWN_FAILURE with an evaluation
+      bucket; outcome_status); §Recent Fixes: replan_count_consistent, retry_count_consistent,
+      coordinator_metrics_consistent (warnings);
+    * §Replay Artifacts, V2.1 item 6: each task_replay.json parses as a JSON object, has every
+      required field of :data:`dabench_analysis.schema.REPLAY_FIELDS` with its type, and
+      agrees with its task's row: identity (task_id, run_id, trace_id, difficulty),
+      coordinator decision, verification flag, final_score and answer_f1 (1e-6), outcome,
+      execution attempts, failure attribution, tool calls, time accounting.
 
-    Health (V2.1 item 2 separates harness health from run quality). The seed names the inputs
-    and the thresholds but not the formula; ours is
+    Health (V2.1 item 2 separates harness health from run quality). The seed names the inputs,
+    the bands and three causes of a score below 7 but no formula; ours
+    (:func:`dabench_analysis.validate.health.harness_score`, with its rationale) is
 
-    ``harness = 10 (0.4 R + 0.2 V + 0.2 A + 0.1 T + 0.1 F)`` with R the share of tasks that
-    pass every error-level invariant (reconciliation pass rate), V the share of task rows
-    without a loader error (validator errors; 0 if the task file has a file-level error), A
-    the share of tasks below 0.8 with a failure_category other than UNKNOWN_FAILURE
-    (attribution coverage; 1 if none), T the share of tasks whose time accounting gap is at
-    most 50 % (§Troubleshooting), F = 1 if the tool failure rate is at most 10 %
-    (§Troubleshooting), else 0.10 / rate. Status: HEALTHY if >= 9.0 and no error finding,
-    DEGRADED if >= 7.0, else UNHEALTHY (V2.1); ``harness_band`` follows §Health Score
-    Interpretation (>= 9 HEALTHY, >= 7 GOOD, >= 5 FAIR, >= 3 POOR, else UNHEALTHY).
+    ``harness = 10 (0.4 R + 0.2 V + 0.2 A + 0.1 T + 0.1 F)``, capped at ``8 - 2 k`` when k >= 1
+    of the guide's causes are found, with R the share of tasks that pass every error-level
+    invariant (reconciliation pass rate), V the share of task rows without a loader error
+    (validator errors; 0 if the task file has a file-level error), A the share of tasks below
+    0.8 with a failure_category other than UNKNOWN_FAILURE (attribution coverage; 1 if none),
+    T the share of timed tasks whose unaccounted time is at most 50 % of execution_time, F the
+    share of tool calls that succeeded. Causes (§Troubleshooting "Health score < 7"): time
+    gaps (1 - T > 10 %), tool failure rate (1 - F > 10 %), missing failure attribution
+    (1 - A > 10 %); one caps the score at 6, two at 4, three at 2. Status: HEALTHY if >= 9.0
+    and no error finding, DEGRADED if >= 7.0, else UNHEALTHY (V2.1); ``harness_band`` follows
+    §Health Score Interpretation (>= 9 HEALTHY, >= 7 GOOD, >= 5 FAIR, >= 3 POOR, else
+    UNHEALTHY).
 
     ``run quality = 10 (answer accuracy + execution success rate) / 2`` (the two outcome
     metrics V2.1 names; accuracy = share with final_score >= 0.8), same thresholds without the
     error condition. It reproduces the seed's example (64 % accuracy shown as DEGRADED for any
     execution success rate >= 76 %). No tasks: run quality NaN, status UNDEFINED; a run that
-    cannot be loaded scores 0 (UNHEALTHY).
+    cannot be loaded scores 0 (UNHEALTHY); a run that is not evaluated (no task_metrics.csv,
+    seed 003) has no score (NaN, UNDEFINED).
 
     Examples
     --------
-    >>> report = validate_run("data/sample_runs/baseline_react")
+    >>> report = validate_run("data/sample_runs/proposed_aat")
     >>> report.ok, report.health.harness_status
     (True, 'HEALTHY')
     """
@@ -237,71 +267,35 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True) -> Valid
             return _failed_report(path, exc)
         traj = _side(run, "trajectory", TRAJECTORY_FILE, extra)
         calls = _side(run, "tool_calls", TOOL_CALLS_FILE, extra)
-    scores = inv.replay_scores(run, extra) if replays else None
-    rec = inv.reconciliation_frame(run.tasks, traj, calls, scores)
+    replay = rp.replay_frame(run, extra) if replays else None
+    rec = inv.reconciliation_frame(run.tasks, traj, calls, replay)
     found, failed = inv.check_invariants(rec, run.source_rows, run.task_file)
-    unreadable = {f.file.split("/")[0] for f in extra if f.check == "replay_unreadable"}
-    failed |= rec["task_id"].isin(unreadable).fillna(False).to_numpy()
+    if replay is not None:
+        replay_found, replay_failed = rp.check_replays(rec, run.source_rows, run.task_file)
+        found, failed = found + replay_found, failed | replay_failed
+    failed |= rec["task_id"].isin(rp.failed_tasks(extra)).fillna(False).to_numpy()
     extra += found + inv.orphan_findings(run.tasks["task_id"], traj, TRAJECTORY_FILE) \
         + inv.orphan_findings(run.tasks["task_id"], calls, TOOL_CALLS_FILE) \
-        + inv.missing_steps(rec, traj, run.source_rows, run.task_file)
+        + inv.missing_time(traj, TRAJECTORY_FILE)
     findings = list(run.findings) + extra + _absent_columns(run)
     n_errors = sum(f.severity == "error" for f in findings)
     components = harness_components(run, rec, failed, findings) if len(run.tasks) \
         else None
-    health = _health(components, quality_components(run.tasks), n_errors)
+    health = _health(components, quality_components(run.tasks, threshold=threshold), n_errors)
     return ValidationReport(path, run.run_id, "evaluated", _frame(findings), health,
                             len(run.tasks), findings)
 
 
-_MEASURES = {
-    "reconciliation": "tasks passing every cross-file invariant (§Hardening Features 1)",
-    "validity": "task rows without a schema or range error (V2.1: validator errors)",
-    "attribution": "failed tasks with a failure_category (V2.1: attribution coverage)",
-    "time_accounting": "tasks with an unaccounted time gap <= 50 % (§Troubleshooting)",
-    "tool_reliability": "1 if tool failure rate <= 10 %, else 0.10 / rate (§Troubleshooting)",
-    "answer_accuracy": "share of tasks with final_score >= 0.8",
-    "execution_success_rate": "share of tasks whose code ran (execution_success)",
-}
 
 
 def health_section(report: ValidationReport) -> pd.DataFrame:
-    """The health of a run as a table for the run report notebook.
-
-    Parameters
-    ----------
-    report : ValidationReport
-        From :func:`validate_run`.
-
-    Returns
-    -------
-    DataFrame
-        One row per measure: ``assessment`` (harness_health, run_quality), ``measure`` (a
-        component, or ``score``), ``value`` ([0, 1] for components, 0–10 for scores),
-        ``weight``, ``points`` (contribution to the 0–10 score), ``status`` (HEALTHY, DEGRADED,
-        UNHEALTHY, UNDEFINED) and ``note`` (what the measure is; band and action for scores).
+    """The health of a run as the run report shows it: :func:`health_table` without its
+    ``run_id`` and ``state`` columns (one run, evaluated).
 
     Examples
     --------
-    >>> from dabench_analysis.validate import validate_run
     >>> table = health_section(validate_run("data/sample_runs/proposed_aat"))
     >>> table.loc[table["measure"] == "score", ["assessment", "status"]].values.tolist()
     [['harness_health', 'HEALTHY'], ['run_quality', 'HEALTHY']]
     """
-    h = report.health
-    rows = [("harness_health", k, v, HARNESS_WEIGHTS[k], 10 * HARNESS_WEIGHTS[k] * v,
-             h.harness_status, _MEASURES[k]) for k, v in h.components.items()]
-    rows.append(("harness_health", "score", h.harness_score, 1.0, h.harness_score,
-                 h.harness_status, f"band {h.harness_band}: {h.action} (§Health Score "
-                 "Interpretation)"))
-    quality = {"answer_accuracy": h.answer_accuracy,
-               "execution_success_rate": h.execution_success_rate}
-    known = [k for k, v in quality.items() if not math.isnan(v)]
-    for k, v in quality.items():
-        w = 1 / len(known) if k in known else 0.0
-        rows.append(("run_quality", k, v, w, 10 * w * v if k in known else float("nan"),
-                     h.run_quality_status, _MEASURES[k]))
-    rows.append(("run_quality", "score", h.run_quality_score, 1.0, h.run_quality_score,
-                 h.run_quality_status, "HEALTHY >= 9.0, DEGRADED >= 7.0 (V2.1)"))
-    return pd.DataFrame(rows, columns=["assessment", "measure", "value", "weight", "points",
-                                       "status", "note"])
+    return health_table(report).drop(columns=["run_id", "state"])
