@@ -39,8 +39,14 @@ def test_verification_groups_and_values():
     # seed 000: mannwhitneyu(with, without); exact, no ties -> scipy exact gives the same
     assert r.p_value == pytest.approx(st.mannwhitneyu([0.9, 0.8, 1.0], [0.2, 0.5, 0.4],
                                                       method="exact").pvalue)
-    lo, hi = st.ttest_1samp([0.9, 0.8, 1.0], 0).confidence_interval()
-    assert (r.ci_low_a, r.ci_high_a) == (pytest.approx(lo), pytest.approx(hi))
+    # issue 13: final_score is in [0, 1], so the group means get the logit-t interval, by hand:
+    # m = 0.9, s = 0.1, se = s/sqrt(3), half = t(0.975, 2) * se / (m (1 - m)) on the logit scale.
+    # (The t-interval it replaces, 0.9 -/+ 0.2484 = [0.6516, 1.1484], passed 1.)
+    m, se = 0.9, 0.1 / np.sqrt(3)
+    half = st.t.ppf(0.975, 2) * se / (m * (1 - m))
+    lo, hi = (1 / (1 + np.exp(-(np.log(m / (1 - m)) + sign * half))) for sign in (-1, 1))
+    assert (r.ci_low_a, r.ci_high_a) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    assert hi < 1 and r.method.endswith("logit t intervals of group means")
     assert r.rank_biserial == 1.0
 
 

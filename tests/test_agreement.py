@@ -448,6 +448,9 @@ def sample_cases() -> pd.DataFrame:
 
 
 def test_configuration_table_reproduces_table3_relative_changes(sample_cases):
+    # A check of the generator: data/judge_study was generated from the confusion matrices of
+    # Table 3, so this round-trips them. The statistics themselves are checked on data the
+    # generator did not make in test_configuration_table_and_figure_on_hand_made_matrices.
     with pytest.warns(UserWarning, match="6 row"):  # 2 cases without majority x 3 configs
         t = judge.configuration_table(sample_cases, reference="Baseline-2: NL GT", n_resamples=300)
     t = t.set_index("configuration")
@@ -469,13 +472,58 @@ def test_configuration_table_errors(sample_cases):
         judge.configuration_table(sample_cases, tokens="tokenz")
 
 
+def _error_ends(ax) -> list[float]:
+    """Left and right end of each drawn horizontal error bar, flattened."""
+    from matplotlib.container import BarContainer
+
+    (bars,) = [c for c in ax.containers if isinstance(c, BarContainer)]
+    return [float(v) for seg in bars.errorbar.lines[2][0].get_segments() for v in sorted(seg[:, 0])]
+
+
 def test_plot_configurations_draws_bars_with_intervals():
-    t = pd.DataFrame({"configuration": ["a", "b"], "mcc": [-0.2, 0.5],
-                      "mcc_ci_low": [-0.4, 0.3], "mcc_ci_high": [0.0, 0.7]})
+    t = pd.DataFrame({"configuration": ["a", "b", "c"], "mcc": [-0.2, 0.5, 0.75],
+                      "mcc_ci_low": [-0.4, 0.3, 0.8], "mcc_ci_high": [0.0, 0.7, 0.9]})
     ax = judge_figures.plot_configurations(t)
-    assert [p.get_width() for p in ax.patches] == pytest.approx([-0.2, 0.5])
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
-    assert "MCC" in ax.get_xlabel()
+    assert [p.get_width() for p in ax.patches] == pytest.approx([-0.2, 0.5, 0.75])
+    assert [p.get_y() + p.get_height() / 2 for p in ax.patches] == pytest.approx([0, 1, 2])
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]  # table order, on top
+    assert ax.yaxis_inverted() and "MCC" in ax.get_xlabel()
+    # the table's interval; c's bootstrap interval misses its estimate: the bar end is kept and
+    # the short side drawn with length 0 (never a negative error bar)
+    assert _error_ends(ax) == pytest.approx([-0.4, 0.0, 0.3, 0.7, 0.75, 0.9])
+    lo, hi = ax.get_xlim()
+    assert lo <= -0.4 and hi >= 0.9
+
+
+def test_configuration_table_and_figure_on_hand_made_matrices():
+    # An outside check on data the sample generator did not make: configuration x TP 6, FP 2,
+    # FN 3, TN 9; y TP 9, FP 1, FN 0, TN 10. By hand: precision TP/(TP+FP), recall TP/(TP+FN),
+    # F1 2TP/(2TP+FP+FN); MCC (Matthews 1975) = (TP·TN − FP·FN)/sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))
+    # = x (54 − 6)/sqrt(8·9·11·12) = 48/sqrt(9504), y 90/sqrt(10·9·10·11) = 90/sqrt(9900).
+    # R 4.2.2: cor(judge, human) on the 0/1 vectors (phi = MCC) -> 0.492365963917, 0.904534033733
+    frames = []
+    for name, counts, tokens in (("x", (6, 2, 3, 9), 100), ("y", (9, 1, 0, 10), 80)):
+        j, h = expand(*counts)
+        frames.append(pd.DataFrame({"configuration": name, "judge_pass": j, "human_pass": h,
+                                    "tokens": tokens}))
+    cases = pd.concat(frames, ignore_index=True)
+    t = judge.configuration_table(cases, n_resamples=200)
+    assert t["configuration"].tolist() == ["x", "y"] and t["n"].tolist() == [20, 20]
+    assert t[["tp", "fp", "fn", "tn"]].to_numpy().tolist() == [[6, 2, 3, 9], [9, 1, 0, 10]]
+    assert t["mcc"].tolist() == pytest.approx([48 / np.sqrt(9504), 90 / np.sqrt(9900)], abs=1e-12)
+    assert t["mcc"].tolist() == pytest.approx([0.492365963917, 0.904534033733], abs=1e-12)
+    assert t["precision"].tolist() == pytest.approx([6 / 8, 9 / 10], abs=1e-12)
+    assert t["recall"].tolist() == pytest.approx([6 / 9, 1.0], abs=1e-12)
+    assert t["f1"].tolist() == pytest.approx([12 / 17, 18 / 19], abs=1e-12)  # 2TP/(2TP+FP+FN)
+    # relative changes against the first configuration, (y − x)/|x|
+    assert t["mcc_rel_change"].tolist() == pytest.approx(
+        [0.0, 0.904534033733 / 0.492365963917 - 1], abs=1e-11)
+    assert t["tokens_mean_rel_change"].tolist() == pytest.approx([0.0, -0.2], abs=1e-12)
+    ax = judge_figures.plot_configurations(t)
+    assert [p.get_width() for p in ax.patches] == pytest.approx(t["mcc"].tolist(), abs=1e-12)
+    ends = np.clip(t[["mcc_ci_low", "mcc_ci_high"]].to_numpy(),  # the table's, clipped at the bar
+                   [[-np.inf, m] for m in t["mcc"]], [[m, np.inf] for m in t["mcc"]])
+    assert _error_ends(ax) == pytest.approx(ends.ravel().tolist())
 
 
 # ---------------------------------------------------------------- notebook end to end

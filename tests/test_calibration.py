@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dabench_analysis import stats
 from dabench_analysis.stats import StatisticsWarning
 from dabench_analysis.stats import calibration as cal
 
@@ -59,8 +58,16 @@ def test_calibration_table_values_and_empty_bucket():
     vh = t.iloc[4]
     assert vh.mean_confidence == pytest.approx(0.9) and vh.accuracy == pytest.approx(2 / 3)
     assert vh.gap == pytest.approx(0.9 - 2 / 3)  # positive = overconfident
-    w = stats.proportion_ci(2, 3).iloc[0]
-    assert (vh.ci_low, vh.ci_high) == (pytest.approx(w.ci_low), pytest.approx(w.ci_high))
+    # Wilson (1927) by hand, p = 2/3, n = 3, z = 1.959964: (p + z²/2n ± z·sqrt(p(1 − p)/n +
+    # z²/4n²)) / (1 + z²/n); R: prop.test(2, 3, correct = FALSE)$conf.int -> 0.2076596008
+    # 0.9385080553
+    z, p, n = 1.959963984540054, 2 / 3, 3
+    centre, half = p + z**2 / (2 * n), z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    assert vh.ci_low == pytest.approx((centre - half) / (1 + z**2 / n), abs=1e-12)
+    assert vh.ci_high == pytest.approx((centre + half) / (1 + z**2 / n), abs=1e-12)
+    assert (vh.ci_low, vh.ci_high) == pytest.approx((0.2076596008, 0.9385080553), abs=1e-9)
+    # the one-task buckets, 0 of 1 correct: Wilson (0, z²/(1 + z²)) = (0, 0.7934506)
+    assert t.ci_low[0] == 0 and t.ci_high[0] == pytest.approx(z**2 / (1 + z**2), abs=1e-12)
 
 
 def test_calibration_table_drops_missing_with_warning():
@@ -77,22 +84,36 @@ def test_correct_column_boolean_or_01_or_threshold():
     t2 = cal.calibration_table(df.assign(final_answer_correct=[1, 1, 0, 1, 0, 0, 0]),
                                correct="final_answer_correct")
     t3 = cal.calibration_table(df)  # final_score >= 0.8
+    # the three spellings of the same outcome give the hand-counted table: correct per bucket
+    # very_low 0 of 1, low 0 of 1, medium none, high 1 of 2, very_high 2 of 3
+    for t in (t1, t2, t3):
+        assert t.n.tolist() == [1, 1, 0, 2, 3] and t.n_correct.tolist() == [0, 0, 0, 1, 2]
+        assert t.accuracy.tolist() == pytest.approx([0, 0, np.nan, 1 / 2, 2 / 3], nan_ok=True)
     pd.testing.assert_frame_equal(t1, t2)
     pd.testing.assert_frame_equal(t1, t3)
     t4 = cal.calibration_table(df, threshold=0.25)
-    assert t4.n_correct.sum() == 4  # 1.0, 0.9, 0.3, 0.8
+    assert t4.n_correct.tolist() == [0, 0, 0, 1, 3]  # 1.0, 0.9, 0.3 (very_high), 0.8 (high)
 
 
 def test_ece_mce_brier_by_hand():
     df = tasks().iloc[:7]
-    correct = (df.final_score >= 0.8).astype(float)
-    # hand: buckets very_low (0.1 vs 0), low (0.3 vs 0), high (0.675 vs 0.5), very_high (0.9 vs 2/3)
+    # ECE = Σ_b (n_b/N)|acc_b − conf_b| (Naeini, Cooper & Hauskrecht 2015, AAAI), by hand over
+    # the buckets very_low (conf 0.1, acc 0), low (0.3, 0), high (0.675, 1/2), very_high
+    # (0.9, 2/3): (0.1 + 0.3 + 2·0.175 + 3·0.2333...) / 7 = 1.45 / 7
     ece = (1 * 0.1 + 1 * 0.3 + 2 * 0.175 + 3 * (0.9 - 2 / 3)) / 7
+    assert ece == pytest.approx(1.45 / 7, abs=1e-12)
     assert cal.expected_calibration_error(df) == pytest.approx(ece, abs=1e-12)
+    # MCE = max_b |acc_b − conf_b| (Naeini et al. 2015, eq. 2) = low's 0.3
     assert cal.max_calibration_error(df) == pytest.approx(0.3, abs=1e-12)
-    assert cal.brier_score(df) == pytest.approx(np.mean((df.confidence_score - correct) ** 2))
+    # Brier (1950) = mean((conf − y)²), y = final_score >= 0.8 = 1, 1, 0, 1, 0, 0, 0:
+    # (0.05² + 0.1² + 0.85² + 0.3² + 0.65² + 0.3² + 0.1²) / 7 = 1.3475 / 7 = 0.1925
+    # R: mean((c(.95, .9, .85, .7, .65, .3, .1) - c(1, 1, 0, 1, 0, 0, 0))^2) -> 0.1925
+    assert cal.brier_score(df) == pytest.approx(0.1925, abs=1e-12)
+    assert cal.brier_score(df, scale_by_half=False) == pytest.approx(2 * 0.1925, abs=1e-12)
     s = cal.calibration_summary(df).iloc[0]
-    assert (s.n, s.n_dropped, s.ece, s.n_bins) == (7, 0, pytest.approx(ece), 5)
+    assert (s.n, s.n_dropped, s.ece, s.n_bins) == (7, 0, pytest.approx(1.45 / 7), 5)
+    assert (s.mce, s.brier) == (pytest.approx(0.3), pytest.approx(0.1925))
+    assert (s.accuracy, s.mean_confidence) == (pytest.approx(3 / 7), pytest.approx(4.45 / 7))
 
 
 def test_perfectly_calibrated_is_zero():
@@ -120,8 +141,9 @@ def test_small_n(n):
         with pytest.warns(StatisticsWarning):
             assert math.isnan(cal.brier_score(confidence=conf, correct=correct))
     else:
+        # Brier (1950) by hand: n = 1: (0.9 − 1)² = 0.01; n = 2: (0.01 + 0.2²) / 2 = 0.025
         assert cal.brier_score(confidence=conf, correct=correct) == pytest.approx(
-            np.mean((np.array(conf) - correct) ** 2))
+            {1: 0.01, 2: 0.025}[n], abs=1e-12)
     assert cal.calibration_table(confidence=conf, correct=correct).n.sum() == n
 
 

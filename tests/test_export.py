@@ -43,3 +43,13 @@ def test_missing_values_print_as_na_and_json_is_strict(tmp_path):
     assert export.to_markdown(df).splitlines()[2] == "| Extreme | 0 | n/a |"
     path = export.write_json({"x": math.inf, "y": [math.nan, 1]}, tmp_path / "s.json")
     assert path.read_text() == '{\n  "x": null,\n  "y": [\n    null,\n    1\n  ]\n}\n'
+
+
+def test_table_p_values_follow_the_package_rule():
+    # export.numbers: p to 2 significant digits, "< 0.001" below 0.001, whatever digits= is
+    df = pd.DataFrame({"metric": ["a", "b", "c", "d"], "p_value": [0.0004, 0.09282, 0.27845, math.nan],
+                       "p_adjusted": [0.0012, 0.2784, 1.0, math.nan], "mean": [0.5, 0.25, 1.0, 2.0]})
+    rows = export.to_markdown(df, digits=2).splitlines()[2:]
+    assert rows == ["| a | &lt; 0.001 | 0.0012 | 0.50 |", "| b | 0.093 | 0.28 | 0.25 |",
+                    "| c | 0.28 | 1.0 | 1.00 |", "| d | n/a | n/a | 2.00 |"]
+    assert r"a & \textless{} 0.001 & 0.0012 & 0.500 \\" in export.to_latex(df)

@@ -1,4 +1,9 @@
-"""Figures: inspect artists (bars, labels, notes), not pixels. Pitfall P08."""
+"""Figures: inspect artists (bars, labels, notes), not pixels. Pitfall P08.
+
+Every figure function is checked on a small hand-built frame against values counted and
+intervals computed here from their formulas. Over 400 lines (CONVENTIONS allows 500 with the
+reason): one artist-level test per figure plus the saving tests kept here from before.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,74 @@ import re
 
 import matplotlib
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.container import BarContainer
+from scipy import special
+from scipy import stats as sps
 
 from dabench_analysis import export, figures
 
 
 def _bars(ax):
     return [(round(p.get_x(), 6), float(p.get_height())) for p in ax.patches if p.get_height() > 0]
+
+
+# Intervals computed here from their formulas, independently of dabench_analysis.stats.
+def _wilson(k, n, ci=0.95):
+    """Wilson (1927) score interval, closed form:
+    (p + z²/2n ± z·sqrt(p(1 − p)/n + z²/4n²)) / (1 + z²/n), p = k/n, z = Φ⁻¹((1 + ci)/2)."""
+    z, p = sps.norm.ppf((1 + ci) / 2), k / n
+    centre, half = p + z**2 / (2 * n), z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    return (centre - half) / (1 + z**2 / n), (centre + half) / (1 + z**2 / n)
+
+
+def _t_ci(x, ci=0.95):
+    """Student t interval of the mean: m ± t_{n−1, (1+ci)/2} · s/√n (R t.test)."""
+    x = np.asarray(x, dtype=float)
+    half = sps.t.ppf((1 + ci) / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)
+    return x.mean() - half, x.mean() + half
+
+
+def _logit_t(x, ci=0.95):
+    """Logit-t interval of a mean m of [0, 1] scores (delta method, Brown, Cai & DasGupta 2001):
+    expit(logit(m) ± t_{n−1, (1+ci)/2} · (s/√n) / (m(1 − m)))."""
+    x = np.asarray(x, dtype=float)
+    m = x.mean()
+    half = sps.t.ppf((1 + ci) / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size) / (m * (1 - m))
+    return special.expit(special.logit(m) - half), special.expit(special.logit(m) + half)
+
+
+def _flat(pairs):
+    return [float(v) for pair in pairs for v in pair]
+
+
+def _bar_containers(ax):
+    return [c for c in ax.containers if isinstance(c, BarContainer)]
+
+
+def _error_ends(bars, axis=1):
+    """Low and high end of each drawn error bar, flattened (axis 1: vertical, 0: horizontal)."""
+    segments = bars.errorbar.lines[2][0].get_segments()
+    return _flat(sorted(seg[:, axis]) for seg in segments if len(seg))  # none for a NaN interval
+
+
+def _centres(bars, axis=0):
+    return [p.get_x() + p.get_width() / 2 if axis == 0 else p.get_y() + p.get_height() / 2
+            for p in bars]
+
+
+def test_hand_intervals_agree_with_r():
+    # R 4.x: prop.test(2, 3, correct = FALSE)$conf.int -> 0.2076596008 0.9385080553
+    assert _wilson(2, 3) == pytest.approx((0.2076596008, 0.9385080553), abs=1e-9)
+    # R: prop.test(1, 4, correct = FALSE, conf.level = 0.9)$conf.int -> 0.0579073212 0.6438319914
+    assert _wilson(1, 4, 0.9) == pytest.approx((0.0579073212, 0.6438319914), abs=1e-9)
+    # R: t.test(c(1, 2, 6), conf.level = 0.9)$conf.int -> -1.46035165 7.46035165
+    assert _t_ci([1, 2, 6], 0.9) == pytest.approx((-1.46035165, 7.46035165), abs=1e-8)
+    # R: x <- c(rep(1, 19), 0); plogis(qlogis(0.95) + c(-1, 1) * qt(0.975, 19) * sd(x) /
+    # sqrt(20) / (0.95 * 0.05)) -> 0.6772703962 0.9942203871
+    assert _logit_t([1.0] * 19 + [0.0]) == pytest.approx((0.6772703962, 0.9942203871), abs=1e-9)
 
 
 def test_p08_constant_scores_with_fixed_binwidth():
@@ -70,7 +135,8 @@ def test_failure_distribution_counts_order_and_labels():
     # catalogue order: PLANNING before REASONING; a failed task without category is shown
     assert labels == ["Planning", "Reasoning", "(Missing)"]
     assert [float(p.get_width()) for p in ax.patches] == [1.0, 2.0, 1.0]
-    assert "n = 4" in ax.get_xlabel()
+    assert [x.get_text() for x in ax.texts] == [" 1 (25%)", " 2 (50%)", " 1 (25%)"]
+    assert ax.get_xlim() == (0.0, 2.0 * 1.35) and "n = 4" in ax.get_xlabel()
 
 
 def test_nothing_to_show_says_so():
@@ -86,6 +152,9 @@ def test_errors_and_ax_reuse():
         figures.score_distribution(pd.DataFrame({"final_score": [1.0]}), x="nope")
     with pytest.raises(ValueError, match="binwidth must be positive"):
         figures.score_bins(0)
+    with pytest.raises(ValueError, match="ci must be a confidence level"):  # a percentage
+        figures.reliability_diagram(pd.DataFrame({"confidence_score": [0.5],
+                                                  "final_score": [1.0]}), ci=95)
     fig, ax = plt.subplots()
     assert figures.score_distribution(pd.DataFrame({"final_score": [1.0]}), ax=ax) is fig
 
@@ -188,7 +257,189 @@ def test_save_and_show_displays_the_saved_png(tmp_path):
         export.save_and_show(figures.new_figure(), tmp_path / "x", formats=())
 
 
-# --- analysis figures -------------------------------------------------------------------------
+# --- analysis figures: small hand-built frames, values counted by hand ---------------------
+
+
+DIFFICULTY = pd.DataFrame({
+    "difficulty": ["Hard", "Easy", "Hard", "Medium", "Easy", "Easy", "Hard", "Medium", "Easy"],
+    "execution_success": [1] * 9, "final_score": [0.9, 1.0, 0.2, 0.3, 0.85, 0.6, 0.5, 0.8, 0.9],
+    "execution_time": [1.0] * 9, "total_tokens": [10] * 9})
+
+
+@pytest.mark.parametrize("ci, label", [(0.95, "95% CI"), (0.9, "90% CI")])
+def test_difficulty_bars_draw_hand_counted_rates_and_intervals(ci, label):
+    ax = figures.difficulty_bars(DIFFICULTY, ci=ci).axes[0]
+    # catalogue order Easy < Medium < Hard whatever the row order; Extreme has no task: left out
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Easy\nn=4", "Medium\nn=2",
+                                                            "Hard\nn=3"]
+    acc, score = _bar_containers(ax)
+    assert _centres(acc) == pytest.approx([-0.2, 0.8, 1.8])
+    assert _centres(score) == pytest.approx([0.2, 1.2, 2.2])
+    # final_score >= 0.8: Easy 3 of 4, Medium 1 of 2, Hard 1 of 3
+    assert [p.get_height() for p in acc] == pytest.approx([3 / 4, 1 / 2, 1 / 3], abs=1e-12)
+    assert _error_ends(acc) == pytest.approx(
+        _flat(_wilson(k, n, ci) for k, n in ((3, 4), (1, 2), (1, 3))), abs=1e-9)
+    scores = [[1.0, 0.85, 0.6, 0.9], [0.3, 0.8], [0.9, 0.2, 0.5]]
+    assert [p.get_height() for p in score] == pytest.approx([0.8375, 0.55, 1.6 / 3], abs=1e-12)
+    assert _error_ends(score) == pytest.approx(_flat(_logit_t(v, ci) for v in scores), abs=1e-9)
+    assert ax.get_ylim() == (0.0, 1.0) and max(_error_ends(score) + _error_ends(acc)) <= 1
+    assert ax.get_ylabel() == f"Share / score ({label})"
+
+
+def test_failure_by_stage_shares_wilson_intervals_and_stage_order():
+    t = pd.DataFrame({"final_score": [0.1, 0.2, 0.3, 0.5, 0.9, 1.0],
+                      "failure_stage": ["VERIFY", "PLAN", "EXECUTE", "PLAN", None, None]})
+    ax = figures.failure_by_stage(t, ci=0.9).axes[0]
+    # the pipeline order of the catalogue, stages without failures kept at zero
+    assert [x.get_text() for x in ax.get_xticklabels()] == [
+        "Understand\n(0)", "Plan\n(2)", "Execute\n(1)", "Verify\n(1)", "Aggregate\n(0)"]
+    (bars,) = _bar_containers(ax)
+    assert _centres(bars) == pytest.approx([0, 1, 2, 3, 4])
+    assert [p.get_height() for p in bars] == pytest.approx([0, 0.5, 0.25, 0.25, 0], abs=1e-12)
+    assert _error_ends(bars) == pytest.approx(
+        _flat(_wilson(k, 4, 0.9) for k in (0, 2, 1, 1, 0)), abs=1e-9)
+    assert ax.get_title() == "Failures by stage (n = 4)" and ax.get_ylim() == (0.0, 1.0)
+    assert ax.get_ylabel() == "Share of failed tasks (90% CI)"
+    none = figures.failure_by_stage(pd.DataFrame({"final_score": [1.0],
+                                                  "failure_stage": [None]})).axes[0]
+    assert none.texts[0].get_text().startswith("no failed tasks")
+
+
+def test_reliability_diagram_bars_markers_intervals_and_ece_by_hand():
+    t = pd.DataFrame({"confidence_score": [0.95, 0.9, 0.85, 0.7, 0.65, 0.3, 0.1],
+                      "final_score": [1.0, 0.9, 0.3, 0.8, 0.1, 0.0, 0.0]})
+    ax = figures.reliability_diagram(t, ci=0.9).axes[0]
+    (bars,) = _bar_containers(ax)
+    # seed buckets [0, .2) [.2, .4) [.4, .6) [.6, .8) [.8, 1]: n 1, 1, 0, 2, 3; correct (final
+    # score >= 0.8) 0, 0, -, 1, 2; the empty bucket gets no bar
+    assert _centres(bars) == pytest.approx([0.1, 0.3, 0.7, 0.9])
+    assert [p.get_width() for p in bars] == pytest.approx([0.18] * 4)
+    assert [p.get_height() for p in bars] == pytest.approx([0, 0, 1 / 2, 2 / 3], abs=1e-12)
+    assert _error_ends(bars) == pytest.approx(
+        _flat(_wilson(k, n, 0.9) for k, n in ((0, 1), (0, 1), (1, 2), (2, 3))), abs=1e-9)
+    marks = next(line for line in ax.lines if line.get_marker() == "o")
+    assert np.asarray(marks.get_xdata()).tolist() == pytest.approx([0.1, 0.3, 0.675, 0.9])
+    assert np.asarray(marks.get_ydata()).tolist() == pytest.approx([0, 0, 1 / 2, 2 / 3])
+    assert [x.get_text() for x in ax.texts] == ["n=1", "n=1", "n=0", "n=2", "n=3"]
+    # ECE = Σ_b (n_b/N)|acc_b − conf_b| (Naeini et al. 2015, AAAI)
+    #     = (1·0.1 + 1·0.3 + 2·0.175 + 3·(0.9 − 2/3)) / 7 = 1.45 / 7 = 0.20714
+    assert ax.get_title() == "Reliability (ECE = 0.207, n = 7)"
+    assert [x.get_text() for x in ax.get_legend().get_texts()] == [
+        "perfect", "mean confidence", "accuracy (90% CI)"]
+    assert ax.get_xlim() == (0.0, 1.0) and ax.get_ylim()[1] >= max(_error_ends(bars))
+
+
+def test_paired_difference_sorted_bars_mean_and_t_band():
+    base = pd.DataFrame({"task_id": ["t1", "t2", "t3", "t4", "t5", "t9"],
+                         "final_score": [0.2, 0.5, 0.9, 0.4, 0.6, 0.1]})
+    prop = pd.DataFrame({"task_id": ["t1", "t2", "t3", "t4", "t5", "t8"],
+                         "final_score": [0.6, 0.5, 0.7, 0.9, 0.7, 0.1]})
+    with pytest.warns(UserWarning, match="2 tasks present in only one run"):
+        ax = figures.paired_difference(base, prop, ci=0.9).axes[0]
+    diffs = [-0.2, 0.0, 0.1, 0.4, 0.5]  # t3, t2, t5, t1, t4: proposed − baseline, sorted
+    (bars,) = _bar_containers(ax)
+    assert [p.get_height() for p in bars] == pytest.approx(diffs, abs=1e-12)
+    assert _centres(bars) == pytest.approx([0, 1, 2, 3, 4])
+    blue, vermillion = (matplotlib.colors.to_rgba(figures.OKABE_ITO[i]) for i in (0, 3))
+    assert [p.get_facecolor() for p in bars] == [vermillion, matplotlib.colors.to_rgba("0.6"),
+                                                 blue, blue, blue]
+    assert ax.lines[1].get_ydata() == pytest.approx([0.16, 0.16])  # the mean line
+    band = ax.patches[-1]  # axhspan: the t-interval of the mean difference
+    # R: t.test(c(-0.2, 0, 0.1, 0.4, 0.5), conf.level = 0.9)$conf.int -> -0.1146692 0.4346692
+    assert (band.get_y(), band.get_y() + band.get_height()) == pytest.approx(
+        _t_ci(diffs, 0.9), abs=1e-9)
+    assert [x.get_text() for x in ax.get_legend().get_texts()] == ["mean Δ = +0.160", "90% CI"]
+    # R: wilcox.test(p, b, paired = TRUE) (a zero difference: normal approximation with
+    # continuity correction) -> p-value = 0.3613104
+    assert ax.get_title() == ("Paired differences, proposed − baseline (n = 5, Wilcoxon "
+                              "p = 0.361, unadjusted)")
+    lo, hi = ax.get_ylim()
+    assert lo <= -0.2 and hi >= 0.5
+
+
+def test_tool_latency_bars_are_hand_means_and_rates_with_intervals():
+    calls = pd.DataFrame({
+        "task_id": ["a", "a", "b", "b", "c", "c"],
+        "tool_name": ["sql", "py", "sql", "grep", "sql", "py"],
+        "success": [True, True, False, False, True, True],
+        "latency_seconds": [1.0, 0.5, 2.0, 4.0, 6.0, 1.5], "tokens": [10, 5, 10, 3, 10, 5]})
+    fig = figures.tool_latency(calls, ci=0.9)
+    ax1, ax2 = fig.axes
+    # most-called first, drawn top down; the label carries the call count
+    assert [t.get_text() for t in ax1.get_yticklabels()] == ["sql (3)", "py (2)", "grep (1)"]
+    assert ax1.yaxis_inverted()
+    (lat,), (fail,) = _bar_containers(ax1), _bar_containers(ax2)
+    assert _centres(lat, axis=1) == pytest.approx([0, 1, 2])
+    assert [p.get_width() for p in lat] == pytest.approx([3.0, 1.0, 4.0])
+    # t-intervals of sql (1, 2, 6) and py (0.5, 1.5); grep has one call: no interval drawn
+    assert _error_ends(lat, axis=0) == pytest.approx(
+        _flat([_t_ci([1, 2, 6], 0.9), _t_ci([0.5, 1.5], 0.9)]), abs=1e-9)
+    assert [p.get_width() for p in fail] == pytest.approx([1 / 3, 0.0, 1.0])
+    assert _error_ends(fail, axis=0) == pytest.approx(
+        _flat(_wilson(k, n, 0.9) for k, n in ((1, 3), (0, 2), (1, 1))), abs=1e-9)
+    lo, hi = ax1.get_xlim()
+    assert lo <= min(_error_ends(lat, axis=0)) and hi >= max(_error_ends(lat, axis=0))
+    assert ax2.get_xlim() == (0.0, 1.0)
+    assert ax1.get_xlabel() == "Mean latency (s, 90% CI)"
+    assert ax2.get_xlabel() == "Failure rate (90% CI)"
+    assert fig.get_suptitle() == "Tool latency and failures (6 calls)"
+    top = figures.tool_latency(calls, top=2)
+    assert [t.get_text() for t in top.axes[0].get_yticklabels()] == ["sql (3)", "py (2)"]
+    assert top.get_suptitle() == "Tool latency and failures (5 calls)"
+
+
+def _check_scatter(ax, tasks):
+    """One point per task with all three scores, at (autonomy ± jitter, efficiency)."""
+    kept = tasks[["autonomy_score", "tool_efficiency", "final_score"]].astype(float).dropna()
+    (points,) = ax.collections
+    xy = np.asarray(points.get_offsets())
+    assert xy.shape == (len(kept), 2)
+    assert xy[:, 1].tolist() == kept["tool_efficiency"].tolist()
+    jitter = xy[:, 0] - kept["autonomy_score"].to_numpy()
+    assert np.all(np.abs(jitter) <= 0.025) and np.any(jitter != 0)
+    assert np.asarray(points.get_array()).tolist() == kept["final_score"].tolist()
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    assert x0 <= xy[:, 0].min() and xy[:, 0].max() <= x1
+    assert y0 <= xy[:, 1].min() and xy[:, 1].max() <= y1
+    assert ax.get_title() == f"Autonomy vs tool efficiency (n = {len(kept)})"
+
+
+def test_autonomy_vs_efficiency_one_point_per_task_at_its_values():
+    t = pd.DataFrame({"autonomy_score": [0.0, 1 / 3, 2 / 3, 1.0, 1.0, None],
+                      "tool_efficiency": [0.0, 0.5, 0.25, 1.0, 0.75, 0.3],
+                      "final_score": [0.1, 0.5, 0.9, 1.0, 0.0, 0.5]})
+    fig = figures.autonomy_vs_efficiency(t)
+    _check_scatter(fig.axes[0], t)  # 5 points: the task without autonomy_score is left out
+    assert fig.axes[1].get_ylabel() == "Final score"  # the colour bar, 0 to 1
+    assert fig.axes[1].get_ylim() == (0.0, 1.0)
+
+
+def test_correlation_matrix_cells_and_labels_by_hand():
+    t = pd.DataFrame({"final_score": [0.1, 0.2, 0.3, 0.4, 0.5],
+                      "analyst_score": [0.2, 0.4, 0.6, 0.8, 1.0],
+                      "autonomy_score": [0.5, 0.4, 0.3, 0.2, 0.1],
+                      "tool_efficiency": [0.2, 0.1, 0.4, 0.3, 0.5],
+                      "verification_score": [0.7] * 5,
+                      "data_understanding_score": [0.5, 0.1, 0.3, 0.2, 0.4]})
+    fig = figures.correlation_matrix(t)
+    ax = fig.axes[0]
+    labels = ["Final", "Analyst", "Autonomy", "Tool efficiency", "Verification",
+              "Data understanding"]  # the catalogue's order and labels
+    assert [x.get_text() for x in ax.get_xticklabels()] == labels
+    assert [x.get_text() for x in ax.get_yticklabels()] == labels
+    # row final_score by hand: r = Σdxdy / sqrt(Σdx²Σdy²) with dx = (-.2, -.1, 0, .1, .2):
+    # analyst 1, autonomy -1, tool efficiency .08/.1 = 0.8, verification constant (n/a),
+    # data understanding -.01/.1 = -0.1
+    texts = [x.get_text() for x in ax.texts]
+    assert texts[:6] == ["1.00", "1.00", "-1.00", "0.80", "n/a", "-0.10"]
+    assert texts[24:30] == ["n/a"] * 6 and texts[4::6] == ["n/a"] * 6
+    cells = np.asarray(ax.images[0].get_array().filled(np.nan))
+    assert cells[0].tolist() == pytest.approx([1, 1, -1, 0.8, np.nan, -0.1], nan_ok=True)
+    assert cells == pytest.approx(cells.T, nan_ok=True)
+    assert fig.axes[1].get_ylabel() == "Pearson r" and ax.get_title() == "Correlations (n = 5)"
+
+
+# --- the same figures on the sample runs -------------------------------------------------------
 
 from dabench_analysis.load import load_run  # noqa: E402
 
@@ -198,51 +449,13 @@ def runs():
     return (load_run("data/sample_runs/baseline_react"), load_run("data/sample_runs/proposed_aat"))
 
 
-def test_correlation_matrix_annotations_match_pandas(runs):
-    tasks = runs[1].tasks
-    ax = figures.correlation_matrix(tasks).axes[0]
-    metrics = ["final_score", "analyst_score", "autonomy_score", "tool_efficiency",
-               "verification_score", "data_understanding_score"]
-    corr = tasks[metrics].astype(float).corr()
-    texts = [t.get_text() for t in ax.texts]
-    assert len(texts) == 36 and texts[0] == "1.00"
-    assert texts[1] == f"{corr.iat[0, 1]:.2f}"
-
-
-def test_constant_metric_shows_na():
-    t = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, 1.0, 1.0]})
-    ax = figures.correlation_matrix(t, metrics=["a", "b"]).axes[0]
-    assert [x.get_text() for x in ax.texts] == ["1.00", "n/a", "n/a", "n/a"]
-
-
-def test_difficulty_bars_heights_are_the_table(runs):
-    from dabench_analysis import tables
-
-    tasks = runs[0].tasks
-    ax = figures.difficulty_bars(tasks).axes[0]
-    t2 = tables.difficulty_breakdown(tasks)
-    heights = [float(p.get_height()) for p in ax.patches]
-    assert heights[:4] == pytest.approx(t2["answer_accuracy"].tolist())
-    assert heights[4:] == pytest.approx(t2["mean_final_score"].tolist())
-    assert [t.get_text() for t in ax.get_xticklabels()][0] == "Easy\nn=20"
-
-
-def test_reliability_and_stage_and_latency(runs):
+def test_sample_runs_scatter_and_paired_bars(runs):
     base, prop = runs
-    rel = figures.reliability_diagram(prop.tasks).axes[0]
-    assert rel.get_title().startswith("Reliability (ECE = ")
-    stage = figures.failure_by_stage(base.tasks).axes[0]
-    assert [t.get_text().split("\n")[0] for t in stage.get_xticklabels()] == [
-        "Understand", "Plan", "Execute", "Verify", "Aggregate"]
-    none = figures.failure_by_stage(pd.DataFrame({"final_score": [1.0],
-                                                  "failure_stage": [None]})).axes[0]
-    assert none.texts[0].get_text().startswith("no failed tasks")
-    fig = figures.tool_latency(prop.tool_calls)
-    assert len(fig.axes) == 2 and fig.axes[1].get_xlim() == (0.0, 1.0)
-
-
-def test_paired_difference_one_bar_per_pair(runs):
-    base, prop = runs
+    for run in runs:
+        _check_scatter(figures.autonomy_vs_efficiency(run.tasks).axes[0], run.tasks)
     ax = figures.paired_difference(base.tasks, prop.tasks).axes[0]
-    assert len(ax.containers[0].patches) == 80  # the CI band is one more patch
+    diff = (prop.tasks.set_index("task_id")["final_score"]
+            - base.tasks.set_index("task_id")["final_score"]).dropna().astype(float)
+    (bars,) = _bar_containers(ax)
+    assert [p.get_height() for p in bars] == pytest.approx(sorted(diff), abs=1e-12)
     assert "n = 80" in ax.get_title()

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from dabench_analysis.figures import research_eval as plots
 from dabench_analysis.load import ResearchEval, load_research_eval
@@ -215,10 +214,11 @@ def test_tool_mix_and_test(tiny):
     assert mix.loc[("beta", "get_relevant_content"), "calls_per_case"] == 1.0
     assert mix.groupby(level="run_id")["share"].sum().tolist() == pytest.approx([1.0, 1.0])
     out = rev.tool_mix_test(tiny.cases).iloc[0]
-    table = np.array([[0, 2, 0, 3], [4, 0, 1, 0]])  # get_relevant, get_url, save, web_search
-    ref = stats.chi2_contingency(table)
-    assert out["statistic"] == pytest.approx(ref.statistic)
-    assert out["p_value"] == pytest.approx(ref.pvalue)
+    # table [[0, 2, 0, 3], [4, 0, 1, 0]] (get_relevant, get_url, save, web_search):
+    # R: chisq.test(matrix(c(0, 4, 2, 0, 0, 1, 3, 0), 2), correct = FALSE) -> X-squared = 10,
+    #    df = 3, p = 0.018566135463; Cramér's V = sqrt(10 / (10 * 1)) = 1
+    assert out["statistic"] == pytest.approx(10.0, abs=1e-12)
+    assert out["p_value"] == pytest.approx(0.018566135463, abs=1e-11)
     assert out["effect_size"] == pytest.approx(1.0)  # perfectly separated tool use
     assert "expected counts < 5" in out["note"]
 
@@ -239,12 +239,58 @@ def test_failures_listing(tiny):
         rev.failures(tiny.cases, "gamma")
 
 
-def test_plots_inspect_artists(tiny):
-    ax = plots.plot_latency(tiny.cases)
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["alpha", "beta"]
-    assert "(s)" in ax.get_xlabel()
-    ax = plots.plot_pass_rate(rev.pass_rate(tiny.cases))
-    assert [p.get_width() for p in ax.patches] == pytest.approx([0.5, 0.75])
+def _wilson(k: int, n: int, ci: float) -> list[float]:
+    """Wilson (1927), closed form: (p + z²/2n ± z·sqrt(p(1 − p)/n + z²/4n²)) / (1 + z²/n)."""
+    from scipy.stats import norm
+
+    z, p = norm.ppf((1 + ci) / 2), k / n
+    centre, half = p + z**2 / (2 * n), z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    return [(centre - half) / (1 + z**2 / n), (centre + half) / (1 + z**2 / n)]
+
+
+@pytest.mark.parametrize("ci, label", [(0.95, "Wilson 95% CI"), (0.9, "Wilson 90% CI")])
+def test_plot_pass_rate_bars_and_wilson_ends_by_hand(ci, label):
+    from matplotlib.container import BarContainer
+
+    cases = pd.DataFrame({"run_id": ["a"] * 4 + ["b"] * 4 + ["c"] * 2,
+                          "status": ["PASS", "FAIL", "ERROR", "PASS", "PASS", "PASS", "PASS",
+                                     "HALTED", "PASS", "PASS"]})
+    ax = plots.plot_pass_rate(rev.pass_rate(cases, ci=ci), ci=ci)
+    # a 2 of 4, b 3 of 4 (ERROR and HALTED are not passes), c 2 of 2; first profile on top
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"] and ax.yaxis_inverted()
+    (bars,) = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert [p.get_y() + p.get_height() / 2 for p in bars] == pytest.approx([0, 1, 2])
+    assert [p.get_width() for p in bars] == pytest.approx([0.5, 0.75, 1.0], abs=1e-12)
+    ends = [sorted(seg[:, 0]) for seg in bars.errorbar.lines[2][0].get_segments()]
+    assert sum(ends, []) == pytest.approx(
+        _wilson(2, 4, ci) + _wilson(3, 4, ci) + _wilson(2, 2, ci), abs=1e-9)
+    assert ends[2][1] == 1.0 and ax.get_xlim() == (0.0, 1.0)  # 2/2: the upper end is exactly 1
+    assert ax.get_xlabel() == f"pass rate ({label})"
+
+
+def test_plot_latency_one_point_per_case_and_boxes_at_hand_quartiles():
+    cases = pd.DataFrame({"run_id": ["b", "a", "b", "b", "a", "a"],
+                          "elapsed_ms": [1000.0, 2000.0, 500.0, None, 3000.0, 7000.0]})
+    ax = plots.plot_latency(cases)
+    # profiles in order of appearance, the first on top
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["b", "a"] and ax.yaxis_inverted()
+    points = [line for line in ax.lines if line.get_marker() == "o"]
+    # one point per case with a latency, in seconds, on its profile's row
+    assert [np.asarray(p.get_xdata()).tolist() for p in points] == [[1.0, 0.5], [2.0, 3.0, 7.0]]
+    assert [np.asarray(p.get_ydata()).tolist() for p in points] == [[1.0] * 2, [2.0] * 3]
+    # boxes from Q1 to Q3 with the median inside (linear interpolation, R quantile type 7):
+    # b (0.5, 1): 0.625, 0.75, 0.875; a (2, 3, 7): 2.5, 3, 5
+    boxes = [line for line in ax.lines if len(line.get_xdata()) == 5]
+    assert [(min(b.get_xdata()), max(b.get_xdata())) for b in boxes] == [(0.625, 0.875),
+                                                                          (2.5, 5.0)]
+    box_height = np.ptp(boxes[0].get_ydata())
+    medians = [line.get_xdata()[0] for line in ax.lines if len(line.get_xdata()) == 2
+               and np.ptp(line.get_xdata()) == 0
+               and np.ptp(line.get_ydata()) == pytest.approx(box_height)]
+    assert medians == [0.75, 3.0]
+    lo, hi = ax.get_xlim()
+    assert lo <= 0.5 and hi >= 7.0
+    assert ax.get_xlabel() == "elapsed per case (s)"
 
 
 # ---------------------------------------------------------------- notebook end to end
@@ -259,13 +305,16 @@ def test_research_eval_notebook_end_to_end(tmp_path):
                         cwd=str(ROOT / "notebooks"), progress_bar=False,
                         parameters={"session_dir": str(SAMPLE), "output_dir": str(out)})
     summary = json.loads((out / "summary.json").read_text())
-    ev = load_research_eval(SAMPLE)
-    expected = rev.pass_rate(ev.cases).set_index("run_id")["pass_rate"].to_dict()
+    # expected values counted straight from the results.jsonl files (not through the package)
+    statuses = {d.name: [json.loads(line)["status"] for line in
+                         (d / "artifacts" / "results.jsonl").read_text().splitlines() if line]
+                for d in sorted(SAMPLE.iterdir()) if d.is_dir()}
     assert summary["n_runs"] == 3 and summary["n_cases"] == 24
-    assert summary["pass_rate"] == pytest.approx(expected)
+    assert summary["pass_rate"] == pytest.approx(
+        {run: st.count("PASS") / len(st) for run, st in statuses.items()}, abs=1e-12)
     assert summary["mcnemar"]["profile_a"] == "standard-gf-live"
-    assert summary["n_failures"]["n"] == int((ev.cases.query(
-        "run_id == 'standard-gf-live'")["status"] != "PASS").sum())
+    assert summary["n_failures"]["n"] == sum(
+        s != "PASS" for s in statuses["standard-gf-live"])
     for name in ("pass_rate", "mcnemar", "distributions", "tool_mix", "tool_mix_test",
                  "failures"):
         assert (out / "tables" / f"{name}.csv").is_file()

@@ -3,6 +3,8 @@ notebooks' parameter checks, the README's table of inputs."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -138,10 +140,17 @@ def test_a_run_without_a_required_column_fails_naming_it(tmp_path, run_copy, dro
     drop_columns(run_copy, {"final_score"})
     cli = Path(sys.executable).with_name("dabench-analysis")
     proc = subprocess.run([str(cli), "report", str(run_copy), "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "COLUMNS": "400"})  # the summary table unwrapped
     assert proc.returncode == 1
-    text = " ".join(proc.stdout.split())
-    assert "final_score" in text and "required column" in text
+    assert re.search(r"required column\(s\) \['final_score'\] missing", proc.stdout), proc.stdout
     assert (tmp_path / "out" / "older_run" / "report.failed.ipynb").is_file()
     index = (tmp_path / "out" / "index.html").read_text()
     assert "failed" in index and "report.failed.html" in index
+    assert re.search(r"required column\(s\) \[&#x27;final_score&#x27;\] missing", index)
+
+
+def test_readme_table_of_checks_is_the_catalogues():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- checks-table:start -->\n", "\n<!-- checks-table:end -->"
+    assert text[text.index(start) + len(start):text.index(end)] == schema.checks_markdown()

@@ -33,8 +33,10 @@ def runtime_warnings_are_errors():
 # describe -----------------------------------------------------------------------------------
 
 def test_describe_matches_t_interval(rng):
-    x = rng.uniform(size=20)
-    r = stats.describe(pd.DataFrame({"final_score": x}), "final_score").iloc[0]
+    # an unbounded quantity keeps the t-interval ([0, 1] scores: tests/test_bounds.py)
+    x = rng.uniform(size=20) * 100
+    r = stats.describe(pd.DataFrame({"execution_time": x}), "execution_time").iloc[0]
+    assert r.method == "t"
     lo, hi = st.ttest_1samp(x, 0).confidence_interval(0.95)  # = R t.test(x)$conf.int
     assert (r.n, r["mean"], r["std"]) == (20, pytest.approx(x.mean()), pytest.approx(x.std(ddof=1)))
     assert (r.ci_low, r.ci_high) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
@@ -98,14 +100,34 @@ def test_proportion_ci_vectorised_and_n0():
         stats.proportion_ci(1, 2, method="nope")
 
 
-def test_bootstrap_matches_scipy_and_is_seeded(rng):
-    x = rng.normal(size=30)
-    a = stats.bootstrap_ci(x, n_resamples=2000, seed=3)
-    b = stats.bootstrap_ci(x, n_resamples=2000, seed=3)
-    pd.testing.assert_frame_equal(a, b)
-    ref = st.bootstrap((x,), np.mean, n_resamples=2000, method="BCa",
-                       rng=np.random.default_rng(3)).confidence_interval
-    assert (a.ci_low[0], a.ci_high[0]) == (pytest.approx(ref.low), pytest.approx(ref.high))
+X30 = np.array([-0.431, 0.272, 0.057, 0.425, 0.225, 1.658, -0.664, 1.199, -0.403, -0.958, 1.211,
+                -0.44, -0.388, -1.389, -2.098, 0.634, -1.165, 0.778, 1.848, -0.115, -1.127,
+                0.394, 0.762, -0.262, 0.017, 1.335, 1.265, 0.71, -0.866, -0.054])
+
+
+def _bca_by_formula(x, n_resamples, seed, level=0.95):
+    """BCa interval of the mean written from Efron & Tibshirani (1993), eq. 14.10-14.15."""
+    from scipy.special import ndtr, ndtri
+
+    n, theta = x.size, x.mean()
+    boot = x[np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))].mean(axis=1)
+    z0 = ndtri(np.mean(boot < theta))  # bias correction
+    jack = (x.sum() - x) / (n - 1)  # leave-one-out means
+    dev = jack.mean() - jack
+    a = np.sum(dev**3) / (6 * np.sum(dev**2) ** 1.5)  # acceleration
+    z = ndtri([(1 - level) / 2, (1 + level) / 2])
+    return np.quantile(boot, ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))))
+
+
+def test_bootstrap_bca_against_formula_and_is_seeded():
+    a = stats.bootstrap_ci(X30, n_resamples=20_000, seed=3)
+    pd.testing.assert_frame_equal(a, stats.bootstrap_ci(X30, n_resamples=20_000, seed=3))
+    # An independent BCa (numpy, Efron & Tibshirani 1993 ch. 14) on other resamples: over 20
+    # seeds each bound has a Monte-Carlo SD of 0.0046 (means agree to 1e-5), so the two
+    # intervals differ by SD 0.0065; tolerance 0.03 is 4.6 SD.
+    lo, hi = _bca_by_formula(X30, 20_000, seed=12345)
+    assert (a.ci_low[0], a.ci_high[0]) == (pytest.approx(lo, abs=0.03), pytest.approx(hi, abs=0.03))
+    assert a.estimate[0] == pytest.approx(0.081, abs=1e-12)  # R: mean(x) -> 0.081
 
 
 @pytest.mark.parametrize("values", [[0.7], [0.5, 0.5, 0.5]])
@@ -123,12 +145,18 @@ def test_bootstrap_empty_and_nan():
 
 # paired_comparison --------------------------------------------------------------------------
 
-def test_paired_matches_scipy_t_interval(rng):
-    b, p = rng.uniform(size=15), rng.uniform(size=15)
+def test_paired_t_interval_and_exact_p_match_r():
+    b = [0.676, 0.214, 0.309, 0.799, 0.996, 0.142, 0.079, 0.181, 0.36, 0.17, 0.589, 0.617,
+         0.105, 0.566, 0.005]
+    p = [0.465, 0.976, 0.799, 0.597, 0.325, 0.206, 0.443, 0.278, 0.875, 0.213, 0.274, 0.807,
+         0.268, 0.268, 0.071]
     r = stats.paired_comparison(run(b), run(p)).iloc[0]
-    ci = st.ttest_rel(p, b).confidence_interval(0.95)  # = R t.test(p, b, paired = TRUE)
-    assert (r.ci_low, r.ci_high) == (pytest.approx(ci.low), pytest.approx(ci.high))
-    assert r.p_value == pytest.approx(st.wilcoxon(p, b, method="exact").pvalue)  # no ties
+    # R: t.test(p, b, paired = TRUE)$conf.int -> -0.136207804134 0.277141137468
+    assert (r.ci_low, r.ci_high) == (pytest.approx(-0.136207804134, abs=1e-10),
+                                     pytest.approx(0.277141137468, abs=1e-10))
+    # R: wilcox.test(p, b, paired = TRUE) -> V = 72, p = 0.524475097656 (exact: no ties, n < 50)
+    assert (r.statistic, r.wilcoxon_method) == (72.0, "exact")
+    assert r.p_value == pytest.approx(0.524475097656, abs=1e-11)
 
 
 def test_paired_task_in_one_run_only():
@@ -218,7 +246,11 @@ def test_compare_runs_default_metrics_skips_absent():
     with pytest.warns(StatisticsWarning, match="skipped: analyst_score"):
         out = stats.compare_runs(base, prop)
     assert out.metric.tolist() == ["final_score", "answer_f1"]
-    np.testing.assert_allclose(out.p_adjusted, stats.adjust_pvalues(out.p_value, method="holm"))
+    # R: wilcox.test(p1, b1, paired = TRUE)$p.value -> 0.136216869845 (ties: approx., cc);
+    #    wilcox.test(p2, b2, paired = TRUE)$p.value -> 0.498224853418;
+    #    p.adjust(c(0.136216869845, 0.498224853418), "holm") -> 0.272433739689 0.498224853418
+    np.testing.assert_allclose(out.p_value, [0.136216869845, 0.498224853418], atol=1e-11)
+    np.testing.assert_allclose(out.p_adjusted, [0.272433739689, 0.498224853418], atol=1e-11)
     assert (out.correction == "holm").all()
     with pytest.raises(ValueError, match="correction must be one of"):
         stats.compare_runs(base, prop, correction="fdr")
@@ -251,7 +283,8 @@ def test_unpaired_frames_and_nan():
         r = stats.unpaired_comparison(a, b).iloc[0]
     assert (r.n_a, r.n_b, r.n_dropped_na) == (3, 3, 1)
     assert r.rank_biserial == 1.0 and r.magnitude == "large"
-    assert r.p_value == pytest.approx(st.mannwhitneyu([0.9, 0.8, 1.0], [0.1, 0.4, 0.3]).pvalue)
+    # R: wilcox.test(c(.9, .8, 1), c(.1, .4, .3)) -> W = 9, p = 0.1 (exact: 2 / choose(6, 3))
+    assert (r.statistic, r.p_value) == (9.0, pytest.approx(0.1, abs=1e-12))
     assert (r.median_a, r.median_b) == (0.9, 0.3)
 
 
@@ -309,15 +342,17 @@ def test_correlation_constant_column():
 
 def test_clustered_se_singletons_reduce_to_clt(rng):
     x = rng.uniform(size=12)
-    clt = stats.clustered_se(x, method="clt")
-    for m in ("eq4", "cr1"):
-        assert stats.clustered_se(x, np.arange(12), method=m) == pytest.approx(clt)
-    assert stats.clustered_se(x, method="cr1") == pytest.approx(clt)
+    clt = x.std(ddof=1) / np.sqrt(12)  # Miller (2024) Eq. 1, SE_CLT = sqrt(s^2 / n), by numpy
+    assert stats.clustered_se(x, method="clt") == pytest.approx(clt, rel=1e-12)
+    for m in ("eq4", "cr1"):  # one task per cluster: Eq. 4 and CR1 reduce to SE_CLT exactly
+        assert stats.clustered_se(x, np.arange(12), method=m) == pytest.approx(clt, rel=1e-12)
+    assert stats.clustered_se(x, method="cr1") == pytest.approx(clt, rel=1e-12)
 
 
 def test_clustered_se_edge_cases():
     assert math.isnan(stats.clustered_se([0.5]))
-    assert math.isnan(stats.clustered_se([0.1, 0.9], ["a", "a"]))  # CR1 with G = 1
+    with pytest.warns(StatisticsWarning, match="1 cluster: clustered standard error not"):
+        assert math.isnan(stats.clustered_se([0.1, 0.9], ["a", "a"]))  # CR1 with G = 1
     with pytest.warns(StatisticsWarning, match="1 rows dropped"):
         stats.clustered_se([0.1, np.nan, 0.9], ["a", "b", "b"])
     with pytest.raises(ValueError, match="method must be one of"):
@@ -336,9 +371,13 @@ def test_clustered_mean_ci_matches_statsmodels(rng):
     assert r.n_clusters == len(np.unique(g))
 
 
-def test_power_roundtrip_and_degenerate():
-    mde = stats.min_detectable_effect(50).effect_size[0]
-    assert stats.required_n(mde).n[0] == 50
+def test_power_against_r_and_degenerate():
+    # R: power.t.test(n = 50, power = 0.8, type = "paired", strict = TRUE)$delta -> 0.404183939958
+    # (R's uniroot tolerance is 1.2e-4 on delta)
+    assert stats.min_detectable_effect(50).effect_size[0] == pytest.approx(0.404184, abs=1e-4)
+    # R: power.t.test(delta = 0.5, power = 0.8, type = "paired", strict = TRUE)$n -> 33.3671291
+    r = stats.required_n(0.5).iloc[0]
+    assert (r.n_exact, r.n) == (pytest.approx(33.3671291, abs=1e-4), 34)
     with pytest.warns(StatisticsWarning, match="no finite sample size"):
         assert math.isnan(stats.required_n(0.0).n[0])
     with pytest.warns(StatisticsWarning, match="undefined"):

@@ -34,11 +34,19 @@ def test_main_results_by_hand(six):
     assert fs["n"] == 6
     assert fs["mean"] == pytest.approx(0.5833333, abs=1e-6)
     assert fs["std"] == pytest.approx(0.4020779, abs=1e-6)
-    # mean -/+ t(0.975, 5) * sd / sqrt(6), t(0.975, 5) = 2.5705818 (Student's t table: 2.571)
-    assert fs["ci_low"] == pytest.approx(0.1613784, abs=1e-6)
-    assert fs["ci_high"] == pytest.approx(1.0052882, abs=1e-6)
-    # constant column: sd 0, interval collapses to the mean
+    # issue 13: a [0, 1] score gets the logit-t interval (was the t-interval [0.1613784,
+    # 1.0052882], which passed 1). By hand: logit(7/12) = ln(1.4) = 0.3364722; se = sd/sqrt(6)
+    # = 0.1641476; on the logit scale half = t(0.975, 5) * se / (m (1 - m)) = 2.5705818 *
+    # 0.1641476 / 0.2430556 = 1.7360431 -> expit(0.3364722 -/+ 1.7360431) = 0.1978842, 0.8882030
+    assert fs["ci_low"] == pytest.approx(0.1978842, abs=1e-6)
+    assert fs["ci_high"] == pytest.approx(0.8882030, abs=1e-6)
+    assert fs["method"] == "logit t"
+    # constant column: sd 0. All six are 1.0, so (issue 13) the interval is the Clopper-Pearson
+    # bound at k = n: [(0.025)^(1/6), 1] = [0.5407419, 1] (R: binom.test(6, 6)$conf.int), where
+    # the t-interval collapsed to [1, 1]
     assert t1.loc["autonomy_score", "std"] == 0.0
+    assert t1.loc["autonomy_score", "ci_low"] == pytest.approx(0.5407419, abs=1e-6)
+    assert t1.loc["autonomy_score", "ci_high"] == 1.0
     assert t1.loc["tool_efficiency", "mean"] == pytest.approx(0.7)
 
 

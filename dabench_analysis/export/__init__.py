@@ -10,3 +10,12 @@ from dabench_analysis.export.tables import TABLE_FORMATS, save_table, to_latex, 
 __all__ = ["TABLE_FORMATS", "SavedFigure", "atomic_write", "format_p", "reporting_paragraph",
            "save_and_show", "save_figure", "save_table", "to_latex", "to_markdown", "write_json",
            "write_text"]
+
+# The rounding rule for numbers shown to a reader (issue 13): export/numbers.py.
+from dabench_analysis.export.numbers import (  # noqa: E402
+    format_estimate,
+    format_percent,
+    format_pvalue,
+)
+
+__all__ += ["format_estimate", "format_percent", "format_pvalue"]

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis._atomic import atomic_write
+from dabench_analysis.export.numbers import format_pvalue
 from dabench_analysis.schema import require_columns
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "tex", "md")
@@ -33,8 +34,9 @@ def _fmt_cell(value: Any, digits: int) -> str:
 
 
 def _fmt_p(value: Any, digits: int) -> str:
-    if isinstance(value, (float, np.floating)) and 0 <= value < 10 ** -digits:
-        return f"<{10 ** -digits:.{digits}f}"
+    # p-values follow the package's one rule (export.numbers), whatever ``digits`` is
+    if isinstance(value, (float, np.floating)) and math.isfinite(value):
+        return format_pvalue(value)
     return _fmt_cell(value, digits)
 
 
@@ -65,8 +67,9 @@ def to_markdown(df: pd.DataFrame, *, digits: int = 3) -> str:
     df : DataFrame
         Any table; a named index becomes leading columns.
     digits : int
-        Decimals for floats; p-value columns (``p_value*``, ``p_adjusted*``) below
-        ``10**-digits`` print as ``<0.001``. Missing values print as ``n/a``.
+        Decimals for floats. p-value columns (``p_value*``, ``p_adjusted*``, ``p``,
+        ``pvalue``) follow the package's rule instead (:func:`export.numbers.format_pvalue`:
+        2 significant digits, ``< 0.001`` below 0.001). Missing values print as ``n/a``.
 
     Returns
     -------
@@ -107,7 +110,8 @@ def to_latex(df: pd.DataFrame, *, digits: int = 3, caption: str | None = None) -
     df : DataFrame
         Any table; a named index becomes leading columns.
     digits : int
-        Decimals for floats. Missing values print as ``n/a``.
+        Decimals for floats; p-value columns as in :func:`to_markdown`. Missing values print
+        as ``n/a``.
     caption : str, optional
         Emitted as a ``% caption`` comment line (the table is meant to be ``\\input`` into a
         ``table`` float that holds the real caption).
@@ -160,7 +164,8 @@ def save_table(
     formats : sequence of {"csv", "tex", "md"}
         Which files to write.
     digits : int
-        Decimals in the rounded ``tex`` and ``md`` versions; ``csv`` keeps full precision.
+        Decimals in the rounded ``tex`` and ``md`` versions (p-values: the package rule, see
+        :func:`to_markdown`); ``csv`` keeps full precision.
     caption : str, optional
         Comment line at the top of the ``tex`` file.
     columns : sequence of str, optional

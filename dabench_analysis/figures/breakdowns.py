@@ -9,8 +9,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from dabench_analysis import schema, tables
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _err, _note
+from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.stats import check_threshold
 from dabench_analysis.tables import failures
 
 
@@ -18,6 +19,7 @@ def difficulty_bars(
     tasks: pd.DataFrame,
     *,
     threshold: float = schema.SUCCESS_THRESHOLD,
+    ci: float = 0.95,
     ax: Axes | None = None,
 ) -> Figure:
     """Answer accuracy (Wilson CI) and mean final score (t-CI) per difficulty, as grouped bars.
@@ -27,7 +29,9 @@ def difficulty_bars(
     tasks : DataFrame
         The columns of :func:`dabench_analysis.tables.difficulty_breakdown` (Table 2).
     threshold : float
-        Answer accuracy = share with ``final_score >= threshold`` (seed: 0.8).
+        Answer accuracy = share with ``final_score >= threshold`` (seed: 0.8), in (0, 1].
+    ci : float
+        Level of the intervals, in (0, 1); the axis label names it ("90% CI" for 0.9).
     ax : Axes, optional
         Draw here; default a new one-column figure.
 
@@ -40,10 +44,17 @@ def difficulty_bars(
     Raises
     ------
     ValueError
-        For a missing column.
+        For a missing column, a ``threshold`` outside (0, 1] or a ``ci`` outside (0, 1).
+
+    Notes
+    -----
+    Error bars are the table's intervals: Wilson for accuracy, logit t for the mean score
+    (:func:`dabench_analysis.tables.difficulty_breakdown`), so none passes 1.
     """
+    threshold = check_threshold(threshold)
     ax = _axes(ax, aspect=0.7)
-    t2 = tables.difficulty_breakdown(tasks, threshold=threshold)
+    label = _ci_label(ci)
+    t2 = tables.difficulty_breakdown(tasks, threshold=threshold, ci=ci)
     if t2.empty:
         return _note(ax, "no tasks")
     x = np.arange(len(t2))
@@ -57,7 +68,7 @@ def difficulty_bars(
                          t2["mean_final_score_ci_high"]), capsize=2, label="mean final score")
         ax.set_xticks(x, [f"{d}\nn={n}" for d, n in zip(t2["difficulty"], t2["n"], strict=True)])
         ax.set_ylim(0, 1.0)
-        ax.set_ylabel("Share / score (95% CI)")
+        ax.set_ylabel(f"Share / score ({label})")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     return ax.figure
 
@@ -66,6 +77,7 @@ def failure_by_stage(
     tasks: pd.DataFrame,
     *,
     threshold: float = schema.SUCCESS_THRESHOLD,
+    ci: float = 0.95,
     ax: Axes | None = None,
 ) -> Figure:
     """Failed tasks by AAT stage (UNDERSTAND → AGGREGATE), shares with Wilson intervals.
@@ -75,7 +87,9 @@ def failure_by_stage(
     tasks : DataFrame
         One row per task with ``final_score`` ([0, 1]) and ``failure_stage``.
     threshold : float
-        Failed means ``final_score < threshold`` (seed: 0.8).
+        Failed means ``final_score < threshold`` (seed: 0.8), in (0, 1].
+    ci : float
+        Level of the Wilson intervals, in (0, 1); the axis label names it.
     ax : Axes, optional
         Draw here; default a new one-column figure.
 
@@ -87,10 +101,18 @@ def failure_by_stage(
     Raises
     ------
     ValueError
-        For a missing column.
+        For a missing column, a ``threshold`` outside (0, 1] or a ``ci`` outside (0, 1).
+
+    Notes
+    -----
+    Shares of failed tasks with Wilson intervals: the table of
+    :func:`dabench_analysis.tables.failures.failure_stages`, at level ``ci``.
     """
+    threshold = check_threshold(threshold)
     ax = _axes(ax, aspect=0.7)
-    table = failures.failure_stages(tasks, threshold=threshold)
+    label = _ci_label(ci)
+    table = failures.distribution(failures.failed_tasks(tasks, threshold=threshold),
+                                  "failure_stage", order=schema.FAILURE_STAGES, ci=ci)
     if table.empty or table["n"].iloc[0] == 0:
         return _note(ax, f"no failed tasks (final_score < {threshold})")
     with mpl.rc_context(RC_PARAMS):
@@ -99,7 +121,7 @@ def failure_by_stage(
                yerr=_err(table["share"], table["ci_low"], table["ci_high"]), capsize=2)
         ax.set_xticks(x, [f"{st.title()}\n({k})" for st, k in zip(table["failure_stage"],
                                                                  table["count"], strict=True)], fontsize=6)
-        ax.set_ylabel("Share of failed tasks (95% CI)")
+        ax.set_ylabel(f"Share of failed tasks ({label})")
         ax.set_ylim(0, 1)
         ax.set_title(f"Failures by stage (n = {int(table['n'].iloc[0])})")
     return ax.figure

@@ -1,4 +1,9 @@
-"""Distributions of one run: final scores (stacked by a category) and failure categories."""
+"""Distributions of one run: final scores (stacked by a category) and failure categories.
+
+Histogram bins follow the package's one binning rule
+(:func:`dabench_analysis.stats.bin_index`): [lo, hi), the last bin closed, with values on an edge
+in the bin that starts there.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ from dabench_analysis import schema
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, empty_note
 from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema import require_columns
+from dabench_analysis.stats import bin_index, check_threshold
+from dabench_analysis.stats.binning import equal_edges
 from dabench_analysis.tables.common import correct_mask
 
 
@@ -45,6 +52,14 @@ def score_bins(
         If ``binwidth`` is not positive, the scale is empty, or ``scale`` is None without
         finite ``values``.
 
+    Notes
+    -----
+    When ``binwidth`` divides ``scale`` (0.05 on [0, 1]) the edges are
+    :func:`dabench_analysis.stats.binning.equal_edges`, each the double nearest its decimal
+    (0.15, not 0.15000000000000002); otherwise ``low + k * binwidth`` rounded to 12 places,
+    the last edge at or past ``high``. Values are placed in these bins by
+    :func:`dabench_analysis.stats.bin_index`, not by a float comparison with the edges.
+
     Examples
     --------
     >>> score_bins(0.25).tolist()
@@ -65,7 +80,10 @@ def score_bins(
         low, high = scale
     if not high > low:
         raise ValueError(f"empty scale [{low}, {high}]")
-    n = int(np.ceil(round((high - low) / binwidth, 9)))
+    ratio = (high - low) / binwidth
+    if scale is not None and round(ratio) >= 1 and abs(ratio - round(ratio)) <= 1e-9 * ratio:
+        return equal_edges(int(round(ratio)), range=(low, high))
+    n = int(np.ceil(ratio))
     return np.round(low + binwidth * np.arange(n + 1), 12)
 
 
@@ -93,7 +111,7 @@ def score_distribution(
         Bin width; edges are fixed over [0, 1] so constant or narrow data still draws
         (pitfall P08: seaborn raises for ``binwidth`` on constant data).
     threshold : float or None
-        Draw a dashed line at the answer-accuracy threshold.
+        Draw a dashed line at the answer-accuracy threshold, in (0, 1].
     scale : (low, high) or None
         Range the bins cover (see :func:`score_bins`); None for non-score columns.
     ax : Axes, optional
@@ -106,7 +124,14 @@ def score_distribution(
     Raises
     ------
     ValueError
-        If ``x`` or ``hue`` is not a column.
+        If ``x`` or ``hue`` is not a column, or ``threshold`` is outside (0, 1].
+
+    Notes
+    -----
+    Each value is put in its bin by :func:`dabench_analysis.stats.bin_index` ([lo, hi), the
+    last bin closed) and drawn at the bin's midpoint, so a score of exactly 0.15 is counted in
+    [0.15, 0.20) whatever the float image of the edge. Values outside the bins' range are not
+    drawn; the title says how many.
 
     Examples
     --------
@@ -115,12 +140,18 @@ def score_distribution(
     [4.0]
     """
     require_columns(tasks, [x] + ([hue] if hue else []))
+    if threshold is not None:
+        threshold = check_threshold(threshold, scale=x)
     ax = _axes(ax)
     data = tasks[[x] + ([hue] if hue else [])].copy()
     data[x] = data[x].astype("float64")
     data = data.dropna(subset=[x])
     if data.empty:
         return empty_note(ax, f"no {x} values").figure
+    edges = score_bins(binwidth, scale=scale, values=data[x])
+    idx = bin_index(data[x].to_numpy(), edges)
+    n_out = int((idx < 0).sum())
+    data = data[idx >= 0].assign(**{x: ((edges[:-1] + edges[1:]) / 2)[idx[idx >= 0]]})
     kwargs = {}
     if hue:
         levels = schema.ENUMS.get(hue) or sorted(data[hue].dropna().astype(str).unique())
@@ -129,7 +160,7 @@ def score_distribution(
                   "palette": list(OKABE_ITO[:len(present)]) if len(present) <= len(OKABE_ITO)
                   else "viridis"}
     with mpl.rc_context(RC_PARAMS):
-        sns.histplot(data=data, x=x, bins=score_bins(binwidth, scale=scale, values=data[x]), ax=ax, edgecolor="white",
+        sns.histplot(data=data, x=x, bins=edges, ax=ax, edgecolor="white",
                      linewidth=0.5, color=OKABE_ITO[0], **kwargs)
         if threshold is not None:
             ax.axvline(threshold, color="0.3", linestyle="--", linewidth=0.8)
@@ -137,7 +168,8 @@ def score_distribution(
             ax.set_xlim(*scale)
         ax.set_xlabel(schema.label(x))
         ax.set_ylabel("Tasks")
-        ax.set_title(f"{schema.label(x)} distribution (n = {len(data)})")
+        outside = f"; {n_out} outside [{edges[0]:g}, {edges[-1]:g}] not drawn" if n_out else ""
+        ax.set_title(f"{schema.label(x)} distribution (n = {len(data)}{outside})")
     return ax.figure
 
 
@@ -155,7 +187,7 @@ def failure_distribution(
     tasks : DataFrame
         One row per task with ``final_score`` and ``by``.
     threshold : float
-        Failed means ``final_score < threshold`` (seed: 0.8).
+        Failed means ``final_score < threshold`` (seed: 0.8); in (0, 1].
     by : str
         ``failure_category`` (default), ``failure_stage`` or ``outcome_error_type``. Catalogue
         enums keep their fixed order (categories that never occur are left out); others are
@@ -172,7 +204,11 @@ def failure_distribution(
     Raises
     ------
     ValueError
-        If a column is missing.
+        If a column is missing or ``threshold`` is outside (0, 1].
+
+    Notes
+    -----
+    Failed tasks as :func:`dabench_analysis.tables.correct_mask`; shares are of failed tasks.
 
     Examples
     --------
@@ -182,6 +218,7 @@ def failure_distribution(
     [2.0]
     """
     require_columns(tasks, ["final_score", by])
+    threshold = check_threshold(threshold)
     ax = _axes(ax, aspect=0.8)
     failed = tasks[(~correct_mask(tasks, threshold=threshold)).fillna(False).to_numpy()]
     if failed.empty:

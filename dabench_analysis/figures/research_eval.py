@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.figures.theme import OKABE_ITO, axes_or_new
+from dabench_analysis.figures.theme import OKABE_ITO, _ci_label, axes_or_new
 from dabench_analysis.schema import require_columns
 
 
@@ -47,7 +47,8 @@ def plot_latency(cases: pd.DataFrame, *, by: str = "run_id", column: str = "elap
     return ax
 
 
-def plot_pass_rate(rates: pd.DataFrame, *, by: str = "run_id", ax: Any = None) -> Any:
+def plot_pass_rate(rates: pd.DataFrame, *, by: str = "run_id", ci: float = 0.95,
+                   ax: Any = None) -> Any:
     """Horizontal bars of pass rate per profile with the Wilson interval.
 
     Parameters
@@ -56,6 +57,9 @@ def plot_pass_rate(rates: pd.DataFrame, *, by: str = "run_id", ax: Any = None) -
         Output of :func:`pass_rate`.
     by : str
         Label column.
+    ci : float
+        The level ``rates`` was computed at (``pass_rate(..., ci=ci)``), in (0, 1); it only
+        names the interval on the axis ("Wilson 90% CI" for 0.9).
     ax : matplotlib Axes, optional
 
     Returns
@@ -69,6 +73,7 @@ def plot_pass_rate(rates: pd.DataFrame, *, by: str = "run_id", ax: Any = None) -
     1
     """
 
+    label = _ci_label(ci)
     ax = axes_or_new(ax, "one", aspect=min(1.2, 0.3 + 0.15 * len(rates)))
     y = np.arange(len(rates))
     err = np.vstack([rates["pass_rate"] - rates["ci_low"], rates["ci_high"] - rates["pass_rate"]])
@@ -76,5 +81,5 @@ def plot_pass_rate(rates: pd.DataFrame, *, by: str = "run_id", ax: Any = None) -
     ax.set_yticks(y, rates[by].astype(str))
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
-    ax.set_xlabel("pass rate (Wilson 95% CI)")
+    ax.set_xlabel(f"pass rate (Wilson {label})")
     return ax

@@ -10,6 +10,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from dabench_analysis.stats.inputs import check_ci
+
 
 def _note(ax: Axes, text: str) -> Figure:
     return empty_note(ax, text).figure
@@ -18,6 +20,12 @@ def _note(ax: Axes, text: str) -> Figure:
 def _err(mean, low, high) -> np.ndarray:
     mean, low, high = (np.asarray(v, dtype=float) for v in (mean, low, high))
     return np.vstack([np.clip(mean - low, 0, None), np.clip(high - mean, 0, None)])
+
+
+def _ci_label(ci: float) -> str:
+    """The interval's name at level ``ci``: "95% CI" for 0.95, "90% CI", "99.9% CI"."""
+    check_ci(ci)
+    return f"{ci * 100:g}% CI"
 
 
 #: Okabe & Ito (2008), "Color Universal Design", the colour-blind-safe qualitative palette.

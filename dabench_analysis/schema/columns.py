@@ -24,6 +24,7 @@ The seed is not fully consistent, and the catalogue settles it as follows:
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -430,3 +431,50 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str = "ta
         noun = "column" if len(missing) == 1 else "columns"
         raise ValueError(f"{noun} {', '.join(repr(m) for m in missing)} not in {what}; "
                          f"known: {known}")
+
+
+def check_threshold(threshold, *, name: str = "threshold", scale: str = "final_score") -> float:
+    """Check a success threshold on a [0, 1] score scale and return it as a float.
+
+    Parameters
+    ----------
+    threshold : float
+        A task counts as correct when its score is ``>= threshold``.
+    name : str
+        The argument's name, for the message.
+    scale : str
+        The column the threshold applies to, for the message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Unless ``0 < threshold <= 1``: 0 would count every task as correct, a value above 1 none
+        (80 is a percentage; the message suggests 0.8). Also for NaN, booleans and non-numbers.
+
+    Notes
+    -----
+    The one check every public function with a threshold on a [0, 1] scale calls, so that the
+    report's ``success_threshold`` reaches each table with the same meaning. Judge scores on
+    the 0–9 scale use ``pass_threshold`` and are not checked here.
+
+    Examples
+    --------
+    >>> check_threshold(0.8)
+    0.8
+    >>> check_threshold(80)
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be in (0, 1] on the final_score scale, got 80; did you mean 0.8?
+    """
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+        raise ValueError(f"{name} must be a number in (0, 1] on the {scale} scale, got "
+                         f"{threshold!r}")
+    t = float(threshold)
+    if not 0 < t <= 1:  # also False for NaN
+        hint = f"; did you mean {t / 100:g}?" if 1 < t <= 100 else ""
+        raise ValueError(f"{name} must be in (0, 1] on the {scale} scale, got {t:g}{hint}")
+    return t

@@ -32,7 +32,8 @@ FILE_USES: dict[str, str] = {
     TRAJECTORY_FILE: "validation: token conservation, time accounting, missing trajectories; "
                      "the explore notebook's steps",
     TOOL_CALLS_FILE: "validation: tool-call rows and failures per task",
-    REPLAY_FILES: "validation: replay score checks; the explore notebook's replay view",
+    REPLAY_FILES: "validation: replay fields and their agreement with task_metrics; the explore "
+                  "notebook's replay view",
 }
 
 
@@ -148,6 +149,10 @@ _ALL = [
             outputs=("tables/mas_effectiveness",)),
     Section("coordinator_effectiveness", "Coordinator intervention effectiveness", "run",
             needs=_COORDINATOR, outputs=("tables/coordinator_effectiveness",)),
+    Section("verification_timeline", "Verification timeline: coordinator approval vs correctness",
+            "run", needs=("final_score",),
+            uses=("aat_verification_passed", "coordinator_final_decision"), uses_at_least=1,
+            outputs=("tables/verification_timeline",)),
     Section("specialist_value", "Specialist agent value", "run",
             needs=("final_score", *_SPECIALIST_FLAGS), outputs=("tables/specialist_value",)),
     Section("calibration", "Calibration by confidence bucket", "run",

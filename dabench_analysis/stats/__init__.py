@@ -9,6 +9,7 @@ metrics at once), ``correlation``, ``power`` (clustered SE, power and sample siz
 """
 
 from dabench_analysis.stats import agreement, calibration, reliability
+from dabench_analysis.stats.clustered import clustered_mean_ci, clustered_se
 from dabench_analysis.stats.comparison import paired_comparison, unpaired_comparison
 from dabench_analysis.stats.correlation import correlation
 from dabench_analysis.stats.descriptive import bootstrap_ci, describe
@@ -16,8 +17,6 @@ from dabench_analysis.stats.effsize import effect_sizes
 from dabench_analysis.stats.inputs import StatisticsWarning
 from dabench_analysis.stats.multicomp import adjust_pvalues, compare_runs
 from dabench_analysis.stats.power import (
-    clustered_mean_ci,
-    clustered_se,
     miller_min_detectable_effect,
     miller_required_n,
     min_detectable_effect,
@@ -30,3 +29,11 @@ __all__ = ["StatisticsWarning", "adjust_pvalues", "agreement", "bootstrap_ci", "
            "effect_sizes", "mcnemar", "miller_min_detectable_effect", "miller_required_n",
            "min_detectable_effect", "paired_comparison", "proportion_ci", "reliability",
            "required_n", "unpaired_comparison"]
+
+# Issue 13: one binning rule, bounded intervals, one threshold check.
+from dabench_analysis.stats import binning  # noqa: E402
+from dabench_analysis.stats.binning import bin_index  # noqa: E402
+from dabench_analysis.stats.descriptive import interval_method, mean_summary  # noqa: E402
+from dabench_analysis.stats.inputs import check_threshold  # noqa: E402
+
+__all__ += ["bin_index", "binning", "check_threshold", "interval_method", "mean_summary"]

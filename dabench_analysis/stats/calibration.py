@@ -8,7 +8,9 @@ or into equal-width bins. Analysis only: the reliability diagram is drawn by ``f
 Bin-edge convention: bins are closed on the left and open on the right, [lo, hi), except the last,
 which is closed, [0.8, 1.0]. So 0.2 is "low", 0.8 is "very_high" (matching the seed's
 ``confidence_correct = conf >= 0.8``) and 1.0 is "very_high". ``right=True`` switches to
-(lo, hi] with the first bin closed.
+(lo, hi] with the first bin closed. The package's one binning rule
+(:func:`dabench_analysis.stats.binning.bin_index`) puts a value on an edge in the bin its label
+says (0.7 in [0.70, 0.80) with 10 bins), for any number of bins.
 """
 
 from __future__ import annotations
@@ -18,17 +20,16 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, warn
+from dabench_analysis.stats.binning import bin_index, edge_label, equal_edges
+from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_threshold, warn
 from dabench_analysis.stats.proportions import proportion_interval
 
 #: The seed's calibration buckets, in order.
 BUCKETS: tuple[str, ...] = tuple(schema.CALIBRATION_BUCKETS)
 
-
 #: Their edges: very_low [0, 0.2), low [0.2, 0.4), medium [0.4, 0.6), high [0.6, 0.8),
 #: very_high [0.8, 1.0].
 BUCKET_EDGES: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-
 
 _TOL = 1e-9
 
@@ -39,10 +40,6 @@ def _check_confidence(x: np.ndarray, name: str) -> np.ndarray:
         raise ValueError(f"{name} must lie in [0, 1]; {int(bad.sum())} values outside, e.g. "
                          f"{x[bad][0]!r}")
     return np.clip(x, 0.0, 1.0)
-
-
-def _bin_index(x: np.ndarray, edges: np.ndarray, right: bool) -> np.ndarray:
-    return np.searchsorted(edges[1:-1], x, side="left" if right else "right")
 
 
 def assign_bucket(confidence):
@@ -66,7 +63,8 @@ def assign_bucket(confidence):
 
     Notes
     -----
-    Edges [0, 0.2), [0.2, 0.4), [0.4, 0.6), [0.6, 0.8), [0.8, 1.0] (see the module docstring).
+    Edges [0, 0.2), [0.2, 0.4), [0.4, 0.6), [0.6, 0.8), [0.8, 1.0] (see the module docstring):
+    five equal-width bins placed by :func:`~dabench_analysis.stats.binning.bin_index`.
 
     Examples
     --------
@@ -80,7 +78,7 @@ def assign_bucket(confidence):
     else:
         x = as_float(confidence, "confidence").to_numpy()
     x = _check_confidence(x, "confidence")
-    idx = _bin_index(x, np.asarray(BUCKET_EDGES), right=False)
+    idx = bin_index(x, len(BUCKETS), right=False)
     codes = np.where(np.isnan(x), -1, idx)
     if np.ndim(confidence) == 0:
         return None if codes[0] < 0 else BUCKETS[codes[0]]
@@ -91,6 +89,7 @@ def assign_bucket(confidence):
 
 def _inputs(tasks, confidence, correct, threshold):
     """Resolve (confidence, correct) to aligned float/bool arrays with missing rows dropped."""
+    check_threshold(threshold, scale=correct if isinstance(correct, str) else "final_score")
     def col(v, name):
         if isinstance(v, str):
             if tasks is None:
@@ -125,18 +124,18 @@ def _threshold(score: np.ndarray, threshold: float) -> np.ndarray:
     return out
 
 
-def _edges(n_bins: int | None) -> np.ndarray:
+def _n_bins(n_bins: int | None) -> int:
     if n_bins is None:
-        return np.asarray(BUCKET_EDGES)
-    if int(n_bins) != n_bins or n_bins < 1:
+        return len(BUCKETS)
+    if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer or None, got {n_bins!r}")
-    return np.linspace(0.0, 1.0, int(n_bins) + 1)
+    return int(n_bins)
 
 
 def _bins(conf, ok, n_bins, right, ci=0.95) -> pd.DataFrame:
-    edges = _edges(n_bins)
-    k = edges.size - 1
-    idx = _bin_index(conf, edges, right)
+    k = _n_bins(n_bins)
+    edges = equal_edges(k)
+    idx = bin_index(conf, k, right=right)
     rows = []
     for b in range(k):
         m = idx == b
@@ -147,7 +146,7 @@ def _bins(conf, ok, n_bins, right, ci=0.95) -> pd.DataFrame:
         else:
             left = "[" if (not right or b == 0) else "("
             rgt = "]" if (right or b == k - 1) else ")"
-            name = f"{left}{edges[b]:.2f}, {edges[b + 1]:.2f}{rgt}"
+            name = f"{left}{edge_label(b, k)}, {edge_label(b + 1, k)}{rgt}"
         mc = float(conf[m].mean()) if n else np.nan
         acc = hits / n if n else np.nan
         rows.append({"bucket": name, "lower": edges[b], "upper": edges[b + 1], "n": n,
@@ -156,6 +155,22 @@ def _bins(conf, ok, n_bins, right, ci=0.95) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     out["bucket"] = pd.Categorical(out["bucket"], categories=list(out["bucket"]), ordered=True)
     return out
+
+
+def _ece_mce(conf, ok, n_bins, right) -> tuple[float, float]:
+    """ECE = sum_b (n_b / N) |acc_b - conf_b| and MCE = max_b |acc_b - conf_b| (n_b > 0)."""
+    if conf.size == 0:
+        return np.nan, np.nan
+    t = _bins(conf, ok, n_bins, right)
+    t = t[t.n > 0]
+    gaps = np.abs(t.accuracy - t.mean_confidence)
+    return float(np.sum(t.n / t.n.sum() * gaps)), float(gaps.max())
+
+
+def _errors(tasks, confidence, correct, threshold, n_bins, right, what):
+    conf, ok, notes, _ = _inputs(tasks, confidence, correct, threshold)
+    warn(notes + ([f"no tasks: {what} undefined"] if conf.size == 0 else []), stacklevel=4)
+    return _ece_mce(conf, ok, n_bins, right)
 
 
 def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
@@ -176,7 +191,8 @@ def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confiden
     threshold : float
         Accuracy threshold on scores (seed: 0.8).
     n_bins : int or None
-        None: the seed's five named buckets. An integer: that many equal-width bins on [0, 1].
+        None: the seed's five named buckets. An integer: that many equal-width bins on [0, 1],
+        labelled by their exact edges ("[0.60, 0.70)", "[1/15, 2/15)").
     right : bool
         Bin edges (lo, hi] instead of [lo, hi) (see the module docstring).
     ci : float
@@ -193,7 +209,16 @@ def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confiden
     Raises
     ------
     ValueError
-        Missing columns, confidence outside [0, 1], unequal lengths.
+        Missing columns, confidence outside [0, 1], unequal lengths, ``threshold`` outside
+        (0, 1] (:func:`~dabench_analysis.stats.inputs.check_threshold`).
+
+    Notes
+    -----
+    Bin b of k holds the confidences c with b/k <= c < (b+1)/k (the last bin also holds 1.0;
+    with ``right=True``: b/k < c <= (b+1)/k, the first also holds 0), decided exactly by
+    :func:`~dabench_analysis.stats.binning.bin_index`: 0.7 is in [0.70, 0.80) with 10 bins,
+    where a comparison with ``np.linspace(0, 1, 11)`` put it in [0.60, 0.70). scikit-learn's
+    ``calibration_curve`` puts edge values in the lower bin ((lo, hi], i.e. ``right=True``).
 
     Examples
     --------
@@ -252,14 +277,7 @@ def expected_calibration_error(tasks: pd.DataFrame | None = None, *,
     >>> round(expected_calibration_error(confidence=p, correct=y, n_bins=3), 6)
     0.138889
     """
-    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
-    if conf.size == 0:
-        warn(notes + ["no tasks: ECE undefined"])
-        return float("nan")
-    warn(notes)
-    t = _bins(conf, ok, n_bins, right)
-    t = t[t.n > 0]
-    return float(np.sum(t.n / t.n.sum() * np.abs(t.accuracy - t.mean_confidence)))
+    return _errors(tasks, confidence, correct, threshold, n_bins, right, "ECE")[0]
 
 
 def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
@@ -282,23 +300,22 @@ def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="conf
     ValueError
         As :func:`calibration_table`.
 
+    Notes
+    -----
+    MCE = max_b |acc_b − conf_b| over bins with n_b > 0 (Naeini et al. 2015, eq. 2); bins as in
+    :func:`calibration_table`.
+
     References
     ----------
-    Naeini, M. P., Cooper, G., Hauskrecht, M. (2015). AAAI.
+    Naeini, M. P., Cooper, G., Hauskrecht, M. (2015). Obtaining well calibrated probabilities
+    using Bayesian binning. AAAI.
 
     Examples
     --------
     >>> round(max_calibration_error(confidence=[0.9, 0.9, 0.1], correct=[1, 0, 0]), 4)
     0.4
     """
-    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
-    if conf.size == 0:
-        warn(notes + ["no tasks: MCE undefined"])
-        return float("nan")
-    warn(notes)
-    t = _bins(conf, ok, n_bins, right)
-    t = t[t.n > 0]
-    return float(np.max(np.abs(t.accuracy - t.mean_confidence)))
+    return _errors(tasks, confidence, correct, threshold, n_bins, right, "MCE")[1]
 
 
 def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
@@ -372,14 +389,9 @@ def calibration_summary(tasks: pd.DataFrame | None = None, *, confidence="confid
     """
     conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
     warn(notes)
-    if conf.size:
-        t = _bins(conf, ok, n_bins, right)
-        t = t[t.n > 0]
-        gaps = np.abs(t.accuracy - t.mean_confidence)
-        ece, mce = float(np.sum(t.n / t.n.sum() * gaps)), float(gaps.max())
-        brier, acc, mc = float(np.mean((conf - ok) ** 2)), float(ok.mean()), float(conf.mean())
-    else:
-        ece = mce = brier = acc = mc = np.nan
+    ece, mce = _ece_mce(conf, ok, n_bins, right)
+    brier, acc, mc = ((float(np.mean((conf - ok) ** 2)), float(ok.mean()), float(conf.mean()))
+                      if conf.size else (np.nan, np.nan, np.nan))
     edges = "(lo, hi]" if right else "[lo, hi)"
     return pd.DataFrame([{
         "n": int(conf.size), "n_dropped": n_drop, "accuracy": acc,

@@ -13,6 +13,19 @@ from dabench_analysis.stats.inputs import as_float, check_ci, pair_runs, warn
 from dabench_analysis.stats.nonparametric import mann_whitney, signed_rank, welch_interval
 
 
+def _drop_nonfinite(pairs: pd.DataFrame, counts: dict, metric: str) -> tuple[pd.DataFrame,
+                                                                               dict, str]:
+    """Drop pairs holding inf/-inf (a score cannot be infinite); count them with the NaN ones."""
+    bad = ~np.isfinite(pairs.to_numpy(dtype=float)).all(axis=1)
+    k = int(bad.sum())
+    if not k:
+        return pairs, counts, ""
+    counts = {**counts, "n_pairs": counts["n_pairs"] - k,
+              "n_dropped_na": counts["n_dropped_na"] + k}
+    return pairs[~bad], counts, (f"{k} pair{'s' if k != 1 else ''} dropped: {metric} is "
+                                 "infinite in either run")
+
+
 def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: str = "task_id",
                       ci: float = 0.95, alternative: str = "two-sided",
                       zero_method: str = "wilcox", correction: bool = True,
@@ -49,7 +62,8 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
     Returns
     -------
     DataFrame
-        One row: ``metric``, ``n_pairs``, ``n_unpaired``, ``n_dropped_na``, ``n_nonzero``,
+        One row: ``metric``, ``n_pairs``, ``n_unpaired``, ``n_dropped_na`` (pairs with a
+        missing or infinite value on either side), ``n_nonzero``,
         ``mean_baseline``, ``mean_proposed``, ``mean_diff``, ``se_diff``, ``ci_low``, ``ci_high``
         (t-interval of the mean difference), ``statistic`` (T+, sum of ranks of positive
         differences = R's V), ``p_value``, ``alternative``, ``zero_method``, ``wilcoxon_method``,
@@ -66,7 +80,9 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
     Notes
     -----
     Pairs with a missing value on either side are dropped pairwise and counted (pitfall P02;
-    never drop NaN per side). Signed-rank policy (``method="auto"``), as R ``wilcox.test``: the
+    never drop NaN per side). Pairs with an infinite value are dropped the same way, with a
+    warning naming how many (an inf would otherwise give ``mean_diff = ±inf`` and a false
+    "zero variance" note). Signed-rank policy (``method="auto"``), as R ``wilcox.test``: the
     exact null distribution only when there are no zero differences, no ties among |d| and fewer
     than 50 pairs; otherwise the normal approximation with tie correction and (by default)
     continuity correction. Differences from scipy (1.17): scipy's ``method="auto"`` may use the
@@ -97,6 +113,8 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
     """
     check_ci(ci)
     pairs, counts, notes = pair_runs(baseline, proposed, metric, on, as_float)
+    pairs, counts, inf_note = _drop_nonfinite(pairs, counts, metric)
+    notes.append(inf_note)
     xb, xp = pairs["baseline"].to_numpy(float), pairs["proposed"].to_numpy(float)
     sr = signed_rank(xp - xb, zero_method=zero_method, correction=correction,
                      alternative=alternative, method=method, decimals=decimals)
@@ -140,7 +158,8 @@ def unpaired_comparison(a, b, *, metric: str = "final_score", alternative: str =
     Returns
     -------
     DataFrame
-        One row: ``metric``, ``n_a``, ``n_b``, ``n_dropped_na``, ``mean_a``, ``mean_b``,
+        One row: ``metric``, ``n_a``, ``n_b``, ``n_dropped_na`` (missing or infinite
+        values), ``mean_a``, ``mean_b``,
         ``median_a``, ``median_b``, ``mean_diff`` (a − b), ``ci_low``, ``ci_high`` (Welch
         t-interval), ``statistic`` (U of a = R's W), ``p_value``, ``mwu_method``, ``effect_size``
         (= ``rank_biserial``), ``magnitude`` (Romano et al. 2006 label of Cliff's delta),
@@ -181,9 +200,13 @@ def unpaired_comparison(a, b, *, metric: str = "final_score", alternative: str =
             g = g[metric]
         xs.append(as_float(g, metric).to_numpy())
     n_na = int(np.isnan(xs[0]).sum() + np.isnan(xs[1]).sum())
+    n_inf = int(np.isinf(xs[0]).sum() + np.isinf(xs[1]).sum())
     if n_na:
         notes.append(f"{n_na} missing values of {metric} dropped")
-    x, y = xs[0][~np.isnan(xs[0])], xs[1][~np.isnan(xs[1])]
+    if n_inf:
+        notes.append(f"{n_inf} infinite values of {metric} dropped")
+    x, y = xs[0][np.isfinite(xs[0])], xs[1][np.isfinite(xs[1])]
+    n_na += n_inf
     mw = mann_whitney(x, y, alternative=alternative, method=method)
     eff, eff_notes = standardized_effects(x, y, paired=False)
     lo, hi = welch_interval(x, y, ci)

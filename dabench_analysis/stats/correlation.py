@@ -13,6 +13,12 @@ from dabench_analysis.stats.descriptive import _as_list
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 
 
+def _kendall_method(x: np.ndarray, y: np.ndarray) -> str:
+    """R ``cor.test(method = "kendall")``: exact for n < 50 without ties, else asymptotic."""
+    no_ties = np.unique(x).size == x.size and np.unique(y).size == y.size
+    return "exact" if no_ties and x.size < 50 else "asymptotic"
+
+
 def correlation(tasks: pd.DataFrame, metrics: Sequence[str], *, method: str = "spearman",
                 ci: float = 0.95) -> pd.DataFrame:
     """Pairwise correlations between metrics with p-values (long format).
@@ -42,9 +48,13 @@ def correlation(tasks: pd.DataFrame, metrics: Sequence[str], *, method: str = "s
 
     Notes
     -----
-    p-values: Pearson t-test (= R ``cor.test``); Kendall exact without ties for small n, else
-    normal approximation (scipy ``kendalltau``, as R); Spearman always the t approximation
-    (scipy), whereas R ``cor.test`` uses the exact null distribution for n < 1290 without ties.
+    p-values: Pearson t-test (= R ``cor.test``). Kendall: R ``cor.test``'s rule, the exact
+    null distribution when there are no ties and n < 50, else the normal approximation with tie
+    correction and no continuity correction (scipy ``kendalltau(method="exact")`` /
+    ``"asymptotic"``; scipy's own ``"auto"`` is exact only up to n = 33, so its p differs from
+    R's for 34 <= n < 50). Spearman: always the t approximation (scipy), whereas R
+    ``cor.test`` uses the exact null distribution (AS 89) for n < 1290 without ties; the two
+    differ most for small n (refvectors README item 15).
 
     References
     ----------
@@ -79,9 +89,11 @@ def correlation(tasks: pd.DataFrame, metrics: Sequence[str], *, method: str = "s
                 res = st.pearsonr(x, y)
                 lo, hi = res.confidence_interval(confidence_level=ci)
                 row.update(estimate=res.statistic, p_value=res.pvalue, ci_low=lo, ci_high=hi)
+            elif method == "spearman":
+                res = st.spearmanr(x, y)
+                row.update(estimate=float(res.statistic), p_value=float(res.pvalue))
             else:
-                fn = st.spearmanr if method == "spearman" else st.kendalltau
-                res = fn(x, y)
+                res = st.kendalltau(x, y, method=_kendall_method(x, y))
                 row.update(estimate=float(res.statistic), p_value=float(res.pvalue))
             rows.append(row)
     warn(notes)

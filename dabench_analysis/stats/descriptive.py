@@ -1,4 +1,11 @@
-"""Descriptive summaries with t-intervals, and bootstrap intervals (scipy.stats.bootstrap)."""
+"""Descriptive summaries with intervals of the mean, and bootstrap intervals
+(scipy.stats.bootstrap).
+
+Intervals respect the quantity's range: a mean of [0, 1] scores gets a logit-t interval (inside
+(0, 1) by construction), a rate of a flag a Wilson interval, an unbounded quantity (seconds,
+tokens) the t-interval. The choice comes from the column catalogue (kind ``score``, ``flag``)
+and is named in the ``method`` column.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +14,16 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import special
 from scipy import stats as st
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
+from dabench_analysis.stats.proportions import proportion_interval
+
+#: Interval methods, as named in ``method`` columns.
+T, LOGIT_T, WILSON = "t", "logit t", "Wilson"
 
 
 def t_summary(x: np.ndarray, ci: float = 0.95) -> dict:
@@ -33,6 +45,92 @@ def t_summary(x: np.ndarray, ci: float = 0.95) -> dict:
     return out
 
 
+def mean_summary(x, ci: float = 0.95, *, method: str = T) -> dict:
+    """n, mean, std, sem and an interval of the mean by ``method``, named in ``method``.
+
+    Parameters
+    ----------
+    x : array-like of float
+        One sample; NaN dropped.
+    ci : float
+        Confidence level.
+    method : {"t", "logit t", "Wilson"}
+        ``"t"``: mean ± t·s/√n, for unbounded quantities (seconds, tokens). ``"logit t"``: for
+        means of values in [0, 1] (scores, shares). ``"Wilson"``: for rates of 0/1 flags.
+
+    Returns
+    -------
+    dict
+        ``n``, ``mean``, ``std`` (ddof = 1), ``sem``, ``ci_low``, ``ci_high``, ``method``
+        (the method used, with the bound rule or a fall-back named), ``note``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``method``.
+
+    Notes
+    -----
+    Logit t (a delta-method interval on the logit scale): with mean m in (0, 1) and
+    s_e = s/√n, the interval is expit(logit(m) ± t_{n-1,(1+ci)/2} · s_e / (m(1 − m))). It lies
+    inside (0, 1), contains m and is asymmetric near a bound, where the t-interval passes it
+    (0.95 ± 0.105 for 19 ones and one zero). It is the "logit" interval of Brown, Cai and
+    DasGupta (2001) with the binomial variance m(1 − m)/n replaced by s²/n, so that it applies
+    to continuous scores. When every value is 1 (m = 1), the logit is infinite; the interval
+    is then [(α/2)^(1/n), 1] with α = 1 − ci, the Clopper–Pearson bound at k = n, which holds
+    for any variable in [0, 1] because P(X = 1) <= E[X] (Markov), so P(all n are 1) <= m^n;
+    symmetrically [0, 1 − (α/2)^(1/n)] when every value is 0. Constant values inside (0, 1)
+    give a zero-width interval, as the t-interval does. Values outside [0, 1] fall back to
+    the t-interval, named "t (values outside [0, 1])". Wilson: the score interval of
+    k = Σx successes in n (``statsmodels`` ``proportion_confint(method="wilson")``, R
+    ``prop.test(k, n, correct = FALSE)``); non-0/1 values fall back to logit t. Every method
+    gives NaN intervals for n < 2, as R ``t.test`` refuses n = 1. Neither R nor scipy has the
+    logit-t interval built in; R: ``plogis(qlogis(m) + c(-1, 1) * qt(0.975, n - 1) *
+    sd(x) / sqrt(n) / (m * (1 - m)))``.
+
+    References
+    ----------
+    Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a binomial
+    proportion. Statistical Science 16(2), 101–133. Clopper, C. J., Pearson, E. S. (1934). The
+    use of confidence or fiducial limits illustrated in the case of the binomial. Biometrika
+    26(4), 404–413.
+
+    Examples
+    --------
+    >>> r = mean_summary([1.0] * 19 + [0.0], method="logit t")
+    >>> round(r["ci_low"], 4), round(r["ci_high"], 4), r["method"]
+    (0.6773, 0.9942, 'logit t')
+    >>> round(mean_summary([1.0, 1.0], method="logit t")["ci_low"], 4)  # sqrt(0.025)
+    0.1581
+    """
+    if method not in (T, LOGIT_T, WILSON):
+        raise ValueError(f"method must be 't', 'logit t' or 'Wilson'; got {method!r}")
+    out = t_summary(x, ci) | {"method": method, "note": ""}
+    v = np.asarray(x, dtype=float)
+    v = v[~np.isnan(v)]
+    if method == T or out["n"] < 2:
+        return out
+    if (v < 0).any() or (v > 1).any():
+        note = f"{int(((v < 0) | (v > 1)).sum())} values outside [0, 1]: t-interval"
+        return out | {"method": "t (values outside [0, 1])", "note": note}
+    if method == WILSON and np.isin(v, (0.0, 1.0)).all():
+        lo, hi = proportion_interval(int(v.sum()), v.size, ci, "wilson")
+        return out | {"ci_low": lo, "ci_high": hi}
+    lo, hi, name = _logit_t(out["mean"], out["sem"], out["n"], ci)
+    return out | {"ci_low": lo, "ci_high": hi, "method": name}
+
+
+def _logit_t(m: float, sem: float, n: int, ci: float) -> tuple[float, float, str]:
+    bound = ((1 - ci) / 2) ** (1 / n)
+    if m >= 1.0:
+        return bound, 1.0, f"{LOGIT_T}; Clopper-Pearson bound (all values 1)"
+    if m <= 0.0:
+        return 0.0, 1.0 - bound, f"{LOGIT_T}; Clopper-Pearson bound (all values 0)"
+    half = st.t.ppf(0.5 + ci / 2, n - 1) * sem / (m * (1 - m))
+    centre = special.logit(m)
+    return float(special.expit(centre - half)), float(special.expit(centre + half)), LOGIT_T
+
+
 def _as_list(x) -> list:
     return [x] if isinstance(x, str) else list(x)
 
@@ -47,9 +145,60 @@ def _enum_order(frame: pd.DataFrame, col: str) -> pd.Series:
     return s
 
 
+def interval_method(tasks: pd.DataFrame, metric: str, *,
+                    bounded: bool | Sequence[str] | None = None) -> str:
+    """The interval method for the mean of ``metric``: "logit t", "Wilson" or "t".
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        Holds the column ``metric``.
+    metric : str
+        Column name.
+    bounded : bool, sequence of str or None
+        None (default): from the catalogue, kind ``score`` ([0, 1]) -> "logit t", kind ``flag``
+        or a boolean column -> "Wilson", anything else (seconds, tokens, counts, columns the
+        catalogue does not know) -> "t". True: every non-flag metric is a [0, 1] quantity.
+        False: "t" for every metric (the earlier behaviour). A sequence: these metrics are
+        [0, 1] quantities, the others as for None.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``metric`` is not a column.
+
+    Notes
+    -----
+    The catalogue's kind ``score`` is "float in [0, 1]" (:mod:`dabench_analysis.schema`), which
+    covers scores, accuracies, rates and shares such as ``specialist_participation``. The
+    methods themselves: :func:`mean_summary`.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"final_score": [0.5], "execution_time": [3.0], "ok": [True]})
+    >>> [interval_method(df, m) for m in df.columns]
+    ['logit t', 't', 'Wilson']
+    """
+    require_columns(tasks, [metric])
+    col = schema.TASK_COLUMNS.get(metric)
+    kind = col.kind if col is not None else None
+    if pd.api.types.is_bool_dtype(tasks[metric].dtype):
+        kind = "flag"
+    if bounded is False:
+        return T
+    if bounded is True or (bounded is not None and metric in _as_list(bounded)):
+        kind = "flag" if kind == "flag" else "score"
+    return {"score": LOGIT_T, "flag": WILSON}.get(kind, T)
+
+
 def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
-             by: str | Sequence[str] | None = None, ci: float = 0.95) -> pd.DataFrame:
-    """Mean, spread and t-interval per metric (and group).
+             by: str | Sequence[str] | None = None, ci: float = 0.95,
+             bounded: bool | Sequence[str] | None = None) -> pd.DataFrame:
+    """Mean, spread and an interval of the mean per metric (and group).
 
     Parameters
     ----------
@@ -64,12 +213,16 @@ def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
         their fixed order (Easy < Medium < Hard < Extreme).
     ci : float
         Confidence level of the interval.
+    bounded : bool, sequence of str or None
+        Which metrics are [0, 1] quantities (see :func:`interval_method`; default: the
+        catalogue decides).
 
     Returns
     -------
     DataFrame
         One row per (group, metric): the ``by`` columns, ``metric``, ``n`` (non-missing values),
-        ``n_missing``, ``mean``, ``std`` (ddof = 1), ``sem``, ``ci_low``, ``ci_high``.
+        ``n_missing``, ``mean``, ``std`` (ddof = 1), ``sem``, ``ci_low``, ``ci_high``,
+        ``method`` (the interval's method, see :func:`mean_summary`).
         Empty groups have n = 0 and NaN statistics; n = 1 gives NaN std/sem/interval.
 
     Raises
@@ -79,10 +232,11 @@ def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
 
     Notes
     -----
-    Interval: mean ± t_{n-1, (1+ci)/2} · s/√n (as R ``t.test(x)$conf.int``). It is not clipped:
-    for scores bounded in [0, 1] and piled up at 1 it can pass the bound, a sign that
-    :func:`bootstrap_ci` (or :func:`proportion_ci` for pass rates) suits the data better. Rows
-    whose group key is missing are dropped with a warning.
+    Intervals by :func:`mean_summary`: scores in [0, 1] get the logit-t interval, which never
+    leaves [0, 1] (the t-interval of 0.95 ± 0.105 for 19 ones and a zero reached 1.055); rates
+    of flags the Wilson interval; unbounded quantities mean ± t_{n-1, (1+ci)/2} · s/√n (as R
+    ``t.test(x)$conf.int``). Means, std and sem do not depend on the method. Rows whose group
+    key is missing are dropped with a warning.
 
     Examples
     --------
@@ -95,12 +249,22 @@ def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
     metrics, by_cols = _as_list(metrics), ([] if by is None else _as_list(by))
     require_columns(tasks, metrics + by_cols)
     check_ci(ci)
+    how = {m: interval_method(tasks, m, bounded=bounded) for m in metrics}
     data = pd.DataFrame({m: as_float(tasks[m], m) for m in metrics}, index=tasks.index)
-    rows = []
+    rows, notes = [], []
+
+    def summary(m: str, v: np.ndarray) -> dict:
+        r = mean_summary(v, ci, method=how[m])
+        note = r.pop("note")
+        if note:
+            notes.append(f"{m}: {note}")
+        return r
+
     if not by_cols:
         for m in metrics:
             rows.append({"metric": m, "n_missing": int(data[m].isna().sum()),
-                         **t_summary(data[m].to_numpy(), ci)})
+                         **summary(m, data[m].to_numpy())})
+        warn(sorted(set(notes)))
         return _order(pd.DataFrame(rows), [])
     keys = pd.DataFrame({c: _enum_order(tasks, c) for c in by_cols}, index=tasks.index)
     missing_key = keys.isna().any(axis=1)
@@ -115,7 +279,8 @@ def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
         for m in metrics:
             v = np.array([]) if vals is None else vals[m].to_numpy()
             rows.append({**dict(zip(by_cols, key_t, strict=True)), "metric": m,
-                         "n_missing": int(np.isnan(v).sum()), **t_summary(v, ci)})
+                         "n_missing": int(np.isnan(v).sum()), **summary(m, v)})
+    warn(sorted(set(notes)))
     out = pd.DataFrame(rows)
     for c in by_cols:
         out[c] = out[c].astype(keys[c].dtype) if isinstance(keys[c].dtype, pd.CategoricalDtype) \
@@ -124,7 +289,8 @@ def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
 
 
 def _order(out: pd.DataFrame, by_cols: list[str]) -> pd.DataFrame:
-    cols = by_cols + ["metric", "n", "n_missing", "mean", "std", "sem", "ci_low", "ci_high"]
+    cols = by_cols + ["metric", "n", "n_missing", "mean", "std", "sem", "ci_low", "ci_high",
+                      "method"]
     return out[cols].astype({"n": "int64", "n_missing": "int64"})
 
 

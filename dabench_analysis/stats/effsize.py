@@ -89,7 +89,7 @@ def effect_sizes(x, y, *, paired: bool = False,
     ----------
     x, y : array-like of float
         Two samples (equal length and position-paired when ``paired``). NaN is dropped
-        (pairwise when paired).
+        (pairwise when paired); so is ±inf, with a warning naming how many.
     paired : bool
         Adds ``cohens_d_z`` and uses the matched-pairs rank-biserial.
     hedges_correction : {"approx", "exact"}
@@ -129,14 +129,18 @@ def effect_sizes(x, y, *, paired: bool = False,
     1.1259
     """
     xs, ys = as_float(x, "x").to_numpy(), as_float(y, "y").to_numpy()
+    n_inf = int(np.isinf(xs).sum() + np.isinf(ys).sum())
     if paired:
         if xs.size != ys.size:
             raise ValueError(f"paired samples differ in length: {xs.size} vs {ys.size}")
-        keep = ~(np.isnan(xs) | np.isnan(ys))
+        keep = np.isfinite(xs) & np.isfinite(ys)
         xs, ys = xs[keep], ys[keep]
     else:
-        xs, ys = xs[~np.isnan(xs)], ys[~np.isnan(ys)]
+        xs, ys = xs[np.isfinite(xs)], ys[np.isfinite(ys)]
     eff, notes = standardized_effects(xs, ys, paired=paired, hedges_correction=hedges_correction)
+    if n_inf:
+        notes.insert(0, f"{n_inf} infinite value{'s' if n_inf != 1 else ''} dropped "
+                        f"({'pairwise' if paired else 'per sample'})")
     if paired:
         rb = signed_rank(xs - ys)["rank_biserial"] if xs.size else np.nan
         cles = np.nan

@@ -11,15 +11,14 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis.load.coerce import parse_flags
-from dabench_analysis.schema import require_columns
+from dabench_analysis.schema import (
+    check_threshold,  # noqa: F401  (re-exported: the one check)
+    require_columns,
+)
 
 
 class StatisticsWarning(UserWarning):
     """Degenerate or incomplete input: rows dropped, a test not defined, an interval of width 0."""
-
-
-
-
 
 
 def warn(notes: Sequence[str], stacklevel: int = 3) -> None:

@@ -1,7 +1,6 @@
-"""Clustered standard errors and power / sample-size helpers (re-exported by ``stats``).
-
-After Miller (2024), "Adding Error Bars to Evals: A Statistical Approach to Language Model
-Evaluations", arXiv:2411.00640, and statsmodels' power classes.
+"""Power and sample size (re-exported by ``stats``): paired and two-sample t tests through
+statsmodels' solvers, each answer checked against the power it reaches (noncentral t), and
+Miller (2024), arXiv:2411.00640, Eq. 9/10 for clustered evaluations.
 """
 
 from __future__ import annotations
@@ -12,167 +11,12 @@ import warnings
 import numpy as np
 import pandas as pd
 from scipy import stats as st
+from scipy.optimize import brentq
 from statsmodels.stats.power import TTestIndPower, TTestPower
 
-from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import as_float, check_ci, warn
-
-_SE_METHODS = ("clt", "bernoulli", "eq4", "cr0", "cr1")
-
+from dabench_analysis.stats.inputs import warn
 
 _ALT = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}
-
-
-def _se(values: np.ndarray, clusters: np.ndarray | None, method: str) -> float:
-    n = values.size
-    if n < 2:
-        return np.nan
-    e = values - values.mean()
-    se_clt2 = float(np.sum(e**2) / (n - 1) / n)
-    if method == "clt":
-        return math.sqrt(se_clt2)
-    if method == "bernoulli":
-        m = float(values.mean())
-        return math.sqrt(max(m * (1 - m), 0.0) / n)
-    if clusters is None:
-        clusters = np.arange(n)
-    sums = pd.Series(e).groupby(clusters).sum().to_numpy()
-    g = sums.size
-    between = float(np.sum(sums**2))
-    if method == "eq4":
-        return math.sqrt(se_clt2 + (between - float(np.sum(e**2))) / n**2)
-    if method == "cr0":
-        return math.sqrt(between) / n
-    return math.sqrt(between / n**2 * g / (g - 1)) if g > 1 else np.nan
-
-
-def clustered_se(values, clusters=None, *, method: str = "cr1") -> float:
-    """Standard error of a mean score when tasks are clustered (Miller 2024).
-
-    Parameters
-    ----------
-    values : array-like of float
-        Per-task scores (in [0, 1] for eval scores); NaN rows are dropped with a warning.
-    clusters : array-like, optional
-        Cluster label per task (e.g. ``task_type``); None = every task its own cluster.
-    method : {"cr1", "cr0", "eq4", "clt", "bernoulli"}
-        ``"cr1"`` (default): CR0 × G/(G−1), the finite-cluster correction used by statsmodels'
-        cluster-robust SE and inspect_ai's ``stderr(cluster=...)``. ``"cr0"``: Miller App. A,
-        Σ_c(Σ_i e_ic)²/n². ``"eq4"``: Miller Eq. 4, SE_CLT² + (1/n²)Σ_c Σ_i Σ_{j≠i} e_ic e_jc.
-        ``"clt"``: Eq. 1, sqrt(s²/n) ignoring clusters. ``"bernoulli"``: Eq. 2, sqrt(p̄(1−p̄)/n).
-
-    Returns
-    -------
-    float
-        The standard error; NaN for n < 2 (and for ``cr1`` with a single cluster).
-
-    Raises
-    ------
-    ValueError
-        Unknown method or lengths that differ.
-
-    Notes
-    -----
-    We default to CR1 because it is the most common software convention, is conservative with
-    the few clusters evals have (G task types), and, like Eq. 4, reduces exactly to SE_CLT when
-    every cluster holds one task. The paper's Eq. 4 and its Appendix-A derivation differ on the
-    diagonal by n/(n−1) (refvectors README): on the worked example SE_CLT = 0.148647,
-    Eq. 4 = 0.160202, CR0 = 0.154348, CR1 = 0.178226.
-
-    References
-    ----------
-    Miller, E. (2024). Adding Error Bars to Evals: A Statistical Approach to Language Model
-    Evaluations. arXiv:2411.00640, Eq. 1, 2, 4 and Appendix A.
-    Cameron, A. C., Miller, D. L. (2015). A practitioner's guide to cluster-robust inference.
-    Journal of Human Resources 50(2), 317–372.
-
-    Examples
-    --------
-    >>> s = [1, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0]
-    >>> g = [0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 3, 3]
-    >>> round(clustered_se(s, g, method="eq4"), 6), round(clustered_se(s, g), 6)
-    (0.160202, 0.178226)
-    """
-    if method not in _SE_METHODS:
-        raise ValueError(f"method must be one of {', '.join(_SE_METHODS)}; got {method!r}")
-    x = as_float(values, "values").to_numpy()
-    c = None if clusters is None else pd.Series(clusters).to_numpy(dtype=object)
-    if c is not None and c.size != x.size:
-        raise ValueError(f"values and clusters differ in length: {x.size} vs {c.size}")
-    keep = ~np.isnan(x) & (np.ones(x.size, bool) if c is None else ~pd.isna(c))
-    if not keep.all():
-        warn([f"{int((~keep).sum())} rows dropped: missing value or cluster"])
-    return _se(x[keep], None if c is None else c[keep], method)
-
-
-def clustered_mean_ci(tasks: pd.DataFrame, *, metric: str = "final_score",
-                      cluster: str | None = "task_type", ci: float = 0.95,
-                      method: str = "cr1") -> pd.DataFrame:
-    """Mean score with a cluster-robust normal interval (Miller 2024, Eq. 3 with Eq. 4 / App. A).
-
-    Parameters
-    ----------
-    tasks : DataFrame
-        One row per task with ``metric`` and ``cluster`` columns.
-    metric : str
-        Score column (or flag, as a rate).
-    cluster : str or None
-        Cluster column (default ``task_type``); None treats tasks as independent.
-    ci : float
-        Confidence level; the interval is mean ± z_{(1+ci)/2} · SE.
-    method : {"cr1", "cr0", "eq4", "clt", "bernoulli"}
-        See :func:`clustered_se`.
-
-    Returns
-    -------
-    DataFrame
-        One row: ``metric``, ``cluster``, ``n``, ``n_clusters``, ``mean``, ``se``, ``se_clt``
-        (unclustered, Eq. 1), ``design_effect`` ((se/se_clt)²), ``ci_low``, ``ci_high``,
-        ``method``.
-
-    Raises
-    ------
-    ValueError
-        Missing columns, unknown method, ``ci`` outside (0, 1).
-
-    Notes
-    -----
-    The paper uses z = 1.96; we use the exact normal quantile (1.959964 for 95%), which moves
-    the bounds by ~1e-6 on its worked example.
-
-    References
-    ----------
-    Miller, E. (2024). arXiv:2411.00640.
-
-    Examples
-    --------
-    >>> df = pd.DataFrame({"final_score": [1, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0],
-    ...                    "task_type": list("aaabbbccccdd")})
-    >>> round(float(clustered_mean_ci(df).se[0]), 6)
-    0.178226
-    """
-    if method not in _SE_METHODS:
-        raise ValueError(f"method must be one of {', '.join(_SE_METHODS)}; got {method!r}")
-    require_columns(tasks, [metric] + ([] if cluster is None else [cluster]))
-    check_ci(ci)
-    x = as_float(tasks[metric], metric).to_numpy()
-    c = None if cluster is None else tasks[cluster].to_numpy(dtype=object)
-    keep = ~np.isnan(x) & (np.ones(x.size, bool) if c is None else ~pd.isna(c))
-    if not keep.all():
-        warn([f"{int((~keep).sum())} rows dropped: missing {metric} or {cluster}"])
-    x = x[keep]
-    c = None if c is None else c[keep]
-    se, se_clt = _se(x, c, method), _se(x, None, "clt")
-    mean = float(x.mean()) if x.size else np.nan
-    z = st.norm.ppf(0.5 + ci / 2)
-    deff = (se / se_clt) ** 2 if se_clt and np.isfinite(se) and se_clt > 0 else np.nan
-    if x.size < 2:
-        warn([f"n = {x.size}: standard error undefined"])
-    return pd.DataFrame([{
-        "metric": metric, "cluster": cluster, "n": int(x.size),
-        "n_clusters": int(x.size if c is None else pd.unique(c).size), "mean": mean, "se": se,
-        "se_clt": se_clt, "design_effect": deff, "ci_low": mean - z * se,
-        "ci_high": mean + z * se, "method": method}])
 
 
 def _power_cls(paired: bool):
@@ -204,8 +48,8 @@ def min_detectable_effect(n: int, *, alpha: float = 0.05, power: float = 0.8,
     Returns
     -------
     DataFrame
-        One row: ``n``, ``alpha``, ``power``, ``paired``, ``effect_size``, ``method``.
-        n < 2 gives NaN with a warning.
+        One row: ``n``, ``alpha``, ``power``, ``paired``, ``effect_size``, ``method``,
+        ``note``. n < 2 gives NaN with a warning.
 
     Raises
     ------
@@ -214,8 +58,10 @@ def min_detectable_effect(n: int, *, alpha: float = 0.05, power: float = 0.8,
 
     Notes
     -----
-    Noncentral-t power, as R ``pwr::pwr.t.test``. For a raw-scale MDE from eval variances use
-    :func:`miller_min_detectable_effect`.
+    Noncentral-t power, as R ``pwr::pwr.t.test``. statsmodels' solver is checked against the
+    power its effect reaches (it can be far off: n = 10**6, one-sided, power 0.99 gave 0.0235
+    instead of 0.00397); a failed check solves by bracketing, with a warning and a ``note``.
+    For a raw-scale MDE from eval variances use :func:`miller_min_detectable_effect`.
 
     References
     ----------
@@ -228,19 +74,76 @@ def min_detectable_effect(n: int, *, alpha: float = 0.05, power: float = 0.8,
     1.0
     """
     _check_power_args(alpha, power, alternative)
-    eff = np.nan
+    eff, note = np.nan, ""
     if n < 2:
-        warn([f"n = {n}: minimum detectable effect undefined"])
+        note = f"n = {n}: minimum detectable effect undefined"
     else:
         kw = {"nobs": n} if paired else {"nobs1": n, "ratio": 1.0}
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             eff = float(_power_cls(paired).solve_power(effect_size=None, alpha=alpha, power=power,
                                                        alternative=_ALT[alternative], **kw))
+        eff, note = _checked_effect(eff, n, alpha, power, alternative, paired)
+    warn([note])
     return pd.DataFrame([{"n": n, "alpha": alpha, "power": power, "paired": paired,
                           "effect_size": abs(eff),
                           "method": "paired t (TTestPower)" if paired else
-                          "two-sample t (TTestIndPower)"}])
+                          "two-sample t (TTestIndPower)", "note": note}])
+
+
+def _t_power(e: float, n: float, alpha: float, alternative: str, paired: bool) -> float:
+    """Noncentral-t power at n (per group if not paired); two-sided counts both tails."""
+    df, nc = (n - 1, e * math.sqrt(n)) if paired else (2 * n - 2, e * math.sqrt(n / 2))
+    two = alternative == "two-sided"
+    crit = st.t.isf(alpha / 2 if two else alpha, df)
+    nc = abs(nc) if two else (-nc if alternative == "less" else nc)
+    with np.errstate(all="ignore"):
+        tails = [st.nct.sf(crit, df, nc)] + ([st.nct.cdf(-crit, df, nc)] if two else [])
+    return float(sum(t for t in tails if np.isfinite(t)))  # NaN = underflow of a far tail
+
+
+def _checked_n(e: float, n_exact: float, alpha: float, power: float, alternative: str,
+               paired: bool) -> tuple[float, float, float, str]:
+    """Check the solver against the power it reaches; else search n directly (bisection)."""
+    def pw(v):  # power to within 1e-6 counts as reached (solver tolerance)
+        return _t_power(e, v, alpha, alternative, paired) + 1e-6
+
+    n = math.ceil(n_exact - 1e-9) if np.isfinite(n_exact) else np.nan
+    if (np.isfinite(n_exact) and abs(pw(n_exact) - power) < 1e-4 and pw(n) >= power
+            and (n <= 2 or pw(n - 1) < power)):
+        return n_exact, n, pw(n) - 1e-6, ""
+    lo, hi = 2, 2
+    while pw(hi) < power:
+        if hi > 1e12:
+            return np.nan, np.nan, np.nan, "no n up to 1e12 reaches the power"
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if pw(mid) >= power else (mid, hi)
+    if hi == 2:
+        return np.nan, 2, pw(2) - 1e-6, (f"the smallest n (2) already has power "
+                                         f"{pw(2) - 1e-6:.3g} >= {power:g}; the solver's n = "
+                                         f"{n_exact:.4g} is not used")
+    return (brentq(lambda v: pw(v) - 1e-6 - power, hi - 1, hi), hi, pw(hi) - 1e-6,
+            f"solver returned n = {n_exact:.4g}, which does not reach power {power:g}; n "
+            "found by a direct search")
+
+
+def _checked_effect(eff: float, n: int, alpha: float, power: float, alternative: str,
+                    paired: bool) -> tuple[float, str]:
+    """Check the solver's effect against the power it reaches; else solve by bracketing."""
+    alt = "greater" if alternative == "less" else alternative  # symmetric in the sign
+
+    def gap(e):
+        return _t_power(e, n, alpha, alt, paired) - power
+
+    if np.isfinite(eff) and abs(gap(abs(eff))) < 1e-4:
+        return abs(eff), ""
+    hi = 1.0
+    while gap(hi) < 0:
+        hi *= 2
+    return (brentq(gap, 0.0, hi, xtol=1e-12), f"solver returned {eff:.4g}, which does not "
+            f"reach power {power:g}; effect found by bracketing")
 
 
 def required_n(effect: float, *, alpha: float = 0.05, power: float = 0.8, paired: bool = True,
@@ -260,13 +163,23 @@ def required_n(effect: float, *, alpha: float = 0.05, power: float = 0.8, paired
     Returns
     -------
     DataFrame
-        One row: ``effect_size``, ``alpha``, ``power``, ``paired``, ``n_exact`` (solver value),
-        ``n`` (rounded up), ``method``. effect = 0 gives NaN with a warning (never inf).
+        One row: ``effect_size``, ``alpha``, ``power``, ``paired``, ``n_exact`` (the real n at
+        which the power is reached; NaN when already n = 2 exceeds it), ``n`` (smallest whole
+        n reaching the power), ``achieved_power`` (at ``n``), ``method``, ``note``. effect = 0
+        gives NaN with a warning (never inf).
 
     Raises
     ------
     ValueError
-        alpha or power outside (0, 1), unknown alternative.
+        alpha or power outside (0, 1), unknown alternative, a one-sided alternative against
+        the sign of ``effect``.
+
+    Notes
+    -----
+    statsmodels' ``solve_power`` is checked, not trusted: its n must reach the power (and
+    n − 1 must not); otherwise (e.g. d_z = 10, where it returns n = 2 with power 0.73) n is
+    found by bisection on the noncentral-t power, with a warning and a ``note``. Two-sided power
+    counts both tails, as R ``power.t.test(strict = TRUE)`` and ``pwr.t.test``.
 
     References
     ----------
@@ -278,9 +191,10 @@ def required_n(effect: float, *, alpha: float = 0.05, power: float = 0.8, paired
     64
     """
     _check_power_args(alpha, power, alternative)
-    n_exact = np.nan
+    n_exact = n = achieved = np.nan
+    note = ""
     if not np.isfinite(effect) or effect == 0:
-        warn([f"effect {effect!r}: no finite sample size detects it"])
+        note = f"effect {effect!r}: no finite sample size detects it"
     else:
         e = abs(effect) if alternative == "two-sided" else effect
         kw = {"nobs": None} if paired else {"nobs1": None, "ratio": 1.0}
@@ -289,11 +203,13 @@ def required_n(effect: float, *, alpha: float = 0.05, power: float = 0.8, paired
             n_exact = float(_power_cls(paired).solve_power(effect_size=e, alpha=alpha,
                                                            power=power,
                                                            alternative=_ALT[alternative], **kw))
-    n = math.ceil(n_exact - 1e-9) if np.isfinite(n_exact) else np.nan
+        n_exact, n, achieved, note = _checked_n(e, n_exact, alpha, power, alternative, paired)
+    warn([note])
     return pd.DataFrame([{"effect_size": effect, "alpha": alpha, "power": power,
                           "paired": paired, "n_exact": n_exact, "n": n,
+                          "achieved_power": achieved,
                           "method": "paired t (TTestPower)" if paired else
-                          "two-sample t (TTestIndPower)"}])
+                          "two-sample t (TTestIndPower)", "note": note}])
 
 
 def _miller_var(omega2, sigma2_a, sigma2_b, k_a, k_b) -> float:

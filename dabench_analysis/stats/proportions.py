@@ -21,7 +21,13 @@ from dabench_analysis.stats.inputs import (
 
 
 def proportion_interval(k: int, n: int, ci: float = 0.95, method: str = "wilson"):
-    """(low, high) for k successes in n; NaN for n = 0. ``wilson_cc`` is Newcombe's method 4."""
+    """(low, high) for k successes in n; NaN for n = 0. ``wilson_cc`` is Newcombe's method 4.
+
+    At k = 0 every method's low bound is exactly 0 and at k = n the high bound exactly 1: for
+    Jeffreys this is Brown, Cai & DasGupta's (2001, §4.1.2) modification (the plain Beta
+    quantiles exclude the estimate itself there); for Wilson it removes statsmodels' 2.8e-17
+    (R ``prop.test`` gives 0).
+    """
     if n == 0:
         return np.nan, np.nan
     if method == "wilson_cc":
@@ -29,7 +35,18 @@ def proportion_interval(k: int, n: int, ci: float = 0.95, method: str = "wilson"
     sm = {"wilson": "wilson", "clopper-pearson": "beta", "beta": "beta", "exact": "beta",
           "agresti-coull": "agresti_coull", "jeffreys": "jeffreys", "wald": "normal"}
     lo, hi = proportion_confint(k, n, alpha=1 - ci, method=sm[method])
+    # at k = 0 / k = n the bound is exactly 0 / 1 (Jeffreys: BCD's modification; Wilson:
+    # statsmodels leaves 2.8e-17 at 0 of 12 where R prop.test gives 0)
+    lo, hi = (0.0 if k == 0 else lo), (1.0 if k == n else hi)
     return float(np.clip(lo, 0, 1)), float(np.clip(hi, 0, 1))
+
+
+def _interval_note(k: int, n: int, lo: float, hi: float, method: str) -> str:
+    """A Wald interval of zero width (k = 0 or k = n) claims certainty: say so."""
+    if method == "wald" and n > 0 and lo == hi:
+        return (f"Wald interval has zero width at {k} of {n} (it claims certainty); "
+                "use wilson or jeffreys")
+    return ""
 
 
 PROPORTION_METHODS = ("wilson", "wilson_cc", "clopper-pearson", "beta", "exact",
@@ -67,7 +84,8 @@ def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> 
     -------
     DataFrame
         One row per input: ``successes``, ``n``, ``proportion``, ``ci_low``, ``ci_high``,
-        ``method``. n = 0 gives NaN proportion and interval (with a warning).
+        ``method``, ``note``. n = 0 gives NaN proportion and interval (with a warning); a
+        Wald interval of zero width (k = 0 or k = n) is kept, with a warning and a ``note``.
 
     Raises
     ------
@@ -78,7 +96,11 @@ def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> 
     -----
     Our default (Wilson, no correction) differs from R's ``prop.test`` default (continuity
     corrected) and from ``binom.test`` (Clopper–Pearson). Wilson has close-to-nominal coverage for
-    small n and stays inside [0, 1] (Brown, Cai & DasGupta 2001).
+    small n and stays inside [0, 1] (Brown, Cai & DasGupta 2001). ``"jeffreys"`` is the
+    equal-tailed Beta(k + ½, n − k + ½) interval with Brown, Cai & DasGupta's modification
+    (low = 0 at k = 0, high = 1 at k = n; statsmodels returns e.g. 2.4e-5 as the low bound
+    at 0 of 20, which excludes the estimate 0). ``"wald"`` (p ± z·sqrt(p(1 − p)/n), clipped to
+    [0, 1]) is offered for comparison only.
 
     References
     ----------
@@ -107,9 +129,12 @@ def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> 
     for ki, ni in zip(k.astype(int), m.astype(int), strict=True):
         lo, hi = proportion_interval(ki, ni, ci, method)
         rows.append({"successes": ki, "n": ni, "proportion": ki / ni if ni else np.nan,
-                     "ci_low": lo, "ci_high": hi, "method": method})
+                     "ci_low": lo, "ci_high": hi, "method": method,
+                     "note": _interval_note(ki, ni, lo, hi, method)})
+    notes = [r["note"] for r in rows]
     if np.any(m == 0):
-        warn([f"{int(np.sum(m == 0))} proportion(s) with n = 0: NaN interval"])
+        notes.append(f"{int(np.sum(m == 0))} proportion(s) with n = 0: NaN interval")
+    warn(notes)
     return pd.DataFrame(rows)
 
 
@@ -164,6 +189,7 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
     >>> round(float(out.statistic[0]), 3), int(out.b[0]), int(out.c[0])
     (17.356, 150, 86)
     """
+    threshold = schema.check_threshold(threshold)
     def convert(s, name):
         if isinstance(baseline_correct, pd.DataFrame) and not (
                 pd.api.types.is_bool_dtype(s.dtype) or isinstance(s.dtype, pd.BooleanDtype)):

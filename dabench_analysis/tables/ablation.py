@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.binning import ULPS, bin_index
 from dabench_analysis.stats.comparison import unpaired_comparison
-from dabench_analysis.stats.descriptive import t_summary
+from dabench_analysis.stats.descriptive import interval_method, mean_summary
 from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, warn
 
 
@@ -24,7 +25,9 @@ def _two_groups(tasks, metric, mask_a, mask_b, labels, comparison, ci, n_exclude
         warnings.simplefilter("always")
         res = unpaired_comparison(x[mask_a].to_numpy(), x[mask_b].to_numpy(), metric=metric, ci=ci)
     notes = notes + [str(w.message) for w in caught]
-    sa, sb = t_summary(x[mask_a].to_numpy(), ci), t_summary(x[mask_b].to_numpy(), ci)
+    how = interval_method(tasks, metric)
+    sa, sb = (mean_summary(x[m].to_numpy(), ci, method=how) for m in (mask_a, mask_b))
+    notes += [f"{metric}: {s['note']}" for s in (sa, sb) if s["note"]]
     res.insert(0, "comparison", comparison)
     res.insert(1, "group_a", labels[0])
     res.insert(2, "group_b", labels[1])
@@ -33,9 +36,14 @@ def _two_groups(tasks, metric, mask_a, mask_b, labels, comparison, ci, n_exclude
     for i, (k, v) in enumerate({"ci_low_a": sa["ci_low"], "ci_high_a": sa["ci_high"],
                                 "ci_low_b": sb["ci_low"], "ci_high_b": sb["ci_high"]}.items()):
         res.insert(pos + i, k, v)
+    res["method"] = res["method"] + "; " + _group_methods(sa["method"], sb["method"])
     res["note"] = "; ".join(n for n in notes if n)
     warn(notes, 4)
     return res
+
+
+def _group_methods(a: str, b: str) -> str:
+    return f"{a} intervals of group means" if a == b else f"group a: {a}; group b: {b}"
 
 
 _GROUP_DOC = """
@@ -46,11 +54,13 @@ _GROUP_DOC = """
         :func:`dabench_analysis.stats.unpaired_comparison` for a vs b (``n_a``, ``n_b``,
         ``n_dropped_na``, ``n_excluded`` (tasks in neither group or with a missing flag),
         ``mean_a``, ``mean_b``, ``ci_low_a``, ``ci_high_a``, ``ci_low_b``, ``ci_high_b``
-        (t-intervals of each group mean), ``median_a``, ``median_b``, ``mean_diff`` (a − b),
+        (interval of each group mean: logit t for [0, 1] scores, inside [0, 1]; t for
+        unbounded metrics), ``median_a``, ``median_b``, ``mean_diff`` (a − b),
         ``ci_low``, ``ci_high`` (Welch interval of the difference), ``statistic`` (U of a),
         ``p_value`` (Mann–Whitney), ``mwu_method``, ``effect_size`` / ``rank_biserial`` /
         ``cliffs_delta`` (positive: a larger), ``magnitude``, ``cles``, ``cohens_d``,
-        ``hedges_g``, ``method``, ``note``.
+        ``hedges_g``, ``method`` (the test, the interval of the difference and that of the
+        group means, e.g. "...; logit t intervals of group means"), ``note``.
 """
 
 
@@ -170,19 +180,31 @@ def _quantile_labels(edges: np.ndarray, uniq: np.ndarray) -> list[str]:
             for _, v in sorted(span.items())]
 
 
+def _snap(edges: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """An interpolated quantile within a few ulps of a data value is that value, so tied values
+    give one edge (``np.quantile`` can return 0.7 - 1 ulp for a level k/q not exact in binary)."""
+    tol = ULPS * np.finfo(float).eps * max(abs(v[0]), abs(v[-1]))
+    hi = np.clip(np.searchsorted(v, edges), 0, v.size - 1)
+    lo = np.clip(hi - 1, 0, v.size - 1)
+    near = np.where(np.abs(edges - v[lo]) <= np.abs(v[hi] - edges), v[lo], v[hi])
+    return np.where(np.abs(near - edges) <= tol, near, edges)
+
+
 def _quantile_bins(x: pd.Series, q: int):
     """(codes Series of int/NaN, labels, intervals, lowers, uppers, note)."""
     valid = x.dropna()
     if valid.empty:
         return pd.Series(np.nan, index=x.index), [], [], [], [], "no non-missing values"
-    edges = np.quantile(valid.to_numpy(), np.linspace(0, 1, q + 1))
+    v = np.sort(valid.to_numpy())
+    edges = _snap(np.quantile(v, np.arange(q + 1) / q), v)
     uniq = np.unique(edges)
     if uniq.size == 1:
         codes = pd.Series(np.where(x.isna(), np.nan, 0.0), index=x.index)
         note = f"only 1 distinct quantile bin (requested {q}): all values equal {_fmt(uniq[0])}"
         return codes, [f"Q1–Q{q}"], [f"[{_fmt(uniq[0])}, {_fmt(uniq[0])}]"], [uniq[0]], \
             [uniq[0]], note
-    codes = pd.cut(x, uniq, include_lowest=True, right=True, labels=False)
+    idx = bin_index(x.to_numpy(), uniq, right=True)
+    codes = pd.Series(np.where(idx < 0, np.nan, idx), index=x.index)
     intervals = [("[" if k == 0 else "(") + f"{_fmt(uniq[k])}, {_fmt(uniq[k + 1])}]"
                  for k in range(uniq.size - 1)]
     note = "" if uniq.size - 1 == q else (
@@ -214,8 +236,10 @@ def quantile_bins(values, *, q: int = 4) -> pd.Series:
 
     Notes
     -----
-    Edges are ``np.quantile`` (linear interpolation, as ``pd.qcut``); duplicate edges are
-    dropped and intervals are right-closed with the lowest included. Unlike
+    Edges are ``np.quantile`` at levels k/q (linear interpolation, as ``pd.qcut``); an edge
+    within a few ulps of a data value is set to it, duplicate edges are dropped and intervals
+    are right-closed with the lowest included, placed by the package's one binning rule
+    (:func:`dabench_analysis.stats.bin_index` with ``right=True``). Unlike
     ``pd.qcut(..., duplicates="drop")`` this never fails on labels, never returns all-NaN for a
     constant column and, unlike ranking first, never splits ties by row order.
 
@@ -249,15 +273,16 @@ def efficiency_quartiles(tasks: pd.DataFrame, *, q: int = 4, column: str = "tool
     metric : str
         Column summarised per bin (default ``final_score``).
     ci : float
-        Level of the t-interval of each bin mean.
+        Level of the interval of each bin mean.
 
     Returns
     -------
     DataFrame
         One row per remaining bin, in order: ``quantile_bin`` (ordered categorical, e.g. "Q1",
         "Q1–Q3"), ``interval`` (e.g. "[0, 1.75]"), ``lower``, ``upper``, ``n``, ``mean``,
-        ``std``, ``ci_low``, ``ci_high``, ``note`` ("only k distinct quantile bins ..." when ties
-        merged bins, else "").
+        ``std``, ``ci_low``, ``ci_high``, ``method`` (the interval: "logit t" for a [0, 1]
+        metric, inside [0, 1]; "t" otherwise), ``note`` ("only k distinct quantile bins ..."
+        when ties merged bins, else "").
 
     Raises
     ------
@@ -266,7 +291,8 @@ def efficiency_quartiles(tasks: pd.DataFrame, *, q: int = 4, column: str = "tool
 
     Notes
     -----
-    Binning as :func:`quantile_bins` (pitfall P05): with efficiency
+    Intervals by :func:`dabench_analysis.stats.mean_summary`. Binning as
+    :func:`quantile_bins` (pitfall P05): with efficiency
     [0, 0, 0, 0, 0, 0, 1, 2, 3, 4] the quartile edges [0, 0, 0, 1.75, 4] reduce to [0, 1.75, 4],
     giving bins of 7 and 3 tasks. Tasks with a missing ``column`` are left out with a warning.
 
@@ -287,12 +313,15 @@ def efficiency_quartiles(tasks: pd.DataFrame, *, q: int = 4, column: str = "tool
     notes = [note]
     if x.isna().any():
         notes.append(f"{int(x.isna().sum())} tasks with missing {column} left out")
-    rows = [{"quantile_bin": lab, "interval": iv, "lower": lo, "upper": hi,
-             **{k: v for k, v in t_summary(y[codes == k_].to_numpy(), ci).items()}, "note": note}
-            for k_, (lab, iv, lo, hi) in enumerate(zip(labels, intervals, lows, highs,
-                                                       strict=True))]
+    how = interval_method(tasks, metric)
+    rows = []
+    for k_, (lab, iv, lo, hi) in enumerate(zip(labels, intervals, lows, highs, strict=True)):
+        r = mean_summary(y[codes == k_].to_numpy(), ci, method=how)
+        notes.append(f"{lab}: {r['note']}" if r["note"] else "")
+        rows.append({"quantile_bin": lab, "interval": iv, "lower": lo, "upper": hi, **r,
+                     "note": note})
     warn(notes)
     out = pd.DataFrame(rows, columns=["quantile_bin", "interval", "lower", "upper", "n", "mean",
-                                      "std", "sem", "ci_low", "ci_high", "note"])
+                                      "std", "sem", "ci_low", "ci_high", "method", "note"])
     out["quantile_bin"] = pd.Categorical(out["quantile_bin"], categories=labels, ordered=True)
     return out.drop(columns="sem")

@@ -8,6 +8,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.inputs import check_threshold
 
 
 def require_rows(tasks: pd.DataFrame, *, what: str = "tasks") -> None:
@@ -37,11 +38,22 @@ def correct_mask(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRES
     tasks : DataFrame
         With a ``final_score`` column in [0, 1].
     threshold : float
-        Seed 000 uses 0.8 (§Breakdown by Difficulty).
+        In (0, 1]; seed 000 uses 0.8 (§Breakdown by Difficulty).
 
     Returns
     -------
     Series of pandas ``boolean``
+
+    Raises
+    ------
+    ValueError
+        Without a ``final_score`` column, or for a ``threshold`` outside (0, 1] (80 is refused
+        with "did you mean 0.8?").
+
+    Notes
+    -----
+    The one place the tables turn a score into correctness; the threshold is checked by
+    :func:`dabench_analysis.stats.check_threshold`.
 
     Examples
     --------
@@ -49,5 +61,6 @@ def correct_mask(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRES
     [True, False, <NA>]
     """
     require_columns(tasks, ["final_score"])
+    threshold = check_threshold(threshold)
     score = tasks["final_score"].astype("Float64")
     return (score >= threshold).astype("boolean")

@@ -99,6 +99,7 @@ def task_changes(
     >>> task_changes(b, p)[["task_id", "change", "flip"]].values.tolist()
     [['b', 'regressed', 'broken'], ['c', 'unchanged', ''], ['a', 'improved', 'fixed']]
     """
+    threshold = schema.check_threshold(threshold)
     require_columns(baseline, [on, metric], what="baseline")
     require_columns(proposed, [on, metric], what="proposed")
     keep = [on, metric] + (["difficulty"] if "difficulty" in baseline else [])

@@ -1,7 +1,8 @@
 """Failure analysis tables (seed 000 §Failure Analysis for Papers, §Failure Attribution, V2.1).
 
 Frames in, tidy frames out. A task *failed* when ``final_score < threshold`` (0.8, as the seed's
-``df[df['final_score'] < 0.8]``); shares are of failed tasks, with Wilson intervals.
+``df[df['final_score'] < 0.8]``); shares are of failed tasks, with Wilson intervals. A
+``threshold`` outside (0, 1] raises ValueError (via :func:`~dabench_analysis.tables.correct_mask`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ from dabench_analysis.tables.common import correct_mask
 
 def failed_tasks(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """The tasks with ``final_score < threshold`` (tasks with a missing score are left out).
+
+    Raises
+    ------
+    ValueError
+        Without ``final_score``, or for a ``threshold`` outside (0, 1].
 
     Examples
     --------

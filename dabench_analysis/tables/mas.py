@@ -12,7 +12,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, warn
+from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_threshold, warn
 from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
 
 
@@ -47,7 +47,7 @@ def specialist_value(tasks: pd.DataFrame, *, correct: str | None = None,
     correct : str, optional
         Flag column of correctness; default ``final_score >= threshold``.
     threshold : float
-        Accuracy threshold (seed: 0.8).
+        Accuracy threshold in (0, 1] (seed: 0.8); pass the report's ``success_threshold``.
     specialists : tuple of str
         Specialists to analyse (default schema, domain, document).
     ci : float
@@ -66,7 +66,7 @@ def specialist_value(tasks: pd.DataFrame, *, correct: str | None = None,
     Raises
     ------
     ValueError
-        A missing specialist column or outcome column.
+        A missing specialist column or outcome column, or a ``threshold`` outside (0, 1].
 
     Notes
     -----
@@ -91,6 +91,7 @@ def specialist_value(tasks: pd.DataFrame, *, correct: str | None = None,
     (0.5, 0.4857)
     """
     check_ci(ci)
+    threshold = check_threshold(threshold)
     ok = _correctness(tasks, correct, threshold)
     rows, notes = [], []
     for sp in specialists:

@@ -1,7 +1,9 @@
 """The paper's tables (seed 000 §Statistical Analysis for Papers), as tidy frames.
 
-Frames in, frames out: no IO and no plotting. Every mean comes with an interval (t-interval for
-means, Wilson interval for proportions), computed by :mod:`dabench_analysis.stats`.
+Frames in, frames out: no IO and no plotting. Every mean comes with an interval computed by
+:mod:`dabench_analysis.stats` and named in a ``method`` column: logit-t for means of [0, 1] scores
+(never outside [0, 1]), Wilson for proportions, t for seconds and tokens. Every ``threshold`` is
+checked by :func:`dabench_analysis.stats.check_threshold`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ def main_results(
     metrics: Sequence[str] = tuple(schema.MAIN_METRICS),
     ci: float = 0.95,
 ) -> pd.DataFrame:
-    """Table 1 — main results: mean ± std of the primary metrics, with a t-interval.
+    """Table 1 — main results: mean ± std of the primary metrics, with an interval of the mean.
 
     Parameters
     ----------
@@ -37,8 +39,9 @@ def main_results(
     Returns
     -------
     DataFrame
-        One row per metric: ``metric, n, mean, std, sem, ci_low, ci_high`` (n counts non-missing
-        values; std is the sample standard deviation, ddof = 1).
+        One row per metric: ``metric, n, mean, std, sem, ci_low, ci_high, method`` (n counts
+        non-missing values; std is the sample standard deviation, ddof = 1; ``method`` names the
+        interval: "logit t" for [0, 1] scores, "t" for unbounded metrics).
 
     Raises
     ------
@@ -47,7 +50,9 @@ def main_results(
 
     Notes
     -----
-    The interval is mean ± t_{n-1, (1+ci)/2} · sd/√n (:func:`dabench_analysis.stats.describe`).
+    Intervals from :func:`dabench_analysis.stats.describe`: for [0, 1] scores the logit-t
+    interval expit(logit(m) ± t_{n-1, (1+ci)/2} · (sd/√n) / (m(1 − m))), which stays inside
+    [0, 1] where mean ± t · sd/√n passed 1 (see :func:`dabench_analysis.stats.mean_summary`).
 
     Examples
     --------
@@ -58,7 +63,8 @@ def main_results(
     """
     require_columns(tasks, metrics)
     out = stats.describe(tasks, list(metrics), ci=ci)
-    return out[["metric", "n", "mean", "std", "sem", "ci_low", "ci_high"]].reset_index(drop=True)
+    return out[["metric", "n", "mean", "std", "sem", "ci_low", "ci_high",
+                "method"]].reset_index(drop=True)
 
 
 def _rate(flags: pd.Series) -> tuple[int, float]:
@@ -70,7 +76,7 @@ _T2_COLUMNS = ["difficulty", "n", "execution_success_rate", "answer_accuracy",
                "answer_accuracy_ci_low", "answer_accuracy_ci_high", "mean_final_score",
                "mean_final_score_ci_low", "mean_final_score_ci_high", "mean_runtime_s",
                "mean_runtime_s_ci_low", "mean_runtime_s_ci_high", "mean_tokens",
-               "mean_tokens_ci_low", "mean_tokens_ci_high"]
+               "mean_tokens_ci_low", "mean_tokens_ci_high", "method"]
 
 
 def difficulty_breakdown(
@@ -94,7 +100,7 @@ def difficulty_breakdown(
         Difficulty levels without tasks are left out (default), or kept as rows with n = 0 and
         missing rates (which :func:`dabench_analysis.export.save_table` prints as "n/a").
     ci : float
-        Level of the Wilson interval of answer accuracy and the t-interval of the mean score.
+        Level of every interval.
 
     Returns
     -------
@@ -103,14 +109,23 @@ def difficulty_breakdown(
         execution_success_rate, answer_accuracy, answer_accuracy_ci_low,
         answer_accuracy_ci_high, mean_final_score, mean_final_score_ci_low,
         mean_final_score_ci_high, mean_runtime_s, mean_runtime_s_ci_low, mean_runtime_s_ci_high,
-        mean_tokens, mean_tokens_ci_low, mean_tokens_ci_high``. Rates are in [0, 1] and leave
-        out tasks whose flag or score is missing; means carry t-intervals (n/a for n < 2).
+        mean_tokens, mean_tokens_ci_low, mean_tokens_ci_high, method``. Rates are in [0, 1] and
+        leave out tasks whose flag or score is missing; means carry intervals (n/a for n < 2).
+        ``method`` names them: Wilson for answer accuracy, logit t for the mean final score
+        (Clopper-Pearson bound when every score is 0 or 1), t for runtime and tokens.
 
     Raises
     ------
     ValueError
-        For a missing column, an unknown ``empty_levels`` or a difficulty outside the four
-        levels.
+        For a missing column, an unknown ``empty_levels``, a difficulty outside the four
+        levels or a ``threshold`` outside (0, 1].
+
+    Notes
+    -----
+    The mean final score's interval is the logit-t interval of
+    :func:`dabench_analysis.stats.mean_summary`, inside [0, 1]; runtime and tokens are
+    unbounded and keep mean ± t · sd/√n (R ``t.test``). Accuracy: Wilson (R ``prop.test(k, n,
+    correct = FALSE)``).
 
     Examples
     --------
@@ -127,6 +142,7 @@ def difficulty_breakdown(
     """
     cols = ["difficulty", "execution_success", "final_score", "execution_time", "total_tokens"]
     require_columns(tasks, cols)
+    threshold = stats.check_threshold(threshold)
     if empty_levels not in ("omit", "keep"):
         raise ValueError(f"empty_levels must be 'omit' or 'keep', got {empty_levels!r}")
     level = tasks["difficulty"].astype("string").str.strip()
@@ -162,6 +178,9 @@ def difficulty_breakdown(
             "mean_tokens": cost.loc["total_tokens", "mean"],
             "mean_tokens_ci_low": cost.loc["total_tokens", "ci_low"],
             "mean_tokens_ci_high": cost.loc["total_tokens", "ci_high"],
+            "method": (f"answer_accuracy: Wilson; mean_final_score: "
+                       f"{score['method'] if score is not None else 'logit t'}; runtime, tokens: "
+                       f"{cost.loc['execution_time', 'method']}"),
         })
     out = pd.DataFrame(rows, columns=_T2_COLUMNS)
     out["difficulty"] = out["difficulty"].astype(schema.TASK_COLUMNS["difficulty"].dtype)
@@ -184,10 +203,20 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
     Returns
     -------
     dict
-        ``n_tasks``, ``answer_accuracy`` with Wilson ``answer_accuracy_ci_low/high``,
-        ``mean_final_score`` with t-interval ``mean_final_score_ci_low/high``,
+        ``n_tasks``, ``threshold``, ``answer_accuracy`` with Wilson
+        ``answer_accuracy_ci_low/high``, ``mean_final_score`` with its logit-t interval
+        ``mean_final_score_ci_low/high`` and ``mean_final_score_ci_method``,
         ``execution_success_rate``, ``mean_runtime_s`` and ``mean_tokens`` with t-intervals
         (``*_ci_low``, ``*_ci_high``), ``n_failed``.
+
+    Raises
+    ------
+    ValueError
+        A missing column or a ``threshold`` outside (0, 1].
+
+    Notes
+    -----
+    Intervals as in :func:`difficulty_breakdown`.
 
     Examples
     --------
@@ -198,6 +227,7 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
     (0.5, 1)
     """
     require_columns(tasks, ["task_id", "final_score"])
+    threshold = stats.check_threshold(threshold)
     correct = correct_mask(tasks, threshold=threshold).dropna().astype(bool)
     acc = stats.proportion_ci(int(correct.sum()), len(correct)) if len(correct) else None
     score = stats.describe(tasks, ["final_score"]).iloc[0]
@@ -210,6 +240,7 @@ def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESH
         "mean_final_score": float(score["mean"]),
         "mean_final_score_ci_low": float(score["ci_low"]),
         "mean_final_score_ci_high": float(score["ci_high"]),
+        "mean_final_score_ci_method": score["method"],
         "execution_success_rate": None,
     }
     if "execution_success" in tasks:
@@ -230,10 +261,12 @@ def _num(v) -> float | None:
 
 
 def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:
-    """describe() output (one row per group x metric) -> one row per group."""
+    """describe() output (one row per group x metric) -> one row per group; each metric's
+    interval method in ``<metric>_method``, so a table without a metric is the full table
+    without that metric's columns."""
     parts = []
     for metric, sub in desc.groupby("metric", sort=False):
-        sub = sub.set_index(by)[["mean", "std", "ci_low", "ci_high"]]
+        sub = sub.set_index(by)[["mean", "std", "ci_low", "ci_high", "method"]]
         parts.append(sub.add_prefix(f"{metric}_"))
     n = desc.groupby(by, sort=False, observed=False)["n"].max().rename("n")
     return pd.concat([n, *parts], axis=1).reset_index()
@@ -246,7 +279,7 @@ def task_type_breakdown(
     ci: float = 0.95,
 ) -> pd.DataFrame:
     """Table 3 — metrics by task type (seed: ``groupby('task_type')[...].agg(['mean', 'std',
-    'count'])``), with t-intervals.
+    'count'])``), with intervals that respect each metric's range.
 
     Parameters
     ----------
@@ -261,12 +294,18 @@ def task_type_breakdown(
     -------
     DataFrame
         One row per task type (alphabetical): ``task_type, n``, then for each metric
-        ``<metric>_mean, <metric>_std, <metric>_ci_low, <metric>_ci_high``.
+        ``<metric>_mean, <metric>_std, <metric>_ci_low, <metric>_ci_high, <metric>_method``
+        (the interval's method: "logit t" for [0, 1] scores).
 
     Raises
     ------
     ValueError
         For a missing column.
+
+    Notes
+    -----
+    Intervals by :func:`dabench_analysis.stats.describe`: logit t for [0, 1] scores (inside
+    [0, 1]; a task type whose scores are all 1 gets [(α/2)^(1/n), 1]), t for unbounded metrics.
 
     Examples
     --------
@@ -309,12 +348,17 @@ def specialist_participation(
     DataFrame
         One row per observed participation level, ascending: ``specialist_participation``,
         ``specialists_used`` (the level as "k of 3"), ``n``, ``answer_accuracy`` with Wilson
-        ``answer_accuracy_ci_low/high``, and ``<metric>_mean/_std/_ci_low/_ci_high``.
+        ``answer_accuracy_ci_low/high``, ``answer_accuracy_method`` ("Wilson"), and
+        ``<metric>_mean/_std/_ci_low/_ci_high/_method``.
 
     Raises
     ------
     ValueError
-        For a missing column.
+        For a missing column or a ``threshold`` outside (0, 1].
+
+    Notes
+    -----
+    Intervals as in :func:`task_type_breakdown`; answer accuracy has the Wilson interval.
 
     Examples
     --------
@@ -326,6 +370,7 @@ def specialist_participation(
     1           3 of 3  2              1.0
     """
     require_columns(tasks, ["specialist_participation", "final_score", *metrics])
+    threshold = stats.check_threshold(threshold)
     level = tasks["specialist_participation"].astype("float64").round(4)
     data = tasks.assign(specialist_participation=level).dropna(
         subset=["specialist_participation"])
@@ -343,4 +388,5 @@ def specialist_participation(
     for i, name in enumerate(["answer_accuracy", "answer_accuracy_ci_low",
                               "answer_accuracy_ci_high"]):
         wide.insert(3 + i, name, acc[:, i])
+    wide.insert(6, "answer_accuracy_method", "Wilson")
     return wide.reset_index(drop=True)
