@@ -22,7 +22,7 @@ def difficulty_bars(
     ci: float = 0.95,
     ax: Axes | None = None,
 ) -> Figure:
-    """Answer accuracy (Wilson CI) and mean final score (t-CI) per difficulty, as grouped bars.
+    """Answer accuracy (Wilson CI) and mean final score (logit-t CI, as Table 2) per difficulty, as grouped bars.
 
     Parameters
     ----------
