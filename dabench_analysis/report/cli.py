@@ -20,15 +20,8 @@ from rich.text import Text
 from dabench_analysis import report as rep
 from dabench_analysis.export import save_table, write_json
 from dabench_analysis.report.runner import CELL_TIMEOUT
-from dabench_analysis.validate.health import (
-    NOT_EVALUATED,
-    _num,
-    _pct,
-    cause_text,
-    findings_table,
-    health_table,
-)
-from dabench_analysis.validate.run import validate_run
+from dabench_analysis.validate import findings_table, health_table, validate_run
+from dabench_analysis.validate.health import NOT_EVALUATED, _num, _pct, cause_text
 
 #: Exit codes of ``validate``: no error; an error finding (or a run that cannot be read);
 #: usage (typer, or an --out inside a run directory); no error but a run not evaluated.

@@ -1,25 +1,14 @@
 """Layer 2, validate: findings about a run (cross-file invariants, replays, health, run quality).
 
 Per-value domain checks run while loading (:mod:`dabench_analysis.load.coerce`); this layer checks
-what needs several files or the whole run.
+what needs several files or the whole run: ``invariants`` and ``replay`` (the checks of
+:data:`dabench_analysis.schema.CHECKS`), ``health`` (harness health and run quality), ``run``
+(:func:`validate_run`) and ``summaries`` (the health and findings tables).
 """
 
-from dabench_analysis.validate.health import BANDS, HARNESS_WEIGHTS, Health
-from dabench_analysis.validate.run import (
-    FINDING_COLUMNS,
-    ValidationReport,
-    health_section,
-    validate_run,
-)
+from dabench_analysis.validate.health import BANDS, CAUSES, HARNESS_WEIGHTS, Health, harness_score
+from dabench_analysis.validate.run import FINDING_COLUMNS, ValidationReport, validate_run
+from dabench_analysis.validate.summaries import findings_table, health_section, health_table
 
-__all__ = ["BANDS", "FINDING_COLUMNS", "HARNESS_WEIGHTS", "Health", "ValidationReport",
-           "health_section", "validate_run"]
-
-from dabench_analysis.validate.health import (  # noqa: E402 - appended (issue 12)
-    CAUSES,
-    findings_table,
-    harness_score,
-    health_table,
-)
-
-__all__ += ["CAUSES", "findings_table", "harness_score", "health_table"]
+__all__ = ["BANDS", "CAUSES", "FINDING_COLUMNS", "HARNESS_WEIGHTS", "Health", "ValidationReport",
+           "findings_table", "harness_score", "health_section", "health_table", "validate_run"]

@@ -27,7 +27,6 @@ from dabench_analysis.validate.health import (
     _health,
     _num,
     harness_components,
-    health_table,
     quality_components,
 )
 
@@ -284,18 +283,3 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
     health = _health(components, quality_components(run.tasks, threshold=threshold), n_errors)
     return ValidationReport(path, run.run_id, "evaluated", _frame(findings), health,
                             len(run.tasks), findings)
-
-
-
-
-def health_section(report: ValidationReport) -> pd.DataFrame:
-    """The health of a run as the run report shows it: :func:`health_table` without its
-    ``run_id`` and ``state`` columns (one run, evaluated).
-
-    Examples
-    --------
-    >>> table = health_section(validate_run("data/sample_runs/proposed_aat"))
-    >>> table.loc[table["measure"] == "score", ["assessment", "status"]].values.tolist()
-    [['harness_health', 'HEALTHY'], ['run_quality', 'HEALTHY']]
-    """
-    return health_table(report).drop(columns=["run_id", "state"])
