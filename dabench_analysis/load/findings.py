@@ -22,6 +22,11 @@ class RunLoadError(ValueError):
         super().__init__("\n".join(lines))
 
 
+#: Longest finding message kept: longer ones (a quoted multi-megabyte text cell) are cut, with
+#: their length said.
+MAX_MESSAGE = 500
+
+
 @dataclass(frozen=True)
 class Finding:
     """One thing found wrong (or coerced) in a run's files.
@@ -53,6 +58,9 @@ class Finding:
     def __post_init__(self) -> None:
         if self.row is not None and not self.rows:
             object.__setattr__(self, "rows", (int(self.row),))
+        if len(self.message) > MAX_MESSAGE:  # a finding quotes data: never a whole 5 MB cell
+            cut = self.message[:MAX_MESSAGE - 40]
+            object.__setattr__(self, "message", f"{cut}… ({len(self.message):,} characters)")
 
     def __str__(self) -> str:
         where = self.file

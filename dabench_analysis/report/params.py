@@ -64,8 +64,12 @@ def input_dir(path: str, name: str) -> Path:
     p = Path(path).expanduser()
     if p.is_dir():
         return p
-    hint = (" The notebooks' default paths are relative to notebooks/: run papermill with "
-            "--cwd notebooks, or pass an absolute path." if not p.is_absolute() else "")
+    in_notebooks = Path.cwd().name == "notebooks"
+    hint = ("" if p.is_absolute() else
+            " Relative paths are taken from the working folder: pass an absolute path."
+            if in_notebooks else
+            " The notebooks' default paths are relative to notebooks/: run papermill with "
+            "--cwd notebooks, or pass an absolute path.")
     raise FileNotFoundError(f"{name} {str(path)!r} is not a folder (looked in "
                             f"{os.getcwd()}).{hint}")
 

@@ -15,6 +15,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import signal
 import tempfile
 import uuid
@@ -243,9 +244,20 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _raising_line(exc) -> str | None:
+    """The cell's line that raised: IPython marks it ``----> n`` in the traceback."""
+    for entry in getattr(exc, "traceback", None) or []:
+        for text in re.sub(r"\x1b\[[0-9;]*m", "", str(entry)).splitlines():
+            match = re.match(r"\s*---->\s*\d+\s+(.*\S)", text)
+            if match:
+                return match.group(1)
+    return None
+
+
 def _cell_reason(name: str, exc) -> str:
-    """One line: notebook, cell number (its ``In [n]``) and first source line, exception."""
-    line = next((s for s in str(exc.source).splitlines() if s.strip()), "")
+    """One line: notebook, cell number (its ``In [n]``), the line that raised (else the cell's
+    first line) and the exception."""
+    line = _raising_line(exc) or next((s for s in str(exc.source).splitlines() if s.strip()), "")
     number = exc.exec_count if exc.exec_count is not None else "?"
     what = exc.ename + (f": {_clip(exc.evalue, 300)}" if str(exc.evalue).strip() else "")
     return f"{name} failed in cell {number} `{_clip(line, 80)}`: {what}"

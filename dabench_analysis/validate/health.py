@@ -146,12 +146,15 @@ def harness_score(components: dict[str, float]) -> tuple[float, float, tuple[str
 
     ``score = weighted`` without a cause, ``min(weighted, 8 - 2 k)`` with k >= 1 causes.
 
-    Components (shares in [0, 1]; one that cannot be measured counts as 1): R tasks passing
+    Components (shares in [0, 1]; one that cannot be measured, e.g. no per-stage times or no
+    tool-call counts in either file, is NaN: left out, the other weights rescaled to sum to 1,
+    and its cause "not assessable" rather than clear): R tasks passing
     every error-level invariant; V task rows without a loader error (0 after a file-level
     error); A failed tasks (final_score < 0.8) with a failure_category other than
     UNKNOWN_FAILURE (1 without failed tasks); T timed tasks whose unaccounted time
     (1 - sum of the five per-stage ``*_time`` / ``execution_time``) is at most 50 %; F tool
-    calls that succeeded (1 - sum(tool_failures) / sum(tool_calls); 1 without calls).
+    calls that succeeded (1 - sum(tool_failures) / sum(tool_calls), from tool_calls.csv's rows
+    when task_metrics lacks the counts; 1 without calls).
 
     Causes, each ``1 - component > limit``: **time_gaps** 1 - T > 10 % (more than 10 % of the
     timed tasks have > 50 % of their wall clock unaccounted); **tool_failures** 1 - F > 10 %
@@ -177,7 +180,8 @@ def harness_score(components: dict[str, float]) -> tuple[float, float, tuple[str
     >>> harness_score({**clean, "tool_reliability": 0.0})  # every tool call failed
     (6.0, 9.0, ('tool_failures',))
     """
-    weighted = 10 * sum(HARNESS_WEIGHTS[k] * components[k] for k in HARNESS_WEIGHTS)
+    known = {k: w for k, w in HARNESS_WEIGHTS.items() if not math.isnan(components[k])}
+    weighted = 10 * sum(w * components[k] for k, w in known.items()) / sum(known.values())
     causes = tuple(k for k in CAUSES if _cause_found(k, components))
     score = min(weighted, CAP_TOP - CAP_STEP * len(causes)) if causes else weighted
     return score, weighted, causes
@@ -255,11 +259,23 @@ def harness_components(run: Run, rec: pd.DataFrame, failed: pd.Series,
         cat = run.tasks["failure_category"][failing]
         attribution = float((cat.notna() & (cat != "UNKNOWN_FAILURE")).mean())
     ratio = rec["time_ratio"].dropna()
-    time_ok = 1.0 if ratio.empty else float((ratio >= 1 - GAP_LIMIT).mean())
-    calls, fails = rec["tool_calls"].sum(), rec["tool_failures"].sum()
-    tools = float(min(max((calls - fails) / calls, 0.0), 1.0)) if calls and calls > 0 else 1.0
+    time_ok = float("nan") if ratio.empty else float((ratio >= 1 - GAP_LIMIT).mean())
     return {"reconciliation": float(1 - failed.mean()), "validity": _validity(run, findings),
-            "attribution": attribution, "time_accounting": time_ok, "tool_reliability": tools}
+            "attribution": attribution, "time_accounting": time_ok,
+            "tool_reliability": _tool_success(rec)}
+
+
+def _tool_success(rec: pd.DataFrame) -> float:
+    """1 - tool failure rate from task_metrics' counts, else from tool_calls.csv's rows; NaN
+    when neither holds a count (not measured: left out of the score, never counted as 1)."""
+    for calls_col, fails_col in (("tool_calls", "tool_failures"), ("tc_rows", "tc_failed")):
+        both = rec[[calls_col, fails_col]].dropna()
+        if len(both):
+            calls, fails = both[calls_col].sum(), both[fails_col].sum()
+            return float(min(max((calls - fails) / calls, 0.0), 1.0)) if calls > 0 else 1.0
+    return float("nan")
+
+
 
 
 def quality_components(tasks: pd.DataFrame, *,

@@ -4,6 +4,7 @@ report findings (severity, file, row, column, check, message) with harness healt
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from collections.abc import Sequence
@@ -80,7 +81,7 @@ class ValidationReport:
         --------
         >>> validate_run("data/sample_runs/pending_run").summary()[["severity", "check", "n"]]
           severity         check  n
-        0    error  missing_file  1
+        0     info  missing_file  1
         """
         f = self.findings
         if f.empty:
@@ -163,6 +164,9 @@ def _failed_report(path: Path, exc: RunLoadError) -> ValidationReport:
     findings = exc.findings or [Finding("error", path.name, None, None, "run_dir",
                                         str(exc).splitlines()[0])]
     state = "not evaluated" if any(f.check == "missing_file" for f in findings) else "failed"
+    if state == "not evaluated":  # a state, not an error (run-and-evaluate workflow, seed 003)
+        findings = [dataclasses.replace(f, severity="info") if f.check == "missing_file" else f
+                    for f in findings]
     return ValidationReport(path, path.name, state, _frame(findings),  # not evaluated: no score
                             _health(None, {}, len(findings), evaluated=state == "failed"), 0,
                             list(findings))

@@ -39,11 +39,12 @@ def _harness_rows(h: Health) -> list[tuple]:
                  h.weighted_score, h.harness_status, "10 × Σ weight × value, before any cap"))
     cap = CAP_TOP - CAP_STEP * len(h.causes)
     for key, cause in CAUSES.items():
-        found = key in h.causes
-        rows.append(("harness_health", key, 1 - h.components[cause.component], cause.limit,
-                     nan, cap if found else nan, "found" if found else "clear",
-                     cause.measure + (f"; above the limit: caps the score at {cap:g}"
-                                      if found else "")))
+        found, value = key in h.causes, 1 - h.components[cause.component]
+        status = "found" if found else "not assessable" if math.isnan(value) else "clear"
+        rows.append(("harness_health", key, value, cause.limit, nan, cap if found else nan,
+                     status, cause.measure + (f"; above the limit: caps the score at {cap:g}"
+                                              if found else "; not measured in this run"
+                                              if math.isnan(value) else "")))
     rows.append(("harness_health", "score", h.harness_score, nan, 1.0, h.harness_score,
                  h.harness_status, f"band {h.harness_band}: {h.action} (§Health Score "
                  "Interpretation)"))
@@ -130,7 +131,7 @@ def findings_table(report: ValidationReport) -> pd.DataFrame:
     >>> from dabench_analysis.validate import validate_run
     >>> findings_table(validate_run("data/sample_runs/pending_run"))[["severity", "check"]]
       severity         check
-    0    error  missing_file
+    0     info  missing_file
     """
     return report.to_frame()[FINDINGS_TABLE_COLUMNS].reset_index(drop=True)
 
