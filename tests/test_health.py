@@ -366,3 +366,27 @@ def test_findings_table_is_every_finding_errors_first(tmp_path):
     assert table.iloc[0][["severity", "check", "row"]].tolist() == ["error", "flag_value", 3]
     order = table["severity"].map({"error": 0, "warning": 1, "info": 2})
     assert order.is_monotonic_increasing
+
+
+def test_missing_tool_counts_come_from_tool_calls_csv_or_are_not_assessable(tmp_path, drop_columns):
+    """Absent data is never scored as healthy: without task_metrics' tool counts the failure
+    rate comes from tool_calls.csv (baseline: 121 of 875 rows failed, 13.8 % > 10 %); without
+    either the component is left out and the cause is 'not assessable'."""
+    import shutil
+
+    run = tmp_path / "r"
+    shutil.copytree(SAMPLE / "baseline_react", run)
+    drop_columns(run, {"tool_calls", "tool_failures"})
+    h = validate_run(run).health
+    assert h.components["tool_reliability"] == pytest.approx(1 - 121 / 875)
+    assert "tool_failures" in h.causes and h.harness_score == 6.0
+    (run / "tool_calls.csv").unlink()
+    rep = validate_run(run)
+    assert math.isnan(rep.health.components["tool_reliability"])
+    table = health_table(rep).set_index("measure")
+    assert table.loc["tool_failures", "status"] == "not assessable"
+    # the weighted part over the four measured components, weights rescaled (0.4+0.2+0.2+0.1)
+    c = rep.health.components
+    expected = 10 * (0.4 * c["reconciliation"] + 0.2 * c["validity"] + 0.2 * c["attribution"]
+                     + 0.1 * c["time_accounting"]) / 0.9
+    assert rep.health.weighted_score == pytest.approx(expected)

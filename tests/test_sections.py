@@ -154,3 +154,10 @@ def test_readme_table_of_checks_is_the_catalogues():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     start, end = "<!-- checks-table:start -->\n", "\n<!-- checks-table:end -->"
     assert text[text.index(start) + len(start):text.index(end)] == schema.checks_markdown()
+
+
+def test_a_finding_never_quotes_megabytes():
+    from dabench_analysis.load import Finding
+
+    f = Finding("error", "task_metrics.csv", 3, "failure_reason", "x", "bad: " + "y" * 5_000_000)
+    assert len(f.message) <= 500 and f.message.endswith("(5,000,005 characters)")
