@@ -158,11 +158,6 @@ def likert_to_scale(x: Any, *, low: float = 1, high: float = 5, scale: float = 9
     return float(out) if np.ndim(x) == 0 else out
 
 
-def _to_flag(s: pd.Series, name: str) -> pd.Series:
-    """Verdicts as pandas ``boolean`` through the package's one flag parser (PASS/FAIL too)."""
-    return as_bool(s, name)
-
-
 def _binary_metrics(tp, fp, fn, tn) -> dict[str, np.ndarray]:
     tp, fp, fn, tn = (np.asarray(v, dtype="float64") for v in (tp, fp, fn, tn))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -223,7 +218,8 @@ def _pairs(judge_pass: Any, human_pass: Any) -> tuple[np.ndarray, np.ndarray]:
                           "were dropped", stacklevel=3)
     elif len(j) != len(h):
         raise ValueError(f"judge_pass has {len(j)} cases, human_pass {len(h)}")
-    j, h = _to_flag(j.reset_index(drop=True), "judge_pass"), _to_flag(
+    # verdicts through the package's one flag parser (PASS/FAIL, yes/no, 1/0, true/false)
+    j, h = as_bool(j.reset_index(drop=True), "judge_pass"), as_bool(
         h.reset_index(drop=True), "human_pass")
     missing = j.isna() | h.isna()
     if missing.any():
