@@ -1,23 +1,22 @@
 # dabench-analysis — the two commands: `make report` and `make test`.
 # Both create the virtual environment, install the package with its dependencies and register
-# the Jupyter kernel first; re-running them reinstalls only when pyproject.toml changed.
+# the Jupyter kernel first; re-running them reinstalls only when pyproject.toml or setup.py
+# changed. `make wheel-check` (run by .ci/run after the tests) checks the package as users get it.
 
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= figures
-# irrCAC 0.4.4 pins scipy==1.12 and pandas<3 although it runs on current releases; it is
-# installed without its pins (see README, "Dependencies").
-IRRCAC := irrCAC==0.4.4
+# wheel-check works in a fresh folder under here (outside the repository), removed afterwards.
+WHEEL_TMP ?= $(or $(TMPDIR),/tmp)
 
-.PHONY: venv report test lint data bench clean
+.PHONY: venv report test wheel-check lint data bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pip install --quiet --no-deps '$(IRRCAC)'
+	$(PY) -m pip install --quiet -e '.[test,lab]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dabench-analysis)" >/dev/null
 	touch $(STAMP)
 
@@ -25,12 +24,35 @@ venv: $(STAMP)
 
 ## report: every paper table and figure for the sample runs in data/, into $(OUT)/
 report: $(STAMP)
-	$(VENV)/bin/dabench-analysis report --out $(OUT) --jobs 2
+	$(VENV)/bin/dabench-analysis report --out $(OUT) --jobs 2 --sweep
 
 ## test: the layers contract, then the whole test suite (unit, reference values, notebooks end to end)
 test: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
 	MPLBACKEND=Agg $(PY) -m pytest -q -n 2
+
+## wheel-check: build sdist and wheel, install the wheel into a fresh venv outside the repository
+## and run one report there, from a folder outside it, on a copy of a sample run
+wheel-check: $(STAMP)
+	@set -eu; start=$$(date +%s); \
+	tmp=$$(mktemp -d "$(WHEEL_TMP)/dabench-wheel-check.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \
+	echo "wheel-check: building in $$tmp"; \
+	$(PY) -m build --outdir "$$tmp/dist" . >"$$tmp/build.log" 2>&1 || { cat "$$tmp/build.log"; exit 1; }; \
+	whl=$$(ls "$$tmp"/dist/*.whl); \
+	$(PY) -c 'import sys, zipfile; names = set(zipfile.ZipFile(sys.argv[1]).namelist()); \
+	missing = [f for f in sys.argv[2:] if f not in names]; \
+	sys.exit(f"wheel-check: not in the wheel: {missing}" if missing else 0)' "$$whl" \
+	  dabench_analysis/py.typed $$(cd notebooks && printf 'dabench_analysis/notebooks/%s ' *.ipynb); \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/python" -m pip install --quiet --upgrade pip; \
+	"$$tmp/venv/bin/python" -m pip install --quiet "$$whl"; \
+	cp -R data/sample_runs/baseline_react "$$tmp/baseline_react"; \
+	mkdir "$$tmp/elsewhere"; cd "$$tmp/elsewhere"; \
+	"$$tmp/venv/bin/dabench-analysis" report "$$tmp/baseline_react" --out "$$tmp/out"; \
+	for f in report.html summary.json; do \
+	  test -s "$$tmp/out/baseline_react/$$f" || { echo "wheel-check: no $$f"; ls -R "$$tmp/out"; exit 1; }; \
+	done; \
+	echo "wheel-check: ok ($$(( $$(date +%s) - start )) s): the installed wheel wrote report.html and summary.json"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check dabench_analysis tests bench

@@ -278,10 +278,10 @@ def test_refvector_gwet_ac1_ac2_raw4raters():
         assert coef(out, "gwet_ac2") == pytest.approx(e["coefficient"], abs=e["tol"])
 
 
-def test_irrcac_pandas3_nan_category_is_worked_around():
-    # irrCAC 0.4.4 infers categories with DataFrame.stack(), which under pandas 3 keeps NaN:
-    # CAC(raw4raters).gwet() then gives 0.78553 instead of the published 0.77544. We always pass
-    # the categories, so the default (observed values 1..5) gives the published value.
+def test_default_categories_are_the_observed_values_not_nan():
+    # irrCAC 0.4.4 inferred categories with DataFrame.stack(), which under pandas 3 keeps NaN:
+    # CAC(raw4raters).gwet() then gave 0.78553 instead of the published 0.77544. Missing ratings
+    # are never a category here: the default (observed values 1..5) gives the published value.
     raw = ratings_frame("gwet_ac1_raw4raters")
     out = reliability.inter_rater(raw, weights="identity", n_resamples=50)
     assert coef(out, "gwet_ac1") == pytest.approx(0.775444068126995, abs=5e-6)
@@ -298,7 +298,8 @@ def test_refvector_fleiss_conger_krippendorff_percent_raw4raters():
     assert coef(out, "krippendorff_alpha") == pytest.approx(e["krippendorff_alpha_nominal"],
                                                             abs=e["tol"])
     assert coef(out, "percent_agreement") == pytest.approx(e["percent_agreement"], abs=1e-12)
-    # irrCAC README prints se 0.14295 (AC1 not here) / 0.15302 for Fleiss, CI (0.42438, 1)
+    # irrCAC README: fleiss.kappa.raw(cac.raw4raters) se 0.15302, CI (0.424, 1); 0.42438 is the
+    # bound to 5 dp (Python irrCAC 0.4.4, digits=5); tests/test_gwet.py checks every coefficient
     assert coef(out, "fleiss_kappa", "se") == pytest.approx(0.15302, abs=5e-6)
     assert coef(out, "fleiss_kappa", "ci_low") == pytest.approx(0.42438, abs=5e-6)
     assert coef(out, "fleiss_kappa", "ci_high") == 1.0

@@ -1,5 +1,6 @@
-"""Inter-rater reliability (seed 004, Table 2): Gwet's AC1/AC2, Fleiss' kappa, Krippendorff's
-alpha and Cohen's kappa with their intervals, and annotators aggregated into one label per item.
+"""Inter-rater reliability (Table 2 of the judge study): Gwet's AC1/AC2, Fleiss' kappa,
+Krippendorff's alpha and Cohen's kappa with their intervals, and annotators aggregated into one
+label per item. The Gwet-family coefficients and their variances are in :mod:`.gwet`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dabench_analysis.stats import gwet
 from dabench_analysis.stats.agreement import _bootstrap
 
 _WEIGHTS = {"identity": "identity", "nominal": "identity", "unweighted": "identity",
@@ -103,22 +105,17 @@ def _prepare_ratings(ratings: Any, categories: Sequence | None) -> tuple[pd.Data
     return codes.dropna(how="all").dropna(axis=1, how="all"), scores
 
 
-def _cac(codes: pd.DataFrame, scores: list, weights: str, method: str, ci: float) -> dict:
-    from irrCAC.raw import CAC
-
-    # irrCAC 0.4.4 under pandas 3: without explicit categories, DataFrame.stack() keeps NaN, so
-    # NaN became a category and AC1 was silently wrong (0.786 vs 0.775); categories are always
-    # passed. Its Pandas4Warning (DataFrame.all positional axis, in conger) is silenced here only.
+def _gwet_rows(codes: pd.DataFrame, scores: list, weights: str, names: list[str], ci: float,
+               base: dict) -> list[dict]:
+    # A kappa is undefined when all ratings fall in one category: inter_rater warns once for all.
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", getattr(pd.errors, "Pandas4Warning", DeprecationWarning))
-        with np.errstate(divide="raise", invalid="raise"):
-            cac = CAC(codes, weights=weights, categories=scores, confidence_level=ci, digits=15)
-            est = getattr(cac, method)()["est"]
-    se = float(est["se"])
-    return {"estimate": float(est["coefficient_value"]), "se": 0.0 if se <= 1e-15 else se,
-            "ci_low": float(est["confidence_interval"][0]),
-            "ci_high": float(est["confidence_interval"][1]), "pa": float(est["pa"]),
-            "pe": float(est["pe"])}
+        warnings.filterwarnings("ignore", ".*undefined: chance agreement is 1", UserWarning)
+        out = gwet.agreement_coefficients(codes, scores, weights=weights, ci=ci,
+                                          coefficients=names)
+    out["note"] = out["note"].where(out["estimate"].notna(), "undefined: all ratings in one "
+                                    "category (chance agreement = 1)")
+    cols = ["coefficient", "estimate", "se", "ci_low", "ci_high", "weights", "method", "note"]
+    return [base | rec for rec in out[cols].to_dict("records")]
 
 
 def _abs_metric(v1, v2, i1, i2, n_v, dtype=np.float64):  # noqa: ARG001 (krippendorff API)
@@ -136,13 +133,12 @@ def _kripp(arr: np.ndarray, scores: list, weights: str) -> float:
 
 
 def _cohen(codes: pd.DataFrame, scores: list, weights: str, ci: float) -> dict:
-    from irrCAC.weights import Weights
     from statsmodels.stats.inter_rater import cohens_kappa
 
     pair = codes.dropna()
     table = pd.crosstab(pair.iloc[:, 0], pair.iloc[:, 1]).reindex(
         index=scores, columns=scores, fill_value=0).to_numpy(float)
-    w = None if weights == "identity" else 1 - np.asarray(Weights(scores)[weights])
+    w = None if weights == "identity" else 1 - gwet.weight_matrix(scores, weights)
     with np.errstate(divide="raise", invalid="raise"):
         res = cohens_kappa(table, weights=w)
     half = stats.norm.ppf(0.5 + ci / 2) * res["std_kappa"]
@@ -169,7 +165,7 @@ def inter_rater(ratings: pd.DataFrame, *, weights: str = "ordinal",
         Categorical's categories). Gwet's chance agreement depends on the number of categories,
         so pass the scale. Labels are weighted by position, numbers by value.
     ci : float in [0.90, 0.99]
-        Confidence level (irrCAC's permitted range).
+        Confidence level (the range Gwet's irrCAC allows).
     n_resamples, seed : int
         Bootstrap resamples and seed for Krippendorff's alpha interval.
 
@@ -189,15 +185,16 @@ def inter_rater(ratings: pd.DataFrame, *, weights: str = "ordinal",
 
     Notes
     -----
-    AC1/AC2, generalised Fleiss and Conger: irrCAC ``CAC`` (Gwet 2014), t-intervals on Gwet's
-    variance (df = items − 1, upper bound capped at 1). Percent agreement (unweighted) is
-    irrCAC's p_a over items with ≥ 2 ratings; its SE is Brennan–Prediger's scaled by (1 − 1/q),
-    which equals Gwet's SE of p_a. Krippendorff's alpha: ``krippendorff`` package (ordinal
+    Percent agreement (unweighted, over the items with ≥ 2 ratings), AC1/AC2, generalised
+    Fleiss and Conger: :func:`dabench_analysis.stats.gwet.agreement_coefficients` (Gwet 2014,
+    formulas of Gwet's R irrCAC), t-intervals on Gwet's variance (df = items − 1, upper bound
+    capped at 1); AC1/AC2 use every rated item for the category prevalences. Krippendorff's alpha: ``krippendorff`` package (ordinal
     metric for "ordinal", interval for "quadratic", |a − b| for "linear"), percentile bootstrap
     over items. Cohen: statsmodels ``cohens_kappa`` with 1 − Gwet weights, Wald interval.
     If all ratings fall in one category, kappa-type coefficients and alpha are 0/0: NaN, note,
-    warning; AC1/AC2 and percent agreement are 1. Checked against irrCAC's README (raw4raters),
-    Krippendorff (2011), the SAS kappa example and the Wikipedia Fleiss example.
+    warning; AC1/AC2 and percent agreement are 1. Checked against irrCAC's README (raw4raters:
+    estimates, SEs, intervals), Krippendorff (2011), the SAS kappa example and the Wikipedia
+    Fleiss example.
 
     References
     ----------
@@ -218,32 +215,22 @@ def inter_rater(ratings: pd.DataFrame, *, weights: str = "ordinal",
     if weights not in _WEIGHTS:
         raise ValueError(f"weights {weights!r} unknown; known: {', '.join(_WEIGHTS)}")
     if not 0.90 <= ci <= 0.99:
-        raise ValueError(f"ci must be in [0.90, 0.99] (irrCAC), got {ci}")
+        raise ValueError(f"ci must be in [0.90, 0.99] (as Gwet's irrCAC), got {ci}")
     w = _WEIGHTS[weights]
     codes, scores = _prepare_ratings(ratings, categories)
     rated = codes.notna().sum(axis=1)
     if (rated >= 2).sum() < 2:
         raise ValueError("need at least 2 items rated by at least 2 raters")
     one_cat = len(np.unique(codes.to_numpy()[~np.isnan(codes.to_numpy())])) == 1
-    n, r, pe_bp = len(codes), codes.shape[1], 1 / len(scores)
-    base = {"n_items": n, "n_raters": r, "note": ""}
-    rows = []
-    bp = _cac(codes[rated >= 2], scores, "identity", "bp", ci)
-    rows.append(base | {"coefficient": "percent_agreement", "estimate": bp["pa"],
-                        "se": bp["se"] * (1 - pe_bp), "ci_low": pe_bp + (1 - pe_bp) * bp["ci_low"],
-                        "ci_high": pe_bp + (1 - pe_bp) * bp["ci_high"], "n_items": int(
-                            (rated >= 2).sum()), "weights": "identity", "method":
-                        "percent agreement (irrCAC p_a; SE via Brennan-Prediger, t-interval)"})
-    gw = [("gwet_ac1", "identity")] + ([("gwet_ac2", w)] if w != "identity" else [])
-    for name, wt in gw + [("fleiss_kappa", w)] + ([("conger_kappa", w)] if r > 2 else []):
-        method = {"g": "gwet", "f": "fleiss", "c": "conger"}[name[0]]
-        row = base | {"coefficient": name, "weights": wt,
-                      "method": f"irrCAC CAC.{method} (Gwet 2014), t-interval"}
-        if one_cat and name[0] != "g":
-            rows.append(row | _nan_row("all ratings in one category (chance agreement = 1)"))
-        else:
-            rows.append(row | {k: v for k, v in _cac(codes, scores, wt, method, ci).items()
-                               if k not in ("pa", "pe")})
+    r = codes.shape[1]
+    base = {"n_items": len(codes), "n_raters": r, "note": ""}
+    rows = _gwet_rows(codes[rated >= 2], scores, "identity", ["percent_agreement"], ci,
+                      base | {"n_items": int((rated >= 2).sum())})
+    rows[0]["method"] = "percent agreement over items rated >= 2 times (Gwet 2014), " \
+                        "t-interval on Gwet's variance"
+    rows += _gwet_rows(codes, scores, "identity", ["gwet"], ci, base)
+    rows += _gwet_rows(codes, scores, w, (["gwet"] if w != "identity" else []) + ["fleiss"]
+                       + (["conger"] if r > 2 else []), ci, base)
     rows.insert(len(rows) - (r > 2), _alpha_row(codes, scores, w, ci, n_resamples, seed, base,
                                                 one_cat))
     if r == 2:
