@@ -132,17 +132,17 @@ def test_ece_with_confidences_on_edges():
 
 def test_histogram_edge_values_in_the_bin_that_starts_there():
     # seven fifteenths on 1/15-wide bins: edges k/15 are not decimals; 7/15 starts bin 7
-    fig = figures.score_distribution(pd.DataFrame({"final_score": [7 / 15] * 3}),
+    ax = figures.score_distribution(pd.DataFrame({"final_score": [7 / 15] * 3}),
                                      binwidth=1 / 15, threshold=None)
-    bars = [p for p in fig.axes[0].patches if p.get_height() > 0]
+    bars = [p for p in ax.patches if p.get_height() > 0]
     assert len(bars) == 1 and bars[0].get_height() == 3
     assert bars[0].get_x() == pytest.approx(7 / 15, abs=1e-12)
 
 
 def test_histogram_p08_constant_scores_single_bar():
     # pitfalls P08: [0.5] * 4 with binwidth 0.05 -> one bar of height 4 at [0.5, 0.55)
-    fig = figures.score_distribution(pd.DataFrame({"final_score": [0.5] * 4}), binwidth=0.05)
-    bars = [p for p in fig.axes[0].patches if p.get_height() > 0]
+    ax = figures.score_distribution(pd.DataFrame({"final_score": [0.5] * 4}), binwidth=0.05)
+    bars = [p for p in ax.patches if p.get_height() > 0]
     assert [(b.get_x(), b.get_height()) for b in bars] == [(pytest.approx(0.5), 4)]
 
 
@@ -154,10 +154,10 @@ def test_score_bins_are_exact_decimals():
 def test_reliability_diagram_counts_edges_like_the_table():
     df = pd.DataFrame({"confidence_score": [0.7, 0.7, 0.65, 0.3],
                        "final_score": [1.0, 1.0, 0.0, 0.0]})
-    fig = figures.reliability_diagram(df, n_bins=10)
-    labels = [t.get_text() for t in fig.axes[0].texts]
+    ax = figures.reliability_diagram(df, n_bins=10)
+    labels = [t.get_text() for t in ax.texts]
     assert labels.count("n=2") == 1 and labels.count("n=1") == 2
-    assert "ECE = 0.388" in fig.axes[0].get_title()  # 0.3875, as above
+    assert "ECE = 0.388" in ax.get_title()  # 0.3875, as above
 
 
 # quantile bins (pitfall P05) ----------------------------------------------------------------

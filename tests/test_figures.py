@@ -83,31 +83,31 @@ def test_hand_intervals_agree_with_r():
 
 def test_p08_constant_scores_with_fixed_binwidth():
     # pitfalls.md P08: one bar of height 4 at [0.5, 0.55), no exception
-    fig = figures.score_distribution(pd.DataFrame({"final_score": [0.5] * 4}), binwidth=0.05)
-    assert _bars(fig.axes[0]) == [(0.5, 4.0)]
-    assert fig.axes[0].get_xlim() == (0.0, 1.0)
+    ax = figures.score_distribution(pd.DataFrame({"final_score": [0.5] * 4}), binwidth=0.05)
+    assert _bars(ax) == [(0.5, 4.0)]
+    assert ax.get_xlim() == (0.0, 1.0)
 
 
 def test_p08_narrow_data_with_wide_bin():
     # pitfalls.md P08: [1, 2, 3] with binwidth 7 -> a single bar of height 3
-    fig = figures.score_distribution(pd.DataFrame({"x": [1.0, 2.0, 3.0]}), x="x", binwidth=7,
-                                     scale=None, threshold=None)
-    assert [h for _, h in _bars(fig.axes[0])] == [3.0]
+    ax = figures.score_distribution(pd.DataFrame({"x": [1.0, 2.0, 3.0]}), x="x", binwidth=7,
+                                    scale=None, threshold=None)
+    assert [h for _, h in _bars(ax)] == [3.0]
 
 
 def test_score_distribution_hue_in_catalogue_order():
     t = pd.DataFrame({"final_score": [0.1, 0.9, 0.5, 0.95],
                       "difficulty": ["Hard", "Easy", "Extreme", "Easy"]})
-    fig = figures.score_distribution(t, hue="difficulty")
-    legend = fig.axes[0].get_legend()
+    ax = figures.score_distribution(t, hue="difficulty")
+    legend = ax.get_legend()
     assert [x.get_text() for x in legend.get_texts()] == ["Easy", "Hard", "Extreme"]
-    assert fig.axes[0].get_title() == "Final score distribution (n = 4)"
+    assert ax.get_title() == "Final score distribution (n = 4)"
 
 
 def test_score_distribution_stacks_counts_per_level():
     t = pd.DataFrame({"final_score": [0.02, 0.03, 0.97, 0.5, 0.51, 1.0, 0.99],
                       "difficulty": ["Easy", "Hard", "Easy", "Hard", "Hard", "Easy", None]})
-    ax = figures.score_distribution(t, hue="difficulty").axes[0]
+    ax = figures.score_distribution(t, hue="difficulty")
     bars = {(round(p.get_x(), 6), round(p.get_y(), 6)): (p.get_height(), p.get_facecolor())
             for p in ax.patches if p.get_height() > 0}
     hard, easy = (matplotlib.colors.to_rgba(c, 0.75) for c in (figures.OKABE_ITO[1],
@@ -121,7 +121,7 @@ def test_score_distribution_stacks_counts_per_level():
     assert ax.get_legend().get_title().get_text() == "difficulty"
     assert ax.get_ylim()[1] == pytest.approx(2.1)  # 5% headroom above the tallest stack
     many = pd.DataFrame({"final_score": [0.5] * 10, "g": [f"g{i}" for i in range(10)]})
-    colours = {p.get_facecolor() for p in figures.score_distribution(many, hue="g").axes[0].patches}
+    colours = {p.get_facecolor() for p in figures.score_distribution(many, hue="g").patches}
     assert len(colours) == 10  # beyond the eight Okabe-Ito colours: viridis, one per level
 
 
@@ -130,21 +130,25 @@ def test_failure_distribution_counts_order_and_labels():
         "final_score": [0.0, 0.1, 0.2, 0.9, 0.5],
         "failure_category": ["REASONING_FAILURE", "PLANNING_FAILURE", "REASONING_FAILURE",
                              None, None]})
-    ax = figures.failure_distribution(t).axes[0]
+    ax = figures.failure_distribution(t)
     labels = [x.get_text() for x in ax.get_yticklabels()]
-    # catalogue order: PLANNING before REASONING; a failed task without category is shown
-    assert labels == ["Planning", "Reasoning", "(Missing)"]
-    assert [float(p.get_width()) for p in ax.patches] == [1.0, 2.0, 1.0]
-    assert [x.get_text() for x in ax.texts] == [" 1 (25%)", " 2 (50%)", " 1 (25%)"]
+    # every catalogue category in the catalogue's order, empty ones at zero (so that two runs'
+    # figures line up); a failed task without category is shown last
+    assert labels == ["Planning", "Data Understanding", "Tool Selection", "Tool Execution",
+                      "Reasoning", "Verification", "Aggregation", "Answer Format",
+                      "Schema Mismatch", "Unknown", "(Missing)"]
+    assert [float(p.get_width()) for p in ax.patches] == [1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1]
+    assert [x.get_text() for x in ax.texts] == ([" 1 (25%)"] + [" 0 (0%)"] * 3 + [" 2 (50%)"]
+                                                + [" 0 (0%)"] * 5 + [" 1 (25%)"])
     assert ax.get_xlim() == (0.0, 2.0 * 1.35) and "n = 4" in ax.get_xlabel()
 
 
 def test_nothing_to_show_says_so():
-    fig = figures.failure_distribution(pd.DataFrame({"final_score": [0.9, 1.0],
-                                                     "failure_category": [None, None]}))
-    assert fig.axes[0].texts[0].get_text().startswith("no failed tasks")
-    fig = figures.score_distribution(pd.DataFrame({"final_score": [float("nan")]}))
-    assert fig.axes[0].texts[0].get_text() == "no final_score values"
+    ax = figures.failure_distribution(pd.DataFrame({"final_score": [0.9, 1.0],
+                                                    "failure_category": [None, None]}))
+    assert ax.texts[0].get_text().startswith("no failed tasks")
+    ax = figures.score_distribution(pd.DataFrame({"final_score": [float("nan")]}))
+    assert ax.texts[0].get_text() == "no final_score values"
 
 
 def test_errors_and_ax_reuse():
@@ -156,7 +160,7 @@ def test_errors_and_ax_reuse():
         figures.reliability_diagram(pd.DataFrame({"confidence_score": [0.5],
                                                   "final_score": [1.0]}), ci=95)
     fig, ax = plt.subplots()
-    assert figures.score_distribution(pd.DataFrame({"final_score": [1.0]}), ax=ax) is fig
+    assert figures.score_distribution(pd.DataFrame({"final_score": [1.0]}), ax=ax) is ax
 
 
 def test_style_sizes_and_embedded_fonts(tmp_path):
@@ -268,10 +272,11 @@ DIFFICULTY = pd.DataFrame({
 
 @pytest.mark.parametrize("ci, label", [(0.95, "95% CI"), (0.9, "90% CI")])
 def test_difficulty_bars_draw_hand_counted_rates_and_intervals(ci, label):
-    ax = figures.difficulty_bars(DIFFICULTY, ci=ci).axes[0]
-    # catalogue order Easy < Medium < Hard whatever the row order; Extreme has no task: left out
+    ax = figures.difficulty_bars(DIFFICULTY, ci=ci)
+    # catalogue order Easy < Medium < Hard whatever the row order; Extreme has no task: its
+    # place is kept, without bars
     assert [t.get_text() for t in ax.get_xticklabels()] == ["Easy\nn=4", "Medium\nn=2",
-                                                            "Hard\nn=3"]
+                                                            "Hard\nn=3", "Extreme\nn=0"]
     acc, score = _bar_containers(ax)
     assert _centres(acc) == pytest.approx([-0.2, 0.8, 1.8])
     assert _centres(score) == pytest.approx([0.2, 1.2, 2.2])
@@ -289,7 +294,7 @@ def test_difficulty_bars_draw_hand_counted_rates_and_intervals(ci, label):
 def test_failure_by_stage_shares_wilson_intervals_and_stage_order():
     t = pd.DataFrame({"final_score": [0.1, 0.2, 0.3, 0.5, 0.9, 1.0],
                       "failure_stage": ["VERIFY", "PLAN", "EXECUTE", "PLAN", None, None]})
-    ax = figures.failure_by_stage(t, ci=0.9).axes[0]
+    ax = figures.failure_by_stage(t, ci=0.9)
     # the pipeline order of the catalogue, stages without failures kept at zero
     assert [x.get_text() for x in ax.get_xticklabels()] == [
         "Understand\n(0)", "Plan\n(2)", "Execute\n(1)", "Verify\n(1)", "Aggregate\n(0)"]
@@ -301,14 +306,14 @@ def test_failure_by_stage_shares_wilson_intervals_and_stage_order():
     assert ax.get_title() == "Failures by stage (n = 4)" and ax.get_ylim() == (0.0, 1.0)
     assert ax.get_ylabel() == "Share of failed tasks (90% CI)"
     none = figures.failure_by_stage(pd.DataFrame({"final_score": [1.0],
-                                                  "failure_stage": [None]})).axes[0]
+                                                  "failure_stage": [None]}))
     assert none.texts[0].get_text().startswith("no failed tasks")
 
 
 def test_reliability_diagram_bars_markers_intervals_and_ece_by_hand():
     t = pd.DataFrame({"confidence_score": [0.95, 0.9, 0.85, 0.7, 0.65, 0.3, 0.1],
                       "final_score": [1.0, 0.9, 0.3, 0.8, 0.1, 0.0, 0.0]})
-    ax = figures.reliability_diagram(t, ci=0.9).axes[0]
+    ax = figures.reliability_diagram(t, ci=0.9, min_n=0)  # every bin in colour
     (bars,) = _bar_containers(ax)
     # seed buckets [0, .2) [.2, .4) [.4, .6) [.6, .8) [.8, 1]: n 1, 1, 0, 2, 3; correct (final
     # score >= 0.8) 0, 0, -, 1, 2; the empty bucket gets no bar
@@ -335,7 +340,7 @@ def test_paired_difference_sorted_bars_mean_and_t_band():
     prop = pd.DataFrame({"task_id": ["t1", "t2", "t3", "t4", "t5", "t8"],
                          "final_score": [0.6, 0.5, 0.7, 0.9, 0.7, 0.1]})
     with pytest.warns(UserWarning, match="2 tasks present in only one run"):
-        ax = figures.paired_difference(base, prop, ci=0.9).axes[0]
+        ax = figures.paired_difference(base, prop, ci=0.9)
     diffs = [-0.2, 0.0, 0.1, 0.4, 0.5]  # t3, t2, t5, t1, t4: proposed − baseline, sorted
     (bars,) = _bar_containers(ax)
     assert [p.get_height() for p in bars] == pytest.approx(diffs, abs=1e-12)
@@ -348,7 +353,8 @@ def test_paired_difference_sorted_bars_mean_and_t_band():
     # R: t.test(c(-0.2, 0, 0.1, 0.4, 0.5), conf.level = 0.9)$conf.int -> -0.1146692 0.4346692
     assert (band.get_y(), band.get_y() + band.get_height()) == pytest.approx(
         _t_ci(diffs, 0.9), abs=1e-9)
-    assert [x.get_text() for x in ax.get_legend().get_texts()] == ["mean Δ = +0.160", "90% CI"]
+    assert [x.get_text() for x in ax.get_legend().get_texts()] == [
+        "mean Δ = +0.160", "tied (Δ = 0): 1 of 5", "90% CI"]
     # R: wilcox.test(p, b, paired = TRUE) (a zero difference: normal approximation with
     # continuity correction) -> p-value = 0.3613104
     assert ax.get_title() == ("Paired differences, proposed − baseline (n = 5, Wilcoxon "
@@ -363,8 +369,7 @@ def test_tool_latency_bars_are_hand_means_and_rates_with_intervals():
         "tool_name": ["sql", "py", "sql", "grep", "sql", "py"],
         "success": [True, True, False, False, True, True],
         "latency_seconds": [1.0, 0.5, 2.0, 4.0, 6.0, 1.5], "tokens": [10, 5, 10, 3, 10, 5]})
-    fig = figures.tool_latency(calls, ci=0.9)
-    ax1, ax2 = fig.axes
+    ax1, ax2 = figures.tool_latency(calls, ci=0.9)
     # most-called first, drawn top down; the label carries the call count
     assert [t.get_text() for t in ax1.get_yticklabels()] == ["sql (3)", "py (2)", "grep (1)"]
     assert ax1.yaxis_inverted()
@@ -382,10 +387,10 @@ def test_tool_latency_bars_are_hand_means_and_rates_with_intervals():
     assert ax2.get_xlim() == (0.0, 1.0)
     assert ax1.get_xlabel() == "Mean latency (s, 90% CI)"
     assert ax2.get_xlabel() == "Failure rate (90% CI)"
-    assert fig.get_suptitle() == "Tool latency and failures (6 calls)"
-    top = figures.tool_latency(calls, top=2)
-    assert [t.get_text() for t in top.axes[0].get_yticklabels()] == ["sql (3)", "py (2)"]
-    assert top.get_suptitle() == "Tool latency and failures (5 calls)"
+    assert ax1.get_title(loc="left") == "Tool latency and failures (6 calls)"
+    top, _ = figures.tool_latency(calls, top=2)
+    assert [t.get_text() for t in top.get_yticklabels()] == ["sql (3)", "py (2)"]
+    assert top.get_title(loc="left") == "Tool latency and failures (5 calls)"
 
 
 def _check_scatter(ax, tasks):
@@ -397,6 +402,7 @@ def _check_scatter(ax, tasks):
     assert xy[:, 1].tolist() == kept["tool_efficiency"].tolist()
     jitter = xy[:, 0] - kept["autonomy_score"].to_numpy()
     assert np.all(np.abs(jitter) <= 0.025) and np.any(jitter != 0)
+    assert np.all((xy[:, 0] >= 0) & (xy[:, 0] <= 1))  # reflected at the ends of the scale
     assert np.asarray(points.get_array()).tolist() == kept["final_score"].tolist()
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     assert x0 <= xy[:, 0].min() and xy[:, 0].max() <= x1
@@ -408,10 +414,11 @@ def test_autonomy_vs_efficiency_one_point_per_task_at_its_values():
     t = pd.DataFrame({"autonomy_score": [0.0, 1 / 3, 2 / 3, 1.0, 1.0, None],
                       "tool_efficiency": [0.0, 0.5, 0.25, 1.0, 0.75, 0.3],
                       "final_score": [0.1, 0.5, 0.9, 1.0, 0.0, 0.5]})
-    fig = figures.autonomy_vs_efficiency(t)
-    _check_scatter(fig.axes[0], t)  # 5 points: the task without autonomy_score is left out
-    assert fig.axes[1].get_ylabel() == "Final score"  # the colour bar, 0 to 1
-    assert fig.axes[1].get_ylim() == (0.0, 1.0)
+    ax = figures.autonomy_vs_efficiency(t)
+    _check_scatter(ax, t)  # 5 points: the task without autonomy_score is left out
+    bar = ax.collections[0].colorbar.ax
+    assert bar.get_ylabel() == "Final score"  # the colour bar, 0 to 1
+    assert bar.get_ylim() == (0.0, 1.0)
 
 
 def test_correlation_matrix_cells_and_labels_by_hand():
@@ -421,8 +428,7 @@ def test_correlation_matrix_cells_and_labels_by_hand():
                       "tool_efficiency": [0.2, 0.1, 0.4, 0.3, 0.5],
                       "verification_score": [0.7] * 5,
                       "data_understanding_score": [0.5, 0.1, 0.3, 0.2, 0.4]})
-    fig = figures.correlation_matrix(t)
-    ax = fig.axes[0]
+    ax = figures.correlation_matrix(t)
     labels = ["Final", "Analyst", "Autonomy", "Tool efficiency", "Verification",
               "Data understanding"]  # the catalogue's order and labels
     assert [x.get_text() for x in ax.get_xticklabels()] == labels
@@ -436,7 +442,8 @@ def test_correlation_matrix_cells_and_labels_by_hand():
     cells = np.asarray(ax.images[0].get_array().filled(np.nan))
     assert cells[0].tolist() == pytest.approx([1, 1, -1, 0.8, np.nan, -0.1], nan_ok=True)
     assert cells == pytest.approx(cells.T, nan_ok=True)
-    assert fig.axes[1].get_ylabel() == "Pearson r" and ax.get_title() == "Correlations (n = 5)"
+    assert ax.images[0].colorbar.ax.get_ylabel() == "Pearson r"
+    assert ax.get_title() == "Correlations (n = 5)"
 
 
 # --- the same figures on the sample runs -------------------------------------------------------
@@ -452,8 +459,8 @@ def runs():
 def test_sample_runs_scatter_and_paired_bars(runs):
     base, prop = runs
     for run in runs:
-        _check_scatter(figures.autonomy_vs_efficiency(run.tasks).axes[0], run.tasks)
-    ax = figures.paired_difference(base.tasks, prop.tasks).axes[0]
+        _check_scatter(figures.autonomy_vs_efficiency(run.tasks), run.tasks)
+    ax = figures.paired_difference(base.tasks, prop.tasks)
     diff = (prop.tasks.set_index("task_id")["final_score"]
             - base.tasks.set_index("task_id")["final_score"]).dropna().astype(float)
     (bars,) = _bar_containers(ax)

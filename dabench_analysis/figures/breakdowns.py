@@ -6,7 +6,6 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from dabench_analysis import schema, tables
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note
@@ -21,7 +20,7 @@ def difficulty_bars(
     threshold: float = schema.SUCCESS_THRESHOLD,
     ci: float = 0.95,
     ax: Axes | None = None,
-) -> Figure:
+) -> Axes:
     """Answer accuracy (Wilson CI) and mean final score (logit-t CI, as Table 2) per difficulty, as grouped bars.
 
     Parameters
@@ -37,9 +36,9 @@ def difficulty_bars(
 
     Returns
     -------
-    Figure
-        Levels in the order Easy, Medium, Hard, Extreme (absent levels left out), n under
-        each group.
+    Axes
+        All four levels in the order Easy, Medium, Hard, Extreme, n under each group; a level
+        without tasks keeps its place (no bars, "n=0"), so two runs' figures line up.
 
     Raises
     ------
@@ -50,6 +49,14 @@ def difficulty_bars(
     -----
     Error bars are the table's intervals: Wilson for accuracy, logit t for the mean score
     (:func:`dabench_analysis.tables.difficulty_breakdown`), so none passes 1.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"difficulty": ["Easy", "Hard"], "execution_success": [1, 1],
+    ...                   "final_score": [0.9, 0.2], "execution_time": [1.0, 2.0],
+    ...                   "total_tokens": [10, 20]})
+    >>> [x.get_text() for x in difficulty_bars(t).get_xticklabels()]
+    ['Easy\\nn=1', 'Medium\\nn=0', 'Hard\\nn=1', 'Extreme\\nn=0']
     """
     threshold = check_threshold(threshold)
     ax = _axes(ax, aspect=0.7)
@@ -57,7 +64,10 @@ def difficulty_bars(
     t2 = tables.difficulty_breakdown(tasks, threshold=threshold, ci=ci)
     if t2.empty:
         return _note(ax, "no tasks")
-    x = np.arange(len(t2))
+    levels = list(schema.DIFFICULTY_ORDER)
+    t2 = t2[t2["difficulty"].astype("string").isin(levels)]
+    x = np.array([levels.index(d) for d in t2["difficulty"].astype("string")])
+    n = dict(zip(t2["difficulty"].astype("string"), t2["n"], strict=True))
     with mpl.rc_context(RC_PARAMS):
         ax.bar(x - 0.2, t2["answer_accuracy"], width=0.38, color=OKABE_ITO[0],
                yerr=_err(t2["answer_accuracy"], t2["answer_accuracy_ci_low"],
@@ -66,11 +76,12 @@ def difficulty_bars(
         ax.bar(x + 0.2, t2["mean_final_score"], width=0.38, color=OKABE_ITO[1],
                yerr=_err(t2["mean_final_score"], t2["mean_final_score_ci_low"],
                          t2["mean_final_score_ci_high"]), capsize=2, label="mean final score")
-        ax.set_xticks(x, [f"{d}\nn={n}" for d, n in zip(t2["difficulty"], t2["n"], strict=True)])
+        ax.set_xticks(range(len(levels)), [f"{d}\nn={n.get(d, 0)}" for d in levels])
+        ax.set_xlim(-0.6, len(levels) - 0.4)
         ax.set_ylim(0, 1.0)
         ax.set_ylabel(f"Share / score ({label})")
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
-    return ax.figure
+    return ax
 
 
 def failure_by_stage(
@@ -79,7 +90,7 @@ def failure_by_stage(
     threshold: float = schema.SUCCESS_THRESHOLD,
     ci: float = 0.95,
     ax: Axes | None = None,
-) -> Figure:
+) -> Axes:
     """Failed tasks by AAT stage (UNDERSTAND → AGGREGATE), shares with Wilson intervals.
 
     Parameters
@@ -95,7 +106,7 @@ def failure_by_stage(
 
     Returns
     -------
-    Figure
+    Axes
         One bar per stage in pipeline order (zero bars kept); "no failed tasks" when none.
 
     Raises
@@ -107,6 +118,12 @@ def failure_by_stage(
     -----
     Shares of failed tasks with Wilson intervals: the table of
     :func:`dabench_analysis.tables.failures.failure_stages`, at level ``ci``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"final_score": [0.1, 0.9], "failure_stage": ["PLAN", None]})
+    >>> [float(p.get_height()) for p in failure_by_stage(t).patches]
+    [0.0, 1.0, 0.0, 0.0, 0.0]
     """
     threshold = check_threshold(threshold)
     ax = _axes(ax, aspect=0.7)
@@ -124,4 +141,4 @@ def failure_by_stage(
         ax.set_ylabel(f"Share of failed tasks ({label})")
         ax.set_ylim(0, 1)
         ax.set_title(f"Failures by stage (n = {int(table['n'].iloc[0])})")
-    return ax.figure
+    return ax

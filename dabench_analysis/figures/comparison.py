@@ -6,7 +6,6 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from dabench_analysis import schema, stats
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _note
@@ -21,7 +20,7 @@ def paired_difference(
     on: str = "task_id",
     ci: float = 0.95,
     ax: Axes | None = None,
-) -> Figure:
+) -> Axes:
     """Per-task paired differences (proposed − baseline), sorted, with the mean and its CI.
 
     Parameters
@@ -39,16 +38,26 @@ def paired_difference(
 
     Returns
     -------
-    Figure
-        One bar per paired task (blue improved, vermillion regressed), a line at the mean
-        difference and a band for its t-interval at level ``ci``
-        (:func:`dabench_analysis.stats.paired_comparison`), the Wilcoxon p in the title.
+    Axes
+        One bar per paired task (blue improved, vermillion regressed), sorted; a tied task
+        (difference exactly 0, no bar) is a grey diamond on the zero line, and the legend says
+        how many are tied. A dashed line at the mean difference and, behind the bars, a grey
+        band for its t-interval at level ``ci``
+        (:func:`dabench_analysis.stats.paired_comparison`); the Wilcoxon p in the title.
 
     Raises
     ------
     ValueError
         As :func:`dabench_analysis.stats.paired_comparison` (missing columns, duplicate task
         keys, a ``ci`` outside (0, 1)).
+
+    Examples
+    --------
+    >>> b = pd.DataFrame({"task_id": ["a", "b", "c"], "final_score": [0.2, 0.5, 0.9]})
+    >>> p = pd.DataFrame({"task_id": ["a", "b", "c"], "final_score": [0.6, 0.5, 0.8]})
+    >>> ax = paired_difference(b, p)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['mean Δ = +0.100', 'tied (Δ = 0): 1 of 3', '95% CI']
     """
     label = _ci_label(ci)
     ax = _axes(ax, "two", aspect=0.4)
@@ -59,12 +68,21 @@ def paired_difference(
     if diff.size == 0:
         return _note(ax, "no paired tasks")
     with mpl.rc_context(RC_PARAMS):
+        x = np.arange(diff.size)
         colors = np.where(diff > 0, OKABE_ITO[0], np.where(diff < 0, OKABE_ITO[3], "0.6"))
-        ax.bar(np.arange(diff.size), diff, color=colors, width=0.9)
-        ax.axhline(0, color="0.3", linewidth=0.6)
-        ax.axhline(res["mean_diff"], color="black", linestyle="--", linewidth=0.8,
+        ax.bar(x, diff, color=colors, width=0.9, zorder=1)
+        ax.axhline(0, color="0.3", linewidth=0.6, zorder=1.5)
+        ax.axhline(res["mean_diff"], color="black", linestyle="--", linewidth=0.8, zorder=3,
                    label=f"mean Δ = {res['mean_diff']:+.3f}")
-        ax.axhspan(res["ci_low"], res["ci_high"], color="0.5", alpha=0.25, label=label)
+        tied = diff == 0
+        if tied.any():
+            ax.plot(x[tied], diff[tied], linestyle="none", marker="d", markersize=3,
+                    color="0.35", zorder=2.5,
+                    label=f"tied (Δ = 0): {int(tied.sum())} of {diff.size}")
+        # behind the bars (zorder 0.5 < 1); added last, so last in the legend
+        ax.axhspan(res["ci_low"], res["ci_high"], color="0.5", alpha=0.25, label=label,
+                   zorder=0.5, linewidth=0)
+        ax.set_xlim(-0.6, diff.size - 0.4)
         ax.set_xlabel("Tasks, sorted by difference")
         ax.set_ylabel(f"Δ {schema.label(metric)}")
         ax.set_xticks([])
@@ -73,4 +91,4 @@ def paired_difference(
         ax.set_title(f"Paired differences, proposed − baseline (n = {int(res['n_pairs'])}, "
                      f"Wilcoxon p = {ptxt}, unadjusted)")
         ax.legend(loc="upper left", frameon=False)
-    return ax.figure
+    return ax

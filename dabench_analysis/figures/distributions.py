@@ -2,7 +2,9 @@
 
 Histogram bins follow the package's one binning rule
 (:func:`dabench_analysis.stats.bin_index`): [lo, hi), the last bin closed, with values on an edge
-in the bin that starts there.
+in the bin that starts there. A [0, 1] score is binned over [0, 1] with the success threshold
+drawn; any other column (seconds, tokens, counts) over its data range, with its median drawn and
+labelled in its unit.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from dabench_analysis import schema
+from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, empty_note
 from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema import require_columns
@@ -87,90 +89,166 @@ def score_bins(
     return np.round(low + binwidth * np.arange(n + 1), 12)
 
 
+#: Height (inches) of a one-column figure at aspect 0.8, the least failure_distribution gets.
+ONE_COLUMN_HEIGHT = 2.8
+
+
+def _on_score_scale(x: str) -> bool:
+    """True for a catalogue column on the [0, 1] scale (final_score, answer_f1, ...)."""
+    col = schema.TASK_COLUMNS.get(schema.ALIASES.get(x, x))
+    return col is not None and col.unit == "[0, 1]"
+
+
+def _unit(x: str) -> str:
+    col = schema.TASK_COLUMNS.get(schema.ALIASES.get(x, x))
+    return {"s": " s", "tokens": " tokens"}.get(col.unit, "") if col is not None else ""
+
+
+def _nice_binwidth(values: np.ndarray, n_bins: int = 20) -> float:
+    """A 1, 2, 2.5 or 5 × 10^k width giving about ``n_bins`` bins over the values' range."""
+    span = float(values.max() - values.min())
+    if span == 0:
+        return 10.0 ** np.floor(np.log10(abs(values[0]))) / 10 if values[0] != 0 else 1.0
+    raw = span / n_bins
+    mag = 10.0 ** np.floor(np.log10(raw))
+    return float(next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-12)))
+
+
+def _reference(x: str, threshold, scale) -> float | None:
+    """The reference line: the success threshold on [0, 1] scores, any finite value otherwise."""
+    if threshold == "auto":
+        return schema.SUCCESS_THRESHOLD if scale is not None and _on_score_scale(x) else None
+    if threshold is None:
+        return None
+    if _on_score_scale(x) or (scale is not None and tuple(scale) == (0.0, 1.0)):
+        return check_threshold(threshold, scale=x)
+    if isinstance(threshold, bool) or not np.isfinite(float(threshold)):
+        raise ValueError(f"threshold must be a finite number in the units of {x!r}, "
+                         f"got {threshold!r}")
+    return float(threshold)
+
+
 def score_distribution(
     tasks: pd.DataFrame,
     *,
     x: str = "final_score",
     hue: str | None = None,
-    binwidth: float = 0.05,
-    threshold: float | None = schema.SUCCESS_THRESHOLD,
-    scale: tuple[float, float] | None = (0.0, 1.0),
+    binwidth: float | None = None,
+    threshold: float | str | None = "auto",
+    scale: tuple[float, float] | str | None = "auto",
     ax: Axes | None = None,
-) -> Figure:
-    """Histogram of a [0, 1] score over tasks (seed 000 §Generate Paper Figures).
+) -> Axes:
+    """Histogram of one metric over tasks (seed 000 §Generate Paper Figures).
 
     Parameters
     ----------
     tasks : DataFrame
         One row per task with column ``x`` (and ``hue`` if given).
     x : str
-        A score column on the [0, 1] scale.
+        A column: a [0, 1] score (final_score, answer_f1, ...) or any numeric metric in its
+        own unit (execution_time in seconds, total_tokens, ...).
     hue : str, optional
         Column to split bars by (stacked), e.g. ``difficulty`` (catalogue order).
-    binwidth : float
-        Bin width; edges are fixed over [0, 1] so constant or narrow data still draws
-        (pitfall P08: seaborn raises for ``binwidth`` on constant data).
-    threshold : float or None
-        Draw a dashed line at the answer-accuracy threshold, in (0, 1].
-    scale : (low, high) or None
-        Range the bins cover (see :func:`score_bins`); None for non-score columns.
+    binwidth : float, optional
+        Bin width in the units of ``x``. Default: 0.05 on a [0, 1] scale; otherwise a round
+        width (1, 2, 2.5 or 5 × 10^k) giving about 20 bins over the data's range.
+    threshold : float, None or "auto"
+        Reference line. "auto": the answer-accuracy threshold (0.8) for a [0, 1] score, none
+        for other columns. A number: on a [0, 1] score a threshold in (0, 1]; on another column
+        a value in its unit. None: no line.
+    scale : (low, high), None or "auto"
+        Range the bins cover (see :func:`score_bins`). "auto": (0, 1) for a catalogue [0, 1]
+        score, the data's range (None) otherwise.
     ax : Axes, optional
         Draw here; default a new one-column figure.
 
     Returns
     -------
-    Figure
+    Axes
+        The histogram; title "<label> distribution (n = N)". On a column that is not a [0, 1]
+        score the median is drawn as a dotted line labelled with its value and unit.
 
     Raises
     ------
     ValueError
-        If ``x`` or ``hue`` is not a column, or ``threshold`` is outside (0, 1].
+        If ``x`` or ``hue`` is not a column, or ``threshold`` is outside (0, 1] on a [0, 1]
+        score (or not finite on another column).
 
     Notes
     -----
     Each value is put in its bin by :func:`dabench_analysis.stats.bin_index` ([lo, hi), the
     last bin closed) and drawn at the bin's midpoint, so a score of exactly 0.15 is counted in
-    [0.15, 0.20) whatever the float image of the edge. Values outside the bins' range are not
-    drawn; the title says how many.
+    [0.15, 0.20) whatever the float image of the edge. With a fixed ``scale``, values outside
+    it are not drawn; the title says how many. Bins over the data range start at a multiple of
+    the bin width at or below the smallest value (pitfall P08: constant or narrow data draws
+    one bar, no exception).
 
     Examples
     --------
-    >>> fig = score_distribution(pd.DataFrame({"final_score": [0.5, 0.5, 0.5, 0.5]}))
-    >>> [float(p.get_height()) for p in fig.axes[0].patches if p.get_height() > 0]
+    >>> ax = score_distribution(pd.DataFrame({"final_score": [0.5, 0.5, 0.5, 0.5]}))
+    >>> [float(p.get_height()) for p in ax.patches if p.get_height() > 0]
     [4.0]
+    >>> ax = score_distribution(pd.DataFrame({"execution_time": [12.0, 30.0, 95.0]}),
+    ...                         x="execution_time")
+    >>> ax.get_xlabel(), ax.texts[0].get_text()
+    ('Execution time (s)', ' median 30 s')
     """
     require_columns(tasks, [x] + ([hue] if hue else []))
-    if threshold is not None:
-        threshold = check_threshold(threshold, scale=x)
+    if isinstance(scale, str):
+        if scale != "auto":
+            raise ValueError(f"scale must be (low, high), None or 'auto', got {scale!r}")
+        scale = (0.0, 1.0) if _on_score_scale(x) else None
+    line = _reference(x, threshold, scale)
     ax = _axes(ax)
     data = tasks[[x] + ([hue] if hue else [])].copy()
     data[x] = data[x].astype("float64")
     data = data.dropna(subset=[x])
     if data.empty:
-        return empty_note(ax, f"no {x} values").figure
-    edges = score_bins(binwidth, scale=scale, values=data[x])
-    idx = bin_index(data[x].to_numpy(), edges)
+        return empty_note(ax, f"no {x} values")
+    values = data[x].to_numpy()
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return empty_note(ax, f"no finite {x} values")
+    if binwidth is None:
+        binwidth = (scale[1] - scale[0]) / 20 if scale is not None else _nice_binwidth(finite)
+    edges = score_bins(binwidth, scale=scale, values=values)
+    idx = bin_index(values, edges)
     n_out = int((idx < 0).sum())
     data = data[idx >= 0].assign(**{x: ((edges[:-1] + edges[1:]) / 2)[idx[idx >= 0]]})
-    kwargs = {}
-    if hue:
-        levels = schema.ENUMS.get(hue) or sorted(data[hue].dropna().astype(str).unique())
-        present = [o for o in levels if (data[hue].astype("string") == o).any()]
-        kwargs = {"hue": hue, "multiple": "stack", "hue_order": present,
-                  "palette": list(OKABE_ITO[:len(present)]) if len(present) <= len(OKABE_ITO)
-                  else "viridis"}
     with mpl.rc_context(RC_PARAMS):
         sns.histplot(data=data, x=x, bins=edges, ax=ax, edgecolor="white",
-                     linewidth=0.5, color=OKABE_ITO[0], **kwargs)
-        if threshold is not None:
-            ax.axvline(threshold, color="0.3", linestyle="--", linewidth=0.8)
+                     linewidth=0.5, color=OKABE_ITO[0], **_hue_kwargs(data, hue))
+        if line is not None:
+            ax.axvline(line, color="0.3", linestyle="--", linewidth=0.8)
         if scale is not None:
             ax.set_xlim(*scale)
+        else:
+            median = float(np.median(finite))
+            ax.axvline(median, color="0.2", linestyle=":", linewidth=0.9)
+            ax.text(median, 1.0, f" median {median:.3g}{_unit(x)}", va="top", fontsize=6.5,
+                    color="0.2", transform=ax.get_xaxis_transform())
+            ax.set_xlim(edges[0], edges[-1])
         ax.set_xlabel(schema.label(x))
         ax.set_ylabel("Tasks")
         outside = f"; {n_out} outside [{edges[0]:g}, {edges[-1]:g}] not drawn" if n_out else ""
         ax.set_title(f"{schema.label(x)} distribution (n = {len(data)}{outside})")
-    return ax.figure
+    return ax
+
+
+def _hue_kwargs(data: pd.DataFrame, hue: str | None) -> dict:
+    if not hue:
+        return {}
+    levels = schema.ENUMS.get(hue) or sorted(data[hue].dropna().astype(str).unique())
+    present = [o for o in levels if (data[hue].astype("string") == o).any()]
+    return {"hue": hue, "multiple": "stack", "hue_order": present,
+            "palette": list(OKABE_ITO[:len(present)]) if len(present) <= len(OKABE_ITO)
+            else "viridis"}
+
+
+def _category_name(value: str, by: str) -> str:
+    if by in schema.ENUMS:
+        return value.replace("_FAILURE", "").replace("_", " ").title()
+    return shorten(value)
 
 
 def failure_distribution(
@@ -179,7 +257,7 @@ def failure_distribution(
     threshold: float = schema.SUCCESS_THRESHOLD,
     by: str = "failure_category",
     ax: Axes | None = None,
-) -> Figure:
+) -> Axes:
     """Bar chart of failure categories among failed tasks (seed 000 Figure 2).
 
     Parameters
@@ -190,16 +268,19 @@ def failure_distribution(
         Failed means ``final_score < threshold`` (seed: 0.8); in (0, 1].
     by : str
         ``failure_category`` (default), ``failure_stage`` or ``outcome_error_type``. Catalogue
-        enums keep their fixed order (categories that never occur are left out); others are
-        sorted by count.
+        enums show every level in the catalogue's fixed order, those that never occur at zero,
+        so that two runs' figures line up bar for bar; other columns are sorted by count, with
+        long values shortened (middle "…", at most 40 characters on two lines).
     ax : Axes, optional
-        Draw here; default a new one-column figure.
+        Draw here; default a new one-column figure whose height grows with the number of
+        categories. On a given Axes the labels shrink to fit (a warning below 4.5 pt).
 
     Returns
     -------
-    Figure
-        Bars labelled with count and share of failed tasks; a failed task without a category is
-        counted as "(missing)". With no failed tasks, the figure says so.
+    Axes
+        Horizontal bars, top down, labelled with count and share of failed tasks; a failed task
+        without a category is counted as "(missing)", last. With no failed tasks, the Axes says
+        so.
 
     Raises
     ------
@@ -214,27 +295,34 @@ def failure_distribution(
     --------
     >>> t = pd.DataFrame({"final_score": [1.0, 0.2, 0.0],
     ...                   "failure_category": [None, "REASONING_FAILURE", "REASONING_FAILURE"]})
-    >>> [float(p.get_width()) for p in failure_distribution(t).axes[0].patches]
-    [2.0]
+    >>> ax = failure_distribution(t)
+    >>> [float(p.get_width()) for p in ax.patches if p.get_width() > 0], len(ax.patches)
+    ([2.0], 10)
     """
     require_columns(tasks, ["final_score", by])
     threshold = check_threshold(threshold)
-    ax = _axes(ax, aspect=0.8)
     failed = tasks[(~correct_mask(tasks, threshold=threshold)).fillna(False).to_numpy()]
-    if failed.empty:
-        return empty_note(ax, f"no failed tasks (final_score < {threshold})").figure
     counts = failed[by].astype("string").fillna("(missing)").value_counts()
-    order = [c for c in schema.ENUMS.get(by, ()) if c in counts.index]
-    order += [c for c in counts.index if c not in order]
-    counts = counts.reindex(order)
+    order = list(schema.ENUMS.get(by, ()))
+    order += [c for c in counts.index if c not in order and c != "(missing)"]
+    order += ["(missing)"] if "(missing)" in counts.index else []
+    counts = counts.reindex(order, fill_value=0)
+    labels = [_category_name(c, by) for c in order]
+    given = ax is not None
+    ax = _axes(ax, height=max(ONE_COLUMN_HEIGHT, height_for(labels)))
+    if failed.empty:
+        return empty_note(ax, f"no failed tasks (final_score < {threshold})")
     with mpl.rc_context(RC_PARAMS):
         y = np.arange(len(counts))
         ax.barh(y, counts.to_numpy(), color=OKABE_ITO[3])
-        ax.set_yticks(y, [c.replace("_FAILURE", "").replace("_", " ").title() for c in order])
-        ax.invert_yaxis()
+        ax.set_yticks(y, labels)
+        ax.set_ylim(len(counts) - 0.5, -0.5)
         for yi, v in zip(y, counts.to_numpy(), strict=True):
             ax.text(v, yi, f" {v} ({v / len(failed):.0%})", va="center", fontsize=6.5)
         ax.set_xlim(0, counts.max() * 1.35)
         ax.set_xlabel(f"Failed tasks (final_score < {threshold}, n = {len(failed)})")
-        ax.set_title(schema.label(by).replace(" ", " ", 1))
-    return ax.figure
+        ax.set_title(schema.label(by))
+        if given:
+            fit_ticklabels(ax, labels)
+    return ax
+

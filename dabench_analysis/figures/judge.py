@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+import matplotlib as mpl
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 
-from dabench_analysis.figures.theme import OKABE_ITO, axes_or_new
+from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
+from dabench_analysis.figures.theme import OKABE_ITO, ONE_COLUMN, RC_PARAMS, axes_or_new
 
 
 def plot_configurations(table: pd.DataFrame, *, by: str = "configuration", metric: str = "mcc",
-                        ax: Any = None) -> Any:
+                        ax: Axes | None = None) -> Axes:
     """Horizontal bars of one agreement metric per judge configuration, with its interval.
 
     Parameters
@@ -20,12 +21,15 @@ def plot_configurations(table: pd.DataFrame, *, by: str = "configuration", metri
         Output of :func:`configuration_table`.
     by, metric : str
         Label column and metric column (``<metric>_ci_low/high`` drawn if present).
-    ax : matplotlib Axes, optional
-        Axes to draw on; a new figure is made otherwise.
+    ax : Axes, optional
+        Axes to draw on (tick labels shrink to fit); a new one-column figure otherwise, whose
+        height grows with the number of configurations.
 
     Returns
     -------
-    matplotlib Axes
+    Axes
+        One bar per row of ``table``, top down; names over 40 characters keep their ends
+        around a "…" and wrap onto two lines.
 
     Examples
     --------
@@ -35,15 +39,21 @@ def plot_configurations(table: pd.DataFrame, *, by: str = "configuration", metri
     2
     """
 
-    ax = axes_or_new(ax, "one", aspect=min(1.2, 0.25 + 0.15 * len(table)))
+    labels = [shorten(v) for v in table[by]]
+    given = ax is not None
+    height = max(ONE_COLUMN * min(0.75, 0.25 + 0.15 * len(table)), height_for(labels))
+    ax = axes_or_new(ax, "one", height=height)
     y = np.arange(len(table))
     err = None
     if f"{metric}_ci_low" in table:
         lo, hi = table[f"{metric}_ci_low"], table[f"{metric}_ci_high"]
         err = np.vstack([(table[metric] - lo).clip(lower=0), (hi - table[metric]).clip(lower=0)])
-    ax.barh(y, table[metric], xerr=err, color=OKABE_ITO[0], capsize=3)
-    ax.set_yticks(y, table[by].astype(str))
-    ax.invert_yaxis()
-    ax.axvline(0, color="0.3", lw=0.8)
-    ax.set_xlabel(f"{metric.upper() if metric == 'mcc' else metric} (judge vs human reference)")
+    with mpl.rc_context(RC_PARAMS):
+        ax.barh(y, table[metric], xerr=err, color=OKABE_ITO[0], capsize=3)
+        ax.set_yticks(y, labels)
+        ax.set_ylim(len(table) - 0.5, -0.5)
+        ax.axvline(0, color="0.3", lw=0.8)
+        ax.set_xlabel(f"{metric.upper() if metric == 'mcc' else metric} (judge vs human reference)")
+        if given:
+            fit_ticklabels(ax, labels)
     return ax

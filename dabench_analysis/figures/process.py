@@ -1,19 +1,49 @@
-"""Figures of the process: latency and failure rate per tool."""
+"""Figures of the process: latency and failure rate per tool (a two-panel figure)."""
 
 from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
 
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note, new_figure
+from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
+from dabench_analysis.figures.theme import (
+    OKABE_ITO,
+    RC_PARAMS,
+    TWO_COLUMN,
+    _ci_label,
+    _err,
+    new_panels,
+)
 from dabench_analysis.tables import timing as process
 
 
+def _panels(ax: Sequence[Axes] | None, fig: Figure | None, labels: list[str]) -> np.ndarray:
+    if fig is not None:
+        warnings.warn("tool_latency(fig=...) is deprecated; pass ax=(latency_ax, failure_ax) "
+                      "or nothing", DeprecationWarning, stacklevel=3)
+        if ax is not None:
+            raise ValueError("give ax= or fig=, not both")
+        with mpl.rc_context(RC_PARAMS):
+            return fig.subplots(1, 2, sharey=True)
+    if ax is None:
+        return new_panels(2, "two", height=max(0.45 * TWO_COLUMN, height_for(labels)))
+    axes = np.asarray(ax, dtype=object).ravel()
+    if axes.size != 2 or not all(isinstance(a, Axes) for a in axes):
+        raise ValueError("ax must be two Axes: (latency, failure rate)")
+    return axes
+
+
 def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
-                 fig: Figure | None = None) -> Figure:
+                 ax: Sequence[Axes] | None = None, fig: Figure | None = None) -> np.ndarray:
     """Per tool: mean latency (t-CI) and failure rate (Wilson CI), two panels side by side.
+
+    A multi-panel figure: it takes and returns a pair of Axes, as ``plt.subplots(1, 2)`` does.
 
     Parameters
     ----------
@@ -23,34 +53,67 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
         Show the ``top`` most-called tools.
     ci : float
         Level of both intervals, in (0, 1); the axis labels name it ("90% CI" for 0.9).
+    ax : pair of Axes, optional
+        (latency panel, failure-rate panel), e.g. ``plt.subplots(1, 2, sharey=True)[1]``;
+        their tick labels shrink to fit (a warning below 4.5 pt). Default: a new two-column
+        figure whose height grows with the number of tools.
     fig : Figure, optional
-        Draw into this (empty) figure; default a new two-column figure.
+        Deprecated (DeprecationWarning): an empty figure to draw into; use ``ax=``.
 
     Returns
     -------
-    Figure
+    ndarray of Axes
+        Shape (2,): latency panel, failure-rate panel (sharing y). The figure is
+        ``axes[0].figure``. Tools most-called first, top down, labelled "name (calls)"; a name
+        over 40 characters keeps its first 20 and last 19 around a "…" and wraps onto two
+        lines (full names: :func:`dabench_analysis.tables.timing.tool_usage`). Title on the
+        left panel: "Tool latency and failures (N calls)". Without tool calls the left panel
+        says so.
+
+    Raises
+    ------
+    ValueError
+        If a column is missing, ``ci`` is outside (0, 1), ``ax`` is not two Axes, or both
+        ``ax`` and ``fig`` are given.
+
+    Examples
+    --------
+    >>> calls = pd.DataFrame({"task_id": ["a", "a", "b"], "tool_name": ["sql", "py", "sql"],
+    ...                       "success": [True, False, True],
+    ...                       "latency_seconds": [1.0, 2.0, 3.0], "tokens": [1, 2, 3]})
+    >>> lat, fail = tool_latency(calls)
+    >>> [t.get_text() for t in lat.get_yticklabels()], fail.get_xlabel()
+    (['sql (2)', 'py (1)'], 'Failure rate (95% CI)')
     """
     label = _ci_label(ci)
-    fig = fig if fig is not None else new_figure("two", aspect=0.45)
-    if tool_calls.empty:
-        ax = fig.add_subplot()
-        ax.spines[:].set_visible(False)
-        return _note(ax, "no tool calls recorded (tool_calls.csv missing or empty)")
-    usage = process.tool_usage(tool_calls, ci=ci).head(top)
-    ax1, ax2 = fig.subplots(1, 2, sharey=True)
+    usage = (process.tool_usage(tool_calls, ci=ci).head(top) if not tool_calls.empty
+             else pd.DataFrame({"tool_name": [], "n_calls": []}))
+    labels = [f"{shorten(t)} ({n})" for t, n in zip(usage["tool_name"], usage["n_calls"],
+                                                    strict=True)]
+    given = ax is not None or fig is not None
+    ax1, ax2 = _panels(ax, fig, labels)
+    if usage.empty:
+        ax2.set_axis_off()
+        ax1.text(0.5, 0.5, "no tool calls recorded (tool_calls.csv missing or empty)",
+                 ha="center", va="center", transform=ax1.transAxes, color="0.35")
+        ax1.set_xticks([])
+        ax1.set_yticks([])
+        return np.array([ax1, ax2], dtype=object)
     y = np.arange(len(usage))
     with mpl.rc_context(RC_PARAMS):
         ax1.barh(y, usage["mean_latency_s"], color=OKABE_ITO[0],
                  xerr=_err(usage["mean_latency_s"], usage["latency_ci_low"],
                            usage["latency_ci_high"]), capsize=2)
-        ax1.set_yticks(y, [f"{t} ({n})" for t, n in zip(usage["tool_name"], usage["n_calls"],
-                                                        strict=True)])
-        ax1.invert_yaxis()
+        ax1.set_yticks(y, labels)
+        ax1.set_ylim(len(usage) - 0.5, -0.5)
         ax1.set_xlabel(f"Mean latency (s, {label})")
         ax2.barh(y, usage["failure_rate"], color=OKABE_ITO[3],
                  xerr=_err(usage["failure_rate"], usage["failure_ci_low"],
                            usage["failure_ci_high"]), capsize=2)
         ax2.set_xlabel(f"Failure rate ({label})")
         ax2.set_xlim(0, 1)
-        fig.suptitle(f"Tool latency and failures ({int(usage['n_calls'].sum())} calls)")
-    return fig
+        ax1.set_title(f"Tool latency and failures ({int(usage['n_calls'].sum())} calls)",
+                      loc="left")
+        if given:
+            fit_ticklabels(ax1, labels)
+    return np.array([ax1, ax2], dtype=object)

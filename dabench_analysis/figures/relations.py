@@ -1,4 +1,9 @@
-"""Relations between metrics: the correlation heatmap and autonomy against tool efficiency."""
+"""Relations between metrics: the correlation heatmap and autonomy against tool efficiency.
+
+Colour bars sit in an inset of the plotting Axes (``ax.inset_axes``), so they follow the Axes'
+drawn box: a heatmap of square cells and its colour bar have the same height, on a new figure or
+on an Axes the caller gave.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,10 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from matplotlib.colorbar import Colorbar
 
 from dabench_analysis import schema
-from dabench_analysis.figures.theme import RC_PARAMS, _note
+from dabench_analysis.figures.theme import RC_PARAMS, SEQUENTIAL, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema import require_columns
 
@@ -22,7 +27,7 @@ def correlation_matrix(
     metrics: Sequence[str] = tuple(schema.CORRELATION_METRICS),
     method: str = "pearson",
     ax: Axes | None = None,
-) -> Figure:
+) -> Axes:
     """Annotated heatmap of the correlations of the seed's six metrics (§Correlation Analysis).
 
     Parameters
@@ -35,17 +40,26 @@ def correlation_matrix(
     method : {"pearson", "spearman", "kendall"}
         Correlation coefficient (the seed uses pandas' default, Pearson).
     ax : Axes, optional
+        Draw here; default a new one-column figure.
 
     Returns
     -------
-    Figure
-        Lower-and-upper triangle heatmap on a diverging colour-blind-safe map centred at 0,
-        each cell annotated; a constant metric shows "n/a".
+    Axes
+        The heatmap: lower and upper triangle on a diverging map centred at 0 (RdBu_r, -1 to
+        1), each cell annotated, a constant metric "n/a"; its colour bar, as tall as the
+        heatmap, is ``ax.images[0].colorbar``.
 
     Raises
     ------
     ValueError
         For a missing column or unknown method.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"final_score": [0.1, 0.5, 0.9], "analyst_score": [0.2, 0.4, 0.9]})
+    >>> ax = correlation_matrix(t, metrics=["final_score", "analyst_score"])
+    >>> [x.get_text() for x in ax.texts], ax.images[0].colorbar.ax.get_ylabel()
+    (['1.00', '0.97', '0.97', '1.00'], 'Pearson r')
     """
     require_columns(tasks, list(metrics))
     if method not in ("pearson", "spearman", "kendall"):
@@ -64,13 +78,27 @@ def correlation_matrix(
                 v = corr.iat[i, j]
                 ax.text(j, i, "n/a" if np.isnan(v) else f"{v:.2f}", ha="center", va="center",
                         fontsize=6, color="white" if abs(np.nan_to_num(v)) > 0.6 else "black")
-        ax.figure.colorbar(im, ax=ax, shrink=0.8, label=f"{method.capitalize()} r")
+        _colorbar(ax, im, f"{method.capitalize()} r")
         ax.set_title(f"Correlations (n = {len(data)})")
         ax.spines[:].set_visible(False)
-    return ax.figure
+    return ax
 
 
-def autonomy_vs_efficiency(tasks: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
+def _colorbar(ax: Axes, mappable, label: str) -> Colorbar:
+    """A colour bar beside ``ax``, exactly as tall as its drawn box (an inset Axes)."""
+    cax = ax.inset_axes([1.04, 0.0, 0.05, 1.0])
+    return ax.figure.colorbar(mappable, cax=cax, label=label)
+
+
+def _jitter(values: np.ndarray, half_width: float, seed: int = 0) -> np.ndarray:
+    """Uniform jitter of ±half_width, reflected at the ends of [min(0, v), max(1, v)]."""
+    lo, hi = min(0.0, float(values.min())), max(1.0, float(values.max()))
+    x = values + np.random.default_rng(seed).uniform(-half_width, half_width, values.size)
+    x = np.where(x > hi, 2 * hi - x, x)
+    return np.where(x < lo, 2 * lo - x, x)
+
+
+def autonomy_vs_efficiency(tasks: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """Scatter of autonomy_score vs tool_efficiency coloured by final_score (seed §Generate
     Paper Figures).
 
@@ -84,29 +112,41 @@ def autonomy_vs_efficiency(tasks: pd.DataFrame, *, ax: Axes | None = None) -> Fi
 
     Returns
     -------
-    Figure
-        One point per task (viridis colour map, 0–1), with a colour bar. autonomy_score takes
-        few distinct values (1 − replans/3), so points are jittered horizontally by up to ±0.025
-        (seeded, said in the axis label) to show how many share a value.
+    Axes
+        One point per task, coloured by final_score on viridis cut at 0.85 (its light yellow
+        end is hard to see on white; :data:`~dabench_analysis.figures.theme.SEQUENTIAL`), each
+        with a thin dark edge; the colour bar (0–1) is ``ax.collections[0].colorbar``.
+        autonomy_score takes few distinct values (1 − replans/3), so points are jittered
+        horizontally by up to ±0.025 (seeded, said in the axis label), reflected at 0 and 1 so
+        that no point leaves the scale. Both axes' limits hold every point with a margin.
 
     Raises
     ------
     ValueError
         For a missing column.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"autonomy_score": [1.0, 1.0, 2 / 3], "tool_efficiency": [1.0, 0.5, 0.0],
+    ...                   "final_score": [1.0, 0.4, 0.0]})
+    >>> ax = autonomy_vs_efficiency(t)
+    >>> bool(ax.collections[0].get_offsets()[:, 0].max() <= 1.0), tuple(map(float, ax.get_xlim()))
+    (True, (-0.05, 1.05))
     """
     require_columns(tasks, ["autonomy_score", "tool_efficiency", "final_score"])
     ax = _axes(ax)
     d = tasks[["autonomy_score", "tool_efficiency", "final_score"]].astype("float64").dropna()
     if d.empty:
         return _note(ax, "no tasks with all three scores")
+    x = _jitter(d["autonomy_score"].to_numpy(), 0.025)
+    y = d["tool_efficiency"].to_numpy()
     with mpl.rc_context(RC_PARAMS):
-        jitter = np.random.default_rng(0).uniform(-0.025, 0.025, len(d))
-        sc = ax.scatter(d["autonomy_score"] + jitter, d["tool_efficiency"], c=d["final_score"],
-                        cmap="viridis", vmin=0, vmax=1, s=14, alpha=0.85, edgecolors="none")
-        ax.figure.colorbar(sc, ax=ax, label="Final score")
-        ax.set_xlabel("Autonomy score (jittered ±0.025)")
+        sc = ax.scatter(x, y, c=d["final_score"], cmap=SEQUENTIAL, vmin=0, vmax=1, s=14,
+                        alpha=0.9, edgecolors="0.25", linewidths=0.3)
+        _colorbar(ax, sc, "Final score")
+        ax.set_xlabel("Autonomy score (jittered ±0.025 within the scale)")
         ax.set_ylabel("Tool efficiency")
-        ax.set_xlim(-0.03, 1.03)
-        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlim(min(0.0, float(x.min())) - 0.05, max(1.0, float(x.max())) + 0.05)
+        ax.set_ylim(min(0.0, float(y.min())) - 0.05, max(1.0, float(y.max())) + 0.05)
         ax.set_title(f"Autonomy vs tool efficiency (n = {len(d)})")
-    return ax.figure
+    return ax
