@@ -2,15 +2,13 @@
 
 A task is *correct* when ``final_score >= 0.8`` (the seed's answer-accuracy threshold) unless
 another outcome is given. Confidence is binned into the seed's five ``calibration_bucket`` levels
-or into equal-width bins. Analysis only: the reliability diagram is drawn by ``figures`` from
-:func:`calibration_table`.
+or into equal-width bins. ``figures`` draws the reliability diagram from :func:`calibration_table`.
 
 Bin-edge convention: bins are closed on the left and open on the right, [lo, hi), except the last,
 which is closed, [0.8, 1.0]. So 0.2 is "low", 0.8 is "very_high" (matching the seed's
 ``confidence_correct = conf >= 0.8``) and 1.0 is "very_high". ``right=True`` switches to
-(lo, hi] with the first bin closed. The package's one binning rule
-(:func:`dabench_analysis.stats.binning.bin_index`) puts a value on an edge in the bin its label
-says (0.7 in [0.70, 0.80) with 10 bins), for any number of bins.
+(lo, hi] with the first bin closed. The one binning rule (:func:`~.binning.bin_index`) puts a
+value on an edge in the bin its label says (0.7 in [0.70, 0.80) with 10 bins).
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.stats import inputs
 from dabench_analysis.stats.binning import bin_index, edge_label, equal_edges
 from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_threshold, warn
 from dabench_analysis.stats.proportions import proportion_interval
@@ -87,8 +86,10 @@ def assign_bucket(confidence):
     return pd.Series(cat, index=index, name="calibration_bucket")
 
 
-def _inputs(tasks, confidence, correct, threshold):
+def _inputs(tasks, confidence, correct, threshold, what, depth=4):
     """Resolve (confidence, correct) to aligned float/bool arrays with missing rows dropped."""
+    tasks = None if tasks is None else inputs.as_frame(tasks)
+    inputs.check_runs(tasks, what, takes_by=False, stacklevel=depth)
     check_threshold(threshold, scale=correct if isinstance(correct, str) else "final_score")
     def col(v, name):
         if isinstance(v, str):
@@ -118,10 +119,7 @@ def _inputs(tasks, confidence, correct, threshold):
 
 
 def _threshold(score: np.ndarray, threshold: float) -> np.ndarray:
-    out = np.full(score.shape, np.nan)
-    ok = ~np.isnan(score)
-    out[ok] = (score[ok] >= threshold).astype(float)
-    return out
+    return np.where(np.isnan(score), np.nan, (score >= threshold).astype(float))
 
 
 def _n_bins(n_bins: int | None) -> int:
@@ -168,12 +166,13 @@ def _ece_mce(conf, ok, n_bins, right) -> tuple[float, float]:
 
 
 def _errors(tasks, confidence, correct, threshold, n_bins, right, what):
-    conf, ok, notes, _ = _inputs(tasks, confidence, correct, threshold)
+    name = {"ECE": "expected_calibration_error", "MCE": "max_calibration_error"}[what]
+    conf, ok, notes, _ = _inputs(tasks, confidence, correct, threshold, name, 5)
     warn(notes + ([f"no tasks: {what} undefined"] if conf.size == 0 else []), stacklevel=4)
     return _ece_mce(conf, ok, n_bins, right)
 
 
-def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
+def calibration_table(tasks: inputs.TasksLike | None = None, *, confidence="confidence_score",
                       correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                       n_bins: int | None = None, right: bool = False,
                       ci: float = 0.95) -> pd.DataFrame:
@@ -181,8 +180,9 @@ def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confiden
 
     Parameters
     ----------
-    tasks : DataFrame, optional
-        One row per task. May be None when ``confidence`` and ``correct`` are arrays.
+    tasks : DataFrame, Run or Runs, optional
+        One row per task (a Run's ``tasks``; several runs pooled with a PooledRunsWarning).
+        None when ``confidence`` and ``correct`` are arrays.
     confidence : str or array-like
         Column name (default ``confidence_score``, in [0, 1]) or values.
     correct : str, array-like or None
@@ -228,12 +228,12 @@ def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confiden
     '   bucket  n  accuracy\\n very_low  0       NaN\\n      low  1       0.0\\n   medium  1       1.0\\n     high  0       NaN\\nvery_high  2       0.5'
     """
     check_ci(ci)
-    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
+    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold, "calibration_table")
     warn(notes)
     return _bins(conf, ok, n_bins, right, ci)
 
 
-def expected_calibration_error(tasks: pd.DataFrame | None = None, *,
+def expected_calibration_error(tasks: inputs.TasksLike | None = None, *,
                                confidence="confidence_score", correct=None,
                                threshold: float = schema.SUCCESS_THRESHOLD,
                                n_bins: int | None = None, right: bool = False) -> float:
@@ -280,7 +280,7 @@ def expected_calibration_error(tasks: pd.DataFrame | None = None, *,
     return _errors(tasks, confidence, correct, threshold, n_bins, right, "ECE")[0]
 
 
-def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
+def max_calibration_error(tasks: inputs.TasksLike | None = None, *, confidence="confidence_score",
                           correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                           n_bins: int | None = None, right: bool = False) -> float:
     """Maximum calibration error: max over non-empty bins of |accuracy_b − mean_confidence_b|.
@@ -318,7 +318,7 @@ def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="conf
     return _errors(tasks, confidence, correct, threshold, n_bins, right, "MCE")[1]
 
 
-def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
+def brier_score(tasks: inputs.TasksLike | None = None, *, confidence="confidence_score",
                 correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                 scale_by_half: bool = True) -> float:
     """Brier score: mean of (confidence − correct)², lower is better.
@@ -351,7 +351,7 @@ def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_sco
     >>> round(brier_score(confidence=[0.1, 0.9, 0.8, 0.3], correct=[0, 1, 1, 0]), 6)  # sklearn
     0.0375
     """
-    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
+    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold, "brier_score")
     if conf.size == 0:
         warn(notes + ["no tasks: Brier score undefined"])
         return float("nan")
@@ -360,7 +360,7 @@ def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_sco
     return b if scale_by_half else 2 * b
 
 
-def calibration_summary(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
+def calibration_summary(tasks: inputs.TasksLike | None = None, *, confidence="confidence_score",
                         correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                         n_bins: int | None = None, right: bool = False) -> pd.DataFrame:
     """One-row calibration summary for tables.
@@ -387,7 +387,7 @@ def calibration_summary(tasks: pd.DataFrame | None = None, *, confidence="confid
     >>> round(float(calibration_summary(df).ece[0]), 4)
     0.1
     """
-    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
+    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold, "calibration_summary")
     warn(notes)
     ece, mce = _ece_mce(conf, ok, n_bins, right)
     brier, acc, mc = ((float(np.mean((conf - ok) ** 2)), float(ok.mean()), float(conf.mean()))

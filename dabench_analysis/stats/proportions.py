@@ -14,6 +14,7 @@ from dabench_analysis import schema
 from dabench_analysis.stats.inputs import (
     as_bool,
     as_float,
+    as_frame,
     check_ci,
     pair_runs,
     warn,
@@ -145,9 +146,9 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
 
     Parameters
     ----------
-    baseline_correct, proposed_correct : array-like, Series or DataFrame
+    baseline_correct, proposed_correct : array-like, Series, DataFrame or Run
         Flags (pandas ``boolean``, bool or 0/1; <NA> allowed), paired by position (sequences),
-        index (two Series) or ``on`` (task frames). For frames, ``column`` is used: a flag
+        index (two Series) or ``on`` (task frames; a Run gives its ``tasks``). For frames, ``column`` is used: a flag
         column as is, a score column as ``column >= threshold``.
     exact : bool
         Exact binomial test on the discordant pairs (default) or the chi-square statistic.
@@ -167,7 +168,8 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
     Raises
     ------
     ValueError
-        Values that are not flags, duplicate task keys, unequal lengths.
+        Values that are not flags, duplicate task keys (a frame or Runs holding several runs
+        is named as such), unequal lengths.
 
     Notes
     -----
@@ -189,7 +191,10 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
     >>> round(float(out.statistic[0]), 3), int(out.b[0]), int(out.c[0])
     (17.356, 150, 86)
     """
+    baseline_correct = as_frame(baseline_correct, name="baseline", runs=False, others=True)
+    proposed_correct = as_frame(proposed_correct, name="proposed", runs=False, others=True)
     threshold = schema.check_threshold(threshold)
+
     def convert(s, name):
         if isinstance(baseline_correct, pd.DataFrame) and not (
                 pd.api.types.is_bool_dtype(s.dtype) or isinstance(s.dtype, pd.BooleanDtype)):

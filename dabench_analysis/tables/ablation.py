@@ -16,7 +16,15 @@ from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.binning import ULPS, bin_index
 from dabench_analysis.stats.comparison import unpaired_comparison
 from dabench_analysis.stats.descriptive import interval_method, mean_summary
-from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, warn
+from dabench_analysis.stats.inputs import (
+    TasksLike,
+    as_bool,
+    as_float,
+    as_frame,
+    check_ci,
+    check_runs,
+    warn,
+)
 
 
 def _two_groups(tasks, metric, mask_a, mask_b, labels, comparison, ci, n_excluded, notes):
@@ -64,14 +72,15 @@ _GROUP_DOC = """
 """
 
 
-def verification(tasks: pd.DataFrame, *, metric: str = "final_score",
+def verification(tasks: TasksLike, *, metric: str = "final_score",
                  flag: str = "verification_triggered", ci: float = 0.95) -> pd.DataFrame:
     """Ablation 1: tasks with vs without verification (seed 000 §Ablation Studies).
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``flag`` (pandas ``boolean`` or 0/1; <NA> excluded) and ``metric``.
+        A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     metric : str
         Score compared (default ``final_score``, in [0, 1]).
     flag : str
@@ -99,6 +108,8 @@ def verification(tasks: pd.DataFrame, *, metric: str = "final_score",
     >>> int(out.n_a[0]), int(out.n_b[0]), int(out.n_excluded[0]), round(float(out.p_value[0]), 4)
     (3, 2, 1, 0.2)
     """
+    tasks = as_frame(tasks)
+    check_runs(tasks, "verification", takes_by=False)
     require_columns(tasks, [flag, metric])
     check_ci(ci)
     f = as_bool(tasks[flag], flag)
@@ -112,15 +123,16 @@ def verification(tasks: pd.DataFrame, *, metric: str = "final_score",
 verification.__doc__ = verification.__doc__.replace("{returns}", _GROUP_DOC.strip("\n"))
 
 
-def replanning(tasks: pd.DataFrame, *, metric: str = "final_score",
+def replanning(tasks: TasksLike, *, metric: str = "final_score",
                ci: float = 0.95) -> pd.DataFrame:
     """Ablation 2: first-try successes vs tasks that replanned (seed 000 §Ablation Studies).
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``first_try_success`` (flag), ``replan_count`` (count) and
         ``metric``.
+        A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     metric : str
         Score compared (default ``final_score``).
     ci : float
@@ -147,6 +159,8 @@ def replanning(tasks: pd.DataFrame, *, metric: str = "final_score",
     >>> int(out.n_a[0]), int(out.n_b[0]), int(out.n_excluded[0])
     (2, 2, 1)
     """
+    tasks = as_frame(tasks)
+    check_runs(tasks, "replanning", takes_by=False)
     require_columns(tasks, ["first_try_success", "replan_count", metric])
     check_ci(ci)
     first = as_bool(tasks["first_try_success"], "first_try_success")
@@ -258,14 +272,15 @@ def quantile_bins(values, *, q: int = 4) -> pd.Series:
     return pd.Series(cat, index=x.index, name="quantile_bin")
 
 
-def efficiency_quartiles(tasks: pd.DataFrame, *, q: int = 4, column: str = "tool_efficiency",
+def efficiency_quartiles(tasks: TasksLike, *, q: int = 4, column: str = "tool_efficiency",
                          metric: str = "final_score", ci: float = 0.95) -> pd.DataFrame:
     """Ablation 3: ``metric`` by quantile bin of tool efficiency (seed 000 §Ablation Studies).
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``column`` (default ``tool_efficiency``, in [0, 1]) and ``metric``.
+        A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     q : int
         Requested number of quantile bins.
     column : str
@@ -304,6 +319,8 @@ def efficiency_quartiles(tasks: pd.DataFrame, *, q: int = 4, column: str = "tool
     >>> efficiency_quartiles(df)[["quantile_bin", "interval", "n"]].to_string(index=False)
     'quantile_bin  interval  n\\n       Q1–Q3 [0, 1.75]  7\\n          Q4 (1.75, 4]  3'
     """
+    tasks = as_frame(tasks)
+    check_runs(tasks, "efficiency_quartiles", takes_by=False)
     require_columns(tasks, [column, metric])
     check_ci(ci)
     if int(q) != q or q < 1:

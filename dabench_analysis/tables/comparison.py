@@ -9,11 +9,12 @@ import pandas as pd
 
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.inputs import TasksLike, as_frame, unique_key
 
 
 def by_difficulty(
-    baseline: pd.DataFrame,
-    proposed: pd.DataFrame,
+    baseline: TasksLike,
+    proposed: TasksLike,
     *,
     metric: str = "final_score",
     correction: str = "holm",
@@ -23,9 +24,9 @@ def by_difficulty(
 
     Parameters
     ----------
-    baseline, proposed : DataFrame
-        Task frames of the two runs (``run.tasks``) with ``on``, ``difficulty`` and ``metric``.
-        The level of a task is taken from the baseline.
+    baseline, proposed : DataFrame or Run
+        The two runs (or their ``run.tasks``; a Runs of one run) with ``on``, ``difficulty``
+        and ``metric``. The level of a task is taken from the baseline.
     metric : str
         Score to compare ([0, 1]).
     correction : str
@@ -42,10 +43,13 @@ def by_difficulty(
     Raises
     ------
     ValueError
-        For a missing column.
+        For a missing column, or a side holding several runs.
     """
+    baseline = as_frame(baseline, name="baseline", runs=False)
+    proposed = as_frame(proposed, name="proposed", runs=False)
     require_columns(baseline, [on, "difficulty", metric], what="baseline")
     require_columns(proposed, [on, metric], what="proposed")
+    unique_key(baseline, on, "baseline")
     rows = []
     level = baseline.set_index(on)["difficulty"].astype("string")
     for lvl in schema.DIFFICULTY_ORDER:
@@ -65,8 +69,8 @@ def by_difficulty(
 
 
 def task_changes(
-    baseline: pd.DataFrame,
-    proposed: pd.DataFrame,
+    baseline: TasksLike,
+    proposed: TasksLike,
     *,
     metric: str = "final_score",
     on: str = "task_id",
@@ -76,8 +80,9 @@ def task_changes(
 
     Parameters
     ----------
-    baseline, proposed : DataFrame
-        Task frames with ``on`` and ``metric`` (and ``difficulty``, copied when present).
+    baseline, proposed : DataFrame or Run
+        Task frames (or runs; a Runs of one run) with ``on`` and ``metric`` (and
+        ``difficulty``, copied when present); ``on`` unique in each.
     metric : str
         Score column ([0, 1]).
     on : str
@@ -92,6 +97,12 @@ def task_changes(
         ``regressed`` / ``unchanged`` (by the sign of diff) and ``flip`` (``fixed`` when the task
         became correct, ``broken`` when it stopped being correct, else ""), sorted by diff.
 
+    Raises
+    ------
+    ValueError
+        A missing column, a ``threshold`` outside (0, 1], or a task key that repeats (e.g. a
+        side holding several runs).
+
     Examples
     --------
     >>> b = pd.DataFrame({"task_id": ["a", "b", "c"], "final_score": [0.2, 0.9, 0.5]})
@@ -99,9 +110,13 @@ def task_changes(
     >>> task_changes(b, p)[["task_id", "change", "flip"]].values.tolist()
     [['b', 'regressed', 'broken'], ['c', 'unchanged', ''], ['a', 'improved', 'fixed']]
     """
+    baseline = as_frame(baseline, name="baseline", runs=False)
+    proposed = as_frame(proposed, name="proposed", runs=False)
     threshold = schema.check_threshold(threshold)
     require_columns(baseline, [on, metric], what="baseline")
     require_columns(proposed, [on, metric], what="proposed")
+    for name, frame in (("baseline", baseline), ("proposed", proposed)):
+        unique_key(frame, on, name)
     keep = [on, metric] + (["difficulty"] if "difficulty" in baseline else [])
     merged = baseline[keep].merge(proposed[[on, metric]], on=on, suffixes=("_b", "_p"))
     b, p = merged[f"{metric}_b"].astype("float64"), merged[f"{metric}_p"].astype("float64")

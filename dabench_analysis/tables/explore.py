@@ -12,6 +12,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.load.run import Run
+from dabench_analysis.stats.inputs import TasksLike, as_frame
 from dabench_analysis.tables.common import correct_mask
 
 #: The columns shown for a task's metrics, in reading order.
@@ -57,14 +58,15 @@ class TaskDetail:
                           for k, v in fa.items()}, dtype=object)
 
 
-def pick_task(tasks: pd.DataFrame, *, which: str = "first_failed",
+def pick_task(tasks: TasksLike, *, which: str = "first_failed",
               threshold: float = schema.SUCCESS_THRESHOLD) -> str:
     """Choose a task to look at.
 
     Parameters
     ----------
-    tasks : DataFrame
-        ``run.tasks``.
+    tasks : DataFrame, Run or Runs
+        ``run.tasks`` (a Run or Runs gives its ``tasks``; for several runs the task_id alone
+        does not say which run's task it is).
     which : {"first_failed", "worst", "first"}
         The first task with final_score < threshold, the lowest-scoring task, or the first row.
     threshold : float
@@ -85,6 +87,7 @@ def pick_task(tasks: pd.DataFrame, *, which: str = "first_failed",
     >>> pick_task(pd.DataFrame({"task_id": ["a", "b"], "final_score": [0.9, 0.2]}))
     'b'
     """
+    tasks = as_frame(tasks)
     if tasks.empty:
         raise ValueError("no tasks to pick from")
     if which == "first":

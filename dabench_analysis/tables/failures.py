@@ -3,6 +3,8 @@
 Frames in, tidy frames out. A task *failed* when ``final_score < threshold`` (0.8, as the seed's
 ``df[df['final_score'] < 0.8]``); shares are of failed tasks, with Wilson intervals. A
 ``threshold`` outside (0, 1] raises ValueError (via :func:`~dabench_analysis.tables.correct_mask`).
+Every function takes a frame, a Run or a Runs (its ``tasks``); the counting ones pool several
+runs with a :class:`~dabench_analysis.stats.PooledRunsWarning`, never silently.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ import pandas as pd
 
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.inputs import TasksLike, as_frame, check_runs, runs_checked
 from dabench_analysis.tables.common import correct_mask
 
 
-def failed_tasks(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
+def failed_tasks(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """The tasks with ``final_score < threshold`` (tasks with a missing score are left out).
 
     Raises
@@ -27,12 +30,13 @@ def failed_tasks(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRES
     >>> failed_tasks(pd.DataFrame({"final_score": [0.9, 0.1, None]})).index.tolist()
     [1]
     """
+    tasks = as_frame(tasks)
     ok = correct_mask(tasks, threshold=threshold)
     return tasks[(~ok).fillna(False).to_numpy()]
 
 
 def distribution(
-    tasks: pd.DataFrame,
+    tasks: TasksLike,
     column: str,
     *,
     order: tuple[str, ...] | None = None,
@@ -43,8 +47,9 @@ def distribution(
 
     Parameters
     ----------
-    tasks : DataFrame
-        Rows to count (e.g. the failed tasks).
+    tasks : DataFrame, Run or Runs
+        Rows to count (e.g. the failed tasks). A Run or Runs gives its ``tasks``; several runs
+        are pooled, with a PooledRunsWarning.
     column : str
         A categorical or text column.
     order : tuple of str, optional
@@ -73,7 +78,9 @@ def distribution(
     0  a      2  0.666667
     1  b      1  0.333333
     """
+    tasks = as_frame(tasks)
     require_columns(tasks, [column])
+    check_runs(tasks, "distribution", takes_by=False)
     values = tasks[column].astype("string").fillna("(missing)")
     counts = values.value_counts(sort=True)
     counts = counts.sort_index(kind="stable").sort_values(ascending=False, kind="stable")
@@ -93,7 +100,7 @@ def distribution(
     return pd.DataFrame(rows, columns=[column, "count", "share", "ci_low", "ci_high", "n"])
 
 
-def failure_categories(tasks: pd.DataFrame, *,
+def failure_categories(tasks: TasksLike, *,
                        threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """MAS failure categories among failed tasks, in the seed's taxonomy order.
 
@@ -110,11 +117,14 @@ def failure_categories(tasks: pd.DataFrame, *,
     >>> failure_categories(t).query("count > 0")["failure_category"].tolist()
     ['PLANNING_FAILURE', 'REASONING_FAILURE']
     """
-    return distribution(failed_tasks(tasks, threshold=threshold), "failure_category",
-                        order=schema.FAILURE_CATEGORIES)
+    tasks = as_frame(tasks)
+    check_runs(tasks, "failure_categories", takes_by=False)
+    with runs_checked():
+        return distribution(failed_tasks(tasks, threshold=threshold), "failure_category",
+                            order=schema.FAILURE_CATEGORIES)
 
 
-def failure_stages(tasks: pd.DataFrame, *,
+def failure_stages(tasks: TasksLike, *,
                    threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Failure distribution by AAT stage (UNDERSTAND, PLAN, EXECUTE, VERIFY, AGGREGATE).
 
@@ -129,11 +139,14 @@ def failure_stages(tasks: pd.DataFrame, *,
     >>> failure_stages(t)["count"].tolist()
     [0, 0, 1, 0, 0]
     """
-    return distribution(failed_tasks(tasks, threshold=threshold), "failure_stage",
-                        order=schema.FAILURE_STAGES)
+    tasks = as_frame(tasks)
+    check_runs(tasks, "failure_stages", takes_by=False)
+    with runs_checked():
+        return distribution(failed_tasks(tasks, threshold=threshold), "failure_stage",
+                            order=schema.FAILURE_STAGES)
 
 
-def outcome_error_types(tasks: pd.DataFrame, *,
+def outcome_error_types(tasks: TasksLike, *,
                         threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Evaluation buckets (low_recall, wrong_schema, …) among failed tasks, by count.
 
@@ -148,10 +161,13 @@ def outcome_error_types(tasks: pd.DataFrame, *,
     >>> outcome_error_types(t)["share"].tolist()
     [1.0]
     """
-    return distribution(failed_tasks(tasks, threshold=threshold), "outcome_error_type")
+    tasks = as_frame(tasks)
+    check_runs(tasks, "outcome_error_types", takes_by=False)
+    with runs_checked():
+        return distribution(failed_tasks(tasks, threshold=threshold), "outcome_error_type")
 
 
-def outcome_status(tasks: pd.DataFrame) -> pd.DataFrame:
+def outcome_status(tasks: TasksLike) -> pd.DataFrame:
     """All tasks by outcome_status (correct, partial, failed; seed V2.1 item 4).
 
     Returns
@@ -164,16 +180,19 @@ def outcome_status(tasks: pd.DataFrame) -> pd.DataFrame:
     >>> outcome_status(pd.DataFrame({"outcome_status": ["correct", "failed"]}))["count"].tolist()
     [1, 0, 1]
     """
-    return distribution(tasks, "outcome_status", order=schema.OUTCOME_STATUSES)
+    tasks = as_frame(tasks)
+    check_runs(tasks, "outcome_status", takes_by=False)
+    with runs_checked():
+        return distribution(tasks, "outcome_status", order=schema.OUTCOME_STATUSES)
 
 
-def root_causes(tasks: pd.DataFrame, *, top: int = 10,
+def root_causes(tasks: TasksLike, *, top: int = 10,
                 threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Table 5 — the most frequent root causes among failed tasks (seed: ``.head(10)``).
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         With ``final_score`` and ``root_cause``; ``failure_category`` is added when present.
     top : int
         How many root causes to keep.
@@ -192,8 +211,11 @@ def root_causes(tasks: pd.DataFrame, *, top: int = 10,
     >>> root_causes(t)[["root_cause", "count"]].values.tolist()
     [['a', 2], ['b', 1]]
     """
+    tasks = as_frame(tasks)
+    check_runs(tasks, "root_causes", takes_by=False)
     failed = failed_tasks(tasks, threshold=threshold)
-    out = distribution(failed, "root_cause", top=top)
+    with runs_checked():
+        out = distribution(failed, "root_cause", top=top)
     if "failure_category" in failed and len(out):
         cause = failed["root_cause"].astype("string").fillna("(missing)")
         cat = failed["failure_category"].astype("string").fillna("(missing)")

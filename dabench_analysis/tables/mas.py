@@ -12,7 +12,16 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_threshold, warn
+from dabench_analysis.stats.inputs import (
+    TasksLike,
+    as_bool,
+    as_float,
+    as_frame,
+    check_ci,
+    check_runs,
+    check_threshold,
+    warn,
+)
 from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
 
 
@@ -33,7 +42,7 @@ def _diff_ci(k1: int, n1: int, k2: int, n2: int, ci: float) -> tuple[float, floa
     return float(lo), float(hi)
 
 
-def specialist_value(tasks: pd.DataFrame, *, correct: str | None = None,
+def specialist_value(tasks: TasksLike, *, correct: str | None = None,
                      threshold: float = schema.SUCCESS_THRESHOLD,
                      specialists: tuple[str, ...] = tuple(schema.SPECIALISTS),
                      ci: float = 0.95) -> pd.DataFrame:
@@ -41,9 +50,10 @@ def specialist_value(tasks: pd.DataFrame, *, correct: str | None = None,
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``<specialist>_agent_used`` flags (pandas ``boolean`` or 0/1) and
         ``final_score`` (or the ``correct`` column).
+        A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     correct : str, optional
         Flag column of correctness; default ``final_score >= threshold``.
     threshold : float
@@ -90,6 +100,8 @@ def specialist_value(tasks: pd.DataFrame, *, correct: str | None = None,
     >>> float(out.delta[0]), round(float(out.p_value[0]), 4)  # R fisher.test: p = 0.4857
     (0.5, 0.4857)
     """
+    tasks = as_frame(tasks)
+    check_runs(tasks, "specialist_value", takes_by=False)
     check_ci(ci)
     threshold = check_threshold(threshold)
     ok = _correctness(tasks, correct, threshold)
@@ -123,14 +135,15 @@ def specialist_value(tasks: pd.DataFrame, *, correct: str | None = None,
     return pd.DataFrame(rows)
 
 
-def mas_effectiveness(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """MAS effectiveness: first-attempt vs final accuracy and recovery (Phase 0 Task 2).
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with flags ``initial_answer_correct``, ``final_answer_correct`` and,
         optionally, ``recovered_after_replan``, ``recovered_after_retry``.
+        A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     ci : float
         Level of the Wilson intervals.
 
@@ -168,6 +181,8 @@ def mas_effectiveness(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     >>> float(out.first_attempt_accuracy[0]), float(out.final_accuracy[0]), int(out.n_recovered[0])
     (0.4, 0.8, 2)
     """
+    tasks = as_frame(tasks)
+    check_runs(tasks, "mas_effectiveness", takes_by=False)
     require_columns(tasks, ["initial_answer_correct", "final_answer_correct"])
     check_ci(ci)
     ini = as_bool(tasks["initial_answer_correct"], "initial_answer_correct")
@@ -200,14 +215,15 @@ def mas_effectiveness(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
                                             "n_recovered_after_retry": "Int64"})
 
 
-def coordinator_effectiveness(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+def coordinator_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Coordinator intervention effectiveness: replan and retry success rates (Phase 0 Task 3).
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with flags ``replan_requested``, ``replan_successful``,
         ``retry_requested``, ``retry_successful``.
+        A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     ci : float
         Level of the Wilson interval of the success rate.
 
@@ -240,6 +256,8 @@ def coordinator_effectiveness(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.Da
     >>> out[["intervention", "requested", "successful"]].values.tolist()
     [['replan', 3, 2], ['retry', 0, 0]]
     """
+    tasks = as_frame(tasks)
+    check_runs(tasks, "coordinator_effectiveness", takes_by=False)
     check_ci(ci)
     rows, notes = [], []
     for kind in ("replan", "retry"):

@@ -3,7 +3,9 @@
 Frames in, frames out: no IO and no plotting. Every mean comes with an interval computed by
 :mod:`dabench_analysis.stats` and named in a ``method`` column: logit-t for means of [0, 1] scores
 (never outside [0, 1]), Wilson for proportions, t for seconds and tokens. Every ``threshold`` is
-checked by :func:`dabench_analysis.stats.check_threshold`.
+checked by :func:`dabench_analysis.stats.check_threshold`. Each takes a frame, a Run or a Runs
+and ``by=`` (``"run_id"``: one table per run, stacked); several runs without ``by`` are pooled
+with a :class:`~dabench_analysis.stats.PooledRunsWarning`, never silently.
 """
 
 from __future__ import annotations
@@ -15,38 +17,49 @@ import pandas as pd
 
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import require_columns
-from dabench_analysis.tables.common import correct_mask
+from dabench_analysis.stats.inputs import TasksLike, as_frame, check_runs, runs_checked
+from dabench_analysis.tables.common import by_group, correct_mask
+
+#: The ``by`` argument of every table here, described once.
+_BY_DOC = """by : str, sequence of str or None
+        Grouping columns, e.g. ``"run_id"`` (one table per run, stacked, groups in sorted order,
+        the ``by`` columns first). Default None: one table of every row; when the rows hold
+        several runs they are pooled, with a PooledRunsWarning naming them."""
 
 
 def main_results(
-    tasks: pd.DataFrame,
+    tasks: TasksLike,
     *,
     metrics: Sequence[str] = tuple(schema.MAIN_METRICS),
     ci: float = 0.95,
+    by: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Table 1 — main results: mean ± std of the primary metrics, with an interval of the mean.
 
     Parameters
     ----------
-    tasks : DataFrame
-        One row per task (``run.tasks``) with the metric columns, each in [0, 1].
+    tasks : DataFrame, Run or Runs
+        One row per task (``run.tasks``; a Run or Runs gives its ``tasks``) with the metric
+        columns, each in [0, 1].
     metrics : sequence of str
         Default: final_score, analyst_score, answer_f1, autonomy_score, tool_efficiency (seed 000
         §Recommended Metrics for Publication, Table 1).
     ci : float
         Confidence level of the interval of the mean.
+    {by}
 
     Returns
     -------
     DataFrame
-        One row per metric: ``metric, n, mean, std, sem, ci_low, ci_high, method`` (n counts
+        One row per metric (per group and metric with ``by``): the ``by`` columns, then
+        ``metric, n, mean, std, sem, ci_low, ci_high, method`` (n counts
         non-missing values; std is the sample standard deviation, ddof = 1; ``method`` names the
         interval: "logit t" for [0, 1] scores, "t" for unbounded metrics).
 
     Raises
     ------
     ValueError
-        If a metric is not a column of ``tasks``.
+        If a metric or a ``by`` column is not a column of ``tasks``.
 
     Notes
     -----
@@ -60,11 +73,23 @@ def main_results(
     >>> main_results(t, metrics=["final_score"])[["metric", "n", "mean", "std"]]
             metric  n  mean  std
     0  final_score  3   0.5  0.5
+    >>> two = pd.concat([t.assign(run_id="r1"), t.assign(run_id="r2", final_score=1.0)])
+    >>> main_results(two, metrics=["final_score"], by="run_id")[["run_id", "n", "mean"]]
+      run_id  n  mean
+    0     r1  3   0.5
+    1     r2  3   1.0
     """
-    require_columns(tasks, metrics)
-    out = stats.describe(tasks, list(metrics), ci=ci)
-    return out[["metric", "n", "mean", "std", "sem", "ci_low", "ci_high",
+    tasks = as_frame(tasks)
+    by_cols = [] if by is None else [by] if isinstance(by, str) else list(by)
+    require_columns(tasks, [*metrics, *by_cols])
+    check_runs(tasks, "main_results", by=by_cols)
+    with runs_checked():
+        out = stats.describe(tasks, list(metrics), by=by_cols or None, ci=ci)
+    return out[[*by_cols, "metric", "n", "mean", "std", "sem", "ci_low", "ci_high",
                 "method"]].reset_index(drop=True)
+
+
+main_results.__doc__ = main_results.__doc__.replace("{by}", _BY_DOC)
 
 
 def _rate(flags: pd.Series) -> tuple[int, float]:
@@ -80,18 +105,19 @@ _T2_COLUMNS = ["difficulty", "n", "execution_success_rate", "answer_accuracy",
 
 
 def difficulty_breakdown(
-    tasks: pd.DataFrame,
+    tasks: TasksLike,
     *,
     threshold: float = schema.SUCCESS_THRESHOLD,
     empty_levels: str = "omit",
     ci: float = 0.95,
+    by: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Table 2 — breakdown by difficulty, with cost (seed 000 §Breakdown by Difficulty, Phase 0
     Task 6).
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``difficulty``, ``execution_success`` (flag), ``final_score``
         ([0, 1]), ``execution_time`` (seconds, wall clock) and ``total_tokens`` (tokens).
     threshold : float
@@ -101,11 +127,13 @@ def difficulty_breakdown(
         missing rates (which :func:`dabench_analysis.export.save_table` prints as "n/a").
     ci : float
         Level of every interval.
+    {by}
 
     Returns
     -------
     DataFrame
-        One row per difficulty in the order Easy, Medium, Hard, Extreme: ``difficulty, n,
+        One row per difficulty (per group and difficulty with ``by``, the ``by`` columns
+        first) in the order Easy, Medium, Hard, Extreme: ``difficulty, n,
         execution_success_rate, answer_accuracy, answer_accuracy_ci_low,
         answer_accuracy_ci_high, mean_final_score, mean_final_score_ci_low,
         mean_final_score_ci_high, mean_runtime_s, mean_runtime_s_ci_low, mean_runtime_s_ci_high,
@@ -140,11 +168,25 @@ def difficulty_breakdown(
     1     Medium  1              1.0             4.0
     2       Hard  2              0.5            15.0
     """
+    tasks = as_frame(tasks)
     cols = ["difficulty", "execution_success", "final_score", "execution_time", "total_tokens"]
     require_columns(tasks, cols)
     threshold = stats.check_threshold(threshold)
     if empty_levels not in ("omit", "keep"):
         raise ValueError(f"empty_levels must be 'omit' or 'keep', got {empty_levels!r}")
+    check_runs(tasks, "difficulty_breakdown", by=by)
+    if by is not None:
+        return by_group(tasks, by, lambda sub: difficulty_breakdown(
+            sub, threshold=threshold, empty_levels=empty_levels, ci=ci))
+    with runs_checked():
+        return _difficulty_table(tasks, threshold, empty_levels, ci)
+
+
+difficulty_breakdown.__doc__ = difficulty_breakdown.__doc__.replace("{by}", _BY_DOC)
+
+
+def _difficulty_table(tasks: pd.DataFrame, threshold: float, empty_levels: str,
+                      ci: float) -> pd.DataFrame:
     level = tasks["difficulty"].astype("string").str.strip()
     unknown = sorted(set(level.dropna()) - set(schema.DIFFICULTY_ORDER))
     if unknown:
@@ -153,10 +195,11 @@ def difficulty_breakdown(
     correct = correct_mask(tasks, threshold=threshold)
     rows = []
     for lvl in schema.DIFFICULTY_ORDER:
-        sub = tasks[(level == lvl).fillna(False).to_numpy()]
+        at = (level == lvl).fillna(False).to_numpy()
+        sub = tasks[at]
         if sub.empty and empty_levels == "omit":
             continue
-        k, n_ok = _rate(correct[sub.index])
+        k, n_ok = _rate(correct[at])  # by position: a stacked frame may repeat index labels
         ex_k, ex_n = _rate(sub["execution_success"].astype("boolean"))
         acc = stats.proportion_ci(k, n_ok, ci=ci) if n_ok else None
         score = stats.describe(sub, ["final_score"], ci=ci).iloc[0] if len(sub) else None
@@ -188,78 +231,6 @@ def difficulty_breakdown(
     return out
 
 
-def key_numbers(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESHOLD) -> dict:
-    """The run's headline numbers, as written to a report's ``summary.json``.
-
-    Parameters
-    ----------
-    tasks : DataFrame
-        One row per task with ``task_id`` and ``final_score`` ([0, 1]); ``execution_success``,
-        ``execution_time`` (s) and ``total_tokens`` are optional (absent: their numbers are
-        None).
-    threshold : float
-        Answer accuracy threshold on ``final_score``.
-
-    Returns
-    -------
-    dict
-        ``n_tasks``, ``threshold``, ``answer_accuracy`` with Wilson
-        ``answer_accuracy_ci_low/high``, ``mean_final_score`` with its logit-t interval
-        ``mean_final_score_ci_low/high`` and ``mean_final_score_ci_method``,
-        ``execution_success_rate``, ``mean_runtime_s`` and ``mean_tokens`` with t-intervals
-        (``*_ci_low``, ``*_ci_high``), ``n_failed``.
-
-    Raises
-    ------
-    ValueError
-        A missing column or a ``threshold`` outside (0, 1].
-
-    Notes
-    -----
-    Intervals as in :func:`difficulty_breakdown`.
-
-    Examples
-    --------
-    >>> t = pd.DataFrame({"task_id": ["a", "b"], "final_score": [1.0, 0.0],
-    ...                   "execution_success": [True, True], "execution_time": [1.0, 3.0],
-    ...                   "total_tokens": [10, 30]})
-    >>> key_numbers(t)["answer_accuracy"], key_numbers(t)["n_failed"]
-    (0.5, 1)
-    """
-    require_columns(tasks, ["task_id", "final_score"])
-    threshold = stats.check_threshold(threshold)
-    correct = correct_mask(tasks, threshold=threshold).dropna().astype(bool)
-    acc = stats.proportion_ci(int(correct.sum()), len(correct)) if len(correct) else None
-    score = stats.describe(tasks, ["final_score"]).iloc[0]
-    out = {
-        "n_tasks": int(len(tasks)),
-        "threshold": threshold,
-        "answer_accuracy": float(correct.mean()) if len(correct) else None,
-        "answer_accuracy_ci_low": float(acc["ci_low"].iloc[0]) if acc is not None else None,
-        "answer_accuracy_ci_high": float(acc["ci_high"].iloc[0]) if acc is not None else None,
-        "mean_final_score": float(score["mean"]),
-        "mean_final_score_ci_low": float(score["ci_low"]),
-        "mean_final_score_ci_high": float(score["ci_high"]),
-        "mean_final_score_ci_method": score["method"],
-        "execution_success_rate": None,
-    }
-    if "execution_success" in tasks:
-        ex = tasks["execution_success"].astype("boolean").dropna().astype(bool)
-        out["execution_success_rate"] = float(ex.mean()) if len(ex) else None
-    for col, key in (("execution_time", "mean_runtime_s"), ("total_tokens", "mean_tokens")):
-        row = (stats.describe(tasks.astype({col: "float64"}), [col]).iloc[0] if col in tasks
-               else {"mean": None, "ci_low": None, "ci_high": None})
-        out |= {key: _num(row["mean"]), f"{key}_ci_low": _num(row["ci_low"]),
-                f"{key}_ci_high": _num(row["ci_high"])}
-    return out | {
-        "n_failed": int((~correct).sum()),
-    }
-
-
-def _num(v) -> float | None:
-    return None if v is None else float(v)
-
-
 def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:
     """describe() output (one row per group x metric) -> one row per group; each metric's
     interval method in ``<metric>_method``, so a table without a metric is the full table
@@ -273,27 +244,30 @@ def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 def task_type_breakdown(
-    tasks: pd.DataFrame,
+    tasks: TasksLike,
     *,
     metrics: Sequence[str] = ("final_score", "analyst_score"),
     ci: float = 0.95,
+    by: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Table 3 — metrics by task type (seed: ``groupby('task_type')[...].agg(['mean', 'std',
     'count'])``), with intervals that respect each metric's range.
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``task_type`` and the metric columns ([0, 1] scores).
     metrics : sequence of str
         Default final_score and analyst_score.
     ci : float
         Interval level.
+    {by}
 
     Returns
     -------
     DataFrame
-        One row per task type (alphabetical): ``task_type, n``, then for each metric
+        One row per task type (alphabetical; per group and task type with ``by``, the ``by``
+        columns first): ``task_type, n``, then for each metric
         ``<metric>_mean, <metric>_std, <metric>_ci_low, <metric>_ci_high, <metric>_method``
         (the interval's method: "logit t" for [0, 1] scores).
 
@@ -316,24 +290,33 @@ def task_type_breakdown(
     0      join  2               0.5
     1   ranking  1               0.5
     """
+    tasks = as_frame(tasks)
     require_columns(tasks, ["task_type", *metrics])
+    check_runs(tasks, "task_type_breakdown", by=by)
+    if by is not None:
+        return by_group(tasks, by, lambda sub: task_type_breakdown(sub, metrics=metrics, ci=ci))
     data = tasks.assign(task_type=tasks["task_type"].astype("string").fillna("(missing)"))
-    return _wide(stats.describe(data, list(metrics), by="task_type", ci=ci), "task_type")
+    with runs_checked():
+        return _wide(stats.describe(data, list(metrics), by="task_type", ci=ci), "task_type")
+
+
+task_type_breakdown.__doc__ = task_type_breakdown.__doc__.replace("{by}", _BY_DOC)
 
 
 def specialist_participation(
-    tasks: pd.DataFrame,
+    tasks: TasksLike,
     *,
     metrics: Sequence[str] = ("final_score", "autonomy_score"),
     threshold: float = schema.SUCCESS_THRESHOLD,
     ci: float = 0.95,
+    by: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Table 4 — multi-agent performance by specialist participation (seed:
     ``groupby('specialist_participation')[['final_score', 'autonomy_score']].mean()``).
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         With ``specialist_participation`` (share of the three specialists used, [0, 1]), the
         metric columns and ``final_score``.
     metrics : sequence of str
@@ -342,11 +325,13 @@ def specialist_participation(
         Answer accuracy threshold.
     ci : float
         Interval level.
+    {by}
 
     Returns
     -------
     DataFrame
-        One row per observed participation level, ascending: ``specialist_participation``,
+        One row per observed participation level, ascending (per group and level with ``by``,
+        the ``by`` columns first): ``specialist_participation``,
         ``specialists_used`` (the level as "k of 3"), ``n``, ``answer_accuracy`` with Wilson
         ``answer_accuracy_ci_low/high``, ``answer_accuracy_method`` ("Wilson"), and
         ``<metric>_mean/_std/_ci_low/_ci_high/_method``.
@@ -369,8 +354,22 @@ def specialist_participation(
     0           1 of 3  1              0.0
     1           3 of 3  2              1.0
     """
+    tasks = as_frame(tasks)
     require_columns(tasks, ["specialist_participation", "final_score", *metrics])
     threshold = stats.check_threshold(threshold)
+    check_runs(tasks, "specialist_participation", by=by)
+    if by is not None:
+        return by_group(tasks, by, lambda sub: specialist_participation(
+            sub, metrics=metrics, threshold=threshold, ci=ci))
+    with runs_checked():
+        return _participation_table(tasks, metrics, threshold, ci)
+
+
+specialist_participation.__doc__ = specialist_participation.__doc__.replace("{by}", _BY_DOC)
+
+
+def _participation_table(tasks: pd.DataFrame, metrics: Sequence[str], threshold: float,
+                         ci: float) -> pd.DataFrame:
     level = tasks["specialist_participation"].astype("float64").round(4)
     data = tasks.assign(specialist_participation=level).dropna(
         subset=["specialist_participation"])

@@ -12,18 +12,20 @@ import pandas as pd
 
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.inputs import TasksLike, as_frame, check_runs
 
 
-def phase_timing(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+def phase_timing(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Per-stage time, calls and tokens per task, and the unaccounted overhead.
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``<prefix>_time`` (seconds), ``<prefix>_calls`` and
         ``<prefix>_tokens`` for the stages of :data:`dabench_analysis.schema.STAGES`
         (UNDERSTAND → understanding, PLAN → planning, EXECUTE → execution_stage, VERIFY →
         verification, SUMMARIZE → summary), and ``execution_time`` (wall clock, seconds).
+        A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     ci : float
         Level of the t-interval of the mean time.
 
@@ -49,6 +51,8 @@ def phase_timing(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     >>> phase_timing(t).set_index("stage").loc[["PLAN", "overhead"], "mean_time_s"].tolist()
     [2.0, 5.0]
     """
+    tasks = as_frame(tasks)
+    check_runs(tasks, "phase_timing", takes_by=False)
     cols = [f"{p}_{m}" for p in schema.STAGES.values() for m in ("time", "calls", "tokens")]
     require_columns(tasks, cols + ["execution_time"])
     wall = tasks["execution_time"].astype("float64")
@@ -78,14 +82,15 @@ def phase_timing(tasks: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tool_usage(tool_calls: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Latency and failure rate per tool, from ``tool_calls.csv``.
 
     Parameters
     ----------
-    tool_calls : DataFrame
+    tool_calls : DataFrame, Run or Runs
         One row per tool call (``run.tool_calls``) with ``tool_name``, ``success`` (flag),
         ``latency_seconds`` (seconds), ``tokens`` and ``task_id``.
+        A Run or Runs gives its ``tool_calls``; several runs are pooled, with a PooledRunsWarning.
     ci : float
         Level of the Wilson interval of the failure rate and the t-interval of mean latency.
 
@@ -112,6 +117,8 @@ def tool_usage(tool_calls: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     0       sql        2           0.5               2.0
     1        py        1           0.0               2.0
     """
+    tool_calls = as_frame(tool_calls, "tool_calls")
+    check_runs(tool_calls, "tool_usage", takes_by=False)
     require_columns(tool_calls, ["tool_name", "success", "latency_seconds", "tokens", "task_id"],
                     what="tool_calls")
     rows = []

@@ -12,7 +12,15 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, warn
+from dabench_analysis.stats.inputs import (
+    TasksLike,
+    as_bool,
+    as_float,
+    as_frame,
+    check_ci,
+    check_runs,
+    warn,
+)
 from dabench_analysis.stats.proportions import proportion_ci
 from dabench_analysis.tables.common import require_rows
 
@@ -62,16 +70,17 @@ def _approval(tasks: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return flag.fillna(decision), mismatch
 
 
-def verification_timeline(tasks: pd.DataFrame, *, threshold: float = schema.SUCCESS_THRESHOLD,
+def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,
                           ci: float = 0.95) -> pd.DataFrame:
     """Coordinator approval × answer correctness: the four cells and the rates between them.
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``final_score`` ([0, 1]) and ``aat_verification_passed`` (flag:
         pandas ``boolean``, bool, 0/1 or the package's flag spellings) and/or
         ``coordinator_final_decision`` (APPROVE_FINAL, RETRY_EXECUTION, REPLAN).
+        A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     threshold : float
         Correct means ``final_score >= threshold``; in (0, 1], default 0.8 (seed 000).
     ci : float
@@ -131,6 +140,8 @@ def verification_timeline(tasks: pd.DataFrame, *, threshold: float = schema.SUCC
     >>> out.loc[["approved_incorrect", "correct_among_approved"], ["count", "n"]].values.tolist()
     [[1, 4], [2, 3]]
     """
+    tasks = as_frame(tasks)
+    check_runs(tasks, "verification_timeline", takes_by=False)
     schema.check_threshold(threshold)
     check_ci(ci)
     schema.require_columns(tasks, ["final_score"])

@@ -1,0 +1,398 @@
+"""Issue 14, item 5: every public function of ``stats.__all__`` and ``tables.__all__`` (and of
+the modules listed there) takes a ``Run`` (a ``Runs`` where that makes sense) as well as a frame,
+with equal results; a new one fails here until it has a call below or a reason in ``EXCLUDED``.
+Tables 1–4 and the summaries take ``by=`` (checked against numpy: mean final score, Wilson
+interval of the accuracy) and never pool several runs silently."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dabench_analysis import load_runs, stats, tables
+from dabench_analysis.load import Runs
+from dabench_analysis.stats import PooledRunsWarning
+
+SAMPLE_RUNS = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
+THRESHOLD = 0.8
+Z975 = 1.959963984540054  # R: qnorm(0.975)
+
+# --- what each public function is called with -------------------------------------------------
+# One input (tasks, or tool_calls where named): name -> (call, frame of a run it reads, pools).
+# ``pools``: it summarises its rows, so several runs without by= give a PooledRunsWarning; False
+# for row-wise functions and for the sweep tables, which compare several runs by design.
+_CONFIGS = pd.DataFrame({"run_id": ["baseline_react", "proposed_aat"], "config": ["c", "c"],
+                         "seed": [1, 2]})  # the two sample runs as two repetitions of one config
+
+def _plain(module, names: str, pools: bool = True, which: str = "tasks") -> dict:
+    """Functions of ``module`` called with the input alone."""
+    prefix = module.__name__.removeprefix("dabench_analysis.")
+    return {f"{prefix}.{n}": (getattr(module, n), which, pools) for n in names.split()}
+
+
+SINGLE = {
+    "stats.clustered.clustered_mean_ci": (lambda x: stats.clustered_mean_ci(x), "tasks", True),
+    "stats.correlation.correlation": (
+        lambda x: stats.correlation(x, ["final_score", "autonomy_score"]), "tasks", True),
+    "stats.descriptive.describe": (
+        lambda x: stats.describe(x, ["final_score", "execution_time"]), "tasks", True),
+    "stats.descriptive.interval_method": (
+        lambda x: stats.interval_method(x, "final_score"), "tasks", False),
+    "stats.inputs.as_frame": (lambda x: stats.as_frame(x), "tasks", False),
+    **_plain(stats.calibration, "calibration_table calibration_summary brier_score "
+                                "expected_calibration_error max_calibration_error"),
+    **_plain(tables.common, "correct_mask require_rows", pools=False),
+    **_plain(tables.paper, "main_results difficulty_breakdown task_type_breakdown "
+                           "specialist_participation"),
+    **_plain(tables.summary, "key_numbers"),
+    **_plain(tables.ablation, "verification replanning efficiency_quartiles"),
+    **_plain(tables.explore, "pick_task", pools=False),
+    **_plain(tables.failures, "failed_tasks", pools=False),
+    "tables.failures.distribution": (
+        lambda x: tables.failures.distribution(x, "difficulty"), "tasks", True),
+    **_plain(tables.failures, "failure_categories failure_stages outcome_error_types "
+                              "outcome_status root_causes"),
+    **_plain(tables.mas, "specialist_value mas_effectiveness coordinator_effectiveness"),
+    **_plain(tables.timing, "phase_timing"),
+    **_plain(tables.timing, "tool_usage", which="tool_calls"),
+    **_plain(tables.verification, "verification_timeline"),
+    # sweeps: several runs by design
+    **_plain(tables.sweep, "task_counts shared_tasks", pools=False),
+    "tables.sweep.leaderboard": (
+        lambda x: tables.sweep.leaderboard(x, n_boot=200), "tasks", False),
+    "tables.sweep.leaderboard_by_config": (
+        lambda x: tables.sweep.leaderboard_by_config(x, _CONFIGS, n_boot=200), "tasks", False),
+    "tables.sweep.repetition_table": (
+        lambda x: tables.sweep.repetition_table(x, _CONFIGS), "tasks", False),
+    "stats.repetitions.repetition_variance": (
+        lambda x: stats.repetitions.repetition_variance(x, _CONFIGS), "tasks", False),
+}
+
+# Two runs (baseline, proposed): a Run or a frame on each side; a Runs of several runs refused.
+PAIRED = {
+    "stats.comparison.paired_comparison": stats.paired_comparison,
+    "stats.comparison.unpaired_comparison": stats.unpaired_comparison,
+    "stats.multicomp.compare_runs": stats.compare_runs,
+    "stats.proportions.mcnemar": stats.mcnemar,
+    "tables.comparison.by_difficulty": tables.comparison.by_difficulty,
+    "tables.comparison.task_changes": tables.comparison.task_changes,
+}
+
+# Functions that do not take a run's frames, each with the reason.
+EXCLUDED = {
+    # numbers, values, counts, p-values or a design, not a run's rows
+    **dict.fromkeys(["stats.multicomp.adjust_pvalues", "stats.descriptive.bootstrap_ci",
+                     "stats.descriptive.mean_summary", "stats.clustered.clustered_se",
+                     "stats.effsize.effect_sizes", "stats.proportions.proportion_ci",
+                     "stats.power.min_detectable_effect", "stats.power.required_n",
+                     "stats.power.miller_required_n", "stats.power.miller_min_detectable_effect",
+                     "schema.columns.check_threshold", "stats.calibration.assign_bucket",
+                     "stats.binning.bin_index", "stats.binning.equal_edges",
+                     "stats.binning.edge_label", "tables.ablation.quantile_bins",
+                     "stats.ranking.bootstrap_counts", "stats.ranking.rank_ties"],
+                    "values, counts, p-values or a design"),
+    "stats.ranking.rank_intervals": "a tasks x runs score matrix",
+    # judge studies (ratings, verdicts) and research-eval sessions (cases, by='run_id' already)
+    **dict.fromkeys(["stats.agreement.factoid_scores", "stats.agreement.likert_to_scale",
+                     "stats.agreement.judge_agreement", "stats.reliability.aggregate_annotators",
+                     "stats.reliability.inter_rater", "stats.gwet.agreement_coefficients",
+                     "stats.gwet.weight_matrix", "tables.judge.configuration_table"],
+                    "a judge study's ratings or verdicts"),
+    **{f"tables.research_eval.{n}": "research-eval cases" for n in (
+        "pass_rate", "mcnemar_profiles", "describe_profiles", "tool_mix", "tool_mix_test",
+        "failures")},
+    # the schema's column check, re-exported: schema sits below load and cannot know a Run
+    "schema.columns.require_columns": "any frame and a list of columns",
+    # takes one Run by design (reads its trajectory, tool calls and replays); a frame cannot serve
+    "tables.explore.task_detail": "one Run (checked in test_task_detail_and_tool_usage...)",
+}
+
+# Tables and summaries with by=: name -> call with by.
+BY = {
+    "stats.descriptive.describe": lambda x, by: stats.describe(x, ["final_score"], by=by),
+    "tables.paper.main_results": lambda x, by: tables.main_results(x, by=by),
+    "tables.paper.difficulty_breakdown": lambda x, by: tables.difficulty_breakdown(x, by=by),
+    "tables.paper.task_type_breakdown": lambda x, by: tables.task_type_breakdown(x, by=by),
+    "tables.paper.specialist_participation":
+        lambda x, by: tables.specialist_participation(x, by=by),
+    "tables.summary.key_numbers": lambda x, by: tables.key_numbers(x, by=by),
+}
+
+
+def _public_functions() -> dict[str, object]:
+    found = {}
+    for pkg in (stats, tables):
+        for name in pkg.__all__:
+            obj = getattr(pkg, name)
+            members = (inspect.getmembers(obj, inspect.isfunction) if inspect.ismodule(obj)
+                       else [(name, obj)] if inspect.isfunction(obj) else [])
+            for fname, f in members:
+                if not fname.startswith("_") and (not inspect.ismodule(obj)
+                                                  or f.__module__ == obj.__name__):
+                    found[f"{f.__module__.removeprefix('dabench_analysis.')}.{fname}"] = f
+    return found
+
+
+def _auto_single(name: str, f) -> tuple | None:
+    """A function whose only required argument is ``tasks`` is called with it alone (its
+    pooling is not checked: ``pools`` None)."""
+    params = list(inspect.signature(f).parameters.values())
+    required = [p for p in params if p.default is p.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if params and params[0].name == "tasks" and len(required) == 1:
+        return (f, "tasks", None)
+    return None
+
+
+#: Functions whose module this change could not edit; each must call
+#: ``dabench_analysis.stats.inputs.as_frame`` at its entry (remove it here when it does).
+NOT_YET: dict[str, str] = {
+}
+
+PUBLIC = _public_functions()
+AUTO = {n: spec for n, f in PUBLIC.items()
+        if n not in SINGLE | PAIRED | EXCLUDED and (spec := _auto_single(n, f))}
+ALL_SINGLE = SINGLE | AUTO
+
+
+# --- fixtures and helpers -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def runs() -> Runs:
+    out = load_runs(SAMPLE_RUNS)
+    assert out.run_ids == ["baseline_react", "proposed_aat"]
+    return out
+
+
+def _call(fn, *args, **kwargs):
+    """(result or the exception, [(category, message)] of every warning)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as e:  # compared like a result
+            result = e
+    return result, [(w.category, str(w.message)) for w in caught]
+
+
+def _table(x) -> pd.DataFrame:
+    """Any result (frame, Series, dict, scalar, exception) as a frame to compare."""
+    if isinstance(x, pd.DataFrame | pd.Series):
+        return x.to_frame() if isinstance(x, pd.Series) else x
+    return pd.DataFrame([x] if isinstance(x, dict) else {"value": [str(x)]})
+
+
+def _assert_same(a, b) -> None:
+    assert type(a) is type(b)
+    pd.testing.assert_frame_equal(_table(a), _table(b))
+
+
+def _pooled(records) -> list[str]:
+    return [m for c, m in records if issubclass(c, PooledRunsWarning)]
+
+
+def _wilson(k: int, n: int, z: float = Z975) -> tuple[float, float]:
+    """Wilson (1927) score interval; R: prop.test(k, n, correct = FALSE)$conf.int."""
+    p = k / n
+    centre = p + z**2 / (2 * n)
+    half = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    return (centre - half) / (1 + z**2 / n), (centre + half) / (1 + z**2 / n)
+
+
+# --- every public function is covered --------------------------------------------------------
+def test_every_public_function_has_a_call_or_a_reason():
+    missing = sorted(set(PUBLIC) - set(ALL_SINGLE) - set(PAIRED) - set(EXCLUDED))
+    assert not missing, ("public functions without a Run test: add a call to SINGLE/PAIRED "
+                         f"(after calling stats.inputs.as_frame) or a reason to EXCLUDED: "
+                         f"{missing}")
+    stale = sorted((set(SINGLE) | set(PAIRED) | set(EXCLUDED)) - set(PUBLIC))
+    assert not stale, f"listed but no longer public: {stale}"
+    assert {"tables.paper.main_results", "stats.multicomp.compare_runs",
+            "tables.timing.tool_usage", "stats.calibration.brier_score"} <= set(PUBLIC)
+
+
+# --- Run, Runs and frame give the same result ------------------------------------------------
+def _names(specs):
+    return [pytest.param(n, marks=[pytest.mark.xfail(reason=NOT_YET[n], strict=True)]
+                         if n in NOT_YET else []) for n in sorted(specs)]
+
+
+@pytest.mark.parametrize("name", _names(ALL_SINGLE))
+def test_a_run_gives_the_result_of_its_frame(name, runs):
+    call, which, _ = ALL_SINGLE[name]
+    run = runs["proposed_aat"]
+    from_run, w_run = _call(call, run)
+    from_frame, w_frame = _call(call, getattr(run, which))
+    assert not isinstance(from_frame, Exception), from_frame
+    _assert_same(from_run, from_frame)
+    assert w_run == w_frame
+
+
+@pytest.mark.parametrize("name", _names(ALL_SINGLE))
+def test_a_runs_gives_the_result_of_its_stacked_frame(name, runs):
+    call, which, _ = ALL_SINGLE[name]
+    from_runs, w_runs = _call(call, runs)
+    from_frame, w_frame = _call(call, getattr(runs, which))
+    _assert_same(from_runs, from_frame)
+    assert w_runs == w_frame
+
+
+@pytest.mark.parametrize("name", sorted(PAIRED))
+def test_paired_functions_take_two_runs(name, runs):
+    f = PAIRED[name]
+    base, prop = runs["baseline_react"], runs["proposed_aat"]
+    from_runs, w_runs = _call(f, base, prop)
+    from_frames, w_frames = _call(f, base.tasks, prop.tasks)
+    assert not isinstance(from_frames, Exception), from_frames
+    _assert_same(from_runs, from_frames)
+    assert w_runs == w_frames
+    one = Runs([base])  # a Runs holding one run is that run
+    _assert_same(_call(f, one, prop)[0], from_frames)
+    with pytest.raises(ValueError, match=r"2 runs \(baseline_react, proposed_aat\)"):
+        f(runs, prop)
+    if f is stats.unpaired_comparison:  # two groups: a frame of several runs is pooled
+        with pytest.warns(PooledRunsWarning, match="2 runs"):
+            f(runs.tasks, prop.tasks)
+        return
+    with pytest.raises(ValueError, match=r"holds 2 runs \(baseline_react, proposed_aat\)"):
+        f(runs.tasks, prop.tasks)
+
+
+def test_compare_runs_takes_run_objects(runs):
+    # the reported case: AttributeError: 'Run' object has no attribute 'columns'
+    base, prop = runs["baseline_react"], runs["proposed_aat"]
+    out, _ = _call(stats.compare_runs, base, prop, metrics=["final_score"])
+    common = set(base.tasks["task_id"]) & set(prop.tasks["task_id"])
+    assert int(out.loc[0, "n_pairs"]) == len(common) == 80
+    b = base.tasks.set_index("task_id")["final_score"]
+    p = prop.tasks.set_index("task_id")["final_score"]
+    d = (p - b.reindex(p.index)).to_numpy(float)
+    assert out.loc[0, "mean_diff"] == pytest.approx(np.mean(d), abs=1e-12)
+
+
+def test_task_detail_and_tool_usage_read_the_tool_calls_of_a_run(runs):
+    run = runs["baseline_react"]
+    out, _ = _call(tables.timing.tool_usage, run)
+    assert int(out["n_calls"].sum()) == len(run.tool_calls)
+    d = tables.explore.task_detail(run, "task_3")
+    assert len(d.tool_calls) == int((run.tool_calls["task_id"] == "task_3").sum())
+
+
+def test_not_a_frame_is_a_type_error():
+    with pytest.raises(TypeError, match="tasks must be a pandas DataFrame, a Run or a Runs, "
+                                        "got list"):
+        tables.main_results([0.5, 1.0])
+    with pytest.raises(TypeError, match="tool_calls must be .* got dict"):
+        tables.timing.tool_usage({"tool_name": ["sql"]})
+
+
+# --- by= gives one table per run, equal to the run's own -------------------------------------
+@pytest.mark.parametrize("name", sorted(BY))
+def test_by_run_id_stacks_the_tables_of_each_run(name, runs):
+    call = BY[name]
+    out, w = _call(call, runs, "run_id")
+    assert not _pooled(w)
+    parts = []
+    for run in runs:
+        one, _ = _call(call, runs.tasks[runs.tasks["run_id"] == run.run_id], None)
+        one = one if isinstance(one, pd.DataFrame) else pd.DataFrame([one])
+        parts.append(one.reset_index(drop=True).assign(run_id=run.run_id))
+    expected = pd.concat(parts, ignore_index=True)
+    expected = expected[["run_id", *[c for c in expected if c != "run_id"]]]
+    expected["run_id"] = expected["run_id"].astype(runs.tasks["run_id"].dtype)
+    pd.testing.assert_frame_equal(out, expected, check_dtype=False)
+    assert out["run_id"].unique().tolist() == ["baseline_react", "proposed_aat"]
+
+
+def test_by_run_id_mean_final_score_from_numpy(runs):
+    out = tables.main_results(runs, metrics=["final_score"], by="run_id").set_index("run_id")
+    for run_id, sub in runs.tasks.groupby("run_id"):
+        x = sub["final_score"].to_numpy(dtype=float, na_value=np.nan)
+        x = x[~np.isnan(x)]
+        assert out.loc[run_id, "n"] == x.size
+        assert out.loc[run_id, "mean"] == pytest.approx(x.sum() / x.size, rel=1e-12)
+        assert out.loc[run_id, "std"] == pytest.approx(
+            np.sqrt(np.sum((x - x.mean()) ** 2) / (x.size - 1)), rel=1e-12)
+
+
+def test_by_run_id_accuracy_has_the_wilson_interval(runs):
+    out = tables.key_numbers(runs, by="run_id").set_index("run_id")
+    for run_id, sub in runs.tasks.groupby("run_id"):
+        x = sub["final_score"].to_numpy(dtype=float, na_value=np.nan)
+        x = x[~np.isnan(x)]
+        k, n = int(np.sum(x >= THRESHOLD)), x.size
+        lo, hi = _wilson(k, n)
+        row = out.loc[run_id]
+        assert row["answer_accuracy"] == pytest.approx(k / n, rel=1e-12)
+        assert (row["answer_accuracy_ci_low"], row["answer_accuracy_ci_high"]) == (
+            pytest.approx(lo, rel=1e-9), pytest.approx(hi, rel=1e-9))
+        assert row["mean_final_score"] == pytest.approx(x.mean(), rel=1e-12)
+    # baseline_react: 61 of 80 correct; the Wilson formula worked by hand (z = 1.96, the
+    # interval of R's prop.test(61, 80, correct = FALSE)): centre 0.78651, half-width 0.09629,
+    # divided by 1 + z²/n = 1.04802 -> [0.65859, 0.84235]
+    row = out.loc["baseline_react"]
+    assert row["answer_accuracy"] == 61 / 80
+    assert row["answer_accuracy_ci_low"] == pytest.approx(0.65859, abs=1e-5)
+    assert row["answer_accuracy_ci_high"] == pytest.approx(0.84235, abs=1e-5)
+
+
+def test_by_run_id_difficulty_rows_have_the_wilson_interval(runs):
+    out = tables.difficulty_breakdown(runs, by="run_id")
+    for _, row in out.iterrows():
+        sub = runs.tasks[(runs.tasks["run_id"] == row["run_id"])
+                         & (runs.tasks["difficulty"] == row["difficulty"])]
+        x = sub["final_score"].to_numpy(dtype=float, na_value=np.nan)
+        x = x[~np.isnan(x)]
+        lo, hi = _wilson(int(np.sum(x >= THRESHOLD)), x.size)
+        assert row["n"] == len(sub)
+        assert row["mean_final_score"] == pytest.approx(x.mean(), rel=1e-12)
+        assert row["answer_accuracy_ci_low"] == pytest.approx(lo, rel=1e-9)
+        assert row["answer_accuracy_ci_high"] == pytest.approx(hi, rel=1e-9)
+    assert len(out) == 8  # 2 runs x 4 difficulty levels
+
+
+# --- several runs are never pooled silently --------------------------------------------------
+@pytest.mark.parametrize("name", sorted(SINGLE))
+def test_pooling_warning_fires_exactly_for_several_runs(name, runs):
+    call, which, pools = ALL_SINGLE[name]
+    assert not _pooled(_call(call, runs["baseline_react"])[1])
+    assert not _pooled(_call(call, Runs([runs["baseline_react"]]))[1])
+    pooled = _pooled(_call(call, runs)[1])
+    if not pools:  # row-wise and sweep functions: nothing is pooled
+        assert not pooled
+        return
+    assert len(pooled) == 1, pooled
+    assert "2 runs (baseline_react, proposed_aat)" in pooled[0]
+    assert ("by='run_id'" in pooled[0]) == (name in BY)
+
+
+@pytest.mark.parametrize("name", sorted(BY))
+def test_no_pooling_warning_with_by_run_id(name, runs):
+    call = BY[name]
+    assert not _pooled(_call(call, runs, "run_id")[1])
+    assert not _pooled(_call(call, runs["proposed_aat"], "run_id")[1])
+    assert len(_pooled(_call(call, runs.tasks, None)[1])) == 1
+
+
+def test_main_results_of_load_runs_tasks_warns_and_says_how(runs):
+    # the reported case: tables.main_results(load_runs(...).tasks) silently pooled all runs
+    with pytest.warns(PooledRunsWarning, match=r"main_results: the input holds 2 runs "
+                      r"\(baseline_react, proposed_aat\), pooled into one result; pass "
+                      r"by='run_id' for one row per run"):
+        out = tables.main_results(runs.tasks, metrics=["final_score"])
+    assert out.loc[0, "n"] == 160
+    assert issubclass(PooledRunsWarning, stats.StatisticsWarning)  # a UserWarning
+
+
+def test_grouping_by_another_column_still_warns_about_runs(runs):
+    with pytest.warns(PooledRunsWarning, match=r"pass by=\['run_id', 'difficulty'\]"):
+        stats.describe(runs, "final_score", by="difficulty")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PooledRunsWarning)
+        out = stats.describe(runs, "final_score", by=["run_id", "difficulty"])
+    assert len(out) == 8
