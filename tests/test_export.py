@@ -24,18 +24,107 @@ def test_save_table_formats_and_precision(tmp_path):
     df = pd.DataFrame({"metric": ["final_score"], "mean": [2 / 3], "n": [3]})
     csv, tex, md = export.save_table(df, tmp_path / "tables" / "t", caption="Table 1")
     assert csv.read_text() == "metric,mean,n\nfinal_score,0.6666666666666666,3\n"
-    assert "\\toprule" in tex.read_text() and "final\\_score & 0.667 & 3" in tex.read_text()
-    assert md.read_text().splitlines()[2] == "| final_score | 0.667 | 3 |"
+    assert tex.read_text() == ("% Table 1\n\\begin{tabular}{lrr}\n\\toprule\n"
+                               "Metric & Mean & n \\\\\n\\midrule\nFinal score & 0.667 & 3 \\\\\n"
+                               "\\bottomrule\n\\end{tabular}\n")
+    assert md.read_text() == ("| Metric | Mean | n |\n|:---|---:|---:|\n"
+                              "| Final score | 0.667 | 3 |\n")
     with pytest.raises(ValueError, match="unknown table format"):
         export.save_table(df, tmp_path / "x", formats=("xlsx",))
 
 
-def test_markdown_and_latex_escape_data_text():
-    df = pd.DataFrame({"root_cause": ["<script>alert(1)</script> | x", "50% & $5_{a}"]})
-    md = export.to_markdown(df)
-    assert "<script>" not in md and "&lt;script&gt;" in md and "\\|" in md
-    tex = export.to_latex(df)
-    assert r"50\% \& \$5\_\{a\}" in tex
+def _difficulty_table() -> pd.DataFrame:
+    """Table 2's shape: counts, a Wilson share, seconds and tokens, each with its interval."""
+    return pd.DataFrame({
+        "difficulty": pd.Categorical(["Easy", "Hard"], categories=["Easy", "Medium", "Hard"],
+                                     ordered=True),
+        "n": [20, 22],
+        "answer_accuracy": [0.95, 0.9090909], "answer_accuracy_ci_low": [0.7639, 0.7219],
+        "answer_accuracy_ci_high": [0.9911, 0.9747],
+        "mean_runtime_s": [23.5676, 66.2], "mean_runtime_s_ci_low": [17.0691, 56.01],
+        "mean_runtime_s_ci_high": [30.0661, 76.3],
+        "mean_tokens": [3886.25, 6928.0], "mean_tokens_ci_low": [3767.05, 5680.4],
+        "mean_tokens_ci_high": [4005.45, 8176.6],
+        "method": ["Wilson; t", "Wilson; t"],
+    })
+
+
+def test_paper_tables_have_labels_units_intervals_and_integer_counts(tmp_path):
+    # 3 significant digits (export.numbers): 3886.25 -> 3886, 23.5676 -> 23.6, 0.7639 -> 0.764
+    csv, tex, md = export.save_table(_difficulty_table(), tmp_path / "difficulty",
+                                     caption="Table 2: breakdown by difficulty")
+    assert md.read_text() == (
+        "| Difficulty | n | Answer accuracy [95% CI] | Runtime (s) [95% CI] | Tokens [95% CI] |\n"
+        "|:---|---:|---:|---:|---:|\n"
+        "| Easy | 20 | 0.950 [0.764, 0.991] | 23.6 [17.1, 30.1] | 3886 [3767, 4005] |\n"
+        "| Hard | 22 | 0.909 [0.722, 0.975] | 66.2 [56.0, 76.3] | 6928 [5680, 8177] |\n"
+        "\n"
+        "Method: Wilson; t\n")
+    assert tex.read_text() == (
+        "% Table 2: breakdown by difficulty\n"
+        "% Method: Wilson; t\n"
+        "\\begin{tabular}{lrrrr}\n"
+        "\\toprule\n"
+        "Difficulty & n & Answer accuracy [95\\% CI] & Runtime (s) [95\\% CI] & Tokens [95\\% CI]"
+        " \\\\\n"
+        "\\midrule\n"
+        "Easy & 20 & 0.950 [0.764, 0.991] & 23.6 [17.1, 30.1] & 3886 [3767, 4005] \\\\\n"
+        "Hard & 22 & 0.909 [0.722, 0.975] & 66.2 [56.0, 76.3] & 6928 [5680, 8177] \\\\\n"
+        "\\bottomrule\n"
+        "\\end{tabular}\n")
+    # the csv keeps machine names, every column and full precision
+    assert csv.read_text().splitlines()[:2] == [
+        "difficulty,n,answer_accuracy,answer_accuracy_ci_low,answer_accuracy_ci_high,"
+        "mean_runtime_s,mean_runtime_s_ci_low,mean_runtime_s_ci_high,mean_tokens,"
+        "mean_tokens_ci_low,mean_tokens_ci_high,method",
+        "Easy,20,0.95,0.7639,0.9911,23.5676,17.0691,30.0661,3886.25,3767.05,4005.45,Wilson; t"]
+
+
+def test_columns_and_labels_choose_and_rename(tmp_path):
+    df = pd.DataFrame({"metric": ["final_score", "total_tokens"], "n": [80, 80],
+                       "mean": [0.8777649, 3886.25], "std": [0.228, 1020.5],
+                       "ci_low": [0.8173711, 3767.05], "ci_high": [0.9201385, 4005.45],
+                       "method": ["logit t", "t"]})
+    csv, md = export.save_table(df, tmp_path / "main", formats=("csv", "md"),
+                                columns=["metric", "mean", "ci_low", "ci_high", "n"],
+                                labels={"mean": "Mean score", "n": "Tasks"})
+    assert md.read_text() == ("| Metric | Mean score [95% CI] | Tasks |\n"
+                              "|:---|---:|---:|\n"
+                              "| Final score | 0.878 [0.817, 0.920] | 80 |\n"
+                              "| Total tokens (tokens) | 3886 [3767, 4005] | 80 |\n")
+    assert csv.read_text().splitlines()[0] == "metric,n,mean,std,ci_low,ci_high,method"
+    with pytest.raises(ValueError, match="column 'mea' not in the table"):
+        export.save_table(df, tmp_path / "x", columns=["metric", "mea"])
+    with pytest.raises(ValueError, match="column 'std' not in the table's shown columns"):
+        export.to_markdown(df, columns=["metric", "mean"], labels={"std": "SD"})
+
+
+def test_counts_print_as_integers_and_method_columns_as_notes():
+    df = pd.DataFrame({"group": ["a", "b"], "n": [3.0, math.nan], "count": [2.0, 5.0],
+                       "mean": [2 / 3, 0.5], "method": ["Wilson", "exact"], "note": [None, ""]})
+    # a method that differs between rows stays a column; an empty note column is left out
+    assert export.to_markdown(df) == ("| Group | n | Count | Mean | Method |\n"
+                                      "|:---|---:|---:|---:|:---|\n"
+                                      "| a | 3 | 2 | 0.667 | Wilson |\n"
+                                      "| b | n/a | 5 | 0.500 | exact |")
+
+
+def test_markdown_is_plain_text_escaping_only_what_markdown_reads():
+    df = pd.DataFrame({"root_cause": ["<script>alert(1)</script> | x", "p < 0.05 & C:\\tmp\\*"],
+                       "p_value": [0.0004, 0.0123]})
+    assert export.to_markdown(df).splitlines() == [
+        "| Root cause | p |", "|:---|---:|",
+        r"| \<script>alert(1)\</script> \| x | < 0.001 |",
+        r"| p < 0.05 & C:\tmp\\* | 0.012 |"]
+
+
+def test_latex_escapes_text_from_the_data():
+    tex = export.to_latex(pd.DataFrame({"task_id": ["50% & $5_{a}", "[x] ~^<>|"]}))
+    assert tex == ("\\begin{tabular}{l}\n\\toprule\nTask ID \\\\\n\\midrule\n"
+                   "50\\% \\& \\$5\\_\\{a\\} \\\\\n"
+                   "{}[x] \\textasciitilde{}\\textasciicircum{}\\textless{}\\textgreater{}"
+                   "\\textbar{} \\\\\n"
+                   "\\bottomrule\n\\end{tabular}")
 
 
 def test_missing_values_print_as_na_and_json_is_strict(tmp_path):
@@ -49,7 +138,23 @@ def test_table_p_values_follow_the_package_rule():
     # export.numbers: p to 2 significant digits, "< 0.001" below 0.001, whatever digits= is
     df = pd.DataFrame({"metric": ["a", "b", "c", "d"], "p_value": [0.0004, 0.09282, 0.27845, math.nan],
                        "p_adjusted": [0.0012, 0.2784, 1.0, math.nan], "mean": [0.5, 0.25, 1.0, 2.0]})
-    rows = export.to_markdown(df, digits=2).splitlines()[2:]
-    assert rows == ["| a | &lt; 0.001 | 0.0012 | 0.50 |", "| b | 0.093 | 0.28 | 0.25 |",
-                    "| c | 0.28 | 1.0 | 1.00 |", "| d | n/a | n/a | 2.00 |"]
+    lines = export.to_markdown(df, digits=2).splitlines()
+    assert lines[0] == "| Metric | p | Adjusted p | Mean |"
+    assert lines[2:] == ["| a | < 0.001 | 0.0012 | 0.50 |", "| b | 0.093 | 0.28 | 0.25 |",
+                         "| c | 0.28 | 1.0 | 1.0 |", "| d | n/a | n/a | 2.0 |"]
     assert r"a & \textless{} 0.001 & 0.0012 & 0.500 \\" in export.to_latex(df)
+
+
+def test_estimate_and_interval_cells():
+    # by hand: 3 significant digits each, half-up on the decimal text
+    assert export.format_interval(0.8777649, 0.8173711, 0.9201385) == "0.878 [0.817, 0.920]"
+    assert export.format_interval(-0.0222, -0.1579, 0.1135) == "-0.0222 [-0.158, 0.114]"
+    assert export.format_interval(math.nan, 0.1, 0.2) == "n/a"
+    assert export.format_interval(0.5, 0.25, None) == "0.500 [n/a]"
+    pairs = export.find_intervals(pd.DataFrame({
+        "specialist": ["x"], "accuracy_with": [0.9], "ci_low_with": [0.8], "ci_high_with": [0.95],
+        "delta": [0.1], "ci_low": [0.0], "ci_high": [0.2], "failure_rate": [0.1],
+        "failure_ci_low": [0.05], "failure_ci_high": [0.2]}))
+    assert pairs == {"accuracy_with": ("ci_low_with", "ci_high_with"),
+                     "delta": ("ci_low", "ci_high"),
+                     "failure_rate": ("failure_ci_low", "failure_ci_high")}

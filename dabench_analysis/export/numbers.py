@@ -94,6 +94,39 @@ def format_percent(share: Any, *, digits: int = ESTIMATE_DIGITS) -> str:
     return f"{format_estimate(100 * float(share), digits=digits)} %"
 
 
+def format_interval(estimate: Any, low: Any, high: Any, *,
+                    digits: int = ESTIMATE_DIGITS) -> str:
+    """An estimate with its interval as one cell: ``0.878 [0.817, 0.920]``.
+
+    Parameters
+    ----------
+    estimate, low, high : float
+        The point estimate and the interval bounds, in the same unit.
+    digits : int
+        Significant digits of each number (the rule of :func:`format_estimate`).
+
+    Returns
+    -------
+    str
+        ``estimate [low, high]``; ``n/a`` when the estimate is missing; ``estimate [n/a]`` when
+        either bound is (an interval that could not be computed, e.g. from one value).
+
+    Examples
+    --------
+    >>> format_interval(0.8777649, 0.8173711, 0.9201385)
+    '0.878 [0.817, 0.920]'
+    >>> format_interval(3886.25, 3767.05, 4005.45), format_interval(0.5, float("nan"), 0.7)
+    ('3886 [3767, 4005]', '0.500 [n/a]')
+    """
+    if _missing(estimate):
+        return "n/a"
+    text = format_estimate(estimate, digits=digits)
+    if _missing(low) or _missing(high):
+        return f"{text} [n/a]"
+    return (f"{text} [{format_estimate(low, digits=digits)}, "
+            f"{format_estimate(high, digits=digits)}]")
+
+
 def format_pvalue(p: Any) -> str:
     """A p-value with 2 significant digits, ``< 0.001`` below 0.001, ``n/a`` when missing.
 

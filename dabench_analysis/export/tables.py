@@ -1,147 +1,141 @@
-"""Tables as files: ``.csv`` at full precision, ``.tex`` (booktabs) and ``.md`` rounded for reading,
-all written atomically (see :func:`save_table`).
+"""Tables as files: ``.csv`` at full precision with the machine names; ``.tex`` (booktabs) and
+``.md`` as a reader sees them (:func:`export.presentation.present`: estimate and interval in
+one cell, human labels with units, the package's rounding rule), all written atomically
+(see :func:`save_table`).
 """
 
 from __future__ import annotations
 
-import html
-import math
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dabench_analysis._atomic import atomic_write
-from dabench_analysis.export.numbers import format_pvalue
+from dabench_analysis.export.numbers import ESTIMATE_DIGITS
+from dabench_analysis.export.presentation import present
 from dabench_analysis.schema import require_columns
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "tex", "md")
-
-
-def _fmt_cell(value: Any, digits: int) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (float, np.floating)):
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _fmt_p(value: Any, digits: int) -> str:
-    # p-values follow the package's one rule (export.numbers), whatever ``digits`` is
-    if isinstance(value, (float, np.floating)) and math.isfinite(value):
-        return format_pvalue(value)
-    return _fmt_cell(value, digits)
-
-
-def _is_p_column(name: Any) -> bool:
-    return str(name).startswith(("p_value", "p_adjusted")) or str(name) in ("p", "pvalue")
-
-
-def _display_frame(df: pd.DataFrame, digits: int) -> pd.DataFrame:
-    out = df.reset_index() if _has_named_index(df) else df.copy()
-    return out.apply(lambda col: col.map(
-        lambda v: (_fmt_p if _is_p_column(col.name) else _fmt_cell)(v, digits))).astype(object)
-
-
-def _has_named_index(df: pd.DataFrame) -> bool:
-    return any(name is not None for name in df.index.names)
+_MD_PUNCT_AFTER_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+_MD_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 
 
 def _md_escape(text: str) -> str:
-    text = html.escape(text, quote=False).replace("\\", "\\\\")
-    return text.replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    """Escape what Markdown would read as syntax; the rest stays plain text (no entities)."""
+    text = _MD_PUNCT_AFTER_BACKSLASH.sub(r"\\\\", text)
+    text = _MD_TAG_START.sub(r"\\<", text.replace("|", r"\|"))
+    return " ".join(text.splitlines())
 
 
-def to_markdown(df: pd.DataFrame, *, digits: int = 3) -> str:
-    """Render a table as a GitHub-flavoured Markdown pipe table.
+def to_markdown(
+    df: pd.DataFrame,
+    *,
+    digits: int = ESTIMATE_DIGITS,
+    columns: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> str:
+    r"""Render a table as a GitHub-flavoured Markdown pipe table for a reader.
 
     Parameters
     ----------
     df : DataFrame
-        Any table; a named index becomes leading columns.
+        A result table; a named index becomes leading columns.
     digits : int
-        Decimals for floats. p-value columns (``p_value*``, ``p_adjusted*``, ``p``,
-        ``pvalue``) follow the package's rule instead (:func:`export.numbers.format_pvalue`:
-        2 significant digits, ``< 0.001`` below 0.001). Missing values print as ``n/a``.
+        Significant digits of estimates (the package's rule,
+        :func:`export.numbers.format_estimate`; default 3). p-value columns follow
+        :func:`export.numbers.format_pvalue`, counts print as integers, missing values ``n/a``.
+    columns, labels : optional
+        Columns to show and headers to use, as in :func:`export.presentation.present`.
 
     Returns
     -------
     str
-        The table; ``|``, ``<``, ``>`` and ``&`` in cells are escaped so that text from a run
-        (answers, error messages) cannot break the table or inject HTML.
+        The table as plain text: headers are human labels, each estimate and its interval one
+        cell (``0.878 [0.817, 0.920]``); a constant method column becomes a line under the
+        table. Only what Markdown would read as syntax is escaped: ``|``, a backslash before
+        punctuation, and ``<`` before a letter, ``/``, ``!`` or ``?`` (an HTML tag); no HTML
+        entities.
 
     Examples
     --------
-    >>> print(to_markdown(pd.DataFrame({"a": [1.23456], "b": ["x|<y>"]}), digits=2))
-    | a | b |
+    >>> print(to_markdown(pd.DataFrame({"a": [1.23456], "b": ["x|<y> < 1"]}), digits=2))
+    | A | B |
     |---:|:---|
-    | 1.23 | x\\|&lt;y&gt; |
+    | 1.2 | x\|\<y> < 1 |
     """
-    shown = _display_frame(df, digits)
-    numeric = [pd.api.types.is_numeric_dtype(df.reset_index()[c]) if _has_named_index(df)
-               else pd.api.types.is_numeric_dtype(df[c]) for c in shown.columns]
+    shown = present(df, columns=columns, labels=labels, digits=digits)
     header = "| " + " | ".join(_md_escape(str(c)) for c in shown.columns) + " |"
-    rule = "|" + "|".join("---:" if num else ":---" for num in numeric) + "|"
+    rule = "|" + "|".join("---:" if a == "r" else ":---" for a in shown.attrs["align"]) + "|"
     rows = ["| " + " | ".join(_md_escape(v) for v in row) + " |" for row in shown.to_numpy()]
-    return "\n".join([header, rule, *rows])
+    notes = [""] + [_md_escape(n) for n in shown.attrs["notes"]] if shown.attrs["notes"] else []
+    return "\n".join([header, rule, *rows, *notes])
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+                  "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+                  "|": r"\textbar{}"}
 
 
-def _tex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text.replace("\n", " "))
+def _tex_escape(text: object) -> str:
+    text = "".join(_LATEX_SPECIAL.get(ch, ch) for ch in " ".join(str(text).splitlines()))
+    return "{}" + text if text.startswith("[") else text  # not an optional argument of \\
 
 
-def to_latex(df: pd.DataFrame, *, digits: int = 3, caption: str | None = None) -> str:
-    """Render a table as a LaTeX ``tabular`` with booktabs rules.
+def to_latex(
+    df: pd.DataFrame,
+    *,
+    digits: int = ESTIMATE_DIGITS,
+    caption: str | None = None,
+    columns: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> str:
+    r"""Render a table as a LaTeX ``tabular`` with booktabs rules, for a reader.
 
     Parameters
     ----------
     df : DataFrame
-        Any table; a named index becomes leading columns.
+        A result table; a named index becomes leading columns.
     digits : int
-        Decimals for floats; p-value columns as in :func:`to_markdown`. Missing values print
-        as ``n/a``.
+        Significant digits of estimates, as in :func:`to_markdown`.
     caption : str, optional
-        Emitted as a ``% caption`` comment line (the table is meant to be ``\\input`` into a
+        Emitted as a ``% caption`` comment line (the table is meant to be ``\input`` into a
         ``table`` float that holds the real caption).
+    columns, labels : optional
+        Columns to show and headers to use, as in :func:`export.presentation.present`.
 
     Returns
     -------
     str
-        ``\\begin{tabular}`` … ``\\end{tabular}`` with ``\\toprule``, ``\\midrule`` and
-        ``\\bottomrule`` (needs ``\\usepackage{booktabs}``). LaTeX special characters are escaped.
+        ``\begin{tabular}`` … ``\end{tabular}`` from pandas' ``Styler.to_latex`` with
+        ``\toprule``, ``\midrule`` and ``\bottomrule`` (needs ``\usepackage{booktabs}``);
+        numbers right-aligned, text left. Every header and cell is escaped (``\ & % $ # _ { }
+        ~ ^ < > |``), so text from a run cannot inject commands. A constant method column
+        becomes a ``%`` comment line after the caption.
 
     Examples
     --------
-    >>> print(to_latex(pd.DataFrame({"n": [3], "mean_x": [0.5]})))
-    \\begin{tabular}{rr}
-    \\toprule
-    n & mean\\_x \\\\
-    \\midrule
-    3 & 0.500 \\\\
-    \\bottomrule
-    \\end{tabular}
+    >>> print(to_latex(pd.DataFrame({"n": [3], "mean": [0.5], "ci_low": [0.25],
+    ...                              "ci_high": [0.75], "method": ["t"]})), end="")
+    % Method: t
+    \begin{tabular}{rr}
+    \toprule
+    n & Mean [95\% CI] \\
+    \midrule
+    3 & 0.500 [0.250, 0.750] \\
+    \bottomrule
+    \end{tabular}
     """
-    shown = _display_frame(df, digits)
-    flat = df.reset_index() if _has_named_index(df) else df
-    align = "".join("r" if pd.api.types.is_numeric_dtype(flat[c]) else "l" for c in flat.columns)
-    lines = [f"% {_tex_escape(caption)}"] if caption else []
-    lines += [f"\\begin{{tabular}}{{{align}}}", "\\toprule",
-              " & ".join(_tex_escape(str(c)) for c in shown.columns) + r" \\", "\\midrule"]
-    lines += [" & ".join(_tex_escape(v) for v in row) + r" \\" for row in shown.to_numpy()]
-    lines += ["\\bottomrule", "\\end{tabular}"]
-    return "\n".join(lines)
+    shown = present(df, columns=columns, labels=labels, digits=digits)
+    comments = [f"% {_tex_escape(line)}" for line in
+                ([caption] if caption else []) + shown.attrs["notes"]]
+    styler = (shown.style.hide(axis="index").format(_tex_escape)
+              .format_index(_tex_escape, axis=1))
+    body = styler.to_latex(hrules=True, column_format=shown.attrs["align"] or "l")
+    return "\n".join([*comments, body.rstrip("\n")])
 
 
 def save_table(
@@ -149,9 +143,10 @@ def save_table(
     path_stem: str | os.PathLike[str],
     *,
     formats: Sequence[str] = TABLE_FORMATS,
-    digits: int = 3,
+    digits: int = ESTIMATE_DIGITS,
     caption: str | None = None,
     columns: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write a table as CSV (full precision), LaTeX (booktabs) and Markdown, atomically.
 
@@ -164,13 +159,16 @@ def save_table(
     formats : sequence of {"csv", "tex", "md"}
         Which files to write.
     digits : int
-        Decimals in the rounded ``tex`` and ``md`` versions (p-values: the package rule, see
-        :func:`to_markdown`); ``csv`` keeps full precision.
+        Significant digits of estimates in the ``tex`` and ``md`` versions (the package's rule;
+        p-values, counts: see :func:`to_markdown`); ``csv`` keeps full precision.
     caption : str, optional
         Comment line at the top of the ``tex`` file.
     columns : sequence of str, optional
-        Columns shown in the ``tex`` and ``md`` versions (wide statistical tables read better
-        trimmed); the ``csv`` always has every column.
+        Machine names of the columns shown in the ``tex`` and ``md`` versions, in order (wide
+        statistical tables read better trimmed); the ``csv`` always has every column.
+    labels : mapping, optional
+        Headers of the ``tex`` and ``md`` versions by machine name (default: the catalogue's
+        labels, :func:`export.presentation.column_label`); the ``csv`` keeps the machine names.
 
     Returns
     -------
@@ -186,26 +184,32 @@ def save_table(
     --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> [p.name for p in save_table(pd.DataFrame({"a": [1]}), d / "t")]
+    >>> t = pd.DataFrame({"metric": ["final_score"], "mean": [2 / 3], "ci_low": [0.5],
+    ...                   "ci_high": [0.8], "tokens": [3886.25]})
+    >>> [p.name for p in save_table(t, d / "t", labels={"tokens": "Tokens"})]
     ['t.csv', 't.tex', 't.md']
+    >>> print((d / "t.md").read_text(), end="")
+    | Metric | Mean [95% CI] | Tokens |
+    |:---|---:|---:|
+    | Final score | 0.667 [0.500, 0.800] | 3886 |
     """
     unknown = sorted(set(formats) - set(TABLE_FORMATS))
     if unknown:
         raise ValueError(f"unknown table format(s) {unknown}; known: {', '.join(TABLE_FORMATS)}")
     stem = Path(path_stem)
-    written: list[Path] = []
-    flat = df.reset_index() if _has_named_index(df) else df
+    flat = df.reset_index() if any(n is not None for n in df.index.names) else df
     if columns is not None:
         require_columns(flat, columns, "the table")
-    shown = flat[list(columns)] if columns is not None else df
+    shown = {"columns": columns, "labels": labels, "digits": digits}
+    written: list[Path] = []
     for fmt in formats:
         dest = stem.with_name(f"{stem.name}.{fmt}")
         with atomic_write(dest) as fh:
             if fmt == "csv":
                 flat.to_csv(fh, index=False, lineterminator="\n")
             elif fmt == "tex":
-                fh.write(to_latex(shown, digits=digits, caption=caption) + "\n")
+                fh.write(to_latex(flat, caption=caption, **shown) + "\n")
             else:
-                fh.write(to_markdown(shown, digits=digits) + "\n")
+                fh.write(to_markdown(flat, **shown) + "\n")
         written.append(dest)
     return written

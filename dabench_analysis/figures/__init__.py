@@ -1,8 +1,12 @@
 """Layer 5, figures: the theme and one module per family of figures.
 
-Every function takes its data first and draws on ``ax=`` (or a new figure in the house style); none
-calls ``show()`` or ``savefig()`` (saving is :mod:`dabench_analysis.export`'s) or changes global
-matplotlib state. A figure with nothing to show says so.
+The convention is seaborn's axes-level one: every single-panel function takes its data first,
+draws on ``ax=`` (or on a new figure in the house style) and returns that Axes, so that a call on
+the last line of a notebook cell shows its figure once (the inline backend draws it; an Axes has
+no image repr). Save with ``export.save_figure(ax.figure, ...)``. The one multi-panel figure,
+:func:`tool_latency`, takes and returns a pair of Axes. None calls ``show()`` or ``savefig()`` or
+changes global matplotlib state: interactive mode, rcParams and pyplot's current figure are as
+they were (see :mod:`dabench_analysis.figures.theme`). A figure with nothing to show says so.
 """
 
 from dabench_analysis.figures import research_eval
@@ -33,6 +37,16 @@ __all__ = ["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
            "empty_note", "failure_by_stage", "failure_distribution", "new_figure",
            "paired_difference", "plot_configurations", "reliability_diagram", "research_eval",
            "score_bins", "score_distribution", "tool_latency"]
+
+# Sweeps: leaderboard forest plot, pairwise heatmap, item difficulty.
+from dabench_analysis.figures import sweep  # noqa: E402
+from dabench_analysis.figures.sweep import (  # noqa: E402
+    item_difficulty,
+    leaderboard_forest,
+    pairwise_heatmap,
+)
+
+__all__ += ["item_difficulty", "leaderboard_forest", "pairwise_heatmap", "sweep"]
 
 
 def __getattr__(name: str):

@@ -24,9 +24,14 @@ from typing import IO
 
 import nbformat
 
-from dabench_analysis._atomic import atomic_write
+from dabench_analysis.report.html import export_html
 
-NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+#: The report notebooks: a source checkout's (or editable install's) top-level ``notebooks/``,
+#: else the copy an installed wheel carries as ``dabench_analysis/notebooks`` (setup.py).
+NOTEBOOK_DIR = (Path(__file__).resolve().parents[2] / "notebooks"
+                if (Path(__file__).resolve().parents[2] / "pyproject.toml").is_file()
+                and (Path(__file__).resolve().parents[2] / "notebooks").is_dir()
+                else Path(__file__).resolve().parents[1] / "notebooks")
 #: Default seconds one cell may run before the report fails (``--cell-timeout``).
 CELL_TIMEOUT = 1200
 #: Files a failed run leaves in its output folder (removed again by a successful run).
@@ -232,11 +237,9 @@ def _inline_backend():
 
 
 def _export_html(nb_path: Path, html_path: Path) -> None:
-    from nbconvert import HTMLExporter
-
-    body, _ = HTMLExporter(template_name="lab").from_filename(str(nb_path))
-    with atomic_write(html_path) as fh:
-        fh.write(body)
+    """The report page: no code, a table of contents, warnings as notes, nothing loaded from
+    the network (:func:`dabench_analysis.report.html.export_html`)."""
+    export_html(nb_path, html_path)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -305,8 +308,9 @@ def run_notebook(
     kernel_name : str
         Jupyter kernel to run, checked to exist first (pitfall P10a).
     html_export : bool
-        Also write ``report.html`` (nbconvert, lab template; outputs are escaped by pandas and
-        nbconvert).
+        Also write ``report.html``: the page of :func:`dabench_analysis.report.html.export_html`
+        (nbconvert's lab template without code, with a table of contents, warnings as notes and
+        nothing loaded from the network; outputs are escaped by the package and nbconvert).
     timeout : int or None
         Seconds one cell may run (default :data:`CELL_TIMEOUT`, 1200 s); None: no limit.
 

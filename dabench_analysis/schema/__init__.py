@@ -45,9 +45,9 @@ from dabench_analysis.schema.columns import (
     check_threshold,
     column,
     group,
-    label,
     require_columns,
 )
+from dabench_analysis.schema.labels import LABELS, UNITS, label
 from dabench_analysis.schema.replay import (
     HEALTH_STATUSES,
     REPLAY_FIELDS,
@@ -76,5 +76,5 @@ __all__ = ["ACTIONS", "ALIASES", "AUTONOMY", "CALIBRATION_BUCKETS", "CALIBRATION
            "ReplayField", "SECTIONS", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
            "Section", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
            "TRAJECTORY_COLUMNS", "check_threshold", "checks_markdown", "checks_table", "column",
-           "columns_markdown", "columns_table", "group", "label", "optional_columns",
+           "columns_markdown", "columns_table", "group", "label", "LABELS", "UNITS", "optional_columns",
            "replay_field", "require_columns", "sections_needing", "sections_using"]

@@ -34,7 +34,8 @@ __all__ = [
     "Column", "TASK_COLUMNS", "TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS", "ALIASES", "ENUMS",
     "DIFFICULTY_ORDER", "FAILURE_CATEGORIES", "FAILURE_STAGES", "SEVERITIES",
     "CALIBRATION_BUCKETS", "COORDINATOR_DECISIONS", "OUTCOME_STATUSES", "STAGES", "ACTIONS",
-    "SPECIALISTS", "GROUPS", "group", "column", "label", "TEXT_TRAJECTORY_COLUMNS",
+    "SPECIALISTS", "GROUPS", "group", "column",
+    "TEXT_TRAJECTORY_COLUMNS",
     "IDENTIFICATION", "CORRECTNESS", "EXECUTION", "AUTONOMY", "COST", "MAIN_METRICS",
     "CORRELATION_METRICS", "SUCCESS_THRESHOLD",
 ]
@@ -364,23 +365,6 @@ def column(name: str) -> Column:
     if name not in TASK_COLUMNS:
         raise KeyError(f"column {name!r} is not in the eval-v2 catalogue")
     return TASK_COLUMNS[name]
-
-
-def label(name: str) -> str:
-    """Human-readable axis label with unit, e.g. ``"Execution time (s)"``.
-
-    Examples
-    --------
-    >>> label("execution_time")
-    'Execution time (s)'
-    >>> label("final_score")
-    'Final score'
-    """
-    text = name.replace("_", " ").capitalize()
-    col = TASK_COLUMNS.get(ALIASES.get(name, name))
-    if col is not None and col.unit in ("s", "tokens"):
-        text += f" ({col.unit})"
-    return text
 
 
 IDENTIFICATION = group("Identification")

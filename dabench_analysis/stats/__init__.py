@@ -30,10 +30,27 @@ __all__ = ["StatisticsWarning", "adjust_pvalues", "agreement", "bootstrap_ci", "
            "min_detectable_effect", "paired_comparison", "proportion_ci", "reliability",
            "required_n", "unpaired_comparison"]
 
-# Issue 13: one binning rule, bounded intervals, one threshold check.
+# one binning rule, bounded intervals, one threshold check.
 from dabench_analysis.stats import binning  # noqa: E402
 from dabench_analysis.stats.binning import bin_index  # noqa: E402
 from dabench_analysis.stats.descriptive import interval_method, mean_summary  # noqa: E402
 from dabench_analysis.stats.inputs import check_threshold  # noqa: E402
 
 __all__ += ["bin_index", "binning", "check_threshold", "interval_method", "mean_summary"]
+
+# every function taking tasks accepts a Run or Runs; several runs never pool silently.
+from dabench_analysis.stats.inputs import PooledRunsWarning, as_frame  # noqa: E402
+
+__all__ += ["PooledRunsWarning", "as_frame"]
+
+# Gwet's AC1/AC2, Fleiss, Conger with Gwet's variance, without irrCAC.
+from dabench_analysis.stats import gwet  # noqa: E402
+
+__all__ += ["gwet"]
+
+# Sweeps: rank intervals of many runs, variance between repetitions.
+from dabench_analysis.stats import ranking, repetitions  # noqa: E402
+from dabench_analysis.stats.ranking import rank_intervals, rank_ties  # noqa: E402
+from dabench_analysis.stats.repetitions import repetition_variance  # noqa: E402
+
+__all__ += ["rank_intervals", "rank_ties", "ranking", "repetition_variance", "repetitions"]

@@ -22,13 +22,18 @@ from dabench_analysis.tables import (
 from dabench_analysis.tables.common import correct_mask, require_rows
 from dabench_analysis.tables.paper import (
     difficulty_breakdown,
-    key_numbers,
     main_results,
     specialist_participation,
     task_type_breakdown,
 )
+from dabench_analysis.tables.summary import key_numbers
 
 __all__ = ["ablation", "comparison", "correct_mask", "difficulty_breakdown", "explore",
            "failures", "judge", "key_numbers", "main_results", "mas", "require_columns",
            "require_rows", "research_eval", "specialist_participation", "task_type_breakdown",
            "timing", "verification"]
+
+# Sweeps: leaderboard, pairwise comparisons, flips, items, configurations.
+from dabench_analysis.tables import sweep  # noqa: E402
+
+__all__ += ["sweep"]

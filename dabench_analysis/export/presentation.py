@@ -1,0 +1,295 @@
+"""Tables for a reader: each estimate and its interval in one cell, human labels with units,
+counts as integers and every number by the package's rounding rule (:mod:`.numbers`).
+
+:func:`present` is what the ``.tex`` and ``.md`` files (:mod:`.tables`) and the HTML reports
+show; the ``.csv`` files keep full precision and the machine names.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis.export.numbers import (
+    ESTIMATE_DIGITS,
+    format_estimate,
+    format_interval,
+    format_pvalue,
+)
+from dabench_analysis.schema import ALIASES, TASK_COLUMNS, label, require_columns
+from dabench_analysis.schema.labels import LABELS
+
+#: Estimates a bare ``ci_low``/``ci_high`` pair belongs to, in order of preference.
+PLAIN_ESTIMATES = ("estimate", "mean_diff", "delta", "diff", "mean", "proportion", "share",
+                   "pass_rate", "success_rate", "accuracy", "mean_time_s", "rate")
+#: Text columns that describe the whole table: moved to a note when they hold one value.
+NOTE_COLUMNS = re.compile(r"^(method|note|.+_method)$")
+_CI = re.compile(r"^(?:(?P<pre>.+)_)?ci_low(?:_(?P<post>.+))?$")
+_NOT_ESTIMATE = re.compile(r"^(n|n_.+|count|.+_count|std|sem|.+_std|.+_sem|se|se_.+|median.*"
+                           r"|.+_median|p\d+.*|statistic|p_value.*|p_adjusted.*|lower|upper"
+                           r"|.*ci_(low|high).*)$")
+_COUNT = re.compile(r"^(n|count|n_.+|.+_count|requested|successful|tp|fp|fn|tn)$")
+_P = re.compile(r"^(p|pvalue|p_value.*|p_adjusted.*)$")
+_MACHINE = re.compile(r"^[a-z][a-z0-9_]*$")
+#: Words of generated labels written as readers expect them.
+_WORDS = {"mcc": "MCC", "tp": "TP", "fp": "FP", "fn": "FN", "tn": "TN", "se": "SE", "f1": "F1",
+          "id": "ID", "na": "NA", "dof": "df", "cohens": "Cohen's", "ece": "ECE", "mce": "MCE"}
+_WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
+
+
+def _words(text: str) -> str:
+    return _WORD.sub(lambda m: _WORDS[m[1].lower()], text)
+
+
+def _missing(v: Any) -> bool:
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v))
+
+
+def _eligible(df: pd.DataFrame, name: str) -> bool:
+    return (not _NOT_ESTIMATE.match(str(name)) and pd.api.types.is_float_dtype(df[name]))
+
+
+def _estimate_for(df: pd.DataFrame, low: str, stem: str | None, used: set) -> str | None:
+    names = [c for c in df.columns if c not in used and _eligible(df, c)]
+    if stem is None:
+        preferred = [c for c in PLAIN_ESTIMATES if c in names]
+        candidates = preferred[:1] or names
+    else:
+        exact = [c for c in (stem, f"{stem}_mean", f"mean_{stem}") if c in names]
+        candidates = exact[:1] or [c for c in names if f"_{stem}_" in f"_{c}_"]
+        candidates = [c for c in candidates if "mean" in c] or candidates
+    before = [c for c in candidates if df.columns.get_loc(c) < df.columns.get_loc(low)]
+    return (before[-1] if before else candidates[0]) if candidates else None
+
+
+def find_intervals(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """Which estimate each ``ci_low``/``ci_high`` pair of ``df`` belongs to.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A result table of the package (snake_case columns).
+
+    Returns
+    -------
+    dict
+        ``{estimate: (low, high)}``, e.g. ``{"mean": ("ci_low", "ci_high")}``.
+
+    Notes
+    -----
+    A pair is ``X_ci_low``/``X_ci_high``, ``ci_low_X``/``ci_high_X`` or a bare
+    ``ci_low``/``ci_high``. Its estimate is a float column that is not a count, SD, SE,
+    median, quantile, statistic or p-value: for a stem ``X`` the column ``X``, ``X_mean`` or
+    ``mean_X``, else a column with ``X`` as a word (``failure_rate`` for ``failure_ci_low``),
+    ``mean`` ones first; for a bare pair the first of :data:`PLAIN_ESTIMATES`, else the
+    nearest column before it. A pair without an estimate is left as two columns.
+
+    Examples
+    --------
+    >>> cols = ["metric", "n", "mean", "std", "sem", "ci_low", "ci_high", "mean_tokens",
+    ...         "tokens_ci_low", "tokens_ci_high", "mean_a", "median_a", "ci_low_a", "ci_high_a"]
+    >>> found = find_intervals(pd.DataFrame({c: [0.5] if c != "metric" else ["x"] for c in cols}))
+    >>> for estimate, (low, high) in found.items():
+    ...     print(estimate, low, high)
+    mean ci_low ci_high
+    mean_tokens tokens_ci_low tokens_ci_high
+    mean_a ci_low_a ci_high_a
+    """
+    found: dict[str, tuple[str, str]] = {}
+    used: set = set()
+    for low in df.columns:
+        match = _CI.match(str(low))
+        high = str(low).replace("ci_low", "ci_high")
+        if not match or high not in df.columns:
+            continue
+        estimate = _estimate_for(df, low, match["pre"] or match["post"], used)
+        if estimate is not None:
+            found[estimate] = (low, high)
+            used.add(estimate)
+    return found
+
+
+def column_label(name: Any) -> str:
+    """The human label of a result column, with its unit (``Runtime (s)``, ``Final score``).
+
+    Parameters
+    ----------
+    name : str
+        A column name of a result table (snake_case) or an eval-v2 column.
+
+    Returns
+    -------
+    str
+        The header a reader sees.
+
+    Notes
+    -----
+    Catalogue labels first (:func:`dabench_analysis.schema.label`, :data:`schema.LABELS`);
+    then ``X_mean``/``mean_X`` as ``X``, ``X_std`` as ``X SD`` and ``n_X`` as ``n (X)``.
+    A name that is not snake_case is taken to be a label already and kept.
+
+    Examples
+    --------
+    >>> print(" | ".join(column_label(c) for c in ("final_score_mean", "final_score_std", "n_used",
+    ...                                             "mean_runtime_s", "total_tokens", "Tokens")))
+    Final score | Final score SD | n (used) | Runtime (s) | Total tokens (tokens) | Tokens
+    """
+    name = str(name)
+    known = set(LABELS) | set(TASK_COLUMNS) | set(ALIASES)
+    if name in LABELS or not _MACHINE.match(name):
+        return label(name) if name in LABELS else name
+    if name in known:
+        return _words(label(name))
+    for pattern, template in ((r"^mean_(.+)$", "{}"), (r"^(.+)_mean$", "{}"),
+                              (r"^(.+)_std$", "{} SD")):
+        match = re.match(pattern, name)
+        if match and match[1] in known:
+            return _words(template.format(label(match[1])))
+    if name.startswith("n_"):
+        return _words(f"n ({name[2:].replace('_', ' ')})")
+    return _words(label(name))
+
+
+def _is_integral(series: pd.Series) -> bool:
+    values = pd.to_numeric(series, errors="coerce").dropna().to_numpy(dtype=float)
+    return bool(np.isfinite(values).all() and (values == np.round(values)).all())
+
+
+def _is_count(df: pd.DataFrame, name: str) -> bool:
+    series = df[name]
+    if pd.api.types.is_bool_dtype(series):
+        return False
+    if pd.api.types.is_integer_dtype(series):
+        return True
+    column = TASK_COLUMNS.get(ALIASES.get(str(name), str(name)))
+    counted = _COUNT.match(str(name)) or (column is not None and column.kind in ("count", "tokens"))
+    return bool(counted and pd.api.types.is_float_dtype(series) and _is_integral(series))
+
+
+def _cell(value: Any, *, digits: int, count: bool = False, p: bool = False) -> str:
+    if _missing(value):
+        return "n/a"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)) or (count and isinstance(value, (float, np.floating))):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return format_pvalue(value) if p else format_estimate(value, digits=digits)
+    return str(value)
+
+
+def _format(df: pd.DataFrame, name: str, digits: int) -> pd.Series:
+    count, p = _is_count(df, name), bool(_P.match(str(name)))
+    shown = df[name].map(lambda v: _cell(v, digits=digits, count=count, p=p))
+    if name == "metric" and df[name].dropna().isin(list(TASK_COLUMNS)).all():
+        shown = shown.map(lambda v: _words(label(v)) if v in TASK_COLUMNS else v)  # Table 1 rows
+    return shown.astype(object)
+
+
+def _notes(df: pd.DataFrame, keep: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Columns to drop (empty or constant method/note columns) and the notes they become."""
+    drop, notes = [], []
+    for name in df.columns:
+        if name in keep or not NOTE_COLUMNS.match(str(name)):
+            continue
+        values = df[name].dropna().astype(str).str.strip()
+        values = values[values != ""]
+        if values.empty:
+            drop.append(name)
+        elif values.nunique() == 1 and len(values) == len(df):
+            drop.append(name)
+            notes.append(f"{column_label(name)}: {values.iloc[0]}")
+    return drop, notes
+
+
+def present(
+    df: pd.DataFrame,
+    *,
+    columns: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    intervals: Mapping[str, tuple[str, str]] | None = None,
+    digits: int = ESTIMATE_DIGITS,
+    ci_level: float | None = 0.95,
+) -> pd.DataFrame:
+    """A result table as a reader sees it: estimate and interval in one cell, human labels.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A result table (snake_case columns; a named index becomes leading columns).
+    columns : sequence of str, optional
+        Machine names of the columns to show, in order (default: all). An interval is merged
+        when its estimate and both bounds are shown.
+    labels : mapping, optional
+        Header for a machine name, overriding :func:`column_label`.
+    intervals : mapping, optional
+        ``{estimate: (low, high)}`` to merge; default :func:`find_intervals`.
+    digits : int
+        Significant digits of estimates (:func:`export.numbers.format_estimate`, default 3).
+    ci_level : float or None
+        Level named in the header of a merged column (``Mean [95% CI]``); None: ``[CI]``.
+
+    Returns
+    -------
+    DataFrame
+        Text cells (object dtype), one column per shown column, an interval's three merged
+        into ``estimate [low, high]`` (:func:`export.numbers.format_interval`). Integer columns
+        (and float columns of counts: ``n``, ``n_*``, ``count``, catalogue counts and tokens
+        holding whole numbers) print as integers, p-values by :func:`format_pvalue`, booleans as
+        yes/no, missing values as ``n/a``; catalogue names in a ``metric`` column are labelled.
+        ``method``/``note`` columns holding one value in every row are dropped into
+        ``attrs["notes"]`` (``"Method: Wilson"``), empty ones dropped. ``attrs["align"]`` holds
+        ``l``/``r`` per column (numbers right).
+
+    Raises
+    ------
+    ValueError
+        A column of ``columns``, ``labels`` or ``intervals`` not in ``df`` (or not shown).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"metric": ["final_score"], "n": [80], "mean": [0.8777649],
+    ...                   "ci_low": [0.8173711], "ci_high": [0.9201385], "method": ["logit t"]})
+    >>> shown = present(t)
+    >>> shown.to_dict("records")
+    [{'Metric': 'Final score', 'n': '80', 'Mean [95% CI]': '0.878 [0.817, 0.920]'}]
+    >>> shown.attrs["notes"], shown.attrs["align"]
+    (['Method: logit t'], 'lrr')
+    """
+    flat = df.reset_index() if any(n is not None for n in df.index.names) else df
+    if columns is not None:
+        require_columns(flat, columns, "the table")
+        flat = flat[list(columns)]
+    require_columns(flat, list(labels or {}), "the table's shown columns (labels=)")
+    pairs = find_intervals(flat) if intervals is None else dict(intervals)
+    require_columns(flat, [c for e, b in pairs.items() for c in (e, *b)], "the table")
+    drop, notes = _notes(flat, keep=list(pairs))
+    bounds = {c for b in pairs.values() for c in b}
+    suffix = f" [{ci_level:.0%} CI]" if ci_level is not None else " [CI]"
+    labels = dict(labels or {})
+    out, align, seen = {}, [], set()
+    for name in flat.columns:
+        if name in bounds or name in drop:
+            continue
+        header = labels.get(name) or column_label(name)
+        if name in pairs:
+            low, high = pairs[name]
+            cells = [format_interval(e, lo, hi, digits=digits)
+                     for e, lo, hi in zip(flat[name], flat[low], flat[high], strict=True)]
+            values, header = pd.Series(cells, index=flat.index, dtype=object), header + suffix
+        else:
+            values = _format(flat, name, digits)
+        header = header if header not in seen else str(name).replace("_", " ")
+        seen.add(header)
+        out[header] = values
+        numeric = pd.api.types.is_numeric_dtype(flat[name]) and not pd.api.types.is_bool_dtype(
+            flat[name])
+        align.append("r" if numeric else "l")
+    shown = pd.DataFrame(out, index=flat.index).reset_index(drop=True)
+    shown.attrs.update(notes=notes, align="".join(align))
+    return shown

@@ -1,0 +1,227 @@
+"""Tables in a report notebook as a reader sees them: :func:`show` displays a result table
+through :func:`dabench_analysis.export.present` (estimate and interval in one cell, human labels,
+the package's rounding rule) as HTML with every column visible, never elided by pandas.
+
+A table too wide for the page (by the characters of its widest cells) is transposed when it has
+a few rows, and split into parts that repeat its first (key) column otherwise.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from dabench_analysis.export import present
+
+#: Characters of cell text a page shows in one row (about 1170 px of the report's font).
+PAGE_CHARACTERS = 160
+#: A wide table with at most this many rows is transposed instead of split.
+TRANSPOSE_ROWS = 3
+#: Characters a text cell counts for at most: longer text wraps.
+WRAP_CHARACTERS = 40
+
+
+def _width(frame: pd.DataFrame) -> list[int]:
+    cells = [frame[c].astype(str).str.len().max() if len(frame) else 0 for c in frame.columns]
+    heads = [max(len(w) for w in str(c).split()) if str(c).split() else 1 for c in frame.columns]
+    return [min(max(int(c), h), WRAP_CHARACTERS) + 3 for c, h in zip(cells, heads, strict=True)]
+
+
+def _transpose(frame: pd.DataFrame, align: str) -> tuple[pd.DataFrame, str]:
+    key = frame.columns[0]
+    if align[:1] == "l" and frame[key].is_unique and len(frame.columns) > 1:
+        body = frame.set_index(key).T
+    else:
+        body = frame.T
+        body.columns = ["Value"] if len(frame) == 1 else [str(i + 1) for i in range(len(frame))]
+    body = body.rename_axis("").reset_index()
+    return body, "l" * len(body.columns)  # a column now mixes numbers and text
+
+
+def _split(frame: pd.DataFrame, align: str) -> list[tuple[pd.DataFrame, str]]:
+    """Parts of at most :data:`PAGE_CHARACTERS`, each led by the key: the first one or two
+    text columns, as many as it takes to tell the rows apart."""
+    widths = _width(frame)
+    lead = 1 if align[:1] == "l" else 0
+    if align[:2] == "ll" and not frame.iloc[:, 0].is_unique:
+        lead = 2
+    parts, current, used = [], [], sum(widths[:lead])
+    for i in range(lead, len(frame.columns)):
+        if current and used + widths[i] > PAGE_CHARACTERS:
+            parts.append(current)
+            current, used = [], sum(widths[:lead])
+        current.append(i)
+        used += widths[i]
+    parts.append(current)
+    return [(frame.iloc[:, list(range(lead)) + idx], align[:lead] + "".join(align[i] for i in idx))
+            for idx in parts if idx]
+
+
+def _table(frame: pd.DataFrame, align: str, caption: str | None) -> str:
+    def cell(tag: str, text: object, a: str) -> str:  # headers wrap at spaces, numbers never
+        style = "text-align:left" if a == "l" else "text-align:right"
+        style += ";white-space:nowrap" if a == "r" and tag == "td" else ""
+        return f'<{tag} style="{style}">{html.escape(str(text))}</{tag}>'
+
+    head = "".join(cell("th", c, a) for c, a in zip(frame.columns, align, strict=True))
+    rows = "".join("<tr>" + "".join(cell("td", v, a) for v, a in zip(row, align, strict=True))
+                   + "</tr>" for row in frame.to_numpy())
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return (f'<table class="dabench-table">{cap}<thead><tr>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
+
+
+def _frame(data: pd.DataFrame | pd.Series | Mapping) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, pd.Series):
+        named = data.index.name is not None or not isinstance(data.index, pd.RangeIndex)
+        frame = data.to_frame(data.name if data.name is not None else "value")
+        return frame.reset_index() if named else frame
+    if isinstance(data, Mapping):
+        return pd.DataFrame({"key": [str(k) for k in data],
+                             "value": pd.Series(list(data.values()), dtype=object)})
+    raise TypeError(f"show() takes a DataFrame, Series or dict, got {type(data).__name__}")
+
+
+def table_html(
+    df: pd.DataFrame | pd.Series | Mapping,
+    *,
+    columns: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    caption: str | None = None,
+    digits: int = 3,
+    max_rows: int | None = None,
+) -> str:
+    """The HTML :func:`show` displays: one or more ``<table>`` elements and the table's notes.
+
+    Parameters
+    ----------
+    df : DataFrame, Series or dict
+        A result table of the package (Series and dict: see :func:`show`).
+    columns, labels, digits : optional
+        As in :func:`dabench_analysis.export.present`.
+    caption : str, optional
+        Shown above the table.
+    max_rows : int, optional
+        Show only the first ``max_rows`` rows, with a note saying how many there are (for
+        tables of a sweep that grow as k(k − 1)/2; the saved files keep every row).
+
+    Returns
+    -------
+    str
+        HTML with every cell escaped; every column shown (wide tables transposed or split,
+        see the module notes), a constant ``method`` column as a note under the table.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"metric": ["final_score"], "mean": [0.8778], "ci_low": [0.8174],
+    ...                   "ci_high": [0.9201], "method": ["logit t"]})
+    >>> text = table_html(t)
+    >>> "<td style=\\"text-align:right;white-space:nowrap\\">0.878 [0.817, 0.920]</td>" in text
+    True
+    >>> "Method: logit t" in text
+    True
+    """
+    shown = present(_head(_frame(df), max_rows), columns=columns, labels=labels, digits=digits)
+    align = shown.attrs["align"]
+    if sum(_width(shown)) <= PAGE_CHARACTERS:
+        parts = [(shown, align)]
+    elif len(shown) <= TRANSPOSE_ROWS:
+        parts = [_transpose(shown, align)]
+    else:
+        parts = _split(shown, align)
+    captions = [caption] + [f"{caption} (continued)" if caption else None] * (len(parts) - 1)
+    tables = [_table(part, a, cap) for (part, a), cap in zip(parts, captions, strict=True)]
+    notes = "".join(f'<p class="dabench-table-note">{html.escape(n)}</p>'
+                    for n in [*shown.attrs["notes"], *_cut_note(df, max_rows)])
+    return f'<div class="dabench-tables">{"".join(tables)}{notes}</div>'
+
+
+def show(
+    df: pd.DataFrame | pd.Series | Mapping,
+    *,
+    columns: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    caption: str | None = None,
+    digits: int = 3,
+    max_rows: int | None = None,
+) -> None:
+    """Display a result table in a notebook as a reader sees it (use instead of ``display``).
+
+    Parameters
+    ----------
+    df : DataFrame, Series or dict
+        A result table of the package (machine names, full precision: keep it for analysis);
+        a Series becomes a table of its index and values, a dict (e.g. a report's key
+        numbers) one of keys and values.
+    columns : sequence of str, optional
+        Machine names of the columns to show, in order (default: all).
+    labels : mapping, optional
+        Headers by machine name (default: the catalogue's labels with units).
+    caption : str, optional
+        Shown above the table.
+    digits : int
+        Significant digits of estimates (the package's rule, default 3).
+    max_rows : int, optional
+        Show only the first ``max_rows`` rows, with a note giving the total.
+
+    Returns
+    -------
+    None
+        Displays HTML (:func:`table_html`) with a plain-text version of the same cells.
+
+    Raises
+    ------
+    ValueError
+        A column of ``columns`` not in ``df``.
+    TypeError
+        For anything but a DataFrame, Series or dict.
+
+    Examples
+    --------
+    >>> show({"n_tasks": 80, "answer_accuracy": 0.9, "skipped": []})
+    Key              Value
+    n_tasks          80
+    answer_accuracy  0.900
+    skipped          []
+    >>> show(pd.DataFrame({"n": [3], "mean": [0.5], "ci_low": [0.25], "ci_high": [0.75]}))
+    n         Mean [95% CI]
+    3  0.500 [0.250, 0.750]
+    """
+    from IPython import get_ipython
+    from IPython.display import display
+
+    shown = present(_head(_frame(df), max_rows), columns=columns, labels=labels, digits=digits)
+    text = "\n".join([_plain(shown), *_cut_note(df, max_rows)])
+    if get_ipython() is None:  # plain Python: the text
+        print(text)
+        return
+    display({"text/plain": text,
+             "text/html": table_html(df, columns=columns, labels=labels, caption=caption,
+                                     digits=digits, max_rows=max_rows)}, raw=True)
+
+
+def _head(frame: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:
+    if max_rows is not None and max_rows < 1:
+        raise ValueError(f"max_rows must be at least 1, got {max_rows}")
+    return frame if max_rows is None else frame.head(max_rows)
+
+
+def _cut_note(df, max_rows: int | None) -> list[str]:
+    n = len(df)
+    if max_rows is None or n <= max_rows:
+        return []
+    return [f"The first {max_rows} of {n} rows; the saved table has all of them."]
+
+
+def _plain(shown: pd.DataFrame) -> str:
+    """Every cell as text, numbers right-aligned, then the notes."""
+    cols = [[str(c), *map(str, shown[c])] for c in shown.columns]
+    widths = [max(map(len, col)) for col in cols]
+    lines = ["  ".join(v.rjust(w) if a == "r" else v.ljust(w)
+                       for v, w, a in zip(row, widths, shown.attrs["align"], strict=True)).rstrip()
+             for row in zip(*cols, strict=True)] if cols else []
+    return "\n".join([*lines, *shown.attrs["notes"]])

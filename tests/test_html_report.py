@@ -1,0 +1,201 @@
+"""HTML reports read as reports (issue 14, item 3): no code, a table of contents, every column
+shown, estimates as ``0.78 [0.65, 0.87]``, integers as integers, figures embedded, nothing loaded
+from the network, warnings as notes.
+
+One comparison report is executed (tiny generated runs, ~15 s) and its page parsed with the
+standard library's ``html.parser``; the rest builds pages from hand-made notebooks without a
+kernel. A look in a real browser is a manual check (README, "Reading the reports").
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import nbformat
+import pandas as pd
+import pytest
+
+from dabench_analysis import report
+from dabench_analysis.report.html import export_html, external_references
+from dabench_analysis.report.show import table_html
+
+INTERVAL = re.compile(r"-?\d+(\.\d+)?(e-\d+)? \[-?\d+(\.\d+)?(e-\d+)?, -?\d+(\.\d+)?(e-\d+)?\]")
+
+
+class Page(HTMLParser):
+    """Tags with their attributes, tables as (headers, rows), headings and the TOC's links."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.tables: list[tuple[list[str], list[list[str]]]] = []
+        self.toc: list[str] = []
+        self.text: list[str] = []
+        self._cell: list[str] | None = None
+        self._in_nav = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if tag == "table":
+            self.tables.append(([], []))
+        elif tag == "tr" and self.tables:
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "nav":
+            self._in_nav = True
+        elif tag == "a" and self._in_nav:
+            self.toc.append(attrs.get("href", ""))
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self.tables:
+            text = "".join(self._cell).strip()
+            headers, rows = self.tables[-1]
+            (headers if tag == "th" and len(rows) == 1 else rows[-1]).append(text)
+            self._cell = None
+        elif tag == "nav":
+            self._in_nav = False
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        self.text.append(data)
+
+    def column(self, header: str) -> list[str]:
+        for headers, rows in self.tables:
+            if header in headers:
+                i = headers.index(header)
+                return [r[i] for r in rows if len(r) > i]
+        raise AssertionError(f"no table with a column {header!r}")
+
+
+@pytest.fixture(scope="module")
+def compare_page(tiny_runs, tmp_path_factory):
+    """The comparison report of the two tiny runs, executed once through the runner."""
+    base, prop = tiny_runs
+    out = tmp_path_factory.mktemp("compare")
+    executed = report.run_notebook(report.NOTEBOOK_DIR / "compare_runs.ipynb", out,
+                                   {"baseline_dir": str(base), "proposed_dir": str(prop),
+                                    "output_dir": str(out)})
+    text = (out / "report.html").read_text(encoding="utf-8")
+    return Page(text), text, nbformat.read(executed, as_version=4)
+
+
+def test_nothing_is_loaded_from_the_network(compare_page):
+    page, text, _ = compare_page
+    assert external_references(text) == []
+    for tag, attrs in page.tags:
+        for name in ("src", "href"):
+            value = attrs.get(name) or ""
+            assert not re.match(r"\s*(https?:)?//", value), (tag, name, value)
+    assert not [t for t, a in page.tags if t == "script"]  # require.js, MathJax: gone
+    images = [a["src"] for t, a in page.tags if t == "img"]
+    assert images and all(s.startswith("data:image/png;base64,") for s in images)
+
+
+def test_code_is_hidden_in_the_page_and_kept_in_the_notebook(compare_page):
+    page, text, executed = compare_page
+    classes = [(a.get("class") or "").split() for _, a in page.tags]
+    for hidden in ("jp-InputPrompt", "jp-OutputPrompt", "jp-CodeMirrorEditor", "hl-ipython3"):
+        assert not [c for c in classes if hidden in c], hidden
+    # input areas are left only for the Markdown cells (the text of the report)
+    markdown = sum(c.cell_type == "markdown" for c in executed.cells)
+    assert sum("jp-InputArea" in c for c in classes) == markdown
+    assert "stats.compare_runs(" not in text and "In&nbsp;[" not in text
+    assert any("stats.compare_runs(" in c.source for c in executed.cells)
+
+
+def test_table_of_contents_links_every_section_heading(compare_page):
+    page, _, _ = compare_page
+    ids = {a["id"] for _, a in page.tags if "id" in a}
+    headings = [a["id"] for t, a in page.tags if t == "h2" and "id" in a]
+    assert len(headings) >= 5
+    assert page.toc == [f"#{h}" for h in headings]
+    assert all(link[1:] in ids for link in page.toc)
+    assert any("Key-numbers" in link for link in page.toc)
+
+
+def test_every_column_is_shown_and_nothing_is_elided(compare_page):
+    page, _, _ = compare_page
+    headers = {h for hs, _ in page.tables for h in hs}
+    # the compare report's main table hid p_value, ci_high and statistic (issue 14)
+    assert {"Metric", "Pairs", "Baseline", "Proposed", "Difference [95% CI]", "Statistic", "p",
+            "Adjusted p", "Cohen's d_z", "Magnitude"} <= headers
+    cells = [c for hs, rows in page.tables for c in hs + [c for r in rows for c in r]]
+    assert cells
+    assert not [c for c in cells if c in ("...", "…") or c.endswith("...")]
+
+
+def test_estimates_intervals_integers_and_p_values(compare_page):
+    page, _, _ = compare_page
+    diffs = page.column("Difference [95% CI]")
+    assert diffs and all(INTERVAL.fullmatch(d) for d in diffs), diffs
+    assert any(re.search(r"\d\.\d+ \[\d\.\d+, \d\.\d+\]", c)
+               for _, rows in page.tables for r in rows for c in r)
+    assert set(page.column("Pairs")) == {"12"}  # 12 tasks in each tiny run: an integer
+    assert all(re.fullmatch(r"< 0\.001|\d\.\d+|n/a", p) for p in page.column("p"))
+
+
+# --- pages from hand-made notebooks (no kernel) -------------------------------------------------
+
+def _executed(cells) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    return nb
+
+
+def test_warnings_become_notes_in_the_page_only(tmp_path):
+    code = nbformat.v4.new_code_cell("t = tables.f(x)", execution_count=1)
+    code.outputs = [nbformat.v4.new_output("stream", name="stderr", text=(
+        "/tmp/ipykernel_7/123.py:2: StatisticsWarning: 3 row(s) with a missing score dropped\n"
+        "  t = tables.f(x)\n"
+        "/tmp/ipykernel_7/123.py:2: FutureWarning: a <b>change</b>\n  t = tables.f(x)\n"
+        "kernel said this\n"))]
+    nb = _executed([nbformat.v4.new_markdown_cell("# Title\n\nIntro."),
+                    nbformat.v4.new_markdown_cell("## Section A"), code])
+    nbformat.write(nb, tmp_path / "report.ipynb")
+    page_text = export_html(tmp_path / "report.ipynb", tmp_path / "report.html").read_text()
+    page = Page(page_text)
+    notes = [a for t, a in page.tags if "dabench-note" in (a.get("class") or "")]
+    assert len(notes) == 2
+    text = "".join(page.text)
+    assert "Note. 3 row(s) with a missing score dropped" in text
+    assert "Note. a <b>change</b> (FutureWarning)" in text  # escaped, category named
+    assert "kernel said this" in text  # other stderr text is kept as it was
+    assert "ipykernel_7" not in page_text and "StatisticsWarning:" not in page_text
+    assert page.toc == ["#Section-A"]
+    kept = nbformat.read(tmp_path / "report.ipynb", as_version=4)
+    assert "StatisticsWarning" in kept.cells[2].outputs[0].text  # the notebook is unchanged
+    assert re.search(r"<title>Title</title>", page_text)
+
+
+def test_a_wide_single_row_table_is_transposed():
+    wide = pd.DataFrame({"comparison": ["verification_triggered"], "group_a": ["with " * 8],
+                         "group_b": ["without " * 8], "n_a": [69], "n_b": [11],
+                         "mean_a": [0.8747], "mean_b": [0.8969], "mean_diff": [-0.0222],
+                         "ci_low": [-0.1579], "ci_high": [0.1135], "p_value": [0.8650],
+                         "effect_size": [-0.0316], "magnitude": ["negligible"]})
+    page = Page(table_html(wide))
+    assert len(page.tables) == 1
+    headers, rows = page.tables[0]
+    assert headers == ["", "verification_triggered"]
+    assert rows[1:] == [["Group a", "with " * 7 + "with"], ["Group b", "without " * 7 + "without"],
+                        ["n (a)", "69"], ["n (b)", "11"], ["Mean a", "0.875"],
+                        ["Mean b", "0.897"], ["Difference [95% CI]", "-0.0222 [-0.158, 0.114]"],
+                        ["p", "0.87"], ["Effect size", "-0.0316"], ["Magnitude", "negligible"]]
+
+
+def test_a_wide_long_table_is_split_with_its_key_repeated():
+    rows = 6
+    wide = pd.DataFrame({"task_id": [f"task_{i}" for i in range(rows)],
+                         **{f"metric_{k}": [f"text {'x' * 30} {k}"] * rows for k in range(6)}})
+    page = Page(table_html(wide, caption="Per-task text"))
+    assert len(page.tables) == 2
+    assert [h[0] for h, _ in page.tables] == ["Task ID", "Task ID"]
+    assert page.tables[0][0][1:] + page.tables[1][0][1:] == [f"Metric {k}" for k in range(6)]
+    assert [r[0] for r in page.tables[1][1][1:]] == [f"task_{i}" for i in range(rows)]
+    assert "Per-task text (continued)" in "".join(page.text)
