@@ -27,3 +27,8 @@ __all__ = ["LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TOOL_CALLS_FILE", "T
            "Finding", "JudgeStudy", "ResearchEval", "Run", "RunLoadError", "Runs", "cache",
            "load_research_eval", "load_run", "load_runs", "read_header", "read_judge_study",
            "read_replay", "read_table"]
+
+# the configuration and seed a run declares (run_config.json or task columns).
+from dabench_analysis.load.config import CONFIG_FILE, read_run_config, run_configs  # noqa: E402
+
+__all__ += ["CONFIG_FILE", "read_run_config", "run_configs"]

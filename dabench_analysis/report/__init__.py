@@ -1,5 +1,6 @@
-"""Layer 7, report: the papermill runner, batch jobs and their states, the index page and the
-command line (``dabench-analysis``). The notebooks live in the top-level ``notebooks/``."""
+"""Layer 7, report: the papermill runner, batch jobs and their states, the index page, the
+manifest of every report's inputs and versions, and the command line (``dabench-analysis``).
+The notebooks live in the top-level ``notebooks/``."""
 
 from dabench_analysis.report.index import write_index
 from dabench_analysis.report.jobs import (
@@ -12,6 +13,7 @@ from dabench_analysis.report.jobs import (
     run_jobs,
     safe_name,
 )
+from dabench_analysis.report.provenance import input_files, manifest, show_manifest
 from dabench_analysis.report.params import check_parameters, input_dir, output_dir_for
 from dabench_analysis.report.runner import NOTEBOOK_DIR, ReportError, check_notebook, run_notebook
 from dabench_analysis.report.sections import SUMMARY_FIELDS, SUMMARY_SCHEMA_VERSION, Sections
@@ -20,3 +22,11 @@ __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections
            "input_dir", "output_dir_for", "STATES", "Job", "JobResult", "ReportError", "check_notebook",
            "execute_job", "is_evaluated", "plan_jobs", "run_jobs", "run_notebook", "safe_name",
            "write_index"]
+
+__all__ += ["input_files", "manifest", "show_manifest"]
+
+# Report pages that read as reports: tables as a reader sees them, the HTML page.
+from dabench_analysis.report.html import export_html  # noqa: E402
+from dabench_analysis.report.show import show, table_html  # noqa: E402
+
+__all__ += ["export_html", "show", "table_html"]

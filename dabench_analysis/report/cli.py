@@ -255,10 +255,30 @@ def report(
     kernel: Annotated[str, typer.Option(help="Jupyter kernel name")] = "python3",
     cell_timeout: Annotated[int, typer.Option(
         min=1, help="seconds one notebook cell may run before its report fails")] = CELL_TIMEOUT,
+    sweep: Annotated[bool, typer.Option(
+        "--sweep", help="also write the sweep report over all evaluated runs into OUT/sweep/: "
+                        "leaderboard with rank intervals, all-pairs paired tests, flips, item "
+                        "analysis, repetitions (run_config.json)")] = False,
+    run_reports: Annotated[bool, typer.Option(
+        "--run-reports/--no-run-reports",
+        help="write a report per run (default); --no-run-reports with --sweep writes only the "
+             "sweep (and any --baseline comparisons), for sweeps of many runs")] = True,
 ) -> None:
-    """Execute the report notebooks for each run into OUT/<run_id>/ and write OUT/index.html."""
+    """Execute the report notebooks for each run into OUT/<run folder name>/ and write
+    OUT/index.html (comparisons: OUT/compare_<baseline folder>_vs_<run folder>/).
+
+    --sweep: also the sweep report over every evaluated run, in OUT/sweep/ (linked first).
+
+    --sweep --no-run-reports: the sweep report alone (plus any --baseline comparisons).
+    """
     if not run_dirs:
         root = _sample_root()
+        if not (root / "sample_runs").is_dir():
+            err.print("[red]error:[/] no run directories given, and no sample data here "
+                      f"({escape(str(root / 'sample_runs'))} does not exist): pass the eval-v2 "
+                      "run directories to report, e.g. `dabench-analysis report runs/*`",
+                      highlight=False)
+            raise typer.Exit(2)
         run_dirs = sorted(p for p in (root / "sample_runs").iterdir() if p.is_dir())
         baseline = baseline or root / "sample_runs" / SAMPLE_BASELINE
         judge_study = judge_study or (root / "judge_study" if (root / "judge_study").is_dir()
@@ -267,7 +287,7 @@ def report(
                                           .is_dir() else None)
     try:
         plan = rep.plan_jobs(run_dirs, out, baseline=baseline, judge_study=judge_study,
-                             research_eval=research_eval)
+                             research_eval=research_eval, sweep=sweep, run_reports=run_reports)
     except rep.ReportError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from None

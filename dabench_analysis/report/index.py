@@ -1,5 +1,8 @@
 """The batch's ``index.html``: every report with its state (evaluated, not evaluated, failed).
 
+A sweep report (``--sweep``) is also linked above the table, with its number of runs and of
+shared tasks.
+
 An evaluated report whose ``summary.json`` lists ``skipped`` sections says how many, with each
 section and what it needs in a ``<details>`` element; a failed report links its kept notebook
 (``report.failed.html``, ``report.failed.ipynb``) and the kernel's log when there is one.
@@ -27,7 +30,8 @@ _FAILED_LINKS = (("report.failed.html", "failed report"), ("report.failed.ipynb"
 
 
 def _summary_text(summary: dict) -> str:
-    keys = [("n_tasks", "{} tasks"), ("answer_accuracy", "accuracy {:.1%}"),
+    keys = [("n_runs", "{} runs"), ("n_shared_tasks", "{} shared tasks"),
+            ("n_tasks", "{} tasks"), ("answer_accuracy", "accuracy {:.1%}"),
             ("mean_final_score", "mean score {:.3f}"), ("mean_diff_final_score", "Δ {:+.3f}"),
             ("p_adjusted_final_score", "Wilcoxon p (Holm) = {:.3g}")]
     parts = []
@@ -98,6 +102,19 @@ def _report_cell(res: JobResult, out: Path) -> str:
     return f"{name}<br><small>{links}</small>"
 
 
+def _sweep_links(results: Sequence[JobResult], out: Path) -> str:
+    """A paragraph linking each evaluated sweep report, above the table."""
+    links = []
+    for res in results:
+        if res.job.kind == "sweep" and res.state == "evaluated":
+            text = _summary_text(_summary(res))
+            links.append(f'<p class="sweep"><strong>Sweep:</strong> <a href="'
+                         f'{_href(res.job.out_dir / "report.html", out)}">leaderboard, pairwise '
+                         f"comparisons and item analysis</a>"
+                         + (f" ({html.escape(text)})" if text else "") + "</p>")
+    return "".join(links)
+
+
 def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Path:
     """Write ``out/index.html``: one row per job with its state and a link to its report.
 
@@ -120,6 +137,7 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
     HTML-escaped; links are relative to ``out``. An evaluated report with skipped sections
     shows "evaluated — N sections skipped" with a ``<details>`` list of each section and what
     it needs; a failed one links the failed notebook (HTML, ipynb) and kernel log it kept.
+    An evaluated sweep report is linked again above the table.
 
     Examples
     --------
@@ -144,7 +162,8 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
                     f"<td>{html.escape(res.reason)}</td><td>{res.seconds:.1f} s</td></tr>")
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>dabench-analysis reports</title><style>{_INDEX_CSS}</style></head><body>"
-            "<h1>dabench-analysis reports</h1><table><thead><tr><th>kind</th><th>report</th>"
+            "<h1>dabench-analysis reports</h1>" + _sweep_links(results, out)
+            + "<table><thead><tr><th>kind</th><th>report</th>"
             "<th>state</th><th>key numbers</th><th>reason</th><th>time</th></tr></thead><tbody>"
             + "\n".join(rows) + "</tbody></table></body></html>\n")
     dest = out / "index.html"

@@ -1,5 +1,5 @@
-"""Batch jobs: which notebook runs for which run, comparison, judge study or research-eval
-session; their states; running them in parallel processes or on a Dask cluster.
+"""Batch jobs: which notebook runs for which run, comparison, sweep, judge study or
+research-eval session; their states; running them in parallel processes or on a Dask cluster.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from pathlib import Path
 from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
 
 STATES = ("evaluated", "not evaluated", "failed")
+#: Output folder of the sweep report (``OUT/sweep/``) and the job's name.
+SWEEP_NAME = "sweep"
 
 
 def safe_name(name: str) -> str:
@@ -49,7 +51,7 @@ def is_evaluated(run_dir: Path) -> bool:
 
 @dataclass(frozen=True)
 class Job:
-    """One notebook execution: ``kind`` is run, compare, judge or research_eval."""
+    """One notebook execution: ``kind`` is run, compare, sweep, judge or research_eval."""
 
     kind: str
     name: str
@@ -84,10 +86,13 @@ def plan_jobs(
     baseline: str | os.PathLike[str] | None = None,
     judge_study: str | os.PathLike[str] | None = None,
     research_eval: str | os.PathLike[str] | None = None,
+    sweep: bool = False,
+    run_reports: bool = True,
     notebook_dir: Path = NOTEBOOK_DIR,
 ) -> list[Job]:
     """The jobs of one report: a run report per run, and with ``baseline`` a comparison of every
-    other run against it; optionally the judge-study and research-eval notebooks.
+    other run against it; with ``sweep`` one sweep report over all runs; optionally the
+    judge-study and research-eval notebooks.
 
     Parameters
     ----------
@@ -101,15 +106,32 @@ def plan_jobs(
         itself too.
     judge_study, research_eval : path-like, optional
         Data folders for the corresponding notebooks.
+    sweep : bool
+        Add the sweep report (``notebooks/sweep.ipynb``) over every run, baseline included,
+        into ``out/sweep/`` (runs without artifacts are named there as left out).
+    run_reports : bool
+        Plan a run report per run (default). False leaves them out, for a sweep of many runs
+        whose per-run reports are not wanted; comparisons are planned either way.
 
     Returns
     -------
     list of Job
+        Run reports, comparisons, the sweep, the judge study, the research-eval session.
 
     Raises
     ------
     ReportError
-        If two runs would share an output folder.
+        If two jobs would share an output folder (a run folder named ``sweep`` and the sweep
+        report), an output folder would lie in an input, or ``sweep`` has fewer than two
+        evaluated runs.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> jobs = plan_jobs(["data/sample_runs/baseline_react", "data/sample_runs/proposed_aat",
+    ...                   "data/sample_runs/pending_run"], tempfile.mkdtemp(), sweep=True)
+    >>> [(j.kind, j.name) for j in jobs][-1], len(jobs[-1].parameters["run_dirs"])
+    (('sweep', 'sweep'), 3)
     """
     out = Path(out).resolve()
     runs = [Path(r).resolve() for r in run_dirs]
@@ -118,7 +140,7 @@ def plan_jobs(
         runs.insert(0, base)
     jobs = [Job("run", r.name, notebook_dir / "run_report.ipynb",
                 {"run_dir": str(r), "output_dir": str(_inside(out, r.name))},
-                _inside(out, r.name), str(r)) for r in runs]
+                _inside(out, r.name), str(r)) for r in runs] if run_reports else []
     if base is not None:
         for r in runs:
             if r == base or not is_evaluated(r):
@@ -127,6 +149,8 @@ def plan_jobs(
             jobs.append(Job("compare", name, notebook_dir / "compare_runs.ipynb",
                             {"baseline_dir": str(base), "proposed_dir": str(r),
                              "output_dir": str(_inside(out, name))}, _inside(out, name), str(r)))
+    if sweep:
+        jobs.append(_sweep_job(runs, out, notebook_dir))
     for kind, path, nbname, param in (("judge", judge_study, "judge_agreement.ipynb", "judge_dir"),
                                       ("research_eval", research_eval, "research_eval.ipynb",
                                        "session_dir")):
@@ -136,19 +160,37 @@ def plan_jobs(
                             {param: str(Path(path).resolve()),
                              "output_dir": str(_inside(out, name))}, _inside(out, name),
                             str(path)))
+    inputs = runs + [Path(p).resolve() for p in (judge_study, research_eval) if p is not None]
+    _check_outputs(jobs, inputs, out)
+    return jobs
+
+
+def _sweep_job(runs: Sequence[Path], out: Path, notebook_dir: Path) -> Job:
+    """The sweep report over all runs: a run without artifacts is listed there as not in the
+    sweep; at least two must be evaluated."""
+    n_evaluated = sum(is_evaluated(r) for r in runs)
+    if n_evaluated < 2:
+        raise ReportError(f"--sweep needs at least two evaluated runs (with task_metrics.csv); "
+                          f"got {n_evaluated} of {len(runs)}")
+    dest = _inside(out, SWEEP_NAME)
+    return Job("sweep", SWEEP_NAME, notebook_dir / "sweep.ipynb",
+               {"run_dirs": [str(r) for r in runs], "output_dir": str(dest)}, dest,
+               f"the sweep report over {len(runs)} runs")
+
+
+def _check_outputs(jobs: Sequence[Job], inputs: Sequence[Path], out: Path) -> None:
+    """Refuse two jobs writing to one folder, and any output folder in or around an input."""
     seen: dict[Path, str] = {}
     for j in jobs:
         if j.out_dir in seen:
             raise ReportError(f"{seen[j.out_dir]} and {j.source} would both write to "
                               f"{j.out_dir}; rename one run folder or report them separately")
         seen[j.out_dir] = j.source
-    inputs = runs + [Path(p).resolve() for p in (judge_study, research_eval) if p is not None]
     for j in jobs:
         for d in inputs:
             if j.out_dir == d or j.out_dir.is_relative_to(d) or d.is_relative_to(j.out_dir):
                 raise ReportError(f"--out {out} would write into the input {d}; choose an "
                                   "output folder outside the run directories")
-    return jobs
 
 
 _OURS = ("report.ipynb", "report.failed.ipynb", "summary.json")
@@ -185,12 +227,12 @@ def execute_job(job: Job, kernel_name: str = "python3", *,
     """
     start = time.perf_counter()
     dirs = [Path(job.parameters[k]) for k in ("run_dir", "baseline_dir", "proposed_dir")
-            if k in job.parameters]
-    if job.kind in ("run", "compare"):
+            if k in job.parameters] + [Path(d) for d in job.parameters.get("run_dirs", [])]
+    if job.kind in ("run", "compare", "sweep"):
         for d in dirs:
             if not d.is_dir():
                 return JobResult(job, "failed", f"{d} is not a directory")
-            if not is_evaluated(d):
+            if not is_evaluated(d) and job.kind != "sweep":  # the sweep lists it as left out
                 return JobResult(job, "not evaluated",
                                  f"{d.name}: no task_metrics.csv (run eval-v2 first)")
     _clear_previous(job.out_dir)

@@ -19,9 +19,11 @@ SUMMARY_SCHEMA_VERSION = 1
 #: Fields every report's ``summary.json`` has (beyond its own key numbers, see the README).
 SUMMARY_FIELDS: dict[str, str] = {
     "schema_version": f"layout version of this file ({SUMMARY_SCHEMA_VERSION})",
-    "report": "run, compare, judge or research_eval",
+    "report": "run, compare, sweep, judge or research_eval",
     "skipped": "sections not computed: [{section, title, missing: [column or file, ...]}]",
     "reduced": "sections computed without some optional columns: [{section, title, absent}]",
+    "manifest": "provenance: every input file read (path, sha256, bytes), toolkit version and git "
+                "revision, library versions, notebook parameters, random seeds, time (UTC)",
 }
 
 

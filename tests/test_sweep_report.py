@@ -1,0 +1,245 @@
+"""The sweep report: planned by ``report --sweep``, linked from index.html, and the notebook run
+end to end twice (the CLI on the sample runs; run_notebook on generated runs with different task
+sets and declared configurations), each checked against values computed here from the files."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from dabench_analysis import report
+from dabench_analysis.report.cli import app
+from dabench_analysis.report.jobs import Job, JobResult, execute_job
+from dabench_analysis.synthetic import generate_run
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample_runs"
+CLI = [sys.executable, "-m", "dabench_analysis.report.cli"]
+SWEEP_TABLES = ["task_counts", "leaderboard", "pairwise", "flip_counts", "items"]
+SWEEP_FIGURES = ["leaderboard_forest", "pairwise_heatmap", "item_difficulty"]
+
+
+def _scores(run_dir: Path) -> dict[str, float]:
+    """task_id -> final_score, read with the standard library (the reference)."""
+    with (run_dir / "task_metrics.csv").open(newline="", encoding="utf-8") as fh:
+        return {r["task_id"]: float(r["final_score"]) for r in csv.DictReader(fh)}
+
+
+def _sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+# --- planning, index, CLI options (no notebook) ---------------------------------------------
+
+def test_plan_sweep_with_and_without_run_reports(tmp_path):
+    runs = [SAMPLE / "baseline_react", SAMPLE / "proposed_aat", SAMPLE / "pending_run"]
+    jobs = report.plan_jobs(runs, tmp_path, baseline=runs[0], sweep=True)
+    assert [(j.kind, j.name) for j in jobs] == [
+        ("run", "baseline_react"), ("run", "proposed_aat"), ("run", "pending_run"),
+        ("compare", "compare_baseline_react_vs_proposed_aat"), ("sweep", "sweep")]
+    sweep = jobs[-1]
+    assert sweep.out_dir == (tmp_path / "sweep").resolve()
+    assert sweep.notebook.name == "sweep.ipynb"
+    assert sweep.parameters == {"run_dirs": [str(r.resolve()) for r in runs],
+                                "output_dir": str((tmp_path / "sweep").resolve())}
+    alone = report.plan_jobs(runs, tmp_path, sweep=True, run_reports=False)
+    assert [j.kind for j in alone] == ["sweep"]
+
+
+def test_plan_sweep_refusals(tmp_path):
+    with pytest.raises(report.ReportError, match="at least two evaluated runs .* got 1 of 2"):
+        report.plan_jobs([SAMPLE / "proposed_aat", SAMPLE / "pending_run"], tmp_path, sweep=True)
+    named = generate_run(tmp_path / "runs", run_id="sweep", n_tasks=4, replays=False,
+                         trajectories=False)
+    other = generate_run(tmp_path / "runs", run_id="other", n_tasks=4, replays=False,
+                         trajectories=False)
+    with pytest.raises(report.ReportError, match="would both write to"):
+        report.plan_jobs([named, other], tmp_path / "out", sweep=True)
+
+
+def test_sweep_job_with_a_vanished_run_fails_in_one_line(tmp_path):
+    job = Job("sweep", "sweep", ROOT / "notebooks/sweep.ipynb",
+              {"run_dirs": [str(SAMPLE / "proposed_aat"), str(tmp_path / "gone")],
+               "output_dir": str(tmp_path / "sweep")}, tmp_path / "sweep")
+    res = execute_job(job)
+    assert (res.state, res.reason) == ("failed", f"{tmp_path / 'gone'} is not a directory")
+
+
+def test_index_links_the_sweep_above_the_table(tmp_path):
+    out = tmp_path
+    sweep = Job("sweep", "sweep", Path("sweep.ipynb"), {}, (out / "sweep").resolve())
+    run = Job("run", "r<1>", Path("run_report.ipynb"), {}, (out / "r_1").resolve())
+    page = report.write_index(
+        [JobResult(run, "evaluated", summary={"n_tasks": 5}),
+         JobResult(sweep, "evaluated", summary={"n_runs": 3, "n_shared_tasks": 70})],
+        out).read_text()
+    head, table = page.split("<table>", 1)
+    assert '<a href="sweep/report.html">leaderboard, pairwise comparisons' in head
+    assert "(3 runs, 70 shared tasks)" in head and "r&lt;1&gt;" in table
+    assert '<td><a href="sweep/report.html">sweep</a></td>' in table
+    failed = report.write_index([JobResult(sweep, "failed", "boom")], out).read_text()
+    assert failed.split("<table>", 1)[0].endswith("<h1>dabench-analysis reports</h1>")
+
+
+def test_cli_help_documents_the_sweep():
+    result = CliRunner().invoke(app, ["report", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "--sweep" in result.output and "--no-run-reports" in result.output
+    assert "OUT/sweep/" in result.output
+
+
+# --- the notebook, through the CLI on the sample runs ---------------------------------------
+
+@pytest.fixture(scope="module")
+def cli_sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep_cli")
+    proc = subprocess.run(CLI + ["report", str(SAMPLE / "baseline_react"),
+                                 str(SAMPLE / "proposed_aat"), str(SAMPLE / "pending_run"),
+                                 "--sweep", "--no-run-reports", "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    return proc, out
+
+
+def test_cli_sweep_output_tree(cli_sweep):
+    proc, out = cli_sweep
+    assert proc.returncode == 0, proc.stderr
+    sweep = out / "sweep"
+    for name in ["report.ipynb", "report.html", "summary.json"]:
+        assert (sweep / name).stat().st_size > 0, name
+    for table in SWEEP_TABLES:
+        for ext in ("csv", "md", "tex"):
+            assert (sweep / "tables" / f"{table}.{ext}").is_file(), (table, ext)
+    for fig in SWEEP_FIGURES:
+        assert (sweep / f"{fig}.png").read_bytes()[:4] == b"\x89PNG", fig
+    assert not (sweep / "tables" / "repetitions.csv").exists()  # no run declares a config
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "sweep"]
+
+
+def test_cli_sweep_numbers_and_notes(cli_sweep):
+    _, out = cli_sweep
+    summary = json.loads((out / "sweep" / "summary.json").read_text())
+    base, prop = _scores(SAMPLE / "baseline_react"), _scores(SAMPLE / "proposed_aat")
+    assert summary["report"] == "sweep" and summary["n_runs"] == 2
+    assert summary["n_shared_tasks"] == len(base.keys() & prop.keys()) == 80
+    assert summary["not_in_sweep"] == [str(SAMPLE / "pending_run")]
+    assert [s["section"] for s in summary["skipped"]] == ["repetitions"]
+    board = pd.read_csv(out / "sweep" / "tables" / "leaderboard.csv")
+    # mean final score on the shared tasks, from the CSV files themselves
+    means = {"baseline_react": sum(base.values()) / 80, "proposed_aat": sum(prop.values()) / 80}
+    assert dict(zip(board["run_id"], board["mean_score"], strict=True)) == pytest.approx(means,
+                                                                                     abs=1e-12)
+    acc = {"baseline_react": sum(v >= 0.8 for v in base.values()) / 80,
+           "proposed_aat": sum(v >= 0.8 for v in prop.values()) / 80}
+    assert dict(zip(board["run_id"], board["answer_accuracy"], strict=True)) == acc
+    html = (out / "sweep" / "report.html").read_text(encoding="utf-8")
+    assert "Skipped: repetitions" in html and "No `flip_pair` given" not in html  # rendered
+    assert "No <code>flip_pair</code> given" in html and "<h3>Manifest</h3>" in html
+
+
+def test_cli_sweep_manifest_hashes_are_the_files(cli_sweep):
+    _, out = cli_sweep
+    m = json.loads((out / "sweep" / "summary.json").read_text())["manifest"]
+    want = [SAMPLE / "baseline_react" / "task_metrics.csv", SAMPLE / "proposed_aat" /
+            "task_metrics.csv"]
+    assert [f["path"] for f in m["files"]] == [p.resolve().as_posix() for p in want]
+    for f in m["files"]:
+        assert f["sha256"] == _sha256(f["path"]) and f["bytes"] == Path(f["path"]).stat().st_size
+    assert m["seeds"] == {"bootstrap": 0} and m["parameters"]["n_boot"] == 2000
+    assert m["parameters"]["run_dirs"][2] == str(SAMPLE / "pending_run")
+
+
+def test_cli_sweep_index_links_it(cli_sweep):
+    _, out = cli_sweep
+    page = (out / "index.html").read_text()
+    head = page.split("<table>", 1)[0]
+    assert '<a href="sweep/report.html">' in head and "(2 runs, 80 shared tasks" in head
+
+
+# --- the notebook on generated runs: different task sets, declared configurations ------------
+
+@pytest.fixture(scope="module")
+def configured_sweep(tmp_path_factory):
+    """Four runs outside the repository, two configurations x two seeds; one run lacks two
+    tasks. The sweep notebook runs over them with a flip pair."""
+    root = tmp_path_factory.mktemp("configured")
+    runs = {}
+    for config, skill in (("react", 0.0), ("aat", 0.8)):
+        for seed in (1, 2):
+            run = generate_run(root / "runs", run_id=f"{config}_s{seed}", n_tasks=12,
+                               seed=seed * 10 + int(skill * 10), skill=skill, replays=False,
+                               trajectories=False)
+            (run / "run_config.json").write_text(json.dumps({"config": config, "seed": seed}))
+            runs[run.name] = run
+    path = runs["aat_s2"] / "task_metrics.csv"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:-2]), encoding="utf-8")  # drop the last two tasks
+    out = root / "out"
+    report.run_notebook(ROOT / "notebooks" / "sweep.ipynb", out,
+                        {"run_dirs": [str(p) for p in runs.values()], "output_dir": str(out),
+                         "n_boot": 200, "flip_pair": ["react_s1", "aat_s1"]}, html_export=False)
+    return runs, out
+
+
+def test_different_task_sets_are_compared_on_their_intersection(configured_sweep):
+    runs, out = configured_sweep
+    scores = {name: _scores(p) for name, p in runs.items()}
+    shared = set.intersection(*(set(s) for s in scores.values()))
+    assert len(shared) == 10
+    counts = pd.read_csv(out / "tables" / "task_counts.csv")
+    assert dict(zip(counts["run_id"], counts["n_own"], strict=True)) == {
+        "react_s1": 12, "react_s2": 12, "aat_s1": 12, "aat_s2": 10}
+    assert set(counts["n_shared"]) == {10}
+    board = pd.read_csv(out / "tables" / "leaderboard.csv").set_index("run_id")
+    for name, s in scores.items():
+        assert board.loc[name, "mean_score"] == pytest.approx(
+            sum(s[t] for t in shared) / 10, abs=1e-12)
+    pairs = pd.read_csv(out / "tables" / "pairwise.csv")
+    n = {frozenset((a, b)): k for a, b, k in pairs[["run_a", "run_b", "n_shared"]].values}
+    assert len(n) == 6  # k(k - 1)/2 pairs
+    for a in runs:
+        for b in runs:
+            if a < b:
+                assert n[frozenset((a, b))] == len(scores[a].keys() & scores[b].keys())
+
+
+def test_flips_of_the_requested_pair(configured_sweep):
+    runs, out = configured_sweep
+    a, b = _scores(runs["react_s1"]), _scores(runs["aat_s1"])
+    want = sorted(t for t in a.keys() & b.keys() if (a[t] >= 0.8) != (b[t] >= 0.8))
+    flips = pd.read_csv(out / "tables" / "flips.csv")
+    assert sorted(flips["task_id"]) == want
+    direction = {t: "pass→fail" if a[t] >= 0.8 else "fail→pass" for t in want}
+    assert dict(zip(flips["task_id"], flips["flip"], strict=True)) == direction
+
+
+def test_declared_configurations_give_the_repetition_tables(configured_sweep):
+    runs, out = configured_sweep
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["skipped"] == [] and summary["n_configs"] == 2
+    configs = pd.read_csv(out / "tables" / "run_configs.csv")
+    assert configs[["run_id", "config", "seed"]].values.tolist() == [
+        ["react_s1", "react", 1], ["react_s2", "react", 2], ["aat_s1", "aat", 1],
+        ["aat_s2", "aat", 2]]
+    rep = pd.read_csv(out / "tables" / "repetitions.csv").set_index("config")
+    assert rep.loc[["aat", "react"], "n_runs"].tolist() == [2, 2]
+    assert rep.loc[["aat", "react"], "n_seeds"].tolist() == [2, 2]
+    # between-repetition variance of 'react' on the 10 shared tasks, from the formula
+    # (Miller 2024, App. C): mean over tasks of the variance across the K = 2 repetitions
+    s1, s2 = _scores(runs["react_s1"]), _scores(runs["react_s2"])
+    shared = sorted(set.intersection(*(set(_scores(p)) for p in runs.values())))
+    sigma2 = sum((s1[t] - s2[t]) ** 2 / 2 for t in shared) / len(shared)
+    assert rep.loc["react", "var_between_repetitions"] == pytest.approx(sigma2, rel=1e-9)
+    by_config = pd.read_csv(out / "tables" / "leaderboard_by_config.csv")
+    assert sorted(by_config["config"]) == ["aat", "react"]
+    assert (by_config["ci_low"] <= by_config["mean"]).all()
+    assert (by_config["mean"] <= by_config["ci_high"]).all()
+    files = [Path(f["path"]).name for f in summary["manifest"]["files"]]
+    assert files == ["task_metrics.csv", "run_config.json"] * 4
