@@ -258,3 +258,27 @@ def test_kernels_talk_over_ipc_sockets():
     assert [km.transport for km in managers] == ["ipc", "ipc"]
     a, b = (km.ip for km in managers)  # socket paths: distinct, whatever the working folder
     assert a != b and os.path.isabs(a) and len(a) < 90
+
+
+def test_baseline_by_folder_name_or_a_clear_error(tmp_path, monkeypatch):
+    """--baseline takes a directory, or the folder name of exactly one run given; anything else
+    is a usage error (exit 2) naming it, before any notebook runs."""
+    from typer.testing import CliRunner
+
+    from dabench_analysis.report import cli
+
+    seen = {}
+
+    def plan(run_dirs, out, **kw):  # stop after the arguments are resolved
+        seen.update(kw)
+        raise cli.rep.ReportError("planned")
+
+    monkeypatch.setattr(cli.rep, "plan_jobs", plan)
+    runs = [str(ROOT / "data" / "sample_runs" / n) for n in ("baseline_react", "proposed_aat")]
+    bad = CliRunner().invoke(cli.app, ["report", *runs, "--baseline", "nosuch",
+                                       "--out", str(tmp_path / "o")])
+    assert bad.exit_code == 2 and "--baseline nosuch: no such directory" in bad.output
+    named = CliRunner().invoke(cli.app, ["report", *runs, "--baseline", "baseline_react",
+                                         "--out", str(tmp_path / "o")])
+    assert named.exit_code == 2 and "planned" in named.output
+    assert Path(seen["baseline"]) == Path(runs[0])

@@ -285,6 +285,15 @@ def report(
                                       else None)
         research_eval = research_eval or (root / "research_eval" if (root / "research_eval")
                                           .is_dir() else None)
+    if baseline is not None and not Path(baseline).is_dir():
+        named = [d for d in run_dirs if Path(d).name == str(baseline)]
+        if len(named) != 1:
+            err.print(f"[red]error:[/] --baseline {escape(str(baseline))}: no such directory"
+                      + (" (and not the folder name of exactly one run given)" if not named
+                         else f" (and {len(named)} runs given have that folder name)"),
+                      highlight=False)
+            raise typer.Exit(2)
+        baseline = named[0]  # a folder name among the runs given
     try:
         plan = rep.plan_jobs(run_dirs, out, baseline=baseline, judge_study=judge_study,
                              research_eval=research_eval, sweep=sweep, run_reports=run_reports)
