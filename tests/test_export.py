@@ -115,7 +115,7 @@ def test_markdown_is_plain_text_escaping_only_what_markdown_reads():
     assert export.to_markdown(df).splitlines() == [
         "| Root cause | p |", "|:---|---:|",
         r"| \<script>alert(1)\</script> \| x | < 0.001 |",
-        r"| p < 0.05 & C:\tmp\\* | 0.012 |"]
+        r"| p < 0.05 & C:\tmp\\\* | 0.012 |"]  # "\\" a backslash, "\*" an asterisk
 
 
 def test_latex_escapes_text_from_the_data():
@@ -158,3 +158,84 @@ def test_estimate_and_interval_cells():
     assert pairs == {"accuracy_with": ("ci_low_with", "ci_high_with"),
                      "delta": ("ci_low", "ci_high"),
                      "failure_rate": ("failure_ci_low", "failure_ci_high")}
+
+
+# --- parameters as one note, ranks, missing intervals, empty tables (sweep tables) -----------
+
+def _board() -> pd.DataFrame:
+    """A leaderboard's shape: constant parameter columns beside the numbers."""
+    return pd.DataFrame({"run_id": ["a", "b", "c"], "metric": "final_score",
+                         "mean_score": [0.8591, 0.5, 0.25], "mean_score_ci_low": [math.nan, 0.4, 0.2],
+                         "mean_score_ci_high": [math.nan, 0.6, 0.3], "rank": [1.0, 2.0, 3.0],
+                         "rank_low": [1.0, 1.5, 3.0], "rank_high": [1.5, 2.0, 3.0],
+                         "threshold": 0.8, "ci": 0.95, "n_boot": 2000, "boot_seed": 0})
+
+
+def test_constant_parameters_become_one_note_in_md_tex_and_not_in_csv(tmp_path):
+    csv, tex, md = export.save_table(_board(), tmp_path / "leaderboard")
+    assert md.read_text() == (
+        "| Run ID | Final score [95% CI] | Rank | Rank (low) | Rank (high) |\n"
+        "|:---|---:|---:|---:|---:|\n"
+        "| a | 0.859 [–] | 1 | 1.0 | 1.5 |\n"
+        "| b | 0.500 [0.400, 0.600] | 2 | 1.5 | 2.0 |\n"
+        "| c | 0.250 [0.200, 0.300] | 3 | 3.0 | 3.0 |\n"
+        "\n"
+        "Metric: Final score; threshold: 0.8; level: 0.95; bootstrap: 2000 draws, seed 0\n"
+        "Interval [–]: not computable (too few values)\n")
+    assert tex.read_text().splitlines()[:2] == [
+        "% Metric: Final score; threshold: 0.8; level: 0.95; bootstrap: 2000 draws, seed 0",
+        "% Interval [--]: not computable (too few values)"]
+    assert "a & 0.859 [--] & 1 & 1.0 & 1.5 \\\\" in tex.read_text()
+    assert csv.read_text().splitlines()[0] == (
+        "run_id,metric,mean_score,mean_score_ci_low,mean_score_ci_high,rank,rank_low,rank_high,"
+        "threshold,ci,n_boot,boot_seed")
+
+
+def test_parameters_that_vary_or_are_labelled_stay_columns():
+    varying = _board().assign(threshold=[0.5, 0.8, 0.9])
+    shown = export.present(varying)
+    assert shown["Threshold"].tolist() == ["0.500", "0.800", "0.900"]
+    assert shown.attrs["notes"][0] == "Metric: Final score; level: 0.95; bootstrap: 2000 draws, seed 0"
+    kept = export.present(_board(), labels={"ci": "Level of the interval"})
+    assert kept["Level of the interval"].tolist() == ["0.950"] * 3
+    # one row: its metric is the row's label, not a note
+    one = export.present(pd.DataFrame({"metric": ["final_score"], "mean": [0.5], "threshold": [0.8]}))
+    assert one.to_dict("records") == [{"Metric": "Final score", "Mean": "0.500"}]
+    assert one.attrs["notes"] == ["Threshold: 0.8"]
+
+
+def test_integer_like_columns_and_statistics():
+    df = pd.DataFrame({"run_a": ["a", "b"], "statistic": [1.0, 36.0], "seed": [0.0, 3.0],
+                       "config_rank": [2.0, 1.0], "p_holm": [0.0928, 0.00012],
+                       "mean_diff": [0.08, -0.1], "ci_low": [math.nan, -0.2], "ci_high": [0.2, 0.0]})
+    assert export.present(df).to_dict("list") == {
+        "Run a": ["a", "b"], "Statistic": ["1.00", "36.0"],  # a statistic keeps 3 digits
+        "Seed": ["0", "3"], "Config rank": ["2", "1"],
+        "p (Wilcoxon, Holm)": ["0.093", "< 0.001"],  # p columns by the p rule
+        "Difference [95% CI]": ["0.0800 [–]", "-0.100 [-0.200, 0]"]}
+
+
+def test_an_empty_table_does_not_guess_its_intervals():
+    cols = ["run_a", "run_b", "mean_diff", "ci_low", "ci_high", "p_holm"]
+    shown = export.present(pd.DataFrame(columns=cols).astype({"p_holm": float}))
+    assert list(shown.columns) == ["Run a", "Run b", "Difference [95% CI]", "p (Wilcoxon, Holm)"]
+    # no estimate named as such: the bounds stay two columns
+    bare = export.present(pd.DataFrame(columns=["run_a", "p_holm", "ci_low", "ci_high"],
+                                       dtype=float))
+    assert list(bare.columns) == ["Run a", "p (Wilcoxon, Holm)", "CI low", "CI high"]
+
+
+def test_latex_maps_unicode_symbols_to_commands():
+    tex = export.to_latex(pd.DataFrame({"x": ["Σ × § ≥ ≤ − … ‘a’ “b” → α Ω", "pass→fail – café"]}))
+    rows = tex.splitlines()[4:6]
+    assert rows == [
+        r"\ensuremath{\Sigma} \ensuremath{\times} \S{} \ensuremath{\geq} \ensuremath{\leq} "
+        r"\ensuremath{-} \ldots{} `a' ``b'' \ensuremath{\rightarrow} \ensuremath{\alpha} "
+        r"\ensuremath{\Omega} \\",
+        r"pass\ensuremath{\rightarrow}fail -- café \\"]  # accented letters: pdflatex reads UTF-8
+
+
+def test_markdown_escapes_emphasis_and_code_but_keeps_snake_case():
+    md = export.to_markdown(pd.DataFrame({"x": ["x*y*", "_a_ and run_a", "`rm -rf`", "a__b"]}))
+    assert md.splitlines()[2:] == [r"| x\*y\* |", r"| \_a\_ and run_a |", r"| \`rm -rf\` |",
+                                   r"| a\_\_b |"]

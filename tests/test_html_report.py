@@ -199,3 +199,18 @@ def test_a_wide_long_table_is_split_with_its_key_repeated():
     assert page.tables[0][0][1:] + page.tables[1][0][1:] == [f"Metric {k}" for k in range(6)]
     assert [r[0] for r in page.tables[1][1][1:]] == [f"task_{i}" for i in range(rows)]
     assert "Per-task text (continued)" in "".join(page.text)
+
+
+def test_a_sweep_table_shows_parameters_once_and_ranks_as_integers():
+    board = pd.DataFrame({"run_id": ["a", "b"], "metric": "final_score", "rank": [1.0, 2.0],
+                          "rank_low": [1.0, 1.0], "rank_high": [2.0, 2.0], "threshold": 0.8,
+                          "ci": 0.95, "n_boot": 2000, "boot_seed": 0,
+                          "rank_method": "bootstrap over tasks"})
+    text = table_html(board)
+    page = Page(text)
+    headers, rows = page.tables[0]
+    assert headers == ["Run ID", "Rank", "Rank (low)", "Rank (high)"]
+    assert rows[1:] == [["a", "1", "1", "2"], ["b", "2", "1", "2"]]
+    notes = re.findall(r'<p class="dabench-table-note">(.*?)</p>', text)
+    assert notes == ["Metric: Final score; threshold: 0.8; level: 0.95; bootstrap: 2000 draws, "
+                     "seed 0", "Rank method: bootstrap over tasks"]

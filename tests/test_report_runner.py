@@ -201,3 +201,17 @@ def test_index_lists_skipped_sections(tmp_path):
         assert rows[name]["cells"][3] == "80 tasks"
     assert page.count("<details>") == 2
     assert re.search(r'href="two/report\.html"', page)
+
+
+@pytest.mark.parametrize(("marker", "line"), [("\x1b[0;32m----> 3\x1b[0m x = 1 / 0", "x = 1 / 0"),
+                                             ("---> 11 tables.sweep.check_sweep(runs)",
+                                              "tables.sweep.check_sweep(runs)")])
+def test_the_raising_line_is_found_before_and_after_line_ten(marker, line):
+    """IPython's traceback marks the raising line '----> 3' but '---> 11' from line 10 on (the
+    arrow shrinks as the number grows); both give the line, never the cell's first line."""
+    from types import SimpleNamespace
+
+    from dabench_analysis.report.runner import _raising_line
+
+    exc = SimpleNamespace(traceback=["Traceback ...", f"Cell In[4], line 11\n      9 a = 1\n{marker}\n"])
+    assert _raising_line(exc) == line

@@ -96,9 +96,30 @@ def test_heatmap_above_max_runs_shows_pairs_with_the_top_ten(rng):
     cells = ax.images[0].get_array()
     assert cells.shape == (40, 10)
     assert [t.get_text() for t in ax.get_xticklabels()] == runs[:10]
-    assert "top 10 of 40 runs" in ax.get_title()
+    assert "top 10 of 40 runs" in " ".join(ax.get_title().split())  # wrapped to fit
     ax.figure.canvas.draw()
     assert _no_overlap(ax.get_yticklabels())
+
+
+@pytest.mark.parametrize(("p", "name"), [("p_holm", "Holm-adjusted Wilcoxon p"),
+                                         ("p_mcnemar_bh", "BH-adjusted McNemar p")])
+@pytest.mark.parametrize("n_runs", [2, 8, 12])
+def test_heatmap_names_its_p_and_keeps_the_colour_bar_label_inside(rng, p, name, n_runs):
+    pairs = _pairs([f"run_{i}" for i in range(n_runs)], rng).rename(columns={"p_holm": p})
+    ax = pairwise_heatmap(pairs, p=p)
+    title = " ".join(ax.get_title().split())  # wrapped to the figure's width
+    assert title.startswith(f"Pairwise comparisons: {name} {n_runs} runs;") and p not in title
+    assert title.endswith("dots: p < 0.05 blue: row better; red: column better")
+    bar = ax.images[0].colorbar
+    assert " ".join(bar.ax.get_ylabel().split()) == name
+    fig = ax.figure
+    fig.canvas.draw()
+    inside = fig.bbox  # the saved figure's extent: the label must not be cut off
+    for text in (bar.ax.yaxis.label, ax.title):
+        box = text.get_window_extent()
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1, text.get_text()
+        assert inside.y0 <= box.y0 and box.y1 <= inside.y1, text.get_text()
+    plt.close(fig)
 
 
 def test_heatmap_refuses_bad_arguments():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ from dabench_analysis.synthetic import generate_run
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"
 CLI = [sys.executable, "-m", "dabench_analysis.report.cli"]
-SWEEP_TABLES = ["task_counts", "leaderboard", "pairwise", "flip_counts", "items"]
+SWEEP_TABLES = ["task_counts", "leaderboard", "pairwise", "flip_counts", "flips", "items"]
 SWEEP_FIGURES = ["leaderboard_forest", "pairwise_heatmap", "item_difficulty"]
 
 
@@ -71,6 +72,40 @@ def test_sweep_job_with_a_vanished_run_fails_in_one_line(tmp_path):
                "output_dir": str(tmp_path / "sweep")}, tmp_path / "sweep")
     res = execute_job(job)
     assert (res.state, res.reason) == ("failed", f"{tmp_path / 'gone'} is not a directory")
+
+
+def _same_run_id_twice(root: Path) -> tuple[Path, Path, Path]:
+    """runs/oldver and runs/baseline_react both carry run_id 'baseline_react'."""
+    dirs = []
+    for name, src in (("oldver", "baseline_react"), ("baseline_react", "baseline_react"),
+                      ("proposed_aat", "proposed_aat")):
+        (root / "runs" / name).mkdir(parents=True)
+        shutil.copy(SAMPLE / src / "task_metrics.csv", root / "runs" / name)
+        dirs.append(root / "runs" / name)
+    return tuple(dirs)
+
+
+def test_sweep_with_one_run_id_in_two_folders_fails_naming_both(tmp_path):
+    old, new, prop = _same_run_id_twice(tmp_path)
+    job = Job("sweep", "sweep", ROOT / "notebooks/sweep.ipynb",
+              {"run_dirs": [str(old), str(new), str(prop)], "output_dir": str(tmp_path / "out")},
+              tmp_path / "out")
+    res = execute_job(job)
+    assert res.state == "failed"
+    assert res.reason.endswith(f"ValueError: run_id 'baseline_react' is in two run folders, "
+                               f"{old} and {new}: a sweep ranks runs by run_id; give each run "
+                               "folder its own run_id")
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_sweep_with_fewer_than_two_loadable_runs_fails(tmp_path):
+    job = Job("sweep", "sweep", ROOT / "notebooks/sweep.ipynb",
+              {"run_dirs": [str(SAMPLE / "proposed_aat"), str(SAMPLE / "pending_run")],
+               "output_dir": str(tmp_path / "out")}, tmp_path / "out")
+    res = execute_job(job)
+    assert res.state == "failed"
+    assert "ValueError: a sweep needs at least 2 loadable runs; loaded 1 (proposed_aat); " \
+           f"not loaded: {SAMPLE / 'pending_run'} (not evaluated" in res.reason
 
 
 def test_index_links_the_sweep_above_the_table(tmp_path):
@@ -140,8 +175,40 @@ def test_cli_sweep_numbers_and_notes(cli_sweep):
            "proposed_aat": sum(v >= 0.8 for v in prop.values()) / 80}
     assert dict(zip(board["run_id"], board["answer_accuracy"], strict=True)) == acc
     html = (out / "sweep" / "report.html").read_text(encoding="utf-8")
-    assert "Skipped: repetitions" in html and "No `flip_pair` given" not in html  # rendered
-    assert "No <code>flip_pair</code> given" in html and "<h3>Manifest</h3>" in html
+    assert "Skipped: repetitions" in html and "<h3>Manifest</h3>" in html
+
+
+def test_cli_sweep_lists_the_flips_of_the_top_two_runs_by_default(cli_sweep):
+    _, out = cli_sweep
+    base, prop = _scores(SAMPLE / "baseline_react"), _scores(SAMPLE / "proposed_aat")
+    assert sum(prop.values()) > sum(base.values())  # same 80 tasks: proposed_aat ranks first
+    want = {t: "pass→fail" if prop[t] >= 0.8 else "fail→pass" for t in prop
+            if (prop[t] >= 0.8) != (base[t] >= 0.8)}
+    flips = pd.read_csv(out / "sweep" / "tables" / "flips.csv")
+    assert dict(zip(flips["task_id"], flips["flip"], strict=True)) == want
+    summary = json.loads((out / "sweep" / "summary.json").read_text())
+    assert summary["flip_pair"] == ["proposed_aat", "baseline_react"]
+    assert summary["n_flips"] == len(want)
+    html = (out / "sweep" / "report.html").read_text(encoding="utf-8")
+    assert ("No <code>flip_pair</code> given: the two top runs of the leaderboard, "
+            f"<code>proposed_aat</code> and <code>baseline_react</code>: {len(want)} task(s) "
+            "flip") in html
+
+
+def test_cli_sweep_tables_state_parameters_once(cli_sweep):
+    _, out = cli_sweep
+    md = (out / "sweep" / "tables" / "leaderboard.md").read_text(encoding="utf-8")
+    header = md.splitlines()[0]
+    assert "Seed" not in header and "Threshold" not in header and "Level" not in header
+    assert "| Rank | Rank (low) | Rank (high) |" in header
+    # the defaults of the notebook: success_threshold 0.8, 95% intervals, 2000 draws, seed 0
+    assert "\nMetric: Final score; threshold: 0.8; level: 0.95; bootstrap: 2000 draws, " \
+           "seed 0\n" in md
+    csv_header = (out / "sweep" / "tables" / "leaderboard.csv").read_text().splitlines()[0]
+    assert csv_header.endswith("threshold,ci,n_boot,boot_seed,accuracy_method,score_method,"
+                               "cost_method,rank_method")
+    tex = (out / "sweep" / "tables" / "flips.tex").read_text(encoding="utf-8")
+    assert tex.isascii() and "pass\\ensuremath{\\rightarrow}fail" in tex
 
 
 def test_cli_sweep_manifest_hashes_are_the_files(cli_sweep):

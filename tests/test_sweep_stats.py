@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -325,6 +326,57 @@ def test_items_by_hand():
     assert it.loc["t4", "mean_score"] == pytest.approx(0.05, abs=1e-12)
     assert str(it.loc["t4", "difficulty"]) == "Extreme"
     assert sweep.items(_small())["task_id"].tolist()[0] == "t4"  # hardest first
+
+
+def test_task_ids_sort_naturally_in_items_and_flips():
+    """Numbers inside task ids compare as numbers: task_5 < task_10 < task_45 (as text,
+    "task_45" < "task_5"); t07 and t7 have the same key and are ordered by their text."""
+    ids = ["task_45", "task_5", "task_10", "t7", "t07"]
+    t = pd.DataFrame({"run_id": ["a"] * 5 + ["b"] * 5, "task_id": ids * 2,
+                      "final_score": [0.9] * 5 + [0.1] * 5})  # every task flips a -> b
+    assert sweep.items(t)["task_id"].tolist() == ["t07", "t7", "task_5", "task_10", "task_45"]
+    assert sweep.flips(t, "a", "b")["task_id"].tolist() == ["t07", "t7", "task_5", "task_10",
+                                                            "task_45"]
+
+
+def test_leaderboard_names_the_bootstrap_seed_boot_seed(rng):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatisticsWarning)
+        board = sweep.leaderboard(_sweep(rng), n_boot=50, seed=7)
+    assert "seed" not in board and board["boot_seed"].tolist() == [7] * 4
+    assert board[["threshold", "ci", "n_boot"]].iloc[0].tolist() == [0.8, 0.95, 50]
+
+
+def _copy_task_file(src: Path, dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    shutil.copy(src / "task_metrics.csv", dest / "task_metrics.csv")
+    return dest
+
+
+def test_check_sweep_refuses_two_folders_with_one_run_id(tmp_path):
+    # both folders carry run_id 'baseline_react' in task_metrics.csv
+    old = _copy_task_file(SAMPLE_RUNS / "baseline_react", tmp_path / "runs" / "oldver")
+    new = _copy_task_file(SAMPLE_RUNS / "baseline_react", tmp_path / "runs" / "baseline_react")
+    prop = _copy_task_file(SAMPLE_RUNS / "proposed_aat", tmp_path / "runs" / "proposed_aat")
+    with pytest.warns(UserWarning, match="skipping the later one"):
+        runs = da.load_runs([old, new, prop], progress=False)
+    assert runs.run_ids == ["baseline_react", "proposed_aat"]  # load_runs alone goes on
+    want = (f"run_id 'baseline_react' is in two run folders, {old} and {new}: a sweep ranks "
+            "runs by run_id; give each run folder its own run_id")
+    with pytest.raises(ValueError) as err:
+        sweep.check_sweep(runs)
+    assert str(err.value) == want
+
+
+def test_check_sweep_needs_two_loadable_runs(tmp_path):
+    runs = da.load_runs([SAMPLE_RUNS / "baseline_react", SAMPLE_RUNS / "pending_run"],
+                        progress=False)
+    pending = re.escape(str(SAMPLE_RUNS / "pending_run"))
+    with pytest.raises(ValueError, match=r"^a sweep needs at least 2 loadable runs; loaded 1 "
+                                         rf"\(baseline_react\); not loaded: {pending} \(not "
+                                         "evaluated"):
+        sweep.check_sweep(runs)
+    assert sweep.check_sweep(da.load_runs(SAMPLE_RUNS, progress=False)) is None  # 2 runs
 
 
 def test_shared_tasks_and_counts():

@@ -29,12 +29,22 @@ PLAIN_ESTIMATES = ("estimate", "mean_diff", "delta", "diff", "mean", "proportion
                    "pass_rate", "success_rate", "accuracy", "mean_time_s", "rate")
 #: Text columns that describe the whole table: moved to a note when they hold one value.
 NOTE_COLUMNS = re.compile(r"^(method|note|.+_method)$")
+#: Parameters of the analysis that made a table: when one holds the same value in every row it
+#: becomes part of one note under the table (``Threshold: 0.8; level: 0.95; bootstrap: 2000
+#: draws, seed 0``) instead of a column repeating it; ``metric`` only in tables of 2+ rows
+#: (a one-row table keeps it as the label of its row).
+PARAMETER_COLUMNS = ("metric", "threshold", "ci", "alpha", "correction", "n_boot", "boot_seed")
+_PARAMETER_NAMES = {"metric": "metric", "threshold": "threshold", "ci": "level",
+                    "alpha": "alpha", "correction": "correction"}
+#: Shown in an interval's cell when a bound is missing (an interval from too few values).
+NO_INTERVAL = "[–]"
 _CI = re.compile(r"^(?:(?P<pre>.+)_)?ci_low(?:_(?P<post>.+))?$")
 _NOT_ESTIMATE = re.compile(r"^(n|n_.+|count|.+_count|std|sem|.+_std|.+_sem|se|se_.+|median.*"
-                           r"|.+_median|p\d+.*|statistic|p_value.*|p_adjusted.*|lower|upper"
-                           r"|.*ci_(low|high).*)$")
-_COUNT = re.compile(r"^(n|count|n_.+|.+_count|requested|successful|tp|fp|fn|tn)$")
-_P = re.compile(r"^(p|pvalue|p_value.*|p_adjusted.*)$")
+                           r"|.+_median|p\d+.*|statistic|p|pvalue|p_.+|lower|upper|threshold|ci"
+                           r"|alpha|rank|rank_.+|.+_rank|seed|.+_seed|.*ci_(low|high).*)$")
+_COUNT = re.compile(r"^(n|count|n_.+|.+_count|requested|successful|tp|fp|fn|tn|seed|.+_seed)$")
+_RANK = re.compile(r"^(rank|rank_.+|.+_rank)$")
+_P = re.compile(r"^(p|pvalue|p_.+)$")
 _MACHINE = re.compile(r"^[a-z][a-z0-9_]*$")
 #: Words of generated labels written as readers expect them.
 _WORDS = {"mcc": "MCC", "tp": "TP", "fp": "FP", "fn": "FN", "tn": "TN", "se": "SE", "f1": "F1",
@@ -55,6 +65,11 @@ def _eligible(df: pd.DataFrame, name: str) -> bool:
 
 
 def _estimate_for(df: pd.DataFrame, low: str, stem: str | None, used: set) -> str | None:
+    if df.empty:  # no values, so dtypes say nothing: only an estimate named as such
+        names = [c for c in df.columns if c not in used and not _NOT_ESTIMATE.match(str(c))]
+        exact = [c for c in (PLAIN_ESTIMATES if stem is None else
+                             (stem, f"{stem}_mean", f"mean_{stem}")) if c in names]
+        return exact[0] if exact else None
     names = [c for c in df.columns if c not in used and _eligible(df, c)]
     if stem is None:
         preferred = [c for c in PLAIN_ESTIMATES if c in names]
@@ -87,7 +102,10 @@ def find_intervals(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
     median, quantile, statistic or p-value: for a stem ``X`` the column ``X``, ``X_mean`` or
     ``mean_X``, else a column with ``X`` as a word (``failure_rate`` for ``failure_ci_low``),
     ``mean`` ones first; for a bare pair the first of :data:`PLAIN_ESTIMATES`, else the
-    nearest column before it. A pair without an estimate is left as two columns.
+    nearest column before it. p-values, ranks and parameters (threshold, level, alpha, seeds)
+    are never estimates. An empty frame has no values to tell a float column by, so only an
+    estimate named as such counts (``X``, ``X_mean``, ``mean_X``; for a bare pair one of
+    :data:`PLAIN_ESTIMATES`). A pair without an estimate is left as two columns.
 
     Examples
     --------
@@ -171,29 +189,74 @@ def _is_count(df: pd.DataFrame, name: str) -> bool:
     return bool(counted and pd.api.types.is_float_dtype(series) and _is_integral(series))
 
 
-def _cell(value: Any, *, digits: int, count: bool = False, p: bool = False) -> str:
+def _kind(df: pd.DataFrame, name: str) -> str:
+    """How a column's numbers print: ``count`` (integers), ``rank`` (one decimal: tied ranks
+    are averaged, 1.5), ``p`` or ``estimate``."""
+    if _is_count(df, name):
+        return "count"
+    numeric = pd.api.types.is_numeric_dtype(df[name]) and not pd.api.types.is_bool_dtype(df[name])
+    if _RANK.match(str(name)) and numeric:
+        return "count" if _is_integral(df[name]) else "rank"
+    return "p" if _P.match(str(name)) else "estimate"
+
+
+def _cell(value: Any, *, digits: int, kind: str = "estimate") -> str:
     if _missing(value):
         return "n/a"
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)) or (count and isinstance(value, (float, np.floating))):
+    if isinstance(value, (int, np.integer)) or (kind == "count" and
+                                                 isinstance(value, (float, np.floating))):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
-        return format_pvalue(value) if p else format_estimate(value, digits=digits)
+        return {"p": lambda: format_pvalue(value), "rank": lambda: f"{float(value):.1f}"}.get(
+            kind, lambda: format_estimate(value, digits=digits))()
     return str(value)
 
 
+def _interval(estimate: Any, low: Any, high: Any, digits: int) -> str:
+    if not _missing(estimate) and (_missing(low) or _missing(high)):
+        return f"{format_estimate(estimate, digits=digits)} {NO_INTERVAL}"
+    return format_interval(estimate, low, high, digits=digits)
+
+
 def _format(df: pd.DataFrame, name: str, digits: int) -> pd.Series:
-    count, p = _is_count(df, name), bool(_P.match(str(name)))
-    shown = df[name].map(lambda v: _cell(v, digits=digits, count=count, p=p))
+    kind = _kind(df, name)
+    shown = df[name].map(lambda v: _cell(v, digits=digits, kind=kind))
     if name == "metric" and df[name].dropna().isin(list(TASK_COLUMNS)).all():
         shown = shown.map(lambda v: _words(label(v)) if v in TASK_COLUMNS else v)  # Table 1 rows
     return shown.astype(object)
 
 
+def _plain(value: Any, name: str) -> str:
+    """A parameter's value in a note: 0.8, 0.95, 2000, a labelled metric."""
+    if name == "metric" and str(value) in TASK_COLUMNS:
+        return _words(label(str(value)))
+    if isinstance(value, (float, np.floating)) and not isinstance(value, bool):
+        return str(int(value)) if float(value).is_integer() else f"{float(value):g}"
+    return str(value)
+
+
+def _parameter_note(df: pd.DataFrame, keep: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The constant :data:`PARAMETER_COLUMNS` of ``df`` (not in ``keep``) and their one note."""
+    found = {}
+    for name in PARAMETER_COLUMNS:
+        if name not in df.columns or name in keep or df.empty or df[name].isna().any():
+            continue
+        values = pd.unique(df[name].astype(object))
+        if len(values) == 1 and (name != "metric" or len(df) > 1):
+            found[name] = _plain(values[0], name)
+    parts = [f"{_PARAMETER_NAMES[k]}: {v}" for k, v in found.items() if k in _PARAMETER_NAMES]
+    boot = ([f"{found['n_boot']} draws"] if "n_boot" in found else []) + \
+        ([f"seed {found['boot_seed']}"] if "boot_seed" in found else [])
+    text = "; ".join(parts + (["bootstrap: " + ", ".join(boot)] if boot else []))
+    return list(found), [text[:1].upper() + text[1:]] if text else []
+
+
 def _notes(df: pd.DataFrame, keep: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Columns to drop (empty or constant method/note columns) and the notes they become."""
-    drop, notes = [], []
+    """Columns to drop (empty or constant method/note columns, constant parameters) and the
+    notes they become."""
+    drop, notes = _parameter_note(df, keep)
     for name in df.columns:
         if name in keep or not NOTE_COLUMNS.match(str(name)):
             continue
@@ -238,13 +301,21 @@ def present(
     -------
     DataFrame
         Text cells (object dtype), one column per shown column, an interval's three merged
-        into ``estimate [low, high]`` (:func:`export.numbers.format_interval`). Integer columns
-        (and float columns of counts: ``n``, ``n_*``, ``count``, catalogue counts and tokens
-        holding whole numbers) print as integers, p-values by :func:`format_pvalue`, booleans as
+        into ``estimate [low, high]`` (:func:`export.numbers.format_interval`); an estimate
+        whose interval has a missing bound prints ``0.859 [–]`` (:data:`NO_INTERVAL`, with
+        the note "Interval [–]: not computable (too few values)"), a missing estimate ``n/a``.
+        Integer columns (and float columns of counts: ``n``, ``n_*``, ``count``, seeds,
+        catalogue counts and tokens holding whole numbers) print as integers; ranks (``rank``, ``rank_*``,
+        ``*_rank``) as integers when every rank is whole, else with one decimal (tied ranks
+        are averaged: ``1.5``, ``2.0``); p-values (``p``, ``p_*``) by :func:`format_pvalue`;
+        other numbers, test statistics included, by :func:`format_estimate`; booleans as
         yes/no, missing values as ``n/a``; catalogue names in a ``metric`` column are labelled.
         ``method``/``note`` columns holding one value in every row are dropped into
-        ``attrs["notes"]`` (``"Method: Wilson"``), empty ones dropped. ``attrs["align"]`` holds
-        ``l``/``r`` per column (numbers right).
+        ``attrs["notes"]`` (``"Method: Wilson"``), empty ones dropped; so are the
+        :data:`PARAMETER_COLUMNS` holding one value in every row (not those named in
+        ``labels``), all in one note first (``"Metric: Final score; threshold: 0.8; level:
+        0.95; bootstrap: 2000 draws, seed 0"``). ``attrs["align"]`` holds ``l``/``r`` per
+        column (numbers right).
 
     Raises
     ------
@@ -260,6 +331,13 @@ def present(
     [{'Metric': 'Final score', 'n': '80', 'Mean [95% CI]': '0.878 [0.817, 0.920]'}]
     >>> shown.attrs["notes"], shown.attrs["align"]
     (['Method: logit t'], 'lrr')
+    >>> board = pd.DataFrame({"run_id": ["a", "b"], "rank": [1.0, 2.0], "threshold": 0.8,
+    ...                       "ci": 0.95, "n_boot": 2000, "boot_seed": 0})
+    >>> shown = present(board)
+    >>> shown.to_dict("list")
+    {'Run ID': ['a', 'b'], 'Rank': ['1', '2']}
+    >>> print(*shown.attrs["notes"])
+    Threshold: 0.8; level: 0.95; bootstrap: 2000 draws, seed 0
     """
     flat = df.reset_index() if any(n is not None for n in df.index.names) else df
     if columns is not None:
@@ -268,7 +346,7 @@ def present(
     require_columns(flat, list(labels or {}), "the table's shown columns (labels=)")
     pairs = find_intervals(flat) if intervals is None else dict(intervals)
     require_columns(flat, [c for e, b in pairs.items() for c in (e, *b)], "the table")
-    drop, notes = _notes(flat, keep=list(pairs))
+    drop, notes = _notes(flat, keep=[*pairs, *(labels or {})])
     bounds = {c for b in pairs.values() for c in b}
     suffix = f" [{ci_level:.0%} CI]" if ci_level is not None else " [CI]"
     labels = dict(labels or {})
@@ -279,7 +357,7 @@ def present(
         header = labels.get(name) or column_label(name)
         if name in pairs:
             low, high = pairs[name]
-            cells = [format_interval(e, lo, hi, digits=digits)
+            cells = [_interval(e, lo, hi, digits)
                      for e, lo, hi in zip(flat[name], flat[low], flat[high], strict=True)]
             values, header = pd.Series(cells, index=flat.index, dtype=object), header + suffix
         else:
@@ -291,5 +369,7 @@ def present(
             flat[name])
         align.append("r" if numeric else "l")
     shown = pd.DataFrame(out, index=flat.index).reset_index(drop=True)
+    if any(NO_INTERVAL in str(v) for h in out if h.endswith(suffix) for v in out[h]):
+        notes.append(f"Interval {NO_INTERVAL}: not computable (too few values)")
     shown.attrs.update(notes=notes, align="".join(align))
     return shown

@@ -21,11 +21,15 @@ from dabench_analysis.schema import require_columns
 TABLE_FORMATS: tuple[str, ...] = ("csv", "tex", "md")
 _MD_PUNCT_AFTER_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
 _MD_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+#: ``*`` and backticks anywhere (``x*y*`` is emphasis inside a word too), ``_`` where it is not
+#: between two letters or digits (``a_b`` never opens emphasis, ``_a_`` does).
+_MD_INLINE = re.compile(r"[*`]|(?<![^\W_])_|_(?![^\W_])")
 
 
 def _md_escape(text: str) -> str:
     """Escape what Markdown would read as syntax; the rest stays plain text (no entities)."""
     text = _MD_PUNCT_AFTER_BACKSLASH.sub(r"\\\\", text)
+    text = _MD_INLINE.sub(lambda m: "\\" + m[0], text)
     text = _MD_TAG_START.sub(r"\\<", text.replace("|", r"\|"))
     return " ".join(text.splitlines())
 
@@ -54,17 +58,19 @@ def to_markdown(
     -------
     str
         The table as plain text: headers are human labels, each estimate and its interval one
-        cell (``0.878 [0.817, 0.920]``); a constant method column becomes a line under the
-        table. Only what Markdown would read as syntax is escaped: ``|``, a backslash before
-        punctuation, and ``<`` before a letter, ``/``, ``!`` or ``?`` (an HTML tag); no HTML
-        entities.
+        cell (``0.878 [0.817, 0.920]``); a constant method column and constant parameters
+        become lines under the table. Only what Markdown would read as syntax is escaped:
+        ``|``, a backslash before punctuation, ``<`` before a letter, ``/``, ``!`` or ``?``
+        (an HTML tag), every ``*`` and backtick, and ``_`` except between two letters or
+        digits (``run_a`` stays as it is, ``_a_`` is not italic); no HTML entities.
 
     Examples
     --------
-    >>> print(to_markdown(pd.DataFrame({"a": [1.23456], "b": ["x|<y> < 1"]}), digits=2))
+    >>> print(to_markdown(pd.DataFrame({"a": [1.23456], "b": ["x|<y> < 1, x*y*, _z_ run_a"]}),
+    ...                   digits=2))
     | A | B |
     |---:|:---|
-    | 1.2 | x\|\<y> < 1 |
+    | 1.2 | x\|\<y> < 1, x\*y\*, \_z\_ run_a |
     """
     shown = present(df, columns=columns, labels=labels, digits=digits)
     header = "| " + " | ".join(_md_escape(str(c)) for c in shown.columns) + " |"
@@ -78,10 +84,25 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                   "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
                   "|": r"\textbar{}"}
+_GREEK = dict(zip("αβγδεζηθικλμνξπρστυφχψωςΓΔΘΛΞΠΣΥΦΨΩ", (
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau "
+    "upsilon phi chi psi omega varsigma Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi "
+    "Omega").split(), strict=True))
+_MATH = {"×": r"\times", "÷": r"\div", "±": r"\pm", "−": "-", "≤": r"\leq", "≥": r"\geq",
+         "≠": r"\neq", "≈": r"\approx", "∞": r"\infty", "→": r"\rightarrow", "←": r"\leftarrow",
+         "↔": r"\leftrightarrow", "⇒": r"\Rightarrow", "·": r"\cdot", "°": r"^\circ",
+         "µ": r"\mu", "√": r"\surd", "∑": r"\sum", **{ch: "\\" + n for ch, n in _GREEK.items()}}
+#: Non-ASCII characters pdflatex cannot typeset from UTF-8 input (or not without extra
+#: packages), as LaTeX; other characters pass through (accented letters work in pdflatex).
+LATEX_UNICODE = {"‘": "`", "’": "'", "“": "``", "”": "''", "–": "--", "—": "---",
+                 "…": r"\ldots{}", "§": r"\S{}", "¶": r"\P{}", "•": r"\textbullet{}",
+                 "\u00a0": "~", "\u2009": r"\,", "ο": "o",
+                 **{ch: r"\ensuremath{" + tex + "}" for ch, tex in _MATH.items()}}
 
 
 def _tex_escape(text: object) -> str:
-    text = "".join(_LATEX_SPECIAL.get(ch, ch) for ch in " ".join(str(text).splitlines()))
+    text = "".join(_LATEX_SPECIAL.get(ch) or LATEX_UNICODE.get(ch, ch)
+                   for ch in " ".join(str(text).splitlines()))
     return "{}" + text if text.startswith("[") else text  # not an optional argument of \\
 
 
@@ -113,8 +134,12 @@ def to_latex(
         ``\begin{tabular}`` … ``\end{tabular}`` from pandas' ``Styler.to_latex`` with
         ``\toprule``, ``\midrule`` and ``\bottomrule`` (needs ``\usepackage{booktabs}``);
         numbers right-aligned, text left. Every header and cell is escaped (``\ & % $ # _ { }
-        ~ ^ < > |``), so text from a run cannot inject commands. A constant method column
-        becomes a ``%`` comment line after the caption.
+        ~ ^ < > |``), so text from a run cannot inject commands, and the non-ASCII characters
+        of :data:`LATEX_UNICODE` become LaTeX (``Σ`` ``\ensuremath{\Sigma}``, ``×``
+        ``\ensuremath{\times}``, ``§`` ``\S{}``, ``≥`` ``\ensuremath{\geq}``, ``−``
+        ``\ensuremath{-}``, ``…`` ``\ldots{}``, smart quotes ``` `` '' ```, ``–`` ``--``) so
+        pdflatex compiles it. A constant method column and constant parameters become ``%``
+        comment lines after the caption.
 
     Examples
     --------

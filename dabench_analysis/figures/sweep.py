@@ -7,6 +7,8 @@ readable with 50+ runs, pitfall P16); none changes global matplotlib state.
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
@@ -22,6 +24,11 @@ from dabench_analysis.schema import require_columns
 P_FLOOR_LOG = 3.0
 #: Runs shown in the heatmap's columns when there are more than ``max_runs``.
 TOP_RUNS = 10
+#: What a p column of :func:`tables.sweep.pairwise` holds, for the heatmap's title and colour
+#: bar (other columns: :func:`schema.label`).
+P_LABELS = {"p_holm": "Holm-adjusted Wilcoxon p", "p_bh": "BH-adjusted Wilcoxon p",
+            "p_wilcoxon": "Wilcoxon p (unadjusted)", "p_mcnemar": "McNemar p (unadjusted)",
+            "p_mcnemar_holm": "Holm-adjusted McNemar p", "p_mcnemar_bh": "BH-adjusted McNemar p"}
 
 
 def _forest_order(board: pd.DataFrame) -> pd.DataFrame:
@@ -153,7 +160,9 @@ def pairwise_heatmap(pairs: pd.DataFrame, *, ax: Axes | None = None, max_runs: i
     Axes
         An image whose cell (row i, column j) is sign(mean_i − mean_j) · min(−log10 p, 3)
         (blue: the row run is better; red: worse; white: p near 1; grey: the diagonal or an
-        untestable pair), a colour bar in p, and black dots where p < ``alpha``.
+        untestable pair), a colour bar in p labelled with what ``p`` holds
+        (:data:`P_LABELS`: "Holm-adjusted Wilcoxon p"), a title naming it and the colours,
+        and black dots where p < ``alpha``.
 
     Raises
     ------
@@ -196,12 +205,17 @@ def pairwise_heatmap(pairs: pd.DataFrame, *, ax: Axes | None = None, max_runs: i
             ax.spines[side].set_visible(False)
         part = f"{len(runs)} runs" if cols is rows else \
             f"pairs involving the top {len(cols)} of {len(runs)} runs"
-        ax.set_title(f"Pairwise comparisons, {p}\n{part}; dots: p < {alpha:g}")
+        name = P_LABELS.get(p) or schema.label(p)
+        lines = [f"Pairwise comparisons: {name}", f"{part}; dots: p < {alpha:g}",
+                 "blue: row better; red: column better"]
+        chars = max(36, int(ax.figure.get_figwidth() * 10.5))  # the title stays in the figure
+        ax.set_title("\n".join(textwrap.fill(line, chars, break_on_hyphens=False)
+                                for line in lines))
         ticks = [-3, -2, -np.log10(alpha), 0, np.log10(alpha), 2, 3]
         bar = ax.figure.colorbar(im, ax=ax, shrink=min(1.0, 6 / max(len(rows), 1) + 0.3),
                                  ticks=ticks)
         bar.ax.set_yticklabels([f"{10 ** -abs(t):.2g}" if t else "1" for t in ticks])
-        bar.set_label(f"{p} (blue: row better, red: column better)")
+        bar.set_label(textwrap.fill(name, 14), fontsize=6)  # short lines: never taller than the bar
         bar.ax.tick_params(labelsize=6)
         if given:
             fit_ticklabels(ax, rlab)

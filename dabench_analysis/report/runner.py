@@ -248,10 +248,11 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _raising_line(exc) -> str | None:
-    """The cell's line that raised: IPython marks it ``----> n`` in the traceback."""
+    """The cell's line that raised: IPython marks it ``----> n`` in the traceback (``---> nn``
+    from line 10 on)."""
     for entry in getattr(exc, "traceback", None) or []:
         for text in re.sub(r"\x1b\[[0-9;]*m", "", str(entry)).splitlines():
-            match = re.match(r"\s*---->\s*\d+\s+(.*\S)", text)
+            match = re.match(r"\s*-+>\s*\d+\s+(.*\S)", text)
             if match:
                 return match.group(1)
     return None

@@ -26,7 +26,12 @@ LABELS: dict[str, str] = {
     "rank_high": "Rank (high)", "tied": "Tied", "p_wilcoxon": "p (Wilcoxon)",
     "p_mcnemar": "p (McNemar)", "p_holm": "p (Wilcoxon, Holm)", "p_bh": "p (Wilcoxon, BH)",
     "p_mcnemar_holm": "p (McNemar, Holm)", "p_mcnemar_bh": "p (McNemar, BH)",
-    "solve_rate": "Solve rate", "solved_by": "Solved by", "n_runs": "Runs", "n_solved": "Solved"}
+    "solve_rate": "Solve rate", "solved_by": "Solved by", "n_runs": "Runs", "n_solved": "Solved",
+    "rank": "Rank", "threshold": "Threshold", "boot_seed": "Bootstrap seed",
+    "wilcoxon_method": "Wilcoxon method", "mcnemar_method": "McNemar method",
+    "n_correct_shared": "Shared tasks (correctness)", "n_pass_fail": "Pass→fail",
+    "n_fail_pass": "Fail→pass", "n_both_pass": "Both pass", "n_both_fail": "Both fail",
+    "n_flips": "Flips", "outcome_variance": "Outcome variance"}
 #: Units of result-frame columns, appended by :func:`label` (catalogue columns carry theirs).
 UNITS: dict[str, str] = dict.fromkeys(("mean_runtime_s", "mean_time_s", "total_time_s",
                                        "mean_latency_s", "median_latency_s", "p90_latency_s"), "s")

@@ -1,3 +1,6 @@
+# Over 400 lines (under 500): one concept, the sweep's run-level tables (shared tasks, the two
+# leaderboards, repetitions) and the check that the runs can be ranked at all; the task-level
+# tables are in sweep_items.py; most of the length is docstrings.
 """Comparing many runs (a sweep): the tasks all runs share, a leaderboard with intervals and rank
 intervals, the leaderboard by configuration and the variance between repetitions. Pairwise
 comparisons, flips and item analysis are in :mod:`.sweep_items` and re-exported here.
@@ -7,6 +10,10 @@ how many tasks that is beside each run's own count.
 """
 
 from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -29,8 +36,93 @@ from dabench_analysis.tables.sweep_items import (
     pairwise,
 )
 
-__all__ = ["flip_counts", "flips", "items", "leaderboard", "leaderboard_by_config", "pairwise",
-           "repetition_table", "shared_tasks", "task_counts"]
+if TYPE_CHECKING:
+    from dabench_analysis.load.sweep import Runs
+
+__all__ = ["check_sweep", "flip_counts", "flips", "items", "leaderboard", "leaderboard_by_config",
+           "pairwise", "repetition_table", "shared_tasks", "task_counts"]
+
+#: Fewest runs a sweep compares.
+MIN_RUNS = 2
+_DUPLICATE = re.compile(r"^duplicate run_id (?P<id>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+                        r"(?: \(kept (?P<kept>.*)\))?$")
+
+
+def _duplicates(runs: Runs) -> list[str]:
+    """One line per folder skipped for a run_id another folder already has: both folders."""
+    out = []
+    for path, reason in runs.skipped[["path", "reason"]].astype(str).itertuples(index=False):
+        if not reason.startswith("duplicate run_id"):
+            continue
+        match = _DUPLICATE.match(reason)
+        if match is None:  # a wording this check does not know: quote it whole
+            out.append(f"{path}: {reason}")
+            continue
+        rid = ast.literal_eval(match["id"])
+        kept = match["kept"] or (str(runs[rid].path) if rid in runs.run_ids else "another folder")
+        out.append(f"run_id {rid!r} is in two run folders, {kept} and {path}")
+    return out
+
+
+def check_sweep(runs: Runs, *, min_runs: int = MIN_RUNS) -> None:
+    """Refuse a sweep that cannot rank its runs: two folders with one run_id, or too few runs.
+
+    Parameters
+    ----------
+    runs : Runs
+        :func:`dabench_analysis.load_runs`'s result: ``run_ids`` and ``skipped`` (``path``,
+        ``reason``; a folder whose run_id an earlier folder has is skipped with the reason
+        ``duplicate run_id '<id>' (kept <folder>)``).
+    min_runs : int
+        Fewest loaded runs a sweep compares (default 2).
+
+    Returns
+    -------
+    None
+        The sweep can go ahead.
+
+    Raises
+    ------
+    ValueError
+        A run_id in two folders (naming the run_id and both folders: ``load_runs`` keeps the
+        first and skips the later one, so the sweep would silently compare one of them), or
+        fewer than ``min_runs`` runs loaded (naming the folders not loaded and why).
+
+    Notes
+    -----
+    Every sweep table keys runs by ``run_id`` (task_metrics.csv's column), so two folders with
+    one run_id cannot both be in it; which one :func:`load_runs` keeps depends on the order of
+    the paths, so the sweep refuses instead of choosing.
+
+    Examples
+    --------
+    >>> import shutil, tempfile, warnings, pathlib
+    >>> import dabench_analysis as da
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("oldver", "baseline_react"):
+    ...     (d / name).mkdir()
+    ...     _ = shutil.copy("data/sample_runs/baseline_react/task_metrics.csv", d / name)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     runs = da.load_runs([d / "oldver", d / "baseline_react"], progress=False)
+    >>> try:
+    ...     check_sweep(runs)
+    ... except ValueError as e:
+    ...     print(str(e).replace(str(d), "D").replace(": ", ":\\n"))
+    run_id 'baseline_react' is in two run folders, D/oldver and D/baseline_react:
+    a sweep ranks runs by run_id; give each run folder its own run_id
+    """
+    dup = _duplicates(runs)
+    if dup:
+        raise ValueError("; ".join(dup) + ": a sweep ranks runs by run_id; give each run "
+                         "folder its own run_id")
+    if len(runs.run_ids) < min_runs:
+        left = [f"{p} ({r})" for p, r in runs.skipped[["path", "reason"]].astype(str).values]
+        raise ValueError(
+            f"a sweep needs at least {min_runs} loadable runs; loaded {len(runs.run_ids)}"
+            + (f" ({', '.join(runs.run_ids)})" if runs.run_ids else "")
+            + (f"; not loaded: {'; '.join(left[:5])}{' ...' if len(left) > 5 else ''}"
+               if left else ""))
 
 
 def _present(t: pd.DataFrame, metric: str | None) -> pd.Series:
@@ -167,8 +259,8 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
         scores), ``mean_tokens`` and ``mean_runtime_s`` (seconds) with ``_ci_low/_ci_high``
         (t-interval; NaN with a warning when the column is absent), ``rank``, ``rank_low``,
         ``rank_high`` (1 = best), ``tied`` (the rank interval overlaps another run's),
-        ``threshold``, ``ci``, ``n_boot``, ``seed``, ``accuracy_method``, ``score_method``,
-        ``cost_method``, ``rank_method``.
+        ``threshold``, ``ci``, ``n_boot``, ``boot_seed`` (the bootstrap's seed, not a run's),
+        ``accuracy_method``, ``score_method``, ``cost_method``, ``rank_method``.
 
     Raises
     ------
@@ -219,7 +311,7 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
         "rank": ranks["rank"].to_numpy(), "rank_low": ranks["rank_low"].to_numpy(),
         "rank_high": ranks["rank_high"].to_numpy(),
         "tied": rank_ties(ranks["rank_low"], ranks["rank_high"]), "threshold": threshold,
-        "ci": float(ci), "n_boot": int(n_boot), "seed": seed, "accuracy_method": "Wilson",
+        "ci": float(ci), "n_boot": int(n_boot), "boot_seed": seed, "accuracy_method": "Wilson",
         "score_method": score_how, "cost_method": "; ".join(cost_how),
         "rank_method": ranks["method"].iloc[0]})
     return out.sort_values(["rank", "run_id"], kind="stable").reset_index(drop=True)

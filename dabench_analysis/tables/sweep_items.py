@@ -5,6 +5,7 @@ re-exports these functions.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import numpy as np
@@ -34,6 +35,20 @@ def _as_tasks(tasks, columns=()) -> pd.DataFrame:
         raise ValueError(f"task {t!r} appears more than once in run {r!r} "
                          f"({int(dup.sum())} duplicate rows)")
     return frame
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _task_order(col: pd.Series) -> pd.Series:
+    """``sort_values`` key: ``task_id`` in natural order (numbers inside an id compared as
+    numbers: task_5 before task_45; t07/t7 by their text), other columns as they are."""
+    if col.name != "task_id":
+        return col
+    text = col.astype(str)
+    key = {t: i for i, t in enumerate(sorted(set(text), key=lambda t: (
+        [int(p) if j % 2 else p for j, p in enumerate(_DIGITS.split(t))], t)))}
+    return text.map(key)
 
 
 def _higher_is_better(metric: str) -> bool:
@@ -131,7 +146,7 @@ def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
         One row per flipped task among those both runs have with a score: ``task_id``,
         ``difficulty`` (labelled, from ``run_a``; <NA> if absent), ``score_a``, ``score_b``,
         ``correct_a``, ``correct_b``, ``flip`` ("pass→fail" or "fail→pass"); sorted by flip,
-        then task_id.
+        then task_id in natural order (task_5 before task_45).
 
     Raises
     ------
@@ -177,7 +192,8 @@ def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
     m["flip"] = np.where(m["correct_a"].astype(bool), "pass→fail", "fail→pass")
     if set(m["difficulty"].dropna()) <= set(schema.DIFFICULTY_ORDER):
         m["difficulty"] = pd.Categorical(m["difficulty"], schema.DIFFICULTY_ORDER, ordered=True)
-    return m[cols].sort_values(["flip", "task_id"], kind="stable").reset_index(drop=True)
+    return m[cols].sort_values(["flip", "task_id"], kind="stable", key=_task_order) \
+        .reset_index(drop=True)
 
 
 @cache
@@ -289,8 +305,9 @@ def _adjusted(out: pd.DataFrame, threshold: float) -> pd.DataFrame:
     warn([f"{none} pair(s) share no task: p = NaN, not counted in the corrections" if none
           else "", f"{zero} pair(s) with all paired differences zero: Wilcoxon p set to 1.0"
           if zero else ""])
-    return out[_PAIR_COLUMNS].astype({"n_shared": "int64", "n_correct_shared": "int64",
-                                      "n_pass_fail": "int64", "n_fail_pass": "int64"})
+    return out[_PAIR_COLUMNS].astype({c: "int64" if c.startswith("n_") else "float64" for c in (
+        "n_shared", "n_correct_shared", "n_pass_fail", "n_fail_pass", "mean_a", "mean_b",
+        "mean_diff", "ci_low", "ci_high", "statistic", "p_wilcoxon", "p_mcnemar")})
 
 
 _ITEM_COLUMNS = ["task_id", "difficulty", "n_runs", "n_solved", "solve_rate", "mean_score",
@@ -331,7 +348,8 @@ def items(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame
     Returns
     -------
     DataFrame
-        One row per task, hardest first (by ``solve_rate``, then ``task_id``): ``task_id``,
+        One row per task, hardest first (by ``solve_rate``, then ``task_id`` in natural order:
+        task_5 before task_45): ``task_id``,
         ``difficulty`` (the label, ordered Easy < Medium < Hard < Extreme; <NA> without one),
         ``n_runs`` (runs with a score for the task), ``n_solved``, ``solve_rate``
         (n_solved/n_runs), ``mean_score`` (mean final score over those runs),
@@ -378,5 +396,5 @@ def items(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame
     warn([f"{n_multi} task(s) carry different difficulty labels in different runs: the most "
           "frequent label is used" if n_multi else ""])
     out = out.astype({"n_runs": "int64", "n_solved": "int64"})
-    return out.sort_values(["solve_rate", "task_id"], kind="stable",
-                           na_position="last")[_ITEM_COLUMNS].reset_index(drop=True)
+    return out.sort_values(["solve_rate", "task_id"], kind="stable", na_position="last",
+                           key=_task_order)[_ITEM_COLUMNS].reset_index(drop=True)
