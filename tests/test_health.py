@@ -390,3 +390,29 @@ def test_missing_tool_counts_come_from_tool_calls_csv_or_are_not_assessable(tmp_
     expected = 10 * (0.4 * c["reconciliation"] + 0.2 * c["validity"] + 0.2 * c["attribution"]
                      + 0.1 * c["time_accounting"]) / 0.9
     assert rep.health.weighted_score == pytest.approx(expected)
+
+
+def test_without_failure_category_attribution_is_not_assessable(tmp_path, drop_columns):
+    """A harness that does not write failure_category: attribution is left out of the score
+    (weights rescaled), its cause 'not assessable', never 0 (which capped the run at 6.0)."""
+    run = _copy(tmp_path)
+    _, rows = _read(run / TM)
+    drop_columns(run, {"failure_category"})
+    rep = validate_run(run)
+    # T and F counted from the CSV (as _components does); R = V = 1: nothing else is broken
+    t = sum(sum(float(r[c]) for c in STAGES) / float(r["execution_time"]) >= 0.5
+            for r in rows) / len(rows)
+    f = 1 - sum(int(r["tool_failures"]) for r in rows) / sum(int(r["tool_calls"]) for r in rows)
+    # health.py / README "Validation": 10 (0.4 R + 0.2 V + 0.1 T + 0.1 F) / (0.4+0.2+0.1+0.1)
+    weighted = 10 * (0.4 * 1.0 + 0.2 * 1.0 + 0.1 * t + 0.1 * f) / 0.8
+    k = (1 - t > 0.10) + (1 - f > 0.10)
+    assert (t, k) == (1.0, 0) and f == pytest.approx(1 - 65 / 792)  # the sample's tool calls
+    assert math.isnan(rep.health.components["attribution"])
+    assert rep.health.causes == ()
+    assert rep.health.weighted_score == pytest.approx(weighted, abs=1e-12)
+    assert rep.health.harness_score == pytest.approx(weighted, abs=1e-12)
+    assert rep.health.harness_status == "HEALTHY"
+    table = health_table(rep).set_index("measure")
+    assert table.loc["missing_attribution", "status"] == "not assessable"
+    assert "not assessable in this run" in table.loc["attribution", "note"]
+    assert math.isnan(table.loc["attribution", "points"])

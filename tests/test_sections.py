@@ -30,7 +30,16 @@ def test_the_catalogue_names_only_known_columns_and_files():
         for col in (*sec.needs, *sec.uses):
             assert col in schema.TASK_COLUMNS, (sec.name, col)
         assert set(sec.files) <= set(schema.OPTIONAL_FILES), sec.name
+        for name in sec.file_needs:  # "<file>:<column>", a column of that file's catalogue
+            file, _, col = name.partition(":")
+            assert file in sec.files, (sec.name, name)
+            assert col in {"tool_calls.csv": schema.TOOL_CALL_COLUMNS,
+                           "trajectory.csv": schema.TRAJECTORY_COLUMNS}[file], (sec.name, name)
         assert sec.report in ("run", "compare")
+    # tool_usage computes with timing.tool_usage, which documents these tool_calls.csv columns
+    assert schema.SECTIONS["tool_usage"].file_needs == tuple(
+        f"tool_calls.csv:{c}" for c in ("task_id", "tool_name", "success", "latency_seconds",
+                                         "tokens"))
     required = {c.name for c in schema.TASK_COLUMNS.values() if c.required}
     assert required == {"run_id", "task_id", "difficulty", "final_score"}
 
@@ -161,3 +170,15 @@ def test_a_finding_never_quotes_megabytes():
 
     f = Finding("error", "task_metrics.csv", 3, "failure_reason", "x", "bad: " + "y" * 5_000_000)
     assert len(f.message) <= 500 and f.message.endswith("(5,000,005 characters)")
+
+
+def test_inputs_table_lists_side_file_columns_with_what_needs_them():
+    rows = {r["input"]: r for r in schema.columns_table()}
+    assert rows["tool_calls.csv:latency_seconds"] == {
+        "input": "tool_calls.csv:latency_seconds", "tier": "optional", "needed_by": "tool_usage",
+        "used_by": ""}
+    assert rows["tool_calls.csv:tool_name"]["tier"] == "required"  # the catalogue's tier
+    assert rows["trajectory.csv:tokens"] == {
+        "input": "trajectory.csv:tokens", "tier": "optional", "needed_by": "",
+        "used_by": "validation: token_conservation"}
+    assert "trajectory.csv:thought" not in rows  # nothing reads it

@@ -187,6 +187,19 @@ def unknown_task_id(run: Run) -> list:
     return [E("unknown_task_id", "task_id", s, TRAJ)]
 
 
+def run_id_mixed(run: Run) -> list:
+    for k in range(41, 81):  # rows 41-80 (tasks 41-80) and their replays name another run
+        run.set(k, "run_id", "other_run")
+        run.edit_replay(k, _put("other_run", "run_id"))
+    return [E("run_id_mixed", "run_id", 41)]  # the first row where it changes
+
+
+def run_id_mismatch(run: Run) -> list:
+    c = run.row(_is("task_id", "task_3"), CALLS)
+    run.set(c, "run_id", "other_run", CALLS)
+    return [E("run_id_mismatch", "run_id", c, CALLS)]
+
+
 def missing_trajectory(run: Run) -> list:
     run.drop_rows(_is("task_id", "task_6"), TRAJ)  # its step counts: not checkable
     return [W("missing_trajectory", "task_id", 6)]
@@ -428,6 +441,8 @@ CASES = [
     Case("time_concurrent", "time_accounting_concurrent",
          time_accounting("0.001", "time_accounting_concurrent", "info")),
     Case("unknown_task_id", "unknown_task_id", unknown_task_id),
+    Case("run_id_mixed", "run_id_mixed", run_id_mixed),
+    Case("run_id_mismatch", "run_id_mismatch", run_id_mismatch),
     Case("missing_trajectory", "missing_trajectory", missing_trajectory),
     Case("missing_time_data", "missing_time_data", missing_time_data),
     Case("trajectory_length", "trajectory_length_count", trajectory_length),

@@ -1,18 +1,25 @@
 """Degrade, don't die: which report sections a run can feed, and a visible note for the others.
 
 The notebooks ask :meth:`Sections.ready` before each section; a section whose inputs are absent
-(:data:`dabench_analysis.schema.SECTIONS`) is skipped with a note in the notebook output (and so
-in the HTML), and listed in ``summary.json`` (``skipped``) and in ``index.html``. A section that
-fails for any other reason still fails the report.
+(:data:`dabench_analysis.schema.SECTIONS`: task_metrics columns, optional files, and columns of
+those files, which a tool_calls.csv or trajectory.csv from another harness version may lack) is
+skipped with a note in the notebook output (and so in the HTML), and listed in ``summary.json``
+(``skipped``) and in ``index.html``. A section that fails for any other reason still fails the
+report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from dabench_analysis.load import Run
 from dabench_analysis.schema import OPTIONAL_FILES, REPLAY_FILES, SECTIONS
+from dabench_analysis.schema.sections import (
+    TOOL_CALLS_FILE,
+    TRAJECTORY_FILE,
+    split_qualified,
+)
 
 #: Version of the ``summary.json`` layout written by the report notebooks.
 SUMMARY_SCHEMA_VERSION = 1
@@ -25,6 +32,10 @@ SUMMARY_FIELDS: dict[str, str] = {
     "manifest": "provenance: every input file read (path, sha256, bytes), toolkit version and git "
                 "revision, library versions, notebook parameters, random seeds, time (UTC)",
 }
+
+
+#: The Run attribute holding each optional CSV file's frame.
+_FRAMES = {TOOL_CALLS_FILE: "tool_calls", TRAJECTORY_FILE: "trajectory"}
 
 
 def _files_present(run: Run) -> set[str]:
@@ -67,6 +78,9 @@ class Sections:
         task_metrics columns present (in every run).
     files : set of str
         Optional files present (entries of :data:`dabench_analysis.schema.OPTIONAL_FILES`).
+        The columns of a present CSV file are read from the run's frame
+        (``run.tool_calls.columns``) when a section asks for them, so a file that no section
+        asked about is never parsed here.
     skipped, reduced : list of dict
         What :meth:`ready` refused, and what it allowed on fewer optional columns.
 
@@ -84,26 +98,37 @@ class Sections:
         self._setup(set.intersection(*(set(map(str, r.tasks.columns)) for r in runs)),
                     set.intersection(*(_files_present(r) for r in runs)), report, quiet,
                     "in this run" if len(runs) == 1 else "in one of the runs")
+        self._runs = runs
 
     @classmethod
     def from_columns(cls, columns, files=OPTIONAL_FILES, *, report: str = "run",
-                     quiet: bool = True) -> Sections:
+                     quiet: bool = True,
+                     file_columns: Mapping[str, Collection[str]] | None = None) -> Sections:
         """Sections for a frame's columns (and the optional files present), without a run.
+
+        ``file_columns`` maps an optional CSV file to the columns it holds (e.g.
+        ``{"tool_calls.csv": calls.columns}``); a file not in it counts as complete.
 
         Examples
         --------
         >>> s = Sections.from_columns(["task_id", "final_score"])
         >>> s.ready("calibration"), s.skipped[0]["missing"]
         (False, ['confidence_score'])
+        >>> s = Sections.from_columns([], file_columns={"tool_calls.csv": ["task_id", "tool"]})
+        >>> s.ready("tool_usage"), s.skipped[-1]["missing"][0]
+        (False, 'tool_calls.csv:tool_name')
         """
         self = cls.__new__(cls)
         self._setup(set(map(str, columns)), set(files), report, quiet, "in this run")
+        self._file_columns = {f: set(map(str, c)) for f, c in (file_columns or {}).items()}
         return self
 
     def _setup(self, columns: set, files: set, report: str, quiet: bool, where: str) -> None:
         if report not in ("run", "compare"):
             raise ValueError(f"report must be 'run' or 'compare', got {report!r}")
         self.report, self.quiet, self.columns, self.files = report, quiet, columns, files
+        self._runs: tuple[Run, ...] = ()
+        self._file_columns: dict[str, set[str]] = {}
         self.skipped: list[dict] = []
         self.reduced: list[dict] = []
         self._decided: dict[str, bool] = {}
@@ -129,8 +154,18 @@ class Sections:
         self._decided[name] = answer = self._decide(name, sec)
         return answer
 
+    def _columns_of(self, file: str) -> set[str] | None:
+        """Columns of an optional CSV file present in every run (None: not known, unchecked)."""
+        if file not in self._file_columns and self._runs and file in _FRAMES:
+            self._file_columns[file] = set.intersection(
+                *(set(map(str, getattr(r, _FRAMES[file]).columns)) for r in self._runs))
+        return self._file_columns.get(file)
+
     def _decide(self, name: str, sec) -> bool:
-        missing = sec.missing(self.columns, self.files)
+        side = {f: self._columns_of(f) for f in dict.fromkeys(
+            split_qualified(n)[0] for n in sec.file_needs) if f in self.files}
+        missing = sec.missing(self.columns, self.files,
+                              {f: c for f, c in side.items() if c is not None})
         if missing:
             self.skipped.append({"section": name, "title": sec.title, "missing": missing})
             self._note(f"**Skipped: {sec.title}**. Needs {_names(missing)}, absent {self._where}.")
@@ -156,5 +191,12 @@ class Sections:
             _show(text)
 
 
+def _name(item: str) -> str:
+    if item.startswith("one of:"):
+        return item
+    file, col = split_qualified(item)
+    return f"`{col}` in {file}" if col else f"`{item}`"
+
+
 def _names(items: Sequence[str]) -> str:
-    return ", ".join(i if i.startswith("one of:") else f"`{i}`" for i in items)
+    return ", ".join(_name(i) for i in items)

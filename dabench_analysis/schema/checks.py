@@ -30,6 +30,9 @@ Where the guide names a rule but not its formula, the rule here is our reading, 
   an edge is on it, as in ``stats.binning``.
 * ``confidence_error = |conf - correctness|``: the guide does not say whether correctness is
   the 0/1 outcome (final_score >= 0.8) or final_score; either is accepted.
+* ``run_id`` (§Data Model Schema 1-3, Identification): every file of a run directory names
+  the run, so task_metrics.csv holds one value and the side files' rows carry it (when
+  task_metrics.csv itself is mixed, a side-file row is compared with its set of values).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["CALIBRATION_EDGES", "CHECKS", "Check", "checks_markdown", "checks_table"]
+__all__ = ["CALIBRATION_EDGES", "CHECKS", "Check", "checks_markdown", "checks_reading",
+           "checks_table"]
 
 #: Lower edges of the low ... very_high calibration buckets (§Key Metrics 10).
 CALIBRATION_EDGES: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)
@@ -71,6 +75,10 @@ class Check:
         ``<task>/task_replay.json``.
     threshold : str
         For a check with a threshold rather than a tolerance, the threshold in words.
+    reads : tuple of str
+        Columns of trajectory.csv / tool_calls.csv it reads, as ``"<file>:<column>"``: a file
+        without one of them (another harness version) leaves the check not assessable, and
+        ``validate_run`` names the check beside the absent column.
     """
 
     name: str
@@ -82,6 +90,7 @@ class Check:
     strict: bool = False
     file: str = TM
     threshold: str = ""
+    reads: tuple[str, ...] = ()
 
     @property
     def tolerance_text(self) -> str:
@@ -105,6 +114,13 @@ _MAS = "V2.1 Phase 0 Task 2 (MAS recovery effectiveness)"
 _E3 = 1e-3
 
 
+def _in(file: str, *columns: str) -> tuple[str, ...]:
+    return tuple(f"{file}:{c}" for c in columns)
+
+
+_TC_ID, _TRAJ_ID = _in(CALLS, "task_id"), _in(TRAJ, "task_id")
+
+
 def _c(name, severity, section, rule, tolerance=None, **kw) -> Check:
     return Check(name, severity, section, rule, tolerance, **kw)
 
@@ -112,11 +128,11 @@ def _c(name, severity, section, rule, tolerance=None, **kw) -> Check:
 _CHECKS = [
     # Cross-file reconciliation (§Critical Invariants, §Hardening Features 1)
     _c("tool_call_count_mismatch", "error", _CI, "tool_calls = number of tool_calls.csv rows "
-       "of the task"),
+       "of the task", reads=_TC_ID),
     _c("tool_failure_count_mismatch", "error", _CI, "tool_failures = number of failed "
-       "tool_calls.csv rows of the task"),
+       "tool_calls.csv rows of the task", reads=_in(CALLS, "task_id", "success")),
     _c("token_conservation", "error", _CI, "|sum of trajectory.csv tokens - total_tokens| < 100",
-       100, unit=" tokens", strict=True),
+       100, unit=" tokens", strict=True, reads=_in(TRAJ, "task_id", "tokens")),
     _c("verification_outcome_mismatch", "error", f"{_CI}; {_K6}", "aat_verification_passed = 1 "
        "exactly when coordinator_final_decision = APPROVE_FINAL"),
     _c("time_accounting_low", "warning", _CI, "per-stage time / execution_time >= 0.05 (else "
@@ -125,22 +141,29 @@ _CHECKS = [
        "concurrent execution)", threshold="ratio > 1"),
     _c("unknown_task_id", "error", "§Hardening Features 1 (Artifact Reconciliation)",
        "every task_id of trajectory.csv and tool_calls.csv is in task_metrics.csv",
-       file=f"{TRAJ}, {CALLS}"),
+       file=f"{TRAJ}, {CALLS}", reads=_TRAJ_ID + _TC_ID),
+    _c("run_id_mixed", "error", "§Data Model Schema 1 (Identification: run_id)",
+       "task_metrics.csv holds one run_id value (a run directory is one run)"),
+    _c("run_id_mismatch", "error", "§Data Model Schema 2 and 3 (Identification: run_id)",
+       "the run_id of every trajectory.csv and tool_calls.csv row (when the file has the "
+       "column) is task_metrics.csv's", file=f"{TRAJ}, {CALLS}",
+       reads=_in(TRAJ, "run_id") + _in(CALLS, "run_id")),
     _c("missing_trajectory", "warning", "§Hardening Features 1 (trajectory completeness)",
-       "every task has trajectory.csv steps"),
+       "every task has trajectory.csv steps", reads=_TRAJ_ID),
     _c("missing_time_data", "warning", "§Troubleshooting (Missing trajectory duration)",
        "trajectory.csv duration_seconds is filled (empty: time validation from it is skipped)",
        file=TRAJ),
     _c("trajectory_length_count", "error", _K8, "trajectory_length = number of trajectory.csv "
-       "steps of the task"),
+       "steps of the task", reads=_TRAJ_ID),
     _c("tool_steps_match", "warning", "§Data Model Schema 3 (tool_calls.csv)", "tool_calls.csv "
-       "rows of a task = its trajectory.csv steps with a tool"),
+       "rows of a task = its trajectory.csv steps with a tool",
+       reads=_TC_ID + _in(TRAJ, "task_id", "tool")),
     _c("unique_tools_count", "error", _K4, "unique_tools_used = |{tool_name}| of the task's "
-       "tool_calls.csv rows"),
+       "tool_calls.csv rows", reads=_in(CALLS, "task_id", "tool_name")),
     _c("planner_steps_count", "warning", _K3, "planner_steps = count(trajectory.csv action = "
-       "\"planner\")"),
+       "\"planner\")", reads=_in(TRAJ, "task_id", "action")),
     _c("schema_exploration_steps_count", "warning", _K5, "schema_exploration_steps = "
-       "count(trajectory.csv phase = \"explore\")"),
+       "count(trajectory.csv phase = \"explore\")", reads=_in(TRAJ, "task_id", "phase")),
     _c("invariant_skipped", "info", "README (Runs from other eval-v2 versions)", "a check "
        "whose inputs are absent for every task is listed once, not run"),
     # 1. Correctness
@@ -265,6 +288,27 @@ _CHECKS = [
 
 #: Every check of ``validate_run`` (besides the loader's), by name.
 CHECKS: dict[str, Check] = {c.name: c for c in _CHECKS}
+
+
+def checks_reading(column: str) -> list[str]:
+    """Names of the checks that read a column of trajectory.csv or tool_calls.csv.
+
+    Parameters
+    ----------
+    column : str
+        ``"<file>:<column>"``, e.g. ``"tool_calls.csv:success"``.
+
+    Returns
+    -------
+    list of str
+        In catalogue order; each is not assessable on a file without the column.
+
+    Examples
+    --------
+    >>> checks_reading("tool_calls.csv:success")
+    ['tool_failure_count_mismatch']
+    """
+    return [c.name for c in _CHECKS if column in c.reads]
 
 
 def checks_table() -> pd.DataFrame:

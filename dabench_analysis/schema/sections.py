@@ -2,8 +2,10 @@
 
 A *section* is one table or figure of a report (or a group written together). It declares the
 task_metrics columns it ``needs`` (absent in the run: the section is skipped with a note), the
-optional files it needs (``tool_calls.csv``, ...), and the optional columns it ``uses`` when
-present (absent: the section runs on fewer metrics or rows, which its note says). The notebooks,
+optional files it needs (``tool_calls.csv``, ...), the columns of those files it needs
+(``file_needs``, written ``"tool_calls.csv:latency_seconds"``: a file from another harness
+version may lack some), and the optional columns it ``uses`` when present (absent: the section
+runs on fewer metrics or rows, which its note says). The notebooks,
 the batch index, :func:`dabench_analysis.validate_run` (which analyses an absent column disables)
 and the README's table of columns are all driven from :data:`SECTIONS`; the lower layers read it
 here instead of importing the report layer.
@@ -11,15 +13,19 @@ here instead of importing the report layer.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
+from dabench_analysis.schema.checks import checks_reading
 from dabench_analysis.schema.columns import (
     CORRELATION_METRICS,
     MAIN_METRICS,
     SPECIALISTS,
     STAGES,
     TASK_COLUMNS,
+    TOOL_CALL_COLUMNS,
+    TRAJECTORY_COLUMNS,
+    Column,
 )
 
 #: Optional files of an eval-v2 run directory (``task_metrics.csv`` is the one required file).
@@ -35,6 +41,53 @@ FILE_USES: dict[str, str] = {
     REPLAY_FILES: "validation: replay fields and their agreement with task_metrics; the explore "
                   "notebook's replay view",
 }
+#: The column catalogue of each optional CSV file.
+FILE_CATALOGUES: dict[str, dict[str, Column]] = {TRAJECTORY_FILE: TRAJECTORY_COLUMNS,
+                                                 TOOL_CALLS_FILE: TOOL_CALL_COLUMNS}
+
+
+def in_file(file: str, *columns: str) -> tuple[str, ...]:
+    """Qualified names ``"<file>:<column>"`` of columns of an optional CSV file.
+
+    Parameters
+    ----------
+    file : str
+        A key of :data:`FILE_CATALOGUES` (``trajectory.csv``, ``tool_calls.csv``).
+    *columns : str
+        Columns of that file's catalogue.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        For a file without a catalogue or a column not in it.
+
+    Examples
+    --------
+    >>> in_file("tool_calls.csv", "tool_name", "latency_seconds")
+    ('tool_calls.csv:tool_name', 'tool_calls.csv:latency_seconds')
+    """
+    if file not in FILE_CATALOGUES:
+        raise ValueError(f"no column catalogue for {file!r}; known: {', '.join(FILE_CATALOGUES)}")
+    unknown = [c for c in columns if c not in FILE_CATALOGUES[file]]
+    if unknown:
+        raise ValueError(f"column(s) {unknown} not in the {file} catalogue")
+    return tuple(f"{file}:{c}" for c in columns)
+
+
+def split_qualified(name: str) -> tuple[str, str]:
+    """``"tool_calls.csv:tool_name"`` -> ``("tool_calls.csv", "tool_name")``.
+
+    Examples
+    --------
+    >>> split_qualified("trajectory.csv:tokens")
+    ('trajectory.csv', 'tokens')
+    """
+    file, _, col = name.partition(":")
+    return file, col
 
 
 @dataclass(frozen=True)
@@ -53,6 +106,10 @@ class Section:
         task_metrics columns without which the section cannot be computed.
     files : tuple of str
         Optional files of the run directory it reads (see :data:`OPTIONAL_FILES`).
+    file_needs : tuple of str
+        Columns of those files without which it cannot be computed, as ``"<file>:<column>"``
+        (:func:`in_file`); checked only when the file is present (an absent file is what is
+        missing then).
     uses : tuple of str
         Optional columns used when present; the section runs on those present.
     uses_at_least : int
@@ -66,26 +123,31 @@ class Section:
     report: str
     needs: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    file_needs: tuple[str, ...] = ()
     uses: tuple[str, ...] = ()
     uses_at_least: int = 0
     outputs: tuple[str, ...] = ()
 
-    def missing(self, columns: Collection[str], files: Collection[str] = OPTIONAL_FILES
-                ) -> list[str]:
+    def missing(self, columns: Collection[str], files: Collection[str] = OPTIONAL_FILES,
+                file_columns: Mapping[str, Collection[str]] | None = None) -> list[str]:
         """The inputs this section lacks, as names to show (empty: it can run).
 
         Parameters
         ----------
         columns : collection of str
-            Columns present (for a comparison: present in both runs).
+            task_metrics columns present (for a comparison: present in both runs).
         files : collection of str
             Optional files present (entries of :data:`OPTIONAL_FILES`).
+        file_columns : mapping of str to collection of str, optional
+            For optional files present, the columns they hold (``run.tool_calls.columns``).
+            A file not in the mapping is taken to hold every column of its catalogue.
 
         Returns
         -------
         list of str
-            Absent needed columns and files; when fewer than ``uses_at_least`` of ``uses`` are
-            present, one entry ``"one of: a, b, ..."`` for them.
+            Absent needed columns, files and columns of present files (``"<file>:<column>"``);
+            when fewer than ``uses_at_least`` of ``uses`` are present, one entry
+            ``"one of: a, b, ..."`` for them.
 
         Examples
         --------
@@ -93,9 +155,17 @@ class Section:
         ['failure_stage']
         >>> SECTIONS["correlation_matrix"].missing(["final_score"])[0][:7]
         'one of:'
+        >>> SECTIONS["tool_usage"].missing([], file_columns={
+        ...     "tool_calls.csv": ["task_id", "tool_name", "success", "tokens"]})
+        ['tool_calls.csv:latency_seconds']
         """
         out = [c for c in self.needs if c not in columns]
         out += [f for f in self.files if f not in files]
+        file_columns = file_columns or {}
+        for name in self.file_needs:
+            file, col = split_qualified(name)
+            if file in files and file in file_columns and col not in file_columns[file]:
+                out.append(name)
         present = [c for c in self.uses if c in columns]
         if len(present) < self.uses_at_least:
             out.append("one of: " + ", ".join(c for c in self.uses if c not in columns))
@@ -170,6 +240,8 @@ _ALL = [
     Section("phase_timing", "Phase timing", "run", needs=(*_STAGE_COLUMNS, "execution_time"),
             outputs=("tables/phase_timing",)),
     Section("tool_usage", "Tool latency and failures", "run", files=(TOOL_CALLS_FILE,),
+            file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name", "success",
+                               "latency_seconds", "tokens"),
             outputs=("tables/tool_usage", "tool_latency")),
     Section("correlation_matrix", "Correlation matrix", "run", needs=("final_score",),
             uses=tuple(CORRELATION_METRICS[1:]), uses_at_least=1,
@@ -203,7 +275,8 @@ def sections_needing(column: str, *, report: str | None = None) -> list[str]:
     Parameters
     ----------
     column : str
-        A task_metrics column or an entry of :data:`OPTIONAL_FILES`.
+        A task_metrics column, an entry of :data:`OPTIONAL_FILES` or a column of one of them
+        (``"tool_calls.csv:latency_seconds"``, :func:`in_file`).
     report : {"run", "compare"} or None
         Only sections of this report.
 
@@ -218,9 +291,11 @@ def sections_needing(column: str, *, report: str | None = None) -> list[str]:
     ['outcome_error_types']
     >>> sections_needing("tool_calls.csv")
     ['tool_usage']
+    >>> sections_needing("tool_calls.csv:latency_seconds")
+    ['tool_usage']
     """
     return [s.name for s in _ALL if (report is None or s.report == report)
-            and (column in s.needs or column in s.files)]
+            and (column in s.needs or column in s.files or column in s.file_needs)]
 
 
 def sections_using(column: str) -> list[str]:
@@ -233,14 +308,39 @@ def optional_columns() -> list[str]:
     return [c.name for c in TASK_COLUMNS.values() if not c.required]
 
 
+def file_columns_read(file: str) -> list[str]:
+    """Columns of an optional CSV file that a section needs or a check reads, in catalogue order.
+
+    Parameters
+    ----------
+    file : str
+        A key of :data:`FILE_CATALOGUES`.
+
+    Returns
+    -------
+    list of str
+        Qualified names ``"<file>:<column>"``.
+
+    Examples
+    --------
+    >>> file_columns_read("tool_calls.csv")[:3]
+    ['tool_calls.csv:run_id', 'tool_calls.csv:task_id', 'tool_calls.csv:tool_name']
+    """
+    names = [f"{file}:{c}" for c in FILE_CATALOGUES[file]]
+    return [n for n in names if sections_needing(n) or checks_reading(n)]
+
+
 def columns_table(columns: Iterable[str] | None = None) -> list[dict[str, str]]:
-    """One row per task_metrics column that a section needs or uses, and per optional file.
+    """One row per task_metrics column that a section needs or uses, per optional file, and
+    per column of an optional CSV file that a section needs or a check reads.
 
     Returns
     -------
     list of dict
-        Keys ``input``, ``tier`` (required / optional), ``needed_by`` and ``used_by`` (section
-        names joined by ", "); the rows of the README's table of inputs.
+        Keys ``input``, ``tier`` (required / optional, the column's tier in its file's
+        catalogue), ``needed_by`` (section names joined by ", ") and ``used_by`` (sections, or
+        for files and their columns what validation reads them for); the rows of the README's
+        table of inputs.
     """
     rows = []
     names = list(TASK_COLUMNS) if columns is None else list(columns)
@@ -255,6 +355,12 @@ def columns_table(columns: Iterable[str] | None = None) -> list[dict[str, str]]:
     for f in OPTIONAL_FILES:
         rows.append({"input": f, "tier": "optional", "needed_by": ", ".join(sections_needing(f)),
                      "used_by": FILE_USES[f]})
+        for name in file_columns_read(f) if f in FILE_CATALOGUES else ():
+            read = checks_reading(name)
+            rows.append({"input": name, "tier": "required" if FILE_CATALOGUES[f][
+                split_qualified(name)[1]].required else "optional",
+                "needed_by": ", ".join(sections_needing(name)),
+                "used_by": "validation: " + ", ".join(read) if read else ""})
     return rows
 
 

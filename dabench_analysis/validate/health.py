@@ -146,12 +146,13 @@ def harness_score(components: dict[str, float]) -> tuple[float, float, tuple[str
 
     ``score = weighted`` without a cause, ``min(weighted, 8 - 2 k)`` with k >= 1 causes.
 
-    Components (shares in [0, 1]; one that cannot be measured, e.g. no per-stage times or no
-    tool-call counts in either file, is NaN: left out, the other weights rescaled to sum to 1,
-    and its cause "not assessable" rather than clear): R tasks passing
+    Components (shares in [0, 1]; one that cannot be measured because its input column is
+    absent, e.g. no ``failure_category``, no per-stage times or no tool-call counts in either
+    file, is NaN: left out, the other weights rescaled to sum to 1, and its cause "not
+    assessable" rather than clear or found): R tasks passing
     every error-level invariant; V task rows without a loader error (0 after a file-level
     error); A failed tasks (final_score < 0.8) with a failure_category other than
-    UNKNOWN_FAILURE (1 without failed tasks); T timed tasks whose unaccounted time
+    UNKNOWN_FAILURE (1 without failed tasks; NaN without the column); T timed tasks whose unaccounted time
     (1 - sum of the five per-stage ``*_time`` / ``execution_time``) is at most 50 %; F tool
     calls that succeeded (1 - sum(tool_failures) / sum(tool_calls), from tool_calls.csv's rows
     when task_metrics lacks the counts; 1 without calls).
@@ -179,6 +180,8 @@ def harness_score(components: dict[str, float]) -> tuple[float, float, tuple[str
     (10.0, 10.0, ())
     >>> harness_score({**clean, "tool_reliability": 0.0})  # every tool call failed
     (6.0, 9.0, ('tool_failures',))
+    >>> harness_score({**clean, "attribution": float("nan"), "tool_reliability": 0.0})  # no A
+    (6.0, 8.75, ('tool_failures',))
     """
     known = {k: w for k, w in HARNESS_WEIGHTS.items() if not math.isnan(components[k])}
     weighted = 10 * sum(w * components[k] for k, w in known.items()) / sum(known.values())
@@ -251,10 +254,10 @@ def harness_components(run: Run, rec: pd.DataFrame, failed: pd.Series,
                        findings: Sequence[Finding]) -> dict[str, float]:
     """The five [0, 1] components of the harness health score (see :func:`harness_score`)."""
     failing = (rec["final_score"] < schema.SUCCESS_THRESHOLD).fillna(False).to_numpy()
-    if not failing.any():
+    if "failure_category" not in run.tasks:  # not recorded by this harness: not assessable
+        attribution = float("nan")
+    elif not failing.any():
         attribution = 1.0
-    elif "failure_category" not in run.tasks:
-        attribution = 0.0
     else:
         cat = run.tasks["failure_category"][failing]
         attribution = float((cat.notna() & (cat != "UNKNOWN_FAILURE")).mean())

@@ -304,6 +304,11 @@ def reconciliation_frame(tasks: pd.DataFrame, trajectory: pd.DataFrame | None,
 
 _LABELS = {"component_time": "per-stage time", "time_ratio": "time accounting ratio",
            "overhead": "execution_time - per-stage time"}
+#: The side-file column each ``tc_*`` / ``traj_*`` value is counted from (not-assessable notes).
+SOURCES = {"tc_rows": "tool_calls.csv task_id", "tc_failed": "tool_calls.csv success",
+           "tc_unique": "tool_calls.csv tool_name", "traj_steps": "trajectory.csv task_id",
+           "traj_tokens": "trajectory.csv tokens", "traj_planner": "trajectory.csv action",
+           "traj_explore": "trajectory.csv phase", "traj_tool_steps": "trajectory.csv tool"}
 
 
 def _fmt(v: object) -> str:
@@ -339,8 +344,9 @@ def check_invariants(rec: pd.DataFrame, source_rows: list[int], task_file: str,
                      report_skipped: bool = True) -> tuple[list[Finding], pd.Series]:
     """Run ``invariants``; return the findings and, per task, whether an error-level one failed.
 
-    An invariant whose inputs are missing for every task is not run; with ``report_skipped``
-    it is reported once as ``invariant_skipped`` (info). Task findings name ``task_file``, the
+    An invariant whose inputs are missing for every task (a column absent from task_metrics.csv
+    or from a side file, see :data:`SOURCES`) is not run; with ``report_skipped`` it is
+    reported once as ``invariant_skipped`` (info, "not assessable"). Task findings name ``task_file``, the
     task's row and column; replay findings ``<task_id>/task_replay.json`` and the field.
     """
     findings: list[Finding] = []
@@ -349,7 +355,8 @@ def check_invariants(rec: pd.DataFrame, source_rows: list[int], task_file: str,
         return findings, failed
     run = [i for i in invariants if not any(rec[c].isna().all() for c in i.needs)]
     findings += [Finding("info", task_file, None, i.column, "invariant_skipped",
-                         f"{i.check} not checked: no values for {' / '.join(i.needs)}")
+                         f"{i.check} not checked (not assessable): no values for "
+                         f"{' / '.join(SOURCES.get(c, c) for c in i.needs)}")
                  for i in invariants if report_skipped and i not in run]
     try:
         pa.DataFrameSchema(checks=[pa.Check(i.test, name=i.key) for i in run]).validate(
@@ -365,36 +372,3 @@ def check_invariants(rec: pd.DataFrame, source_rows: list[int], task_file: str,
         if inv.severity == "error":
             failed |= rec.index.isin(idx)
     return findings, failed
-
-
-def orphan_findings(task_ids: pd.Series, table: pd.DataFrame, file: str) -> list[Finding]:
-    """Task ids in a side table that task_metrics.csv does not have (one finding per id)."""
-    if table is None or table.empty or "task_id" not in table:
-        return []
-    known = set(task_ids.dropna().astype(str))
-    ids = table["task_id"].astype("string")
-    orphan = ids.notna() & ~ids.isin(known)
-    out = []
-    for tid, idx in table.index[orphan.to_numpy()].to_series().groupby(ids[orphan]):
-        rows = tuple(int(i) + 1 for i in idx)
-        out.append(Finding("error", file, rows[0], "task_id", "unknown_task_id",
-                           f"task_id {tid!r} ({len(rows)} row(s)) is not in task_metrics.csv",
-                           rows))
-    return out
-
-
-def missing_time(trajectory: pd.DataFrame | None, file: str) -> list[Finding]:
-    """Steps without ``duration_seconds`` (§Troubleshooting "missing time data"): one finding,
-    file-level when the column is absent or empty throughout, else naming each row."""
-    if trajectory is None or trajectory.empty:
-        return []
-    col = "duration_seconds"
-    empty = trajectory[col].isna() if col in trajectory else pd.Series(True, trajectory.index)
-    rows = tuple(int(i) + 1 for i in trajectory.index[empty.to_numpy()])
-    if not rows:
-        return []
-    everywhere = len(rows) == len(trajectory)
-    return [Finding("warning", file, rows[0] if len(rows) == 1 else None, col,
-                    "missing_time_data", f"missing time data: duration_seconds is empty in "
-                    f"{'every step' if everywhere else f'{len(rows)} step(s)'}; time "
-                    "validation from it is skipped", () if everywhere else rows)]

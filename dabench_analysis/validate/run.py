@@ -21,6 +21,7 @@ from dabench_analysis.schema import (
     sections_needing,
     sections_using,
 )
+from dabench_analysis.validate import files as fl
 from dabench_analysis.validate import invariants as inv
 from dabench_analysis.validate import replay as rp
 from dabench_analysis.validate.health import (
@@ -160,6 +161,18 @@ def _absent_columns(run: Run) -> list[Finding]:
     return out
 
 
+def _side_file_findings(run: Run, sides: dict[str, pd.DataFrame | None]) -> list[Finding]:
+    """Unknown task ids, missing step durations, run_id consistency across the files, and the
+    catalogue columns each side file lacks (as :func:`_absent_columns` for task_metrics)."""
+    out = [f for file, table in sides.items()
+           for f in fl.orphan_findings(run.tasks["task_id"], table, file)]
+    out += fl.missing_time(sides[TRAJECTORY_FILE], TRAJECTORY_FILE)
+    out += fl.run_id_findings(run.tasks["run_id"], run.source_rows, run.task_file, sides,
+                              fill=run.run_id)
+    return out + [f for file in sides if (run.path / file).is_file()
+                  for f in fl.absent_side_columns(run.path, file)]
+
+
 def _failed_report(path: Path, exc: RunLoadError) -> ValidationReport:
     findings = exc.findings or [Finding("error", path.name, None, None, "run_dir",
                                         str(exc).splitlines()[0])]
@@ -201,6 +214,11 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
     * loader (pandera schema per catalogue): file structure, required columns and values,
       dtypes, {0, 1} flags, [0, 1] scores, non-negative counts and times, finite numbers, the
       seed's enums, duplicated task_ids (§Data Model Schema); unknown columns are info;
+    * §Data Model Schema 1-3: one ``run_id`` in task_metrics.csv (``run_id_mixed``) and the
+      same in trajectory.csv and tool_calls.csv (``run_id_mismatch``), each an error at the
+      first row that differs; absent optional columns of every file (``absent_column``: a
+      warning naming the report sections it disables, an info naming the checks it leaves
+      not assessable);
     * §Critical Invariants / §Hardening Features 1: tool_calls.csv rows and failed calls per
       task equal ``tool_calls`` / ``tool_failures``; |trajectory token sum - total_tokens|
       < 100; ``aat_verification_passed`` = 1 exactly when ``coordinator_final_decision`` =
@@ -277,9 +295,7 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
         replay_found, replay_failed = rp.check_replays(rec, run.source_rows, run.task_file)
         found, failed = found + replay_found, failed | replay_failed
     failed |= rec["task_id"].isin(rp.failed_tasks(extra)).fillna(False).to_numpy()
-    extra += found + inv.orphan_findings(run.tasks["task_id"], traj, TRAJECTORY_FILE) \
-        + inv.orphan_findings(run.tasks["task_id"], calls, TOOL_CALLS_FILE) \
-        + inv.missing_time(traj, TRAJECTORY_FILE)
+    extra += found + _side_file_findings(run, {TRAJECTORY_FILE: traj, TOOL_CALLS_FILE: calls})
     findings = list(run.findings) + extra + _absent_columns(run)
     n_errors = sum(f.severity == "error" for f in findings)
     components = harness_components(run, rec, failed, findings) if len(run.tasks) \

@@ -33,8 +33,10 @@ HEALTH_TABLE_COLUMNS = ["run_id", "state", "assessment", "measure", "value", "li
 
 def _harness_rows(h: Health) -> list[tuple]:
     nan = float("nan")
-    rows = [("harness_health", k, v, nan, w, 10 * w * v, h.harness_status, _MEASURES[k])
-            for k, w in HARNESS_WEIGHTS.items() for v in [h.components[k]]]
+    rows = [("harness_health", k, v, nan, w, 10 * w * v, h.harness_status, _MEASURES[k] + (
+        "; not assessable in this run (its input is absent): left out, the other weights "
+        "rescaled" if math.isnan(v) else "")) for k, w in HARNESS_WEIGHTS.items()
+        for v in [h.components[k]]]
     rows.append(("harness_health", "weighted_score", h.weighted_score, nan, 1.0,
                  h.weighted_score, h.harness_status, "10 × Σ weight × value, before any cap"))
     cap = CAP_TOP - CAP_STEP * len(h.causes)

@@ -1,0 +1,126 @@
+"""The optional CSV files of a run as files: task ids they name that task_metrics.csv lacks,
+steps without a duration, the ``run_id`` every file must share, and the catalogue columns a
+trajectory.csv or tool_calls.csv from another harness version lacks.
+
+Private to :mod:`dabench_analysis.validate` (:func:`~dabench_analysis.validate.validate_run`
+calls each); severities come from :data:`dabench_analysis.schema.CHECKS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from dabench_analysis.load.csv import read_header
+from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.schema.checks import CHECKS, checks_reading
+from dabench_analysis.schema.sections import FILE_CATALOGUES, sections_needing
+
+
+def orphan_findings(task_ids: pd.Series, table: pd.DataFrame, file: str) -> list[Finding]:
+    """Task ids in a side table that task_metrics.csv does not have (one finding per id)."""
+    if table is None or table.empty or "task_id" not in table:
+        return []
+    known = set(task_ids.dropna().astype(str))
+    ids = table["task_id"].astype("string")
+    orphan = ids.notna() & ~ids.isin(known)
+    out = []
+    for tid, idx in table.index[orphan.to_numpy()].to_series().groupby(ids[orphan]):
+        rows = tuple(int(i) + 1 for i in idx)
+        out.append(Finding("error", file, rows[0], "task_id", "unknown_task_id",
+                           f"task_id {tid!r} ({len(rows)} row(s)) is not in task_metrics.csv",
+                           rows))
+    return out
+
+
+def missing_time(trajectory: pd.DataFrame | None, file: str) -> list[Finding]:
+    """Steps without ``duration_seconds`` (§Troubleshooting "missing time data"): one finding,
+    file-level when the column is absent or empty throughout, else naming each row."""
+    if trajectory is None or trajectory.empty:
+        return []
+    col = "duration_seconds"
+    empty = trajectory[col].isna() if col in trajectory else pd.Series(True, trajectory.index)
+    rows = tuple(int(i) + 1 for i in trajectory.index[empty.to_numpy()])
+    if not rows:
+        return []
+    everywhere = len(rows) == len(trajectory)
+    return [Finding("warning", file, rows[0] if len(rows) == 1 else None, col,
+                    "missing_time_data", f"missing time data: duration_seconds is empty in "
+                    f"{'every step' if everywhere else f'{len(rows)} step(s)'}; time "
+                    "validation from it is skipped", () if everywhere else rows)]
+
+
+def _counts(values: pd.Series) -> str:
+    """``'a' (40 rows), 'b' (40 rows)``, in order of first appearance."""
+    n = values.value_counts(sort=False)
+    return ", ".join(f"{v!r} ({n[v]} row{'s' if n[v] != 1 else ''})"
+                     for v in dict.fromkeys(values))
+
+
+def run_id_findings(run_ids: pd.Series, source_rows: Sequence[int], task_file: str,
+                    sides: Mapping[str, pd.DataFrame | None], *, fill: str) -> list[Finding]:
+    """``run_id_mixed`` and ``run_id_mismatch`` (schema.checks): one run_id per run directory.
+
+    ``run_ids``: task_metrics' run_id per task (rows ``source_rows`` of ``task_file``);
+    ``sides``: file name -> its frame (None: absent or unreadable); ``fill``: the run_id the
+    loader wrote into empty cells (a side-file row holding it is not a mismatch when
+    task_metrics.csv itself is mixed). One finding per file, at the first row that differs.
+    """
+    out: list[Finding] = []
+    ids = run_ids.astype("string").dropna()
+    values = list(dict.fromkeys(ids))
+    if len(values) > 1:
+        first = int(ids.ne(values[0]).to_numpy().argmax())
+        row = source_rows[ids.index.get_loc(ids.index[first])]
+        out.append(Finding(CHECKS["run_id_mixed"].severity, task_file, row, "run_id",
+                           "run_id_mixed", f"{task_file} holds {len(values)} run_id values: "
+                           f"{_counts(ids)}; it changes at row {row} from {values[0]!r} to "
+                           f"{ids.iloc[first]!r} (a run directory holds one run)"))
+    accepted = set(values) | ({fill} if len(values) > 1 else set())
+    expected = " or ".join(repr(v) for v in values) or repr(fill)
+    for file, table in sides.items():
+        if table is None or "run_id" not in table or not accepted:
+            continue
+        col = table["run_id"].astype("string")
+        bad = col.notna() & ~col.isin(accepted)
+        if not bad.any():
+            continue
+        row = int(table.index[bad.to_numpy()][0]) + 1
+        out.append(Finding(CHECKS["run_id_mismatch"].severity, file, row, "run_id",
+                           "run_id_mismatch", f"{file} rows carry run_id {_counts(col[bad])} "
+                           f"where {task_file} has {expected}; first at row {row}"))
+    return out
+
+
+#: Absent columns a check of this module reports itself (missing_time: time data missing).
+_SELF_REPORTED = {("trajectory.csv", "duration_seconds")}
+
+
+def absent_side_columns(run_dir: Path, file: str) -> list[Finding]:
+    """Optional catalogue columns absent from a side file's header, each with the report
+    sections it disables (warning) or the checks it leaves not assessable (info); the rest in
+    one info. Required columns are the loader's (``required_column``, an error); an absent
+    ``duration_seconds`` is :func:`missing_time`'s."""
+    try:
+        header = {h.strip() for h in read_header(run_dir / file)}
+    except RunLoadError:  # reported when the file was loaded
+        return []
+    out, unused = [], []
+    for name, col in FILE_CATALOGUES[file].items():
+        if col.required or name in header or (file, name) in _SELF_REPORTED:
+            continue
+        off, reads = sections_needing(f"{file}:{name}"), checks_reading(f"{file}:{name}")
+        if not off and not reads:
+            unused.append(name)
+            continue
+        parts = ([f"disables {', '.join(off)}"] if off else []) + (
+            [f"{', '.join(reads)} not assessable"] if reads else [])
+        out.append(Finding("warning" if off else "info", file, None, name, "absent_column",
+                           "optional column absent: " + "; ".join(parts)))
+    if unused:
+        out.append(Finding("info", file, None, None, "absent_column",
+                           f"{len(unused)} optional catalogue columns absent, which no report "
+                           f"section or check needs: {', '.join(unused)}"))
+    return out

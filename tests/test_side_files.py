@@ -1,0 +1,277 @@
+"""trajectory.csv and tool_calls.csv written by other harness versions: every catalogue column of
+each file is dropped in turn from a copy of ``data/sample_runs/proposed_aat``; validation must
+not crash, must list the absent column (with the report sections it disables and the checks it
+leaves not assessable), and the report's section decisions must agree with what the analysis
+functions can really compute. One shape goes through the whole report (``dabench-analysis
+report``). Also: one run_id per run directory, and aliases beside their catalogue names.
+
+Expectations come from the column and check catalogues (``schema.TOOL_CALL_COLUMNS``,
+``TRAJECTORY_COLUMNS``, ``Section.file_needs``, ``Check.reads``) and from the CSV edits
+themselves (values, rows), never from the generator's output.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from dabench_analysis import load_run, schema, validate_run
+from dabench_analysis.figures import tool_latency
+from dabench_analysis.report import Sections
+from dabench_analysis.schema.checks import checks_reading
+from dabench_analysis.schema.sections import FILE_CATALOGUES, split_qualified
+from dabench_analysis.tables import timing
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample_runs" / "proposed_aat"
+TM, TRAJ, CALLS = "task_metrics.csv", "trajectory.csv", "tool_calls.csv"
+#: Every (file, column) of the side-file catalogues.
+SIDE_COLUMNS = [(f, c) for f, cat in FILE_CATALOGUES.items() for c in cat]
+#: Checks reported per file rather than per task (nothing to skip when their column is absent:
+#: the loader's required_column error, or the absent_column finding, says so).
+FILE_LEVEL = {"unknown_task_id", "run_id_mismatch"}
+#: Key columns of the side files: without one, the loader checks uniqueness on the key columns
+#: left (reported to the owner of load/ as a separate issue); the findings it adds are allowed.
+KEY_FINDINGS = {(TRAJ, "task_id"): {"duplicate_key"}, (TRAJ, "step_id"): {"duplicate_task_id"},
+                (CALLS, "call_id"): {"duplicate_task_id"}}
+
+
+def _rewrite(path: Path, edit) -> None:
+    """Rewrite a CSV with ``edit(header, rows)`` applied, through the standard csv module."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        header, *rows = list(csv.reader(fh))
+    header, rows = edit(header, rows)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([header, *rows])
+
+
+def _drop(path: Path, column: str) -> None:
+    def edit(header, rows):
+        k = header.index(column)
+        return header[:k] + header[k + 1:], [r[:k] + r[k + 1:] for r in rows]
+    _rewrite(path, edit)
+
+
+def _csv_copy(tmp_path: Path, name: str) -> Path:
+    """The sample run's three CSV files (no replays: validated with ``replays=False``)."""
+    dest = tmp_path / name
+    dest.mkdir()
+    for f in (TM, TRAJ, CALLS):
+        shutil.copy(SAMPLE / f, dest / f)
+    return dest
+
+
+def _findings(run_dir: Path) -> tuple[Counter, object]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        report = validate_run(run_dir, replays=False)
+    f = report.findings
+    cols = f["column"].astype(object).where(f["column"].notna(), None)
+    return Counter(zip(f["check"], f["severity"], f["file"], cols, strict=True)), report
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    return _findings(_csv_copy(tmp_path_factory.mktemp("clean"), "proposed_aat"))
+
+
+def test_side_needs_and_reads_name_catalogue_columns():
+    named = [n for s in schema.SECTIONS.values() for n in s.file_needs]
+    named += [n for c in schema.CHECKS.values() for n in c.reads]
+    assert named
+    for name in named:
+        file, col = split_qualified(name)
+        assert col in FILE_CATALOGUES[file], name
+    for sec in schema.SECTIONS.values():  # a section needing a file's columns names the file
+        assert {split_qualified(n)[0] for n in sec.file_needs} <= set(sec.files), sec.name
+
+
+def _expected(file: str, col: str) -> tuple[Counter, set[str]]:
+    """Findings the absent column must add (from the catalogues) and checks it leaves not
+    assessable per task (invariant_skipped)."""
+    spec, name = FILE_CATALOGUES[file][col], f"{file}:{col}"
+    reads = checks_reading(name) + (checks_reading(f"{file}:task_id") if col == "task_id" else [])
+    skipped = {c for c in reads if c not in FILE_LEVEL}
+    if spec.required:
+        return Counter({("required_column", "error", file, col): 1}), skipped
+    if col == "duration_seconds":  # §Troubleshooting: missing time data, a warning of its own
+        return Counter({("missing_time_data", "warning", file, col): 1}), skipped
+    off = [s.name for s in schema.SECTIONS.values() if name in s.file_needs]
+    if off:
+        return Counter({("absent_column", "warning", file, col): 1}), skipped
+    if reads:
+        return Counter({("absent_column", "info", file, col): 1}), skipped
+    return Counter({("absent_column", "info", file, None): 1}), skipped
+
+
+@pytest.mark.parametrize(("file", "col"), SIDE_COLUMNS, ids=[f"{f}:{c}" for f, c in SIDE_COLUMNS])
+def test_each_side_column_dropped_is_listed_and_never_crashes(tmp_path, clean, file, col):
+    run_dir = _csv_copy(tmp_path, "older_harness")
+    _drop(run_dir / file, col)
+    got, report = _findings(run_dir)
+    base, clean_report = clean
+    expected, skipped = _expected(file, col)
+    added = got - base
+    assert expected <= added, f"missing: {sorted(expected - added)}"
+    skipped_got = {m.split()[0] for m in report.findings.loc[
+        report.findings["check"] == "invariant_skipped", "message"]}
+    assert skipped_got == skipped
+    allowed = set(expected) | {("invariant_skipped", "info", TM, c) for c in
+                               report.findings["column"].dropna()}
+    extra = [k for k in added if k not in allowed and k[0] not in KEY_FINDINGS.get((file, col),
+                                                                                      ())]
+    assert not extra, extra
+    msgs = report.findings.loc[report.findings["check"] == "absent_column", "message"]
+    name = f"{file}:{col}"
+    named = [] if FILE_CATALOGUES[file][col].required or col == "duration_seconds" else \
+        [s.name for s in schema.SECTIONS.values() if name in s.file_needs] + checks_reading(name)
+    for part in named:  # required: the loader's error names the column
+        assert msgs.str.contains(part, regex=False).any(), (part, msgs.tolist())
+    # only what the column feeds may change the score: none of these is a health input
+    assert report.health.harness_score == pytest.approx(clean_report.health.harness_score)
+    _sections_agree_with_the_functions(run_dir, name)
+
+
+def _sections_agree_with_the_functions(run_dir: Path, name: str) -> None:
+    """Sections skips tool_usage exactly when timing.tool_usage cannot compute on the frame."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        run = load_run(run_dir, strict=False)
+        s = Sections(run, quiet=True)
+        ready = s.ready("tool_usage")
+        calls = run.tool_calls
+    off = [x["section"] for x in s.skipped]
+    assert off == ([] if ready else ["tool_usage"])
+    assert ready == (name not in schema.SECTIONS["tool_usage"].file_needs)
+    if ready:
+        assert len(timing.tool_usage(calls)) > 0
+    else:
+        assert s.skipped[0]["missing"] == [name]
+        with pytest.raises(ValueError, match="not in tool_calls"):
+            timing.tool_usage(calls)
+        with pytest.raises(ValueError, match="not in tool_calls"):
+            tool_latency(calls)
+
+
+@pytest.mark.parametrize(("name", "severity", "message"), [
+    (f"{CALLS}:latency_seconds", "warning", "optional column absent: disables tool_usage"),
+    (f"{CALLS}:success", "warning", "optional column absent: disables tool_usage; "
+     "tool_failure_count_mismatch not assessable"),
+    (f"{TRAJ}:tokens", "info", "optional column absent: token_conservation not assessable"),
+    (f"{TRAJ}:run_id", "info", "optional column absent: run_id_mismatch not assessable"),
+])
+def test_absent_side_column_messages(tmp_path, name, severity, message):
+    file, col = split_qualified(name)
+    run_dir = _csv_copy(tmp_path, "r")
+    _drop(run_dir / file, col)
+    f = _findings(run_dir)[1].findings
+    row = f[(f["check"] == "absent_column") & (f["file"] == file)]
+    assert row[["severity", "column", "message"]].values.tolist() == [[severity, col, message]]
+
+
+def test_sections_note_names_the_file_and_column(capsys):
+    s = Sections.from_columns(["task_id", "final_score"], quiet=False, file_columns={
+        CALLS: ["task_id", "tool", "success", "tokens"]})
+    assert s.ready("tool_usage") is False
+    assert "Needs `tool_name` in tool_calls.csv, `latency_seconds` in tool_calls.csv, absent " \
+           "in this run." in capsys.readouterr().out
+    assert s.skipped == [{"section": "tool_usage", "title": "Tool latency and failures",
+                          "missing": [f"{CALLS}:tool_name", f"{CALLS}:latency_seconds"]}]
+    # without the file, the file is what is missing (not each of its columns)
+    s = Sections.from_columns([], files=(), file_columns={CALLS: []})
+    assert not s.ready("tool_usage") and s.skipped[0]["missing"] == [CALLS]
+
+
+def test_report_without_latency_seconds_skips_tool_usage_and_exits_0(tmp_path):
+    """The reported crash: run_report.ipynb failed in timing.tool_usage (exit 1)."""
+    run_dir = tmp_path / "older_harness"
+    shutil.copytree(SAMPLE, run_dir)
+    _drop(run_dir / CALLS, "latency_seconds")
+    out = tmp_path / "out"
+    cli = Path(sys.executable).with_name("dabench-analysis")
+    proc = subprocess.run([str(cli), "report", str(run_dir), "--out", str(out)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    folder = out / "older_harness"
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["skipped"] == [{"section": "tool_usage", "title": "Tool latency and failures",
+                                   "missing": [f"{CALLS}:latency_seconds"]}]
+    assert not list(folder.glob("tables/tool_usage.*")) and not list(folder.glob("tool_latency.*"))
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    assert "Skipped: Tool latency and failures</strong>. Needs <code>latency_seconds</code> in " \
+           "tool_calls.csv, absent in this run." in html
+    assert "optional column absent: disables tool_usage" in html  # the health findings
+
+
+# --- one run_id per run directory ---------------------------------------------------------------
+
+def _set_run_id(path: Path, rows: range | list[int], value: str) -> None:
+    def edit(header, data):
+        k = header.index("run_id")
+        for i in rows:
+            data[i - 1][k] = value
+        return header, data
+    _rewrite(path, edit)
+
+
+def test_mixed_run_id_in_task_metrics_is_an_error_at_the_first_change(tmp_path):
+    run_dir = _csv_copy(tmp_path, "proposed_aat")
+    _set_run_id(run_dir / TM, range(41, 81), "other_run")
+    report = _findings(run_dir)[1]
+    f = report.findings[report.findings["check"] == "run_id_mixed"]
+    assert f[["severity", "file", "row", "column"]].values.tolist() == [
+        ["error", TM, 41, "run_id"]]
+    assert f["message"].iloc[0] == (
+        "task_metrics.csv holds 2 run_id values: 'proposed_aat' (40 rows), 'other_run' "
+        "(40 rows); it changes at row 41 from 'proposed_aat' to 'other_run' (a run directory "
+        "holds one run)")
+    assert not report.ok
+    # the side files carry 'proposed_aat', one of task_metrics' values: no second error
+    assert not (report.findings["check"] == "run_id_mismatch").any()
+
+
+@pytest.mark.parametrize("file", [TRAJ, CALLS])
+def test_side_file_run_id_must_be_task_metrics(tmp_path, file):
+    run_dir = _csv_copy(tmp_path, "proposed_aat")
+    _set_run_id(run_dir / file, [7, 9, 10], "rerun_2")
+    f = _findings(run_dir)[1].findings
+    f = f[f["check"].str.startswith("run_id")]
+    assert f[["severity", "check", "file", "row"]].values.tolist() == [
+        ["error", "run_id_mismatch", file, 7]]
+    assert f["message"].iloc[0] == (f"{file} rows carry run_id 'rerun_2' (3 rows) where "
+                                    "task_metrics.csv has 'proposed_aat'; first at row 7")
+
+
+def test_single_run_id_and_absent_run_id_column_are_fine(tmp_path):
+    run_dir = _csv_copy(tmp_path, "proposed_aat")
+    _drop(run_dir / TM, "run_id")  # filled from the folder name, as the side files' cells say
+    f = _findings(run_dir)[1].findings
+    assert not f["check"].str.startswith("run_id").any()
+
+
+# --- an alias beside its catalogue name ---------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="needs the load/table.py column_names change (owned by "
+                   "the load/ engineer); remove this marker when it lands")
+def test_alias_beside_its_catalogue_name_is_reported_as_such(tmp_path):
+    run_dir = _csv_copy(tmp_path, "proposed_aat")
+
+    def edit(header, rows):  # another version's name, holding the same values
+        k = header.index("schema_agent_used")
+        return header + ["schema_agent_called"], [r + [r[k]] for r in rows]
+    _rewrite(run_dir / TM, edit)
+    f = _findings(run_dir)[1].findings
+    assert not ((f["check"] == "unknown_column") & (f["column"] == "schema_agent_called")).any()
+    row = f[f["column"] == "schema_agent_called"]
+    assert row[["severity", "check"]].values.tolist() == [["warning", "column_alias_duplicate"]]
+    assert row["message"].iloc[0] == ("both 'schema_agent_called' and its catalogue name "
+                                      "'schema_agent_used' are present; 'schema_agent_used' is "
+                                      "used, 'schema_agent_called' is kept as text")
