@@ -259,8 +259,6 @@ def test_single_run_id_and_absent_run_id_column_are_fine(tmp_path):
 
 # --- an alias beside its catalogue name ---------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="needs the load/table.py column_names change (owned by "
-                   "the load/ engineer); remove this marker when it lands")
 def test_alias_beside_its_catalogue_name_is_reported_as_such(tmp_path):
     run_dir = _csv_copy(tmp_path, "proposed_aat")
 

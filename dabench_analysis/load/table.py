@@ -145,7 +145,8 @@ def _empty(catalogue: Mapping[str, schema.Column], columns: Sequence[str]) -> pd
 
 def column_names(header: list[str], catalogue: Mapping, aliases: Mapping[str, str], name: str,
                  findings: list) -> dict[str, str]:
-    """Header name -> catalogue name (whitespace stripped with a warning, aliases renamed)."""
+    """Header name -> catalogue name (whitespace stripped with a warning, aliases renamed; an
+    alias beside its catalogue name is kept as text with a ``column_alias_duplicate`` warning)."""
     stripped = {h.strip() for h in header}
     canon = {}
     for h in header:
@@ -157,7 +158,12 @@ def column_names(header: list[str], catalogue: Mapping, aliases: Mapping[str, st
         if canon[h] != c:
             findings.append(Finding("info", name, None, h, "column_alias",
                                     f"read as {canon[h]!r} (a name other eval-v2 versions use)"))
-        if canon[h] not in catalogue:
+        if c in aliases and aliases[c] in stripped:
+            findings.append(Finding(
+                "warning", name, None, h, "column_alias_duplicate",
+                f"both {c!r} and its catalogue name {aliases[c]!r} are present; "
+                f"{aliases[c]!r} is used, {c!r} is kept as text"))
+        elif canon[h] not in catalogue:
             findings.append(Finding("info", name, None, h, "unknown_column",
                                     "not in the eval-v2 catalogue; kept as text"))
     if len(set(canon.values())) < len(canon):

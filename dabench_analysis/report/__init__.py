@@ -13,8 +13,8 @@ from dabench_analysis.report.jobs import (
     run_jobs,
     safe_name,
 )
-from dabench_analysis.report.provenance import input_files, manifest, show_manifest
 from dabench_analysis.report.params import check_parameters, input_dir, output_dir_for
+from dabench_analysis.report.provenance import input_files, manifest, show_manifest
 from dabench_analysis.report.runner import NOTEBOOK_DIR, ReportError, check_notebook, run_notebook
 from dabench_analysis.report.sections import SUMMARY_FIELDS, SUMMARY_SCHEMA_VERSION, Sections
 
