@@ -1,31 +1,42 @@
-"""Benchmark of loading and reporting at sweep scale (``make bench``).
+"""Benchmark of loading and reporting at sweep scale, on two run shapes (``make bench``).
 
-Generates a sweep with the package's seeded generator into ``bench/_sweep/`` (reused when it is
-already there), then measures in this process, each several times, and prints medians and
-ratios against the targets of issue 7:
+Generates a sweep with the package's seeded generator into ``bench/_sweep/`` (the *clean*
+shape, exactly as the generator writes runs) and derives a *realistic* one from it: the same
+runs rewritten as other eval-v2 versions and people write them (per run: one to three optional
+column groups absent, old column names (aliases), an extra column, flags spelled 1/0, True/False
+or both, columns shuffled, a few values that load with a warning or a note: yes/no flags, a
+lower-case difficulty, a blank flag; trajectory and tool-call files with an extra column, a
+column absent, reversed column order, True/False flags). Both are reused when already there.
+Then, per shape, in this process, each several times, it prints medians and ratios against
+named baselines:
 
-- ``load_runs`` over every task_metrics.csv vs the raw parse (``pyarrow.csv.read_csv`` of each
-  file, concatenated) and vs the naive loop (``pd.concat([pd.read_csv(f) ...])``); the same load
-  with a cold cache (parse + write) and a warm one (hit);
-- all trajectories with the default columns: time, and peak memory vs their Arrow size, each in
-  a fresh subprocess (peak = ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` minus the RSS after
-  imports, read with psutil);
+- ``load_runs(sweep).tasks``, first call, vs the raw parse (``pyarrow.csv.read_csv`` of every
+  task file, concatenated; where pyarrow infers different types for a column in different
+  files, that column is cast to text first, which is what concatenating them takes) and vs the
+  naive loop (``pd.concat([pd.read_csv(f) ...])``); a cold cache (parse + write) and a hit;
+- all trajectories with the default columns vs their raw parse (``pyarrow.csv.read_csv`` of
+  those columns with the loader's types), and peak memory vs their Arrow size, each in a fresh
+  subprocess (peak = ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` minus the RSS after imports
+  and the tasks, read with psutil);
 - one run report (``notebooks/run_report.ipynb`` through ``report.run_notebook``) vs the import
   floor (``bench/floor.ipynb``), the parse cache cleared before each;
 - a batch of run reports with ``--jobs 1`` vs ``--jobs 2`` (``report.plan_jobs`` +
   ``report.run_jobs``).
 
-Figures go to ``bench/results.json``; a table to stdout. ``--quick`` finishes in about two
-minutes. The parse cache used here is ``bench/_sweep/.cache`` (``$DABENCH_CACHE_DIR``), so the
-user's own cache is left alone.
+Figures go to ``bench/results.json``; a table per shape to stdout. ``--quick`` finishes in a
+few minutes. The parse cache used here is ``bench/_sweep/.cache`` (``$DABENCH_CACHE_DIR``), so
+the user's own cache is left alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import platform
+import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,13 +47,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-DEFAULT = {"runs": 200, "tasks": 500, "text_len": 200, "steps": 30, "repeats": 3,
-           "reports": 20}
-QUICK = {"runs": 20, "tasks": 100, "text_len": 200, "steps": 30, "repeats": 3, "reports": 4}
-TARGETS = {  # name -> (ratio, comparison, target, what)
-    "load_vs_raw": ("<=", 1.3, "load_runs (cache off) / raw pyarrow parse"),
+DEFAULT = {"runs": 120, "tasks": 400, "text_len": 200, "steps": 30, "repeats": 3,
+           "reports": 6}
+QUICK = {"runs": 20, "tasks": 100, "text_len": 100, "steps": 20, "repeats": 3, "reports": 2}
+SHAPES = ("clean", "realistic")
+TARGETS = {  # name -> (comparison, target, what)
+    "load_vs_raw": ("<=", 1.5, "load_runs (cache off) / raw pyarrow parse"),
     "load_vs_naive": ("<", 1.0, "load_runs (cache off) / naive pd.read_csv loop"),
     "hit_speedup": (">=", 5.0, "first load (cold cache) / second load (cache hit)"),
+    "traj_vs_raw": ("<=", 1.5, "all trajectories (cache off) / their raw pyarrow parse"),
     "traj_peak_vs_arrow": ("<=", 2.0, "trajectory peak RSS increase / Arrow size"),
     "report_vs_floor": ("<=", 3.0, "one run report / import-floor notebook"),
     "jobs2_speedup": (">=", 1.7, "batch --jobs 1 / --jobs 2"),
@@ -59,12 +72,15 @@ def _gen_one(args: tuple) -> str:
                             mean_steps=steps))
 
 
+def _reused(marker: Path, params: dict) -> bool:
+    return marker.is_file() and json.loads(marker.read_text()).get("params") == params
+
+
 def make_sweep(base: Path, runs: int, tasks: int, text_len: int, steps: int) -> Path:
     """Generate (or reuse) ``base/r<runs>_t<tasks>_l<text_len>_s<steps>/``; returns it."""
     sweep = base / f"r{runs}_t{tasks}_l{text_len}_s{steps}"
-    marker = sweep / "sweep.json"
     params = {"runs": runs, "tasks": tasks, "text_len": text_len, "steps": steps}
-    if marker.is_file() and json.loads(marker.read_text()).get("params") == params:
+    if _reused(sweep / "sweep.json", params):
         print(f"reusing {sweep}")
         return sweep
     print(f"generating {runs} runs x {tasks} tasks into {sweep} ...", flush=True)
@@ -73,9 +89,108 @@ def make_sweep(base: Path, runs: int, tasks: int, text_len: int, steps: int) -> 
     with ProcessPoolExecutor(min(2, os.cpu_count() or 1)) as pool:
         list(pool.map(_gen_one, [(sweep, i, tasks, text_len, steps) for i in range(runs)]))
     (sweep / "pending_run").mkdir(exist_ok=True)  # a folder without artifacts: skipped
-    marker.write_text(json.dumps({"params": params,
-                                  "seconds": round(time.perf_counter() - start, 1)}))
+    (sweep / "sweep.json").write_text(json.dumps(
+        {"params": params, "seconds": round(time.perf_counter() - start, 1)}))
     return sweep
+
+
+# -- the realistic shape ---------------------------------------------------------------------
+
+
+def _rewrite(src: Path, dest: Path, fn) -> None:
+    with src.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    header, body = fn(rows[0], rows[1:])
+    with dest.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([header, *body])
+
+
+def _select(header: list, body: list, keep: list) -> tuple[list, list]:
+    idx = [header.index(h) for h in keep]
+    return keep, [[r[i] for i in idx] for r in body]
+
+
+def _task_shape(i: int):
+    """Run ``i``'s task file as another eval-v2 version writes it (see the module notes)."""
+    from dabench_analysis import schema
+
+    rng = random.Random(i)
+    groups: dict[str, list[str]] = {}
+    for c in schema.TASK_COLUMNS.values():
+        if not c.required:
+            groups.setdefault(c.group, []).append(c.name)
+    old_name = {v: k for k, v in schema.ALIASES.items()}
+
+    def fn(header, body):
+        absent = {c for g in rng.sample(sorted(groups), rng.randint(1, 3)) for c in groups[g]}
+        header, body = _select(header, body, [h for h in header if h not in absent])
+        flags = [j for j, h in enumerate(header) if schema.TASK_COLUMNS[h].kind == "flag"]
+        for n, row in enumerate(body):  # 1/0, True/False, or both (odd rows True/False)
+            if i % 3 == 1 or (i % 3 == 2 and n % 2):
+                for j in flags:
+                    row[j] = {"1": "True", "0": "False"}.get(row[j], row[j])
+        if i % 4 == 0 and flags:  # a warning: two flags spelled yes/no
+            for n in (1, 3):
+                body[n][flags[0]] = "yes" if body[n][flags[0]] in ("1", "True") else "no"
+        if i % 5 == 0:  # a warning: a lower-case difficulty
+            d = header.index("difficulty")
+            body[2][d] = body[2][d].lower()
+        if i % 3 == 0 and len(flags) > 1:  # a note: a flag left blank
+            body[4][flags[1]] = ""
+        names = [old_name[h] if h in old_name and rng.random() < 0.7 else h for h in header]
+        names, body = [*names, "harness_build"], [[*r, "v1.9"] for r in body]
+        order = list(range(len(names)))
+        rng.shuffle(order)
+        return [names[j] for j in order], [[r[j] for j in order] for r in body]
+    return fn
+
+
+def _side_shape(i: int, absent: str):
+    def fn(header, body):
+        header, body = _select(header, body, [h for h in header if h != absent])
+        if "success" in header and i % 2 == 0:
+            j = header.index("success")
+            for row in body:
+                row[j] = {"1": "True", "0": "False"}.get(row[j], row[j])
+        header, body = [*header, "harness_build"], [[*r, "v1.9"] for r in body]
+        return header[::-1], [r[::-1] for r in body]
+    return fn
+
+
+def _reshape_one(args: tuple) -> None:
+    src, dest, i = args
+    dest.mkdir(parents=True, exist_ok=True)
+    for entry in src.iterdir():  # replay folders: hard links (copies across file systems)
+        if entry.is_dir() and not (dest / entry.name).exists():
+            try:
+                shutil.copytree(entry, dest / entry.name, copy_function=os.link)
+            except OSError:
+                shutil.copytree(entry, dest / entry.name, dirs_exist_ok=True)
+    _rewrite(src / "task_metrics.csv", dest / "task_metrics.csv", _task_shape(i))
+    for name, absent in (("trajectory.csv", "legacy_stage"), ("tool_calls.csv", "trace_id")):
+        if (src / name).is_file():
+            _rewrite(src / name, dest / name, _side_shape(i, absent))
+
+
+def make_realistic(clean: Path) -> Path:
+    """Derive (or reuse) ``<clean>_realistic/`` from the clean sweep; returns it."""
+    sweep = clean.with_name(clean.name + "_realistic")
+    params = json.loads((clean / "sweep.json").read_text())["params"] | {"shape": "realistic"}
+    if _reused(sweep / "sweep.json", params):
+        print(f"reusing {sweep}")
+        return sweep
+    print(f"rewriting {clean.name} as the realistic shape into {sweep} ...", flush=True)
+    start = time.perf_counter()
+    runs = sorted(p for p in clean.iterdir() if (p / "task_metrics.csv").is_file())
+    with ProcessPoolExecutor(min(2, os.cpu_count() or 1)) as pool:
+        list(pool.map(_reshape_one, [(r, sweep / r.name, i) for i, r in enumerate(runs)]))
+    (sweep / "pending_run").mkdir(exist_ok=True)
+    (sweep / "sweep.json").write_text(json.dumps(
+        {"params": params, "seconds": round(time.perf_counter() - start, 1)}))
+    return sweep
+
+
+# -- measures --------------------------------------------------------------------------------
 
 
 def _time(fn, repeats: int, before=None) -> dict:
@@ -89,33 +204,56 @@ def _time(fn, repeats: int, before=None) -> dict:
     return {"median_s": statistics.median(samples), "samples_s": [round(s, 4) for s in samples]}
 
 
+def raw_concat(tables: list):
+    """``pa.concat_tables`` of tables whose inferred types may differ: such columns as text."""
+    import pyarrow as pa
+
+    try:
+        return pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        types: dict[str, set] = {}
+        for t in tables:
+            for f in t.schema:
+                types.setdefault(f.name, set()).add(f.type)
+        mixed = {n for n, s in types.items() if len(s) > 1}
+        tables = [t.cast(pa.schema([pa.field(f.name, pa.string()) if f.name in mixed else f
+                                    for f in t.schema])) for t in tables]
+        return pa.concat_tables(tables, promote_options="permissive")
+
+
 def bench_load(sweep: Path, repeats: int) -> dict:
     """Task files: raw parse, naive loop, load_runs without cache, cold cache, cache hit."""
+    import warnings
+
     import pandas as pd
-    import pyarrow as pa
     import pyarrow.csv as pacsv
 
     from dabench_analysis.load import cache, load_runs
 
     files = sorted(sweep.glob("*/task_metrics.csv"))
     out = {"files": len(files), "bytes": sum(f.stat().st_size for f in files)}
-
-    def raw():
-        return pa.concat_tables([pacsv.read_csv(f) for f in files], promote_options="permissive")
-
-    out["raw"] = _time(raw, repeats)
-    out["naive"] = _time(lambda: pd.concat([pd.read_csv(f) for f in files]), repeats)
-    # .tasks: the stacked frame, as the raw baseline is the concatenated table
-    out["load_runs_nocache"] = _time(
-        lambda: load_runs(sweep, cache=False, progress=False).tasks, repeats)
+    warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # the naive loop's mixed columns
+    for _ in range(repeats):  # interleaved, so that other load on the machine hits all alike
+        for name, fn, before in (
+                ("raw", lambda: raw_concat([pacsv.read_csv(f) for f in files]), None),
+                ("naive", lambda: pd.concat([pd.read_csv(f) for f in files]), None),
+                # .tasks: the stacked frame, as the raw baseline is the concatenated table
+                ("load_runs_nocache",
+                 lambda: load_runs(sweep, cache=False, progress=False).tasks, None),
+                ("load_runs_cold", lambda: load_runs(sweep, progress=False).tasks, cache.clear),
+                ("load_runs_hit", lambda: load_runs(sweep, progress=False).tasks, None)):
+            sample = _time(fn, 1, before=before)["samples_s"][0]
+            out.setdefault(name, {"samples_s": []})["samples_s"].append(sample)
+    for v in out.values():
+        if isinstance(v, dict):
+            v["median_s"] = statistics.median(v["samples_s"])
     out["load_runs_nocache_1thread"] = _time(
         lambda: load_runs(sweep, cache=False, progress=False, parallel=False).tasks, 1)
-    out["load_runs_cold"] = _time(lambda: load_runs(sweep, progress=False).tasks, repeats,
-                                  before=cache.clear)
-    out["load_runs_hit"] = _time(lambda: load_runs(sweep, progress=False).tasks, repeats)
     out["hash_all_files"] = _time(lambda: [cache.file_digest(f) for f in files], repeats)
     runs = load_runs(sweep, progress=False)
-    out["tasks"] = len(runs.tasks)
+    out["tasks"], out["columns"] = len(runs.tasks), runs.tasks.shape[1]
+    out["findings"] = runs.findings.groupby(["severity", "check"]).size().to_dict()
+    out["findings"] = {" ".join(k): int(v) for k, v in out["findings"].items()}
     out["skipped"] = runs.skipped.to_dict("records")
     return out
 
@@ -123,9 +261,10 @@ def bench_load(sweep: Path, repeats: int) -> dict:
 def _child_trajectory(sweep: str, mode: str) -> None:
     """Run in a fresh process: load every trajectory, print time and memory as JSON.
 
-    ``arrow``: the Arrow size of the default columns, read with the loader's column types
-    (``typed_bytes``) and with pyarrow's inference (``inferred_bytes``). Other modes load the
-    sweep's tasks first (not counted), then time ``Runs.trajectory`` and its peak RSS.
+    ``arrow``: the raw parse, i.e. the default columns of each file (those it has) read by
+    pyarrow with the loader's column types: its time and Arrow size (``typed_bytes``), and the
+    size with pyarrow's own inference (``inferred_bytes``). Other modes load the sweep's tasks
+    first (not counted), then time ``Runs.trajectory`` and its peak RSS.
     """
     import gc
     import resource
@@ -135,7 +274,7 @@ def _child_trajectory(sweep: str, mode: str) -> None:
     import pyarrow.csv as pacsv
 
     from dabench_analysis import schema
-    from dabench_analysis.load import load_runs
+    from dabench_analysis.load import load_runs, read_header
     from dabench_analysis.load.csv import PA_TYPES
 
     files = sorted(Path(sweep).glob("*/trajectory.csv"))
@@ -143,16 +282,17 @@ def _child_trajectory(sweep: str, mode: str) -> None:
     types = {c: PA_TYPES.get(schema.TRAJECTORY_COLUMNS[c].kind, pa.string()) for c in cols}
     if mode == "arrow":
         out = {"typed_bytes": 0, "inferred_bytes": 0, "rows": 0}
+        own = {f: [c for c in cols if c in read_header(f)] for f in files}
         start = time.perf_counter()
         for f in files:
-            t = pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(include_columns=cols,
-                                                                       column_types=types))
+            t = pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(
+                include_columns=own[f], column_types={c: types[c] for c in own[f]}))
             out["typed_bytes"] += t.nbytes
             out["rows"] += t.num_rows
         out["seconds"] = time.perf_counter() - start
         for f in files:
             out["inferred_bytes"] += pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(
-                include_columns=cols)).nbytes
+                include_columns=own[f])).nbytes
         print(json.dumps(out))
         return
     cache = mode != "nocache"
@@ -172,25 +312,31 @@ def _child_trajectory(sweep: str, mode: str) -> None:
 
 def _subprocess(sweep: Path, mode: str) -> dict:
     res = subprocess.run([sys.executable, __file__, "--child-trajectory", str(sweep), mode],
-                         capture_output=True, text=True, check=True, env=os.environ.copy())
+                         capture_output=True, text=True, env=os.environ.copy())
+    if res.returncode:
+        raise RuntimeError(f"trajectory child ({mode}) failed:\n{res.stderr[-3000:]}")
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
 def bench_trajectory(sweep: Path, repeats: int) -> dict:
-    """All trajectories, default columns: Arrow size, then time and peak memory per mode."""
+    """All trajectories, default columns: raw parse and Arrow size, then time and peak memory
+    per mode (cache off, cold, hit), one fresh subprocess per sample, modes interleaved."""
     from dabench_analysis.load import cache
 
-    out = {"arrow": _subprocess(sweep, "arrow")}
-    for mode in ("nocache", "cold", "hit"):
-        runs = []
-        for _ in range(repeats if mode != "cold" else 1):
+    samples: dict[str, list] = {m: [] for m in ("arrow", "nocache", "cold", "hit")}
+    for _ in range(repeats):
+        for mode in samples:
             if mode == "cold":
                 cache.clear()
-            runs.append(_subprocess(sweep, mode))
+            samples[mode].append(_subprocess(sweep, mode))
+    arrow = samples.pop("arrow")
+    out = {"arrow": {**arrow[0], "median_s": statistics.median(a["seconds"] for a in arrow),
+                     "samples_s": [round(a["seconds"], 4) for a in arrow]}}
+    for mode, runs in samples.items():
         out[mode] = {"median_s": statistics.median(r["seconds"] for r in runs),
+                     "samples_s": [round(r["seconds"], 4) for r in runs],
                      "peak_increase": max(r["peak_increase"] for r in runs),
-                     "frame_bytes": runs[0]["frame_bytes"], "rows": runs[0]["rows"],
-                     "samples": runs}
+                     "frame_bytes": runs[0]["frame_bytes"], "rows": runs[0]["rows"]}
     return out
 
 
@@ -206,19 +352,23 @@ def _cell_times(executed: Path) -> dict:
 
 
 def bench_reports(sweep: Path, repeats: int, n_reports: int) -> dict:
-    """One run report vs the import floor; a batch with --jobs 1 vs --jobs 2."""
+    """One run report vs the import floor (interleaved); a batch with --jobs 1 vs --jobs 2."""
     from dabench_analysis import report
     from dabench_analysis.load import cache
 
     run = sweep / "run_000"
     tmp = Path(tempfile.mkdtemp(prefix="dabench-bench-"))
-    out = {}
-    for name, nb in (("floor", HERE / "floor.ipynb"),
-                     ("run_report", report.NOTEBOOK_DIR / "run_report.ipynb")):
-        dest = tmp / name
-        out[name] = _time(lambda nb=nb, dest=dest: report.run_notebook(
-            nb, dest, {"run_dir": str(run), "output_dir": str(dest)}), repeats,
-            before=cache.clear)
+    out: dict = {}
+    for _ in range(repeats):
+        for name, nb in (("floor", HERE / "floor.ipynb"),
+                         ("run_report", report.NOTEBOOK_DIR / "run_report.ipynb")):
+            dest = tmp / name
+            sample = _time(lambda nb=nb, dest=dest: report.run_notebook(
+                nb, dest, {"run_dir": str(run), "output_dir": str(dest)}), 1,
+                before=cache.clear)["samples_s"][0]
+            out.setdefault(name, {"samples_s": []})["samples_s"].append(sample)
+    for name in ("floor", "run_report"):
+        out[name]["median_s"] = statistics.median(out[name]["samples_s"])
     out["run_report_cells"] = _cell_times(tmp / "run_report" / "report.ipynb")
     out["floor_cells"] = _cell_times(tmp / "floor" / "report.ipynb")
     dirs = sorted(p for p in sweep.iterdir() if (p / "task_metrics.csv").is_file())[:n_reports]
@@ -230,29 +380,32 @@ def bench_reports(sweep: Path, repeats: int, n_reports: int) -> dict:
         results = report.run_jobs(jobs, n_jobs=n)
         out[f"batch_jobs{n}"] = {"median_s": time.perf_counter() - start,
                                  "failed": [r.reason for r in results if r.state != "evaluated"]}
+    shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
 def ratios(res: dict) -> dict:
-    """The target ratios from the measurements (only those measured)."""
+    """The ratios of one shape's measurements (only those measured)."""
     load, traj, rep = res.get("load", {}), res.get("trajectory", {}), res.get("reports", {})
-    med = {k: v["median_s"] for k, v in load.items() if isinstance(v, dict)}
+    med = {k: v["median_s"] for k, v in load.items() if isinstance(v, dict) and "median_s" in v}
     out = {}
     if med:
         out["load_vs_raw"] = med["load_runs_nocache"] / med["raw"]
         out["load_cold_vs_raw"] = med["load_runs_cold"] / med["raw"]
         out["load_vs_naive"] = med["load_runs_nocache"] / med["naive"]
         out["hit_speedup"] = med["load_runs_cold"] / med["load_runs_hit"]
+        out["hit_speedup_vs_nocache"] = med["load_runs_nocache"] / med["load_runs_hit"]
         out["hit_vs_raw"] = med["load_runs_hit"] / med["raw"]
         out["task_threads_speedup"] = med["load_runs_nocache_1thread"] / med["load_runs_nocache"]
         out["hash_share_of_hit"] = med["hash_all_files"] / med["load_runs_hit"]
     if traj:
         arrow = traj["arrow"]["typed_bytes"]
+        out["traj_vs_raw"] = traj["nocache"]["median_s"] / traj["arrow"]["median_s"]
+        out["traj_cold_vs_raw"] = traj["cold"]["median_s"] / traj["arrow"]["median_s"]
         out["traj_peak_vs_arrow"] = traj["nocache"]["peak_increase"] / arrow
         out["traj_peak_vs_arrow_inferred"] = (traj["nocache"]["peak_increase"]
                                               / traj["arrow"]["inferred_bytes"])
         out["traj_hit_peak_vs_arrow"] = traj["hit"]["peak_increase"] / arrow
-        out["traj_vs_raw"] = traj["nocache"]["median_s"] / traj["arrow"]["seconds"]
         out["traj_hit_speedup"] = traj["cold"]["median_s"] / traj["hit"]["median_s"]
     if "run_report" in rep:
         out["report_vs_floor"] = rep["run_report"]["median_s"] / rep["floor"]["median_s"]
@@ -273,16 +426,27 @@ def print_table(res: dict) -> None:
     from rich.table import Table
 
     table = Table(title=f"dabench-analysis benchmark: {res['params']}")
-    for col in ("measure", "median", "ratio / target"):
+    for col in ("measure", *res["shapes"]):
         table.add_column(col)
     for section in ("load", "trajectory", "reports"):
-        for name, v in res.get(section, {}).items():
-            if isinstance(v, dict) and "median_s" in v:
-                extra = (f"  peak +{v['peak_increase'] / 2**20:.0f} MiB"
-                         if "peak_increase" in v else "")
-                table.add_row(f"{section}: {name}", f"{v['median_s']:.2f} s{extra}", "")
-    for name, value in res["ratios"].items():
-        table.add_row(f"ratio: {name}", f"{value:.2f}", _verdict(name, value))
+        names = dict.fromkeys(n for s in res["shapes"].values()
+                              for n, v in s.get(section, {}).items()
+                              if isinstance(v, dict) and "median_s" in v)
+        for name in names:
+            cells = []
+            for s in res["shapes"].values():
+                v = s.get(section, {}).get(name)
+                extra = f"  peak +{v['peak_increase'] / 2**20:.0f} MiB" \
+                    if v and "peak_increase" in v else ""
+                cells.append(f"{v['median_s']:.2f} s{extra}" if v else "")
+            table.add_row(f"{section}: {name}", *cells)
+    names = dict.fromkeys(n for s in res["shapes"].values() for n in s["ratios"])
+    for name in names:
+        cells = []
+        for s in res["shapes"].values():
+            value = s["ratios"].get(name)
+            cells.append("" if value is None else f"{value:.2f} {_verdict(name, value)}")
+        table.add_row(f"ratio: {name}", *cells)
     Console().print(table)
 
 
@@ -296,6 +460,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--steps", type=int, help="mean trajectory steps per task")
     ap.add_argument("--repeats", type=int)
     ap.add_argument("--reports", type=int, help="run reports in the --jobs batch")
+    ap.add_argument("--shape", choices=[*SHAPES, "both"], default="both")
     ap.add_argument("--skip-reports", action="store_true")
     ap.add_argument("--skip-trajectory", action="store_true")
     ap.add_argument("--quick", action="store_true", help=f"preset {QUICK}")
@@ -311,27 +476,32 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ.setdefault("DABENCH_CACHE_DIR", str(args.sweep_dir / ".cache"))
     os.environ.setdefault("MPLBACKEND", "Agg")
     start = time.perf_counter()
-    sweep = make_sweep(args.sweep_dir, p["runs"], p["tasks"], p["text_len"], p["steps"])
+    clean = make_sweep(args.sweep_dir, p["runs"], p["tasks"], p["text_len"], p["steps"])
+    sweeps = {"clean": clean}
+    if args.shape != "clean":
+        sweeps["realistic"] = make_realistic(clean)
+    if args.shape == "realistic":
+        del sweeps["clean"]
     import pandas as pd
     import pyarrow as pa
 
-    res: dict = {"params": p, "sweep": str(sweep), "machine": {
+    res: dict = {"params": p, "machine": {
         "cpus": os.cpu_count(), "python": platform.python_version(), "pandas": pd.__version__,
         "pyarrow": pa.__version__, "platform": platform.platform(),
-        "loadavg_start": os.getloadavg()}}
-    traj_rows = pd.concat(pd.read_csv(f, usecols=["task_id"]) for f in
-                          sorted(sweep.glob("*/trajectory.csv"))[:5])
-    res["steps_per_task"] = len(traj_rows) / (5 * p["tasks"])
-    print("loading task files ...", flush=True)
-    res["load"] = bench_load(sweep, p["repeats"])
-    if not args.skip_trajectory:
-        print("loading trajectories (subprocesses) ...", flush=True)
-        res["trajectory"] = bench_trajectory(sweep, p["repeats"])
-    if not args.skip_reports:
-        print("running reports ...", flush=True)
-        res["reports"] = bench_reports(sweep, p["repeats"], p["reports"])
+        "loadavg_start": os.getloadavg()}, "shapes": {}}
+    for shape, sweep in sweeps.items():
+        out: dict = {"sweep": str(sweep)}
+        print(f"[{shape}] loading task files ...", flush=True)
+        out["load"] = bench_load(sweep, p["repeats"])
+        if not args.skip_trajectory:
+            print(f"[{shape}] loading trajectories (subprocesses) ...", flush=True)
+            out["trajectory"] = bench_trajectory(sweep, p["repeats"])
+        if not args.skip_reports:
+            print(f"[{shape}] running reports ...", flush=True)
+            out["reports"] = bench_reports(sweep, p["repeats"], p["reports"])
+        out["ratios"] = ratios(out)
+        res["shapes"][shape] = out
     res["machine"]["loadavg_end"] = os.getloadavg()  # other work on the machine skews timings
-    res["ratios"] = ratios(res)
     res["seconds_total"] = time.perf_counter() - start
     args.out.write_text(json.dumps(res, indent=2, default=str) + "\n")
     print_table(res)

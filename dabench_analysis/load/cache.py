@@ -293,6 +293,34 @@ def _store(entry: Path, df: pd.DataFrame, findings: list, stamp: dict) -> None:
         pq.write_table(table, fh, compression="snappy", use_dictionary=False)
 
 
+def batch_usable() -> bool:
+    """Whether stacked-sweep entries (``load.fast``) may be used: the cache directory is inside
+    no run directory (:func:`inside_a_run`)."""
+    try:
+        return inside_a_run(cache_dir()) is None
+    except (OSError, RuntimeError):
+        return False
+
+
+def batch_stamps(files: Sequence[Path]) -> list[list] | None:
+    """Stamp of a stacked sweep's files, each: path, real path of its run (the run id of a run
+    without a run_id column is its folder's name), size, mtime in ns, digest; None if one
+    cannot be read."""
+    try:
+        return [[str(f), os.path.realpath(f.parent), (st := f.stat()).st_size, st.st_mtime_ns,
+                 file_digest(f)] for f in files]
+    except OSError:
+        return None
+
+
+def batch_entry(files: Sequence[Path], columns: Sequence[str] | None, run_ids: list | None) -> Path:
+    """``<dir>/v1/<2 hex>/<32 hex>.arrow``: the entry of a stacked sweep of ``files``."""
+    request = {"files": [str(f) for f in files], "run_ids": run_ids, "toolkit": _toolkit_fingerprint(),
+               "columns": None if columns is None else sorted(set(columns))}
+    name = hashlib.blake2b(json.dumps(request).encode(), digest_size=16).hexdigest()
+    return cache_dir() / _LAYOUT / name[:2] / f"{name}.arrow"
+
+
 def _warn_once(key: str, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
@@ -406,7 +434,8 @@ def info() -> dict:
     Returns
     -------
     dict
-        ``path`` (str), ``entries`` (int, Parquet files), ``bytes`` (int, their total size),
+        ``path`` (str), ``entries`` (int: Parquet files, and Arrow files of stacked sweeps),
+        ``bytes`` (int, their total size),
         ``toolkit`` (str, the version and loader digest that new entries are keyed by).
 
     Examples

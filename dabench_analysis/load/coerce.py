@@ -1,3 +1,5 @@
+# Over 400 lines (under 500): every rule that turns cell text into a value (missing spellings,
+# flags, numbers, enums) and the checks on the typed values, shared by the per-file and batched paths.
 """Typing of raw CSV text into catalogue dtypes, and the catalogue's value checks (pandera).
 
 Private to :mod:`dabench_analysis.load`. Two steps, each reporting what it rejects by file, row
@@ -110,22 +112,37 @@ def arrow_missing(table: pyarrow.Table, specs: Mapping[str, Column]) -> pyarrow.
     arrays = list(table.columns)
     for i, (name, arr) in enumerate(zip(table.column_names, arrays, strict=True)):
         kind = arr.type.value_type if pyarrow.types.is_dictionary(arr.type) else arr.type
-        if not (pyarrow.types.is_string(kind) or pyarrow.types.is_binary(kind)):
+        if kind not in _TEXT_TYPES:
             continue  # numbers and flags: pyarrow's null_values already applied
         spellings = missing_spellings(specs.get(name))
         if spellings == ("",) and arr.type == kind:  # lengths only: the text is not read
-            lengths = pc.binary_length(arr)
-            if pc.min(lengths).as_py() != 0:
+            if pc.min(pc.binary_length(arr)).as_py() != 0:
                 continue
-            hit = pc.equal(lengths, 0)
+            arrays[i] = _null_where(arr, lambda a: pc.equal(pc.binary_length(a), 0))
         else:
-            values = [s.encode() for s in spellings] if pyarrow.types.is_binary(kind) \
-                else list(spellings)
-            hit = pc.is_in(arr, value_set=pyarrow.array(values, kind))
-            if not pc.any(hit).as_py():
-                continue
-        arrays[i] = pc.if_else(hit, pyarrow.scalar(None, arr.type), arr)
+            binary = kind in (pyarrow.binary(), pyarrow.large_binary())
+            found = pyarrow.array([s.encode() for s in spellings] if binary else spellings, kind)
+            if pc.any(pc.is_in(arr, value_set=found)).as_py():
+                arrays[i] = _null_where(arr, lambda a, found=found: pc.is_in(a, value_set=found))
     return pyarrow.Table.from_arrays(arrays, names=table.column_names)
+
+
+_TEXT_TYPES = (pyarrow.string(), pyarrow.large_string(), pyarrow.binary(), pyarrow.large_binary())
+
+
+def _null_where(arr: pyarrow.ChunkedArray, test) -> pyarrow.ChunkedArray:
+    """``arr`` with nulls where ``test(arr)`` is true: for each chunk a new validity bitmap over
+    the same offsets and bytes (the text is not copied); ``if_else`` for dictionary or sliced
+    chunks."""
+    keep = pc.and_not_kleene(pc.is_valid(arr), test(arr)).to_numpy(zero_copy_only=False)
+    chunks, start = [], 0
+    for a in arr.chunks:
+        mine, start = keep[start:start + len(a)], start + len(a)
+        chunks.append(pc.if_else(pyarrow.array(~mine), pyarrow.scalar(None, a.type), a)
+                      if a.offset or a.type not in _TEXT_TYPES
+                      else pyarrow.Array.from_buffers(a.type, len(a), [pyarrow.py_buffer(
+                          np.packbits(mine, bitorder="little")), *a.buffers()[1:]]))
+    return pyarrow.chunked_array(chunks, type=arr.type)
 
 
 def _missing(text: pd.Series) -> pd.Series:
@@ -169,10 +186,23 @@ def parse_flags(values: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
 def type_flag(raw: pd.Series, file: str, col: str, findings: list) -> pd.Series:
     """Text -> pandas ``boolean``; 2, 'maybe' and the like are errors (set to <NA>)."""
     out, coerced, bad = parse_flags(raw)
-    report(findings, coerced, raw, file, col, "flag_coerced",
-           "flag written as 1.0/0.0, yes/no, t/f or pass/fail, read as true/false", "warning")
-    report(findings, bad, raw, file, col, "flag_value", "not a 0/1 flag; set to missing")
+    report_typing(findings, raw, coerced, bad, file, col)
     return out
+
+
+def report_typing(findings: list, raw: pd.Series, coerced: pd.Series, bad: pd.Series, file: str,
+                  col: str, levels: Sequence[str] | None = None) -> None:
+    """The findings of :func:`type_flag` (``levels`` None) or :func:`type_enum` for the masks
+    of :func:`parse_flags` / :func:`parse_enum` (rows from ``raw``'s index): coerced values
+    (warning), then values that are neither (error)."""
+    if levels is None:
+        coerce = "flag written as 1.0/0.0, yes/no, t/f or pass/fail, read as true/false"
+        what = ("flag_coerced", coerce), ("flag_value", "not a 0/1 flag; set to missing")
+    else:
+        what = (("enum_coerced", f"read case-insensitively as one of {', '.join(levels)}"),
+                ("enum_value", f"not one of {', '.join(levels)}; set to missing"))
+    report(findings, coerced, raw, file, col, *what[0], "warning")
+    report(findings, bad, raw, file, col, *what[1])
 
 
 def type_number(raw: pd.Series, spec: Column, file: str, findings: list) -> pd.Series:
@@ -212,6 +242,16 @@ def type_enum(raw: pd.Series, spec: Column, file: str, findings: list) -> pd.Ser
     if raw.isna().all() or (raw.isin(levels) | raw.isna()).all():  # as eval-v2 writes them
         return pd.Series(pd.Categorical(raw.astype(object).where(raw.notna(), None),
                                         dtype=spec.dtype), index=raw.index)
+    fixed, coerced, unknown = parse_enum(raw, spec)
+    report_typing(findings, raw, coerced, unknown, file, spec.name, levels)
+    return fixed.astype(spec.dtype)
+
+
+def parse_enum(raw: pd.Series, spec: Column) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """Enum text -> ``(level or NaN, coerced, unknown)``, value by value: surrounding blanks,
+    case variants and legacy stage names are read as the level (coerced unless only blanks
+    differ); a value that is none of them and not missing is unknown."""
+    levels = ENUMS[spec.name]
     text = raw.astype("string").str.strip()
     missing = _missing(text)
     text = text.mask(missing)
@@ -220,13 +260,7 @@ def type_enum(raw: pd.Series, spec: Column, file: str, findings: list) -> pd.Ser
         lookup |= LEGACY_STAGES
     exact = text.isin(levels).fillna(False)
     fixed = text.str.lower().map(lookup)
-    coerced = ~exact & fixed.notna()
-    report(findings, coerced, raw, file, spec.name, "enum_coerced",
-           f"read case-insensitively as one of {', '.join(levels)}", "warning")
-    unknown = ~missing & fixed.isna()
-    report(findings, unknown, raw, file, spec.name, "enum_value",
-           f"not one of {', '.join(levels)}; set to missing")
-    return fixed.astype(spec.dtype)
+    return fixed, ~exact & fixed.notna(), ~missing & fixed.isna()
 
 
 def type_column(raw: pd.Series, spec: Column, file: str, findings: list) -> pd.Series:

@@ -34,11 +34,9 @@ from dabench_analysis.load.findings import Finding, RunLoadError, report
 from dabench_analysis.schema import FLAG_FALSE, FLAG_TRUE, NULL_VALUES
 
 _ENUM_TYPE = pa.dictionary(pa.int32(), pa.string())
-#: Columns re-read as text one by one before the whole file is read as text.
-MAX_TEXT_COLUMNS = 8
+MAX_TEXT_COLUMNS = 8  #: columns re-read as text one by one, then the whole file is read as text
 #: pyarrow's read-block size: the first tried, the largest; block sizes tried below a start.
 BLOCK_SIZE, MAX_BLOCK_SIZE, _SHIFTS = 1 << 22, 1 << 30, 256
-
 
 #: Arrow types of the fast path. Counts are parsed as float64 and checked to be whole numbers
 #: (pyarrow's int64 parser would silently accept hexadecimal such as 0x10).
@@ -195,11 +193,13 @@ def block_size(path: str | os.PathLike[str], start: int = BLOCK_SIZE) -> int:
 
 
 def arrow_read(path: Path, column_types: dict, include: list[str], *, specs: Mapping,
-               use_threads: bool = True, block: int | None = None) -> tuple[pa.Table, list[tuple]]:
-    """Read with pyarrow; text nulled by :func:`~dabench_analysis.load.coerce.arrow_missing`
-    per ``specs`` (header name -> catalogue entry). ``block``: :func:`block_size`, 4 times larger
-    after a "straddling object" error (a row over two blocks). Rows with the wrong number of
-    fields are skipped and returned as ``(record number, expected, actual fields, text)``."""
+               use_threads: bool = True, block: int | None = None, batched: bool = False,
+               empty_null: bool = False) -> tuple[pa.Table, list[tuple]]:
+    """Read with pyarrow, text nulled per ``specs`` (header -> catalogue entry; ``arrow_missing``).
+    ``block``: :func:`block_size`, 4 times larger after a "straddling object" error. Rows with
+    the wrong number of fields are skipped, returned as ``(record number, expected, actual,
+    text)``; ``batched``: they raise and text is not nulled (``empty_null``: the reader nulls
+    empty cells, and only those, in every column)."""
     bad: list[tuple] = []
     undecodable: list = []
     block = block_size(path, BLOCK_SIZE) if block is None else block
@@ -209,22 +209,22 @@ def arrow_read(path: Path, column_types: dict, include: list[str], *, specs: Map
         return "skip"
 
     try:
-        with _undecodable_rows(skip, undecodable):
+        with contextlib.nullcontext() if batched else _undecodable_rows(skip, undecodable):
             table = pacsv.read_csv(
                 path,
                 read_options=pacsv.ReadOptions(use_threads=use_threads, block_size=block),
                 parse_options=pacsv.ParseOptions(newlines_in_values=True,
-                                                 invalid_row_handler=skip),
+                                                 invalid_row_handler=None if batched else skip),
                 convert_options=pacsv.ConvertOptions(
                     column_types=column_types, include_columns=include,
-                    null_values=list(NULL_VALUES), true_values=list(FLAG_TRUE),
-                    false_values=list(FLAG_FALSE), strings_can_be_null=False))
+                    null_values=[""] if empty_null else list(NULL_VALUES), true_values=list(
+                        FLAG_TRUE), false_values=list(FLAG_FALSE), strings_can_be_null=empty_null))
     except pa.ArrowInvalid as exc:
         larger = block_size(path, min(4 * block, MAX_BLOCK_SIZE)) \
             if "straddling object" in str(exc) else 0  # a row over more than two blocks
         if larger >= 2 * block:
-            return arrow_read(path, column_types, include, specs=specs,
-                              use_threads=use_threads, block=larger)
+            return arrow_read(path, column_types, include, specs=specs, use_threads=use_threads,
+                              block=larger, batched=batched, empty_null=empty_null)
         if undecodable:
             msg = ("a line with the wrong number of fields holds bytes that are not UTF-8 "
                    "(truncated or Latin-1?); re-save the file as UTF-8")
@@ -234,8 +234,8 @@ def arrow_read(path: Path, column_types: dict, include: list[str], *, specs: Map
         raise
     if bad and any(b[0] is None for b in bad) and use_threads:  # row numbers need one thread
         return arrow_read(path, column_types, include, specs=specs, use_threads=False,
-                          block=block)
-    return arrow_missing(table, specs), bad
+                          block=block, batched=batched, empty_null=empty_null)
+    return (table if batched else arrow_missing(table, specs)), bad
 
 
 def arrow_error(path: Path, exc: Exception) -> RunLoadError:
@@ -317,8 +317,8 @@ def beyond_exact(arr: pa.ChunkedArray) -> bool:
     """Whether a count column read as float64 holds a value of 2**53 or more (or infinite),
     where float64 no longer holds every integer: the text may have been rounded when parsed,
     so such values are rejected (:data:`~dabench_analysis.load.coerce.MAX_COUNT`)."""
-    top = pc.max(pc.abs(arr)).as_py()
-    return top is not None and not top < MAX_COUNT
+    low, high = (pc.min_max(arr)[k].as_py() for k in ("min", "max"))  # max |x|, no copy
+    return low is not None and not max(abs(low), abs(high)) < MAX_COUNT
 
 
 def too_big_counts(table: pa.Table, specs: dict, skip: Sequence[str] = ()) -> list[str]:

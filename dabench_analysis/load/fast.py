@@ -1,17 +1,25 @@
-"""The batched path of :func:`dabench_analysis.load.load_runs`: typed pyarrow reads of every task
-file, the catalogue's checks as Arrow compute reductions on the stacked table, one ``to_pandas``
-per sweep, and the stacked sweep cached as one Arrow IPC entry. A file with anything to report
-goes through :func:`dabench_analysis.load.load_run`, so frames and findings are the same either way.
+# Over 400 lines (under 500): the whole batched path in one place (read, check, stack, frame,
+# cache entry), so that what it accepts can be read against what the per-file path reports.
+"""The batched path of :func:`~dabench_analysis.load.load_runs`: every file of a sweep (task
+files on load, ``trajectory.csv`` / ``tool_calls.csv`` on first access) read by pyarrow, the
+missing-value rule, flag and enum typing and the catalogue's value checks run as Arrow compute
+kernels once on the stacked table, one ``to_pandas`` per sweep, and the stacked table cached as
+one Arrow IPC entry keyed by every file's stamp (path, size, mtime, digest).
+
+Findings come from the per-file path's own functions (column names and aliases; unusual flag
+spellings and enum case through ``type_flag`` / ``type_enum`` on the one file and column
+concerned; missing flag values), so notes and coercion warnings stay on the batched path. A file
+with anything else to report (a rejected value, a duplicated key, a short row, no rows, ...) is
+left to the per-file path (:func:`~dabench_analysis.load.load_run`, :attr:`Run.trajectory`);
+both give the same frames and findings (``tests/test_fast_paths.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,62 +34,212 @@ from dabench_analysis.load.coerce import (
     _FLOAT_KINDS,
     INTEGER_KINDS,
     WIDE_CHECKS,
+    arrow_missing,
     missing_flags_finding,
+    missing_spellings,
+    parse_enum,
+    parse_flags,
+    report_typing,
 )
 from dabench_analysis.load.csv import (
+    MAX_TEXT_COLUMNS,
     PD_TYPES,
     arrow_read,
     arrow_types,
     beyond_exact,
+    block_size,
     read_header,
 )
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.replay import replay_paths
-from dabench_analysis.load.run import TASK_FILE
-from dabench_analysis.load.table import column_names
-
-_BATCH_SUFFIX = ".arrow"
-
+from dabench_analysis.load.run import TASK_FILE, TOOL_CALLS_FILE, TRAJECTORY_FILE
+from dabench_analysis.load.table import _keys, column_names
 
 _META = b"dabench.batch"
+#: Text as pandas holds it (large_string): to_pandas then shares the buffers, no offsets copied.
+#: Read blocks of 1 MiB (pyarrow's default): one file per thread parses fastest so (bench/).
+_TEXT, _BLOCK = pa.large_string(), 1 << 20
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One eval-v2 file as the batched path reads it: name, catalogue, aliases, and whether
+    it is the task file (run ids, ``replay_path``, task ids that must name folders)."""
+
+    file: str
+    catalogue: Mapping[str, schema.Column]
+    aliases: Mapping[str, str]
+    tasks: bool = False
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The columns whose values identify a row (as the per-file path checks them)."""
+        return _keys(self.catalogue)[0]
+
+    def specs(self, names: Sequence[str]) -> dict[str, schema.Column]:
+        """Catalogue entry of each of ``names`` the catalogue knows."""
+        return {n: self.catalogue[n] for n in names if n in self.catalogue}
+
+
+TASKS = Kind(TASK_FILE, schema.TASK_COLUMNS, schema.ALIASES, tasks=True)
+#: :class:`~dabench_analysis.load.Run` attribute -> its file.
+SIDES = {"trajectory": Kind(TRAJECTORY_FILE, schema.TRAJECTORY_COLUMNS, {}),
+         "tool_calls": Kind(TOOL_CALLS_FILE, schema.TOOL_CALL_COLUMNS, {})}
 
 
 @dataclass
 class Checked:
-    """One task file that passed the file-level checks: its typed table and the findings of a
-    clean file.
-
-    ``table`` holds the file's columns in file order (catalogue names) with ``run_id`` filled
-    as :func:`~dabench_analysis.load.load_run` fills it; enums are still text and counts
-    float64 until :func:`stack` checks and converts them; no ``replay_path`` (:func:`replays`).
-    """
+    """One file that passed the file-level checks: ``table``, its columns in file order
+    (catalogue names, a task file's ``run_id`` filled as ``load_run`` fills it) as read (text
+    not yet nulled, flags and enums text, counts float64) until :func:`stack` checks, converts
+    and drops it (``rows``, ``columns`` remain) and sets ``findings``."""
 
     run_dir: Path
     run_id: str
-    table: pa.Table
-    findings: list[Finding]
+    table: pa.Table | None
+    head: list[Finding]  # column names: aliases, unknown columns, spaces, run_id filled
+    where: dict[str, int]  # catalogue name -> position in the header
+    typed: list[tuple[int, Finding]] = field(default_factory=list)  # coerced values
+    unusual: int = 0  # flag columns the per-file path re-reads as text
+    nulled: bool = False  # empty cells read as missing (only those)
+    fixes: int = 0  # columns typed by :func:`_fix`
+    findings: list[Finding] = field(default_factory=list)
+    rows: int = 0
+    columns: list[str] = field(default_factory=list)
+
+
+def _unique_keys(table: pa.Table, keys: Sequence[str]) -> bool:
+    """Whether the file's key columns (those present) hold no null and no repeated key."""
+    keys = [k for k in keys if k in table.column_names]
+    if not keys:
+        return True
+    if any(table.column(k).null_count for k in keys):
+        return False
+    key = None  # one int64 per row: the keys' dictionary codes combined
+    for k in keys:
+        encoded = pc.dictionary_encode(table.column(k).combine_chunks())
+        codes = encoded.indices.cast(pa.int64())
+        key = codes if key is None else pc.add(pc.multiply(key, len(encoded.dictionary)), codes)
+    return pc.count_distinct(key).as_py() == table.num_rows
+
+
+def _own_run_id(table: pa.Table, run_dir: Path, kind: Kind, run_id: str | None) -> tuple:
+    """The run id (task file: its one run_id value, else the folder name) and the table with
+    the run_id column filled (added first when a task file has none)."""
+    names = table.column_names
+    if kind.tasks:
+        folder_id = run_dir.resolve().name
+        if "run_id" not in names:
+            return folder_id, table.add_column(0, "run_id", pa.array(
+                [folder_id] * table.num_rows, _TEXT))
+        given = pc.unique(table.column("run_id").drop_null())
+        run_id = str(given[0]) if len(given) == 1 else folder_id
+    if "run_id" in names and table.column("run_id").null_count:
+        table = table.set_column(names.index("run_id"), "run_id",
+                                 pc.fill_null(table.column("run_id"), run_id))
+    return run_id, table
+
+
+def read_checked(run_dir: Path, columns: Sequence[str] | None, kind: Kind = TASKS,
+                 run_id: str | None = None) -> Checked | None:
+    """Read ``run_dir/<kind.file>`` and run the checks that concern the file as a whole; None
+    when it needs the per-file path. Column values are checked by :func:`stack`.
+
+    Parameters
+    ----------
+    run_dir : Path
+        A run directory (already known to exist).
+    columns : sequence of str, optional
+        Catalogue columns to read (the required ones always); None for all.
+    kind : Kind
+        :data:`TASKS` or one of :data:`SIDES`.
+    run_id : str, optional
+        Side files: the run's id, filling their missing ``run_id``.
+
+    Returns
+    -------
+    Checked or None
+        None for a missing file, an unreadable header, a missing required column, a number
+        that does not parse, a malformed row, a missing or repeated key, no rows, or a task
+        file holding ``replay_path``.
+    """
+    path = run_dir / kind.file
+    catalogue, head = kind.catalogue, []
+    try:
+        header = read_header(path)
+        canon = column_names(header, catalogue, dict(kind.aliases), kind.file, head)
+    except RunLoadError:
+        return None
+    if any(f.severity == "error" for f in head):
+        return None
+    wanted = None if columns is None else \
+        set(columns) | {c for c, s in catalogue.items() if s.required}
+    include = [h for h in header if wanted is None or canon[h] in wanted]
+    specs = {h: catalogue[canon[h]] for h in include if canon[h] in catalogue}
+    types = {h: _TEXT if t == pa.string() or (h in specs and specs[h].kind in ("enum", "flag"))
+             else t for h, t in arrow_types(specs, include).items()}
+    for empty_null in (True, False):  # the reader nulls empty cells; NA, None... in numbers?
+        try:
+            table, bad = arrow_read(path, types, include, specs=specs, batched=True,
+                                    use_threads=False, block=block_size(path, _BLOCK),
+                                    empty_null=empty_null)
+            break
+        except pa.ArrowInvalid as exc:
+            if not empty_null or "conversion error" not in str(exc):
+                return None
+        except (pa.ArrowException, OSError, RunLoadError):
+            return None
+    if bad or table.num_rows == 0:
+        return None
+    table = pa.Table.from_arrays([c if c.type == _TEXT else pa.chunked_array([c.combine_chunks()])
+                                  for c in table.columns], names=table.column_names)
+    names = [canon[h] for h in table.column_names]
+    if kind.tasks and "replay_path" in names:  # the loader's own column: load_run replaces it
+        return None
+    table = table.rename_columns(names)
+    ids = [c for c in (*kind.keys, "run_id") if c in names]  # checked now: nulled now
+    nulled = arrow_missing(table.select(ids), kind.specs(ids))
+    for name in ids:
+        table = table.set_column(names.index(name), name, nulled.column(name))
+    if not _unique_keys(table, kind.keys):
+        return None
+    run_id, table = _own_run_id(table, run_dir, kind, run_id)
+    return Checked(run_dir, str(run_id), table, head,
+                   {canon[h]: i for i, h in enumerate(header)}, nulled=empty_null)
+
+
+_FLAG_TEXT = pa.array(sorted({*schema.FLAG_TRUE, *schema.FLAG_FALSE}), pa.string())
+_FLAG_VALUE = pa.array([v in schema.FLAG_TRUE for v in _FLAG_TEXT.to_pylist()], pa.bool_())
+
+
+def _flag(arr: pa.ChunkedArray) -> pa.ChunkedArray | None:
+    """Flag text -> bool when every value is spelled as pyarrow reads flags (``FLAG_TRUE``,
+    ``FLAG_FALSE``, exactly); else None (:func:`_fix`)."""
+    codes = pc.index_in(arr, value_set=_FLAG_TEXT)
+    return None if codes.null_count != arr.null_count else pc.take(_FLAG_VALUE, codes)
+
+
+def _levels(spec: schema.Column) -> pa.Array:
+    return pa.array([str(c) for c in spec.dtype.categories], pa.string())  # in their order
 
 
 def _enum(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | None:
     """Text -> dictionary over the catalogue's levels, in their order (None if a value is not
-    one of them: the pandas path coerces case variants with a warning)."""
-    levels = pa.array([str(c) for c in spec.dtype.categories], pa.string())
-    dtype = pa.dictionary(pa.int32(), pa.string(), ordered=bool(spec.dtype.ordered))
+    one of them: :func:`_fix`)."""
+    levels, ordered = _levels(spec), bool(spec.dtype.ordered)
     codes = pc.index_in(arr, value_set=levels)
     if codes.null_count != arr.null_count:
         return None
-    return pa.chunked_array([pa.DictionaryArray.from_arrays(c, levels, ordered=dtype.ordered)
-                             for c in codes.chunks], type=dtype)
+    return pa.chunked_array([pa.DictionaryArray.from_arrays(c, levels, ordered=ordered)
+                             for c in codes.chunks])
 
 
 _UNSAFE_ID = r"^\.{0,2}$|[/\\\x00]"  # '', '.', '..', or a separator or NUL anywhere
 
 
 def _extremes_pass(arr: pa.ChunkedArray, kind: str) -> bool:
-    """The catalogue's value checks (:data:`~dabench_analysis.load.coerce.WIDE_CHECKS`, the pandera
-    row check of the pandas path) on a column's smallest and largest value. Each check passes
-    an interval (finite, [0, 1], >= 0), so the extremes pass exactly when every value does;
-    NaN is skipped by ``min_max`` as the checks let it pass."""
+    """The catalogue's value checks (``WIDE_CHECKS``, the per-file path's pandera row check) on
+    a column's extremes: each passes an interval (finite, [0, 1], >= 0), so the extremes pass
+    exactly when every value does (NaN, which the checks let pass, is skipped by min_max)."""
     mm = pc.min_max(arr)
     low, high = mm["min"].as_py(), mm["max"].as_py()
     if low is None:
@@ -90,8 +248,10 @@ def _extremes_pass(arr: pa.ChunkedArray, kind: str) -> bool:
     return all(test(ends).all() for kinds, test, *_ in WIDE_CHECKS.values() if kind in kinds)
 
 
-def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | None:
-    """The column as the loader types it, or None if the pandas path would report a value."""
+def _checked(arr: pa.ChunkedArray, spec: schema.Column,
+             tasks: bool) -> pa.ChunkedArray | None:
+    """The column as the loader types it, or None if the per-file path would report or
+    coerce a value."""
     kind = spec.kind
     if kind in INTEGER_KINDS:
         if beyond_exact(arr):
@@ -102,10 +262,13 @@ def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | Non
             return None
     elif kind == "enum":
         arr = _enum(arr, spec)
-        if arr is None:
-            return None
-    elif spec.name == "task_id" and pc.any(pc.match_substring_regex(arr, _UNSAFE_ID)).as_py():
-        return None  # the pandas path warns that such ids name no replay folder
+    elif kind == "flag":
+        arr = _flag(arr)
+    elif tasks and spec.name == "task_id" and \
+            pc.any(pc.match_substring_regex(arr, _UNSAFE_ID)).as_py():
+        return None  # load_run warns that such ids name no replay folder
+    if arr is None:
+        return None
     if (kind in INTEGER_KINDS or kind in _FLOAT_KINDS) and not _extremes_pass(arr, kind):
         return None
     if spec.required and spec.name != "run_id" and (
@@ -114,182 +277,186 @@ def _checked(arr: pa.ChunkedArray, spec: schema.Column) -> pa.ChunkedArray | Non
     return arr
 
 
-def read_checked(run_dir: Path, columns: Sequence[str] | None) -> Checked | None:
-    """Read ``run_dir/task_metrics.csv`` and run the checks that concern the file as a whole;
-    None when it needs the pandas path. Column values are checked by :func:`stack`.
-
-    Parameters
-    ----------
-    run_dir : Path
-        A run directory (already known to exist).
-    columns : sequence of str, optional
-        As :func:`~dabench_analysis.load.load_run`'s ``columns``.
-
-    Returns
-    -------
-    Checked or None
-        None for a missing or legacy task file, an unreadable header, a missing required
-        column, a value that does not parse, a row with the wrong number of fields, a missing
-        or duplicated task id, or a file without data rows. The table's enum columns
-        are still text and counts float64 (:func:`stack` converts them).
-    """
-    path = run_dir / TASK_FILE
-    catalogue = schema.TASK_COLUMNS
-    findings: list[Finding] = []
-    try:
-        header = read_header(path)
-        canon = column_names(header, catalogue, schema.ALIASES, TASK_FILE, findings)
-    except RunLoadError:
-        return None
-    if any(f.severity == "error" for f in findings):
-        return None
-    wanted = None if columns is None else \
-        set(columns) | {c for c, s in catalogue.items() if s.required}
-    include = [h for h in header if wanted is None or canon[h] in wanted]
-    specs = {h: catalogue[canon[h]] for h in include if canon[h] in catalogue}
-    types = arrow_types(specs, include)
-    types |= {h: pa.string() for h in include if h in specs and specs[h].kind == "enum"}
-    try:
-        table, bad = arrow_read(path, types, include, specs=specs, use_threads=False)
-    except (pa.ArrowException, OSError, RunLoadError):
-        return None
-    if bad or table.num_rows == 0:
-        return None
-    names = [canon[h] for h in table.column_names]
-    if "replay_path" in names:  # the loader's own column: load_run replaces it, with a note
-        return None
-    table = table.rename_columns(names)
-    ids = table.column("task_id")
-    if ids.null_count or pc.count_distinct(ids).as_py() != table.num_rows:
-        return None
-    folder_id = run_dir.resolve().name
-    if "run_id" in names:
-        given = pc.unique(table.column("run_id").drop_null())
-        run_id = str(given[0]) if len(given) == 1 else folder_id
-        table = table.set_column(names.index("run_id"), "run_id",
-                                 pc.fill_null(table.column("run_id"), run_id))
-    else:
-        run_id = folder_id
-        table = table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
-    flags = [c for c in names if c in catalogue and catalogue[c].kind == "flag"]
-    findings += [missing_flags_finding(TASK_FILE, c, n, table.num_rows)
-                 for c in flags if (n := table.column(c).null_count)]
-    return Checked(run_dir, run_id, table, findings)
+def _fix(name: str, column: pa.ChunkedArray, members: Sequence[Checked], starts: np.ndarray,
+         kind: Kind) -> dict[int, bool]:
+    """Type a flag or enum column (stacked, nulled) where pyarrow does not (a flag spelled
+    other than ``FLAG_TRUE`` / ``FLAG_FALSE``, an enum value other than a level) as the
+    per-file path does: :func:`parse_flags` / :func:`parse_enum` once for the column (they work
+    value by value), the findings per file (:func:`report_typing`). Returns, per file holding
+    such values (its position in ``members``), whether it only coerced (then its findings are
+    kept and its column respelled)."""
+    spec = kind.catalogue[name]
+    plain = _FLAG_TEXT if spec.kind == "flag" else _levels(spec)
+    pos = np.flatnonzero(pc.and_(pc.is_null(pc.index_in(column, value_set=plain)),
+                                 pc.is_valid(column)).to_numpy(zero_copy_only=False))
+    raw = pd.Series(column.take(pa.array(pos)).to_pandas(types_mapper=PD_TYPES.get).array)
+    out, coerced, bad = parse_flags(raw) if spec.kind == "flag" else parse_enum(raw, spec)
+    if spec.kind == "flag":
+        out = out.map({True: "true", False: "false"})
+    owner, done = np.searchsorted(starts, pos, side="right") - 1, {}
+    for i in np.unique(owner).tolist():
+        m, sel = members[i], np.flatnonzero(owner == i)
+        at, found = pos[sel] - starts[i], []
+        report_typing(found, *(x.iloc[sel].set_axis(at) for x in (raw, coerced, bad)), kind.file,
+                      name, None if spec.kind == "flag" else schema.ENUMS[name])
+        m.unusual += spec.kind == "flag"  # the per-file path re-reads the column as text
+        values = column.slice(starts[i], m.table.num_rows).to_numpy(zero_copy_only=False)
+        values = values.astype(object)
+        values[at] = out.iloc[sel].astype(object).where(out.iloc[sel].notna(), None).to_numpy()
+        fixed = pa.chunked_array([pa.array(values, _TEXT)])
+        done[i] = not any(f.severity == "error" for f in found) and \
+            m.unusual <= MAX_TEXT_COLUMNS and _checked(fixed, spec, kind.tasks) is not None
+        if done[i]:  # (over MAX_TEXT_COLUMNS the per-file path reads the whole file as text)
+            m.typed += [(m.where[name], f) for f in found]
+            m.fixes += 1
+            m.table = m.table.set_column(m.table.column_names.index(name), name, fixed)
+    return done
 
 
-def stack(members: Sequence[Checked]) -> tuple[pa.Table | None, list[Checked], list[Checked]]:
-    """Stack tables of one schema and check and convert every catalogue column once, over all
-    of them (counts to int64, enums onto the seed's levels).
+def _drill(name: str, table: pa.Table, members: Sequence[Checked], starts: np.ndarray,
+           kind: Kind) -> list[bool]:
+    """Which files pass a column that failed on the stacked ``table`` (files from ``starts``),
+    once their unusual flags and enum case are typed (:func:`_fix`)."""
+    spec, column = kind.catalogue[name], table.column(name)
+    typed = spec.kind in ("flag", "enum")
+    fixed = _fix(name, column, members, starts, kind) if typed else {}
 
-    Returns ``(table, passed, failed)``: the converted stacked table of the members that passed
-    (one chunk; None if none did) and the members whose values need the pandas path.
-    """
-    try:
-        table = pa.concat_tables([c.table for c in members])
-    except pa.ArrowInvalid:  # types differ after all: the pandas path for each
-        return None, [], list(members)
-    columns, failing = [], []
-    for name, arr in zip(table.column_names, table.columns, strict=True):
-        spec = schema.TASK_COLUMNS.get(name)
-        out = arr if spec is None else _checked(arr, spec)
-        if out is None:
-            failing.append((name, spec))
-        columns.append(out)
-    if not failing:
-        return pa.Table.from_arrays(columns, names=table.column_names).combine_chunks(), \
-            list(members), []
-    bad = {id(c) for c in members
-           if any(_checked(c.table.column(n), spec) is None for n, spec in failing)}
-    if not bad:  # cannot happen (the checks are aggregates); never loop
-        return None, [], list(members)
-    passed = [c for c in members if id(c) not in bad]
-    failed = [c for c in members if id(c) in bad]
-    return (stack(passed)[0] if passed else None), passed, failed
+    def passes(i: int, m: Checked) -> bool:
+        if i in fixed or name not in m.table.column_names:
+            return fixed.get(i, True)
+        part = column.slice(starts[i], m.table.num_rows)
+        if typed:  # spelled as pyarrow reads them: only a required value may be missing
+            return not (spec.required and part.null_count)
+        return _checked(part, spec, kind.tasks) is not None
+
+    return [passes(i, m) for i, m in enumerate(members)]
 
 
-def replays(checked: Checked, folders: list[str] | None = None) -> pa.ChunkedArray:
-    """``replay_path`` of each task of one run (one directory listing, never cached:
-    :func:`~dabench_analysis.load.replay.replay_paths`; ``folders`` if listed already)."""
-    return replay_paths(checked.run_dir, checked.table.column("task_id"), folders)
+def _finish(members: Sequence[Checked], table: pa.Table, kind: Kind) -> None:
+    """Each file's findings in the per-file path's order (column names, coerced values by
+    column, missing flag values), from the stacked, converted ``table``; then its own table is
+    let go."""
+    starts = np.cumsum([0] + [m.table.num_rows for m in members])
+    missing = {c: np.add.reduceat(pc.is_null(table.column(c)).to_numpy(zero_copy_only=False),
+                                  starts[:-1])
+               for c, s in kind.specs(table.column_names).items() if s.kind == "flag"}
+    for i, m in enumerate(members):
+        names = m.table.column_names
+        m.findings = [*m.head, *(f for _, f in sorted(m.typed, key=lambda t: t[0])),
+                      *(missing_flags_finding(kind.file, c, int(missing[c][i]), m.table.num_rows)
+                        for c in names if c in missing and missing[c][i])]
+        m.rows, m.columns, m.table = m.table.num_rows, names, None
 
 
-def to_frame(table: pa.Table) -> pd.DataFrame:
-    """A stacked, converted table -> frame with the catalogue dtypes (RangeIndex)."""
-    df = table.to_pandas(types_mapper=PD_TYPES.get)  # copies: writable, unlike split_blocks
-    fix = {}
-    for col in df.columns:
-        spec = schema.TASK_COLUMNS.get(col)
-        if spec is not None and spec.kind == "enum" and df[col].dtype != spec.dtype:
-            fix[col] = df[col].astype(spec.dtype)
+def stack(members: Sequence[Checked], kind: Kind = TASKS) -> tuple[pa.Table | None,
+                                                                    list[Checked], list[Checked]]:
+    """Stack the files' tables (columns matched by name, null where a file lacks one), null
+    missing text (``arrow_missing``), check and convert every catalogue column once (flags to
+    bool, counts to int64, enums onto the seed's levels); a column that fails is checked file
+    by file. Returns ``(table, passed, failed)``: the converted table of the files that passed
+    (columns in order of first appearance; None if none did), their findings set, and the
+    files that need the per-file path."""
+    members, failed = list(members), []
+    while members:
+        try:
+            table = pa.concat_tables([m.table for m in members], promote_options="default")
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # types differ after all
+            return None, [], failed + members
+        specs, nulled = kind.specs(table.column_names), all(m.nulled for m in members)
+        rule = [n for n in table.column_names  # (empty cells are null already if nulled)
+                if not nulled or (n in specs and missing_spellings(specs[n]) != ("",))]
+        done = arrow_missing(table.select(rule), specs)
+        table = pa.Table.from_arrays([done.column(n) if n in rule else table.column(n)
+                                      for n in table.column_names], names=table.column_names)
+        columns, failing = [], []
+        for name, arr in zip(table.column_names, table.columns, strict=True):
+            out = arr if name not in specs else _checked(arr, specs[name], kind.tasks)
+            if out is None:
+                failing.append(name)
+            columns.append(out)
+        if not failing:
+            table = pa.Table.from_arrays(columns, names=table.column_names)
+            _finish(members, table, kind)
+            return (table.combine_chunks() if kind.tasks else table), members, failed
+        starts = np.cumsum([0] + [m.table.num_rows for m in members])
+        fixes = sum(m.fixes for m in members)
+        ok = np.all([_drill(n, table, members, starts, kind) for n in failing], axis=0)
+        passed = [m for m, good in zip(members, ok, strict=True) if good]
+        failed += [m for m in members if m not in passed]
+        if len(passed) == len(members) and fixes == sum(m.fixes for m in members):
+            return None, [], failed + members  # nothing changed: never loop
+        members = passed
+    return None, [], failed
+
+
+def column_order(members: Sequence[Checked], kind: Kind) -> list[str]:
+    """The columns of the stacked frame as ``load_runs`` stacks per-run frames: in order of
+    first appearance, each run's own columns (``+ replay_path`` for task files)."""
+    extra = ["replay_path"] if kind.tasks else []
+    return list(dict.fromkeys(c for m in members for c in [*m.columns, *extra]))
+
+
+def to_frame(table: pa.Table, kind: Kind = TASKS, *, destroy: bool = False) -> pd.DataFrame:
+    """A stacked, converted table -> frame with the catalogue dtypes (RangeIndex). ``destroy``
+    frees each Arrow column once converted (the table is unusable afterwards)."""
+    df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=destroy,
+                         self_destruct=destroy)
+    fix = {c: df[c].astype(s.dtype) for c, s in kind.specs(df.columns).items()
+           if s.kind == "enum" and df[c].dtype != s.dtype}
     return df.assign(**fix) if fix else df
 
 
-def cacheable() -> bool:
-    """Whether a batch entry may be used: the cache directory is inside no run directory
-    (:func:`~dabench_analysis.load.cache.inside_a_run`: no folder on its path holds a task file)."""
-    try:
-        return parse_cache.inside_a_run(parse_cache.cache_dir()) is None
-    except (OSError, RuntimeError):
-        return False
+def part(frame: pd.DataFrame, start: int, member: Checked, kind: Kind) -> pd.DataFrame:
+    """One run's rows and own columns of a stacked frame, indexed as the per-file path
+    indexes them (task files: RangeIndex; others: the 0-based data row, int64)."""
+    out = frame.iloc[start:start + member.rows]
+    own = [*member.columns, *(["replay_path"] if kind.tasks else [])]
+    if own != list(frame.columns):
+        out = out[own]
+    index = pd.RangeIndex(member.rows) if kind.tasks else \
+        pd.Index(np.arange(member.rows, dtype=np.int64))
+    return out.set_axis(index, axis=0)
 
 
-def _stamps(files: Sequence[Path]) -> list[list] | None:
-    """Per task file: its path, the real path of its run (run ids of runs without a run_id
-    column come from it), size, mtime in ns and content digest."""
-    try:
-        out = []
-        for f in files:
-            st = f.stat()
-            out.append([str(f), os.path.realpath(f.parent), st.st_size, st.st_mtime_ns,
-                        parse_cache.file_digest(f)])
-        return out
-    except OSError:
-        return None
-
-
-def _entry(files: Sequence[Path], columns: Sequence[str] | None) -> Path:
-    request = {"files": [str(f) for f in files],
-               "columns": None if columns is None else sorted(set(columns)),
-               "toolkit": parse_cache._toolkit_fingerprint()}
-    name = hashlib.blake2b(json.dumps(request).encode(), digest_size=16).hexdigest()
-    return parse_cache.cache_dir() / parse_cache._LAYOUT / name[:2] / f"{name}{_BATCH_SUFFIX}"
+#: Whether stacked entries may be used (the cache directory is in no run directory).
+cacheable = parse_cache.batch_usable
 
 
 @dataclass
 class Batch:
     """The checked part of a sweep: the stacked table and its runs, and which runs were not."""
 
-    table: pa.Table | None  # converted, one chunk, the runs of ``checked`` in order
+    table: pa.Table | None  # converted, the runs of ``checked`` in order
     checked: list[Checked]
-    slow: list[int]  # positions (in the directory list) of runs that need the pandas path
+    slow: list[int]  # positions (in the directory list) of runs that need the per-file path
 
 
-def lookup(run_dirs: Sequence[Path], columns: Sequence[str] | None) -> tuple[Batch | None,
-                                                                               list | None]:
-    """The cached batch of these run directories if every task file is unchanged.
+def lookup(run_dirs: Sequence[Path], columns: Sequence[str] | None, kind: Kind = TASKS,
+           run_ids: list | None = None) -> tuple[Batch | None, list | None]:
+    """The cached batch of these run directories if every file is unchanged.
 
-    Returns ``(batch or None, stamps)``; the stamps (None if a task file cannot be stat'ed or
-    read, e.g. a legacy run) are taken before any parsing, for :func:`store`.
+    Returns ``(batch or None, stamps)``; the stamps (None if a file cannot be stat'ed or
+    read, e.g. a legacy run) are taken before any parsing, for :func:`store`. ``run_ids``
+    (side files: the runs' ids, which fill their run_id column) are part of the key.
     """
-    files = [Path(d).absolute() / TASK_FILE for d in run_dirs]
-    stamps = _stamps(files)
+    files = [Path(d).absolute() / kind.file for d in run_dirs]
+    stamps = parse_cache.batch_stamps(files)
     if stamps is None:
         return None, None
     try:
-        entry = _entry(files, columns)
-        with pa.memory_map(str(entry)) as source:
+        with pa.memory_map(str(parse_cache.batch_entry(files, columns, run_ids))) as source:
             reader = pa.ipc.open_file(source)
             meta = json.loads(reader.schema.metadata[_META])
             if meta["stamps"] != stamps:
                 return None, stamps
             table = reader.read_all().replace_schema_metadata(None)
-        checked, start = [], 0
+        checked = []
         for run in meta["runs"]:
             found = [Finding(**{**f, "rows": tuple(f["rows"])}) for f in run["findings"]]
-            checked.append(Checked(Path(run_dirs[run["position"]]), run["run_id"],
-                                   table.slice(start, run["rows"]), found))
-            start += run["rows"]
-        if start != table.num_rows:
+            checked.append(Checked(Path(run_dirs[run["position"]]), run["run_id"], None, [],
+                                   {}, findings=found, rows=run["rows"],
+                                   columns=run["columns"]))
+        if sum(c.rows for c in checked) != table.num_rows:
             return None, stamps
     except (OSError, KeyError, ValueError, TypeError, IndexError, pa.ArrowException):
         return None, stamps  # unreadable, foreign or older entry: a miss
@@ -297,24 +464,23 @@ def lookup(run_dirs: Sequence[Path], columns: Sequence[str] | None) -> tuple[Bat
 
 
 def store(run_dirs: Sequence[Path], columns: Sequence[str] | None, batch: Batch,
-          stamps: list | None) -> None:
-    """Write the batch as one Arrow IPC file, atomically. Skipped when a task file changed
-    while it was parsed or cannot be stamped; a cache that cannot be written is skipped
-    silently (the per-file cache of trajectories warns about it)."""
-    files = [Path(d).absolute() / TASK_FILE for d in run_dirs]
-    if stamps is None or _stamps(files) != stamps:
+          stamps: list | None, kind: Kind = TASKS, run_ids: list | None = None) -> None:
+    """Write the batch as one Arrow IPC file, atomically. Skipped when a file changed while it
+    was parsed or cannot be stamped; a cache that cannot be written is skipped silently (the
+    per-file cache warns about it)."""
+    files = [Path(d).absolute() / kind.file for d in run_dirs]
+    if stamps is None or parse_cache.batch_stamps(files) != stamps:
         return
     position = {Path(d): i for i, d in enumerate(run_dirs)}
     meta = {"stamps": stamps, "slow": batch.slow,
-            "runs": [{"position": position[c.run_dir], "run_id": c.run_id,
-                      "rows": c.table.num_rows,
+            "runs": [{"position": position[c.run_dir], "run_id": c.run_id, "rows": c.rows,
+                      "columns": c.columns,
                       "findings": [dataclasses.asdict(f) for f in c.findings]}
                      for c in batch.checked]}
-    table = batch.table if batch.table is not None else pa.table({})
-    table = table.replace_schema_metadata({_META: json.dumps(meta).encode()})
+    table = (batch.table if batch.table is not None else pa.table({})) \
+        .replace_schema_metadata({_META: json.dumps(meta).encode()})
     try:
-        entry = _entry(files, columns)
-        with atomic_write(entry, mode="wb", fsync=False) as fh, \
+        with atomic_write(parse_cache.batch_entry(files, columns, run_ids), mode="wb", fsync=False) as fh, \
                 pa.ipc.new_file(fh, table.schema) as writer:
             writer.write_table(table)
     except (OSError, pa.ArrowException):

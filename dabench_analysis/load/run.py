@@ -129,9 +129,14 @@ class Run:
     source_rows: list[int] = field(default_factory=list)
     task_file: str = TASK_FILE
     cache: bool = True
+    #: attribute -> frame maker, set by ``load_runs`` for files it read already (batched)
+    _pending: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def _side_table(self, file: str, catalogue: Mapping[str, schema.Column],
-                    drop: Sequence[str] = ()) -> pd.DataFrame:
+                    drop: Sequence[str] = (), name: str = "") -> pd.DataFrame:
+        pending = self._pending.pop(name, None)
+        if pending is not None:  # read by load_runs with the other runs' files
+            return pending()
         cols = [c for c in catalogue if c not in drop]
         path = self.path / file
         if not path.exists():
@@ -156,7 +161,7 @@ class Run:
         Raises :class:`RunLoadError` if the file exists but cannot be parsed as a whole.
         """
         drop = () if self.include_text else schema.TEXT_TRAJECTORY_COLUMNS
-        return self._side_table(TRAJECTORY_FILE, schema.TRAJECTORY_COLUMNS, drop)
+        return self._side_table(TRAJECTORY_FILE, schema.TRAJECTORY_COLUMNS, drop, "trajectory")
 
     @cached_property
     def tool_calls(self) -> pd.DataFrame:
@@ -164,7 +169,7 @@ class Run:
 
         Raises :class:`RunLoadError` if the file exists but cannot be parsed as a whole.
         """
-        return self._side_table(TOOL_CALLS_FILE, schema.TOOL_CALL_COLUMNS)
+        return self._side_table(TOOL_CALLS_FILE, schema.TOOL_CALL_COLUMNS, name="tool_calls")
 
     @cached_property
     def replays(self) -> Mapping[str, dict]:

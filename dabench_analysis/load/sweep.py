@@ -3,12 +3,13 @@
 """Load many eval-v2 runs at once (a sweep): :func:`load_runs` -> :class:`Runs`.
 
 A sweep is a list of run directories, a glob (``"artifacts/runs/sweep_*"``) or a parent folder
-whose subfolders are runs. Task files are parsed by pyarrow in threads and checked and
-converted to pandas once for the whole sweep (:mod:`dabench_analysis.load.fast`); a file with
-anything to report beyond a clean file's notes goes through
-:func:`dabench_analysis.load.load_run` instead, so both give the same frames and findings. The
-stacked task table is cached as one Arrow file, each trajectory and tool-call file as Parquet
-(:mod:`dabench_analysis.load.cache`); trajectories are read in threads too. Folders without eval-v2
+whose subfolders are runs. Its task files (on load) and its trajectory and tool-call files (on
+first access to :attr:`Runs.trajectory` / :attr:`Runs.tool_calls`) are parsed by pyarrow in
+threads, stacked, checked and converted to pandas once for the whole sweep
+(:mod:`dabench_analysis.load.fast`), whatever columns each run has; a file with anything to
+report beyond notes and coerced spellings goes through :func:`dabench_analysis.load.load_run`
+(or :attr:`Run.trajectory`) instead, so both give the same frames and findings. Each stacked
+table is cached as one Arrow file keyed by every file's stamp. Folders without eval-v2
 artifacts, runs that fail to load (with ``strict=False``) and repeated run ids are skipped and
 listed in :attr:`Runs.skipped`.
 """
@@ -22,15 +23,17 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 
+from dabench_analysis import schema
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load import fast as _batch
 from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.load.replay import replay_paths
 from dabench_analysis.load.run import (
     LEGACY_TASK_FILE,
     TASK_FILE,
@@ -177,6 +180,55 @@ def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(aligned, ignore_index=True)
 
 
+def _starts(checked: Sequence[_batch.Checked]) -> dict[int, int]:
+    """id of each file's entry -> its first row in the stacked table."""
+    out, start = {}, 0
+    for c in checked:
+        out[id(c)], start = start, start + c.rows
+    return out
+
+
+def _side_batch(runs: Sequence[Run], name: str, *, workers: int,
+                show: bool) -> pd.DataFrame | None:
+    """``trajectory`` or ``tool_calls`` of the runs not loaded yet, through the batched path
+    (:mod:`.fast`): each such run gets its findings and its slice of the stacked frame (its
+    attribute, built on access), as if its own attribute had been read. Returns the stacked
+    frame when it holds every run, in order; else None (the caller stacks the runs' frames)."""
+    kind = _batch.SIDES[name]
+    todo = [r for r in runs if name not in r.__dict__ and (r.path / kind.file).is_file()]
+    if not todo or len({(r.include_text, r.cache) for r in runs}) > 1:
+        return None
+    drop = schema.TEXT_TRAJECTORY_COLUMNS if name == "trajectory" and \
+        not todo[0].include_text else ()
+    columns = [c for c in kind.catalogue if c not in drop]
+    dirs, ids = [r.path for r in todo], [r.run_id for r in todo]
+    use_cache = todo[0].cache and parse_cache.batch_usable()
+    batch, stamps = _batch.lookup(dirs, columns, kind, ids) if use_cache else (None, None)
+    if batch is None:
+        read = _map(lambda r: _batch.read_checked(r.path, columns, kind, r.run_id), todo,
+                    workers=workers, show=show, label=name)
+        table, passed, _ = _batch.stack([c for c in read if c is not None], kind)
+        del read
+        done = {c.run_dir for c in passed}
+        batch = _batch.Batch(table, passed, [i for i, d in enumerate(dirs) if d not in done])
+        del table
+        if use_cache:
+            _batch.store(dirs, columns, batch, stamps, kind, ids)
+    if batch.table is None:
+        return None
+    table, batch.table = batch.table.select(_batch.column_order(batch.checked, kind)), None
+    frame = _batch.to_frame(table, kind, destroy=True)
+    del table
+    _release()
+    run_of, starts = {r.path: r for r in todo}, _starts(batch.checked)
+    for c in batch.checked:
+        run = run_of[c.run_dir]
+        run.findings.extend(c.findings)
+        run._pending[name] = partial(_batch.part, frame, starts[id(c)], c, kind)
+    # the caller's frame is its own (copy on write): editing it never changes a run's slice
+    return frame.copy(deep=False) if len(batch.checked) == len(runs) else None
+
+
 @dataclass
 class Runs:
     """Several loaded runs, with their tasks, steps and tool calls stacked.
@@ -192,7 +244,8 @@ class Runs:
         ``run.tasks`` of every run stacked (catalogue dtypes; ``run_id`` tells them apart),
         with a fresh RangeIndex. A column absent from a legacy run is missing there.
     trajectory, tool_calls : DataFrame
-        Loaded on first access, every run's file in parallel, and stacked the same way.
+        Loaded on first access, every run's file at once (each run's own attribute is then
+        its slice, with its findings added), and stacked the same way.
     findings : DataFrame
         Every run's findings: ``run_id``, ``severity``, ``file``, ``row``, ``column``,
         ``check``, ``message``.
@@ -212,6 +265,10 @@ class Runs:
         return _concat([r.tasks for r in self.runs])
 
     def _side(self, name: str) -> pd.DataFrame:
+        stacked = _side_batch(self.runs, name, workers=self.workers, show=self.progress)
+        if stacked is not None:
+            return stacked
+
         def one(run: Run) -> pd.DataFrame:
             frame = getattr(run, name)
             _release()
@@ -371,53 +428,42 @@ def load_runs(
 
 def _load_tasks(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache: bool,
                 workers: int, show: bool) -> tuple[list[Run | Exception], pd.DataFrame | None]:
-    """Every run's tasks: clean task files through the batched path (:mod:`._batch`), the
-    others through :func:`load_run`. Returns the runs (or load errors) in ``dirs`` order and
-    the stacked frame when every run took the batched path with one schema."""
-    use_cache = cache and _batch.cacheable()
+    """Every run's tasks: task files through the batched path (:mod:`.fast`), those it leaves
+    through :func:`load_run`. Returns the runs (or load errors) in ``dirs`` order and the
+    stacked frame when every run took the batched path."""
+    kind = _batch.TASKS
+    use_cache = cache and parse_cache.batch_usable()
     batch, stamps = _batch.lookup(dirs, columns) if use_cache else (None, None)
-    hit = batch is not None
+    hit = batch is not None  # no file read: the bar shows the replay folders listed
     position = {d: i for i, d in enumerate(dirs)}
     if batch is None:
         read = _map(lambda d: _batch.read_checked(d, columns), dirs, workers=workers,
                     show=show, label="runs")
-        slow = [i for i, c in enumerate(read) if c is None]
-        groups: dict[tuple[str, ...], list[_batch.Checked]] = {}
-        for c in read:  # the column names decide the types (catalogue kind, else text)
-            if c is not None:
-                groups.setdefault(tuple(c.table.column_names), []).append(c)
-        stacks = []
-        for members in groups.values():
-            table, passed, failed = _batch.stack(members)
-            slow += [position[c.run_dir] for c in failed]
-            if table is not None:
-                stacks.append(_batch.Batch(table, passed, []))
-        slow.sort()
-        if use_cache and len(stacks) <= 1:
-            _batch.store(dirs, columns, _batch.Batch(
-                stacks[0].table if stacks else None, stacks[0].checked if stacks else [],
-                slow), stamps)
-    else:
-        stacks, slow = ([batch] if batch.table is not None else []), batch.slow
+        table, passed, failed = _batch.stack([c for c in read if c is not None])
+        slow = sorted([i for i, c in enumerate(read) if c is None]
+                      + [position[c.run_dir] for c in failed])
+        batch = _batch.Batch(table, passed, slow)
+        if use_cache:
+            _batch.store(dirs, columns, batch, stamps)
     loaded: list[Run | Exception | None] = [None] * len(dirs)
     stacked = None
-    for part in stacks:
-        paths = _map(_batch.replays, part.checked, workers=1, show=show and hit, label="runs")
-        column = pa.chunked_array([c for p in paths for c in p.chunks], type=pa.string())
-        frame = _batch.to_frame(part.table.append_column("replay_path", column))
-        start = 0
-        for c in part.checked:
-            stop = start + c.table.num_rows
+    if batch.table is not None:
+        ids, starts = batch.table.column("task_id").cast(pa.string()), _starts(batch.checked)
+        paths = _map(lambda c: replay_paths(c.run_dir, ids.slice(starts[id(c)], c.rows)),
+                     batch.checked, workers=1, show=show and hit, label="runs")
+        table = batch.table.append_column(
+            "replay_path", pa.chunked_array([c for p in paths for c in p.chunks], pa.string()))
+        frame = _batch.to_frame(table.select(_batch.column_order(batch.checked, kind)))
+        for c in batch.checked:
             loaded[position[c.run_dir]] = Run(
                 run_id=c.run_id, path=c.run_dir, findings=list(c.findings),
-                tasks=lambda f=frame, a=start, b=stop: f.iloc[a:b].reset_index(drop=True),
-                include_text=include_text, source_rows=list(range(1, stop - start + 1)),
+                tasks=partial(_batch.part, frame, starts[id(c)], c, kind),
+                include_text=include_text, source_rows=list(range(1, c.rows + 1)),
                 task_file=TASK_FILE, cache=cache)
-            start = stop
-        stacked = frame if len(stacks) == 1 and not slow else None
+        stacked = frame.copy(deep=False) if not batch.slow else None  # see _side_batch
     kwargs = {"columns": columns, "strict": strict, "include_text": include_text,
               "cache": cache}
-    for i in slow:
+    for i in batch.slow:
         try:
             loaded[i] = load_run(dirs[i], **kwargs)
         except RunLoadError as exc:
