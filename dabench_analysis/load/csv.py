@@ -81,6 +81,7 @@ def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> li
     try:
         with open(path, "rb") as fh:
             line = fh.readline(max_bytes + 1)
+            rest = fh.read(1 << 16) if not line.strip() else b""
     except OSError as exc:
         raise RunLoadError(f"{name}: cannot read ({exc.strerror or exc})",
                            [Finding("error", name, None, None, "unreadable", str(exc))]) from None
@@ -94,6 +95,10 @@ def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> li
                            "as UTF-8", [Finding("error", name, None, None, "encoding",
                                                 "header not UTF-8")]) from None
     if not text.strip():
+        if rest.strip():  # a blank first line, with more after it
+            raise RunLoadError(f"{name}: the first line is blank; the header must be the first "
+                               "line (remove the blank line)",
+                               [Finding("error", name, None, None, "header", "first line blank")])
         raise RunLoadError(f"{name}: file is empty (no header line)",
                            [Finding("error", name, None, None, "empty_file", "no header")])
     try:

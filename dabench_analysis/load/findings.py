@@ -17,7 +17,7 @@ class RunLoadError(ValueError):
     """A run (or one of its files) could not be loaded; ``findings`` lists every problem."""
 
     def __init__(self, message: str, findings: Sequence[Finding] = ()):
-        self.findings = list(findings)
+        self.message, self.findings = message, list(findings)
         lines = [message] + [f"  - {f}" for f in self.findings]
         super().__init__("\n".join(lines))
 

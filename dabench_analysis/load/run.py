@@ -143,8 +143,11 @@ class Run:
             warnings.warn(f"{self.run_id}: {file} not found in {self.path}; using an empty "
                           "frame", stacklevel=3)
             return _empty(catalogue, cols)
-        df, found = parse_cache.cached_read(read_table, path, catalogue, columns=cols,
-                                            enabled=self.cache)
+        try:
+            df, found = parse_cache.cached_read(read_table, path, catalogue, columns=cols,
+                                                enabled=self.cache)
+        except RunLoadError as exc:  # name the run: in a sweep, file names alone do not
+            raise RunLoadError(f"{self.path}: {exc.message}", exc.findings) from exc
         self.findings.extend(found)
         errors = [f for f in found if f.severity == "error"]
         if errors:

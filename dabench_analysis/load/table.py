@@ -167,8 +167,12 @@ def column_names(header: list[str], catalogue: Mapping, aliases: Mapping[str, st
             findings.append(Finding("info", name, None, h, "unknown_column",
                                     "not in the eval-v2 catalogue; kept as text"))
     if len(set(canon.values())) < len(canon):
-        raise RunLoadError(f"{name}: column names {sorted(canon)} collide once spaces are "
-                           "stripped and aliases renamed")
+        groups: dict[str, list[str]] = {}
+        for h, c in canon.items():
+            groups.setdefault(c, []).append(h)
+        clash = "; ".join(f"{sorted(hs)} -> {c!r}" for c, hs in groups.items() if len(hs) > 1)
+        raise RunLoadError(f"{name}: column names collide once spaces are stripped and aliases "
+                           f"renamed: {clash}")
     for c, s in catalogue.items():
         if s.required and c not in canon.values():
             sev, msg = (("info", "missing; filled from the folder name") if c == "run_id"
