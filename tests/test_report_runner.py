@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -215,3 +217,12 @@ def test_the_raising_line_is_found_before_and_after_line_ten(marker, line):
 
     exc = SimpleNamespace(traceback=["Traceback ...", f"Cell In[4], line 11\n      9 a = 1\n{marker}\n"])
     assert _raising_line(exc) == line
+
+
+def test_importing_the_package_does_not_import_nbformat():
+    # every report kernel imports the package; nbformat pulls in jsonschema's format checkers
+    # (seconds with rfc3987-syntax installed), so it is imported only where a notebook is handled
+    code = "import sys, dabench_analysis as da; da.report; print(sorted(m for m in " \
+           "('nbformat', 'papermill', 'nbconvert', 'jsonschema') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

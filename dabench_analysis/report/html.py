@@ -16,10 +16,12 @@ import re
 import warnings
 from html.parser import HTMLParser
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from dabench_analysis._atomic import atomic_write
+
+if TYPE_CHECKING:  # imported where used: its import takes seconds (runner.py says why)
+    import nbformat
 
 #: The page template: nbconvert's lab template without its scripts from a CDN.
 TEMPLATE = """{%- extends 'index.html.j2' -%}
@@ -78,6 +80,8 @@ def _warnings_to_notes(text: str) -> tuple[list[tuple[str, str]], str]:
 
 
 def _note_output(notes: list[tuple[str, str]]) -> nbformat.NotebookNode:
+    import nbformat
+
     body = "".join(f'<p class="dabench-note"><strong>Note.</strong> {html.escape(m)}'
                    + ("" if c in ("UserWarning", "StatisticsWarning") else
                       f" <em>({html.escape(c)})</em>") + "</p>" for c, m in notes)
@@ -112,6 +116,7 @@ def prepare_for_page(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
     Examples
     --------
+    >>> import nbformat
     >>> cell = nbformat.v4.new_code_cell("x")
     >>> cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=(
     ...     "/tmp/ipykernel_1/2.py:2: StatisticsWarning: 2 rows dropped\\n  t = f(x)\\n"))]
@@ -119,6 +124,8 @@ def prepare_for_page(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     >>> out[0].data["text/plain"]
     'Note: 2 rows dropped'
     """
+    import nbformat
+
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         outputs = []
@@ -312,6 +319,7 @@ def export_html(notebook: str | os.PathLike[str], html_path: str | os.PathLike[s
         remote image, say), naming the addresses; the page is written all the same.
     """
     import jinja2
+    import nbformat
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="lab", template_file="dabench_report.html.j2",

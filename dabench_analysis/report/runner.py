@@ -20,11 +20,12 @@ import signal
 import tempfile
 import uuid
 from pathlib import Path
-from typing import IO
-
-import nbformat
+from typing import IO, TYPE_CHECKING
 
 from dabench_analysis.report.html import export_html
+
+if TYPE_CHECKING:  # imported where used: nbformat's import takes seconds (jsonschema formats),
+    import nbformat  # and every report kernel imports this package
 
 #: The report notebooks: a source checkout's (or editable install's) top-level ``notebooks/``,
 #: else the copy an installed wheel carries as ``dabench_analysis/notebooks`` (setup.py).
@@ -143,6 +144,8 @@ def _fail_cell(nb_man, index: int, ename: str, evalue: str) -> None:
 
     An error output already there is a consequence, not the cause: the KeyboardInterrupt of
     the interrupt that jupyter_client sends a still-busy kernel before shutting it down."""
+    import nbformat
+
     cells = nb_man.nb.cells
     cell = cells[index]
     if cell.get("execution_count") is None:
@@ -344,6 +347,7 @@ def run_notebook(
     ...
     dabench_analysis.report.runner.ReportError: notebook no_such.ipynb not found
     """
+    import nbformat
     import papermill as pm
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
