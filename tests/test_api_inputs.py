@@ -111,6 +111,8 @@ EXCLUDED = {
     "schema.columns.require_columns": "any frame and a list of columns",
     # takes one Run by design (reads its trajectory, tool calls and replays); a frame cannot serve
     "tables.explore.task_detail": "one Run (checked in test_task_detail_and_tool_usage...)",
+    # a loaded sweep's bookkeeping (run_ids, skipped folders), not rows: a frame has neither
+    "tables.sweep.check_sweep": "a Runs from load_runs (checked in test_sweep_stats.py)",
 }
 
 # Tables and summaries with by=: name -> call with by.

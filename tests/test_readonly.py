@@ -69,6 +69,10 @@ def _make_hostile(run: Path) -> Path:
     tm["run_id"] = SCRIPT
     tm.loc[tm["root_cause"] != "", "root_cause"] = f"{SCRIPT} | `rm -rf /` $(touch PWNED3)"
     tm.to_csv(run / "task_metrics.csv", index=False, lineterminator="\n")
+    for side in ("trajectory.csv", "tool_calls.csv"):  # one run_id in every file
+        frame = pd.read_csv(run / side, dtype=str, keep_default_na=False)
+        frame["run_id"] = SCRIPT
+        frame.to_csv(run / side, index=False, lineterminator="\n")
     causes = dict(zip(tm["task_id"], tm["root_cause"], strict=True))
     for replay in run.glob("task_*/task_replay.json"):  # the replays agree with task_metrics
         data = json.loads(replay.read_text())
