@@ -1,7 +1,6 @@
 """CSV reading for the load layer: the bounded header read, pyarrow reads typed from the
 catalogue (every quoted value byte for byte, any length and line breaks: :func:`block_size`,
-:func:`arrow_read`), and the text fallback for files pyarrow cannot type.
-"""
+:func:`arrow_read`), and the text fallback for files pyarrow cannot type."""
 
 from __future__ import annotations
 
@@ -65,8 +64,8 @@ def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> li
     Raises
     ------
     RunLoadError
-        Unreadable or empty file, undecodable bytes, a header longer than ``max_bytes``, a
-        header that looks ';'- or tab-delimited, or duplicated column names.
+        Unreadable or empty file, a blank first line, undecodable bytes, a header longer than
+        ``max_bytes``, one that looks ';'- or tab-delimited, or duplicated column names.
 
     Examples
     --------
@@ -94,13 +93,10 @@ def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> li
         raise RunLoadError(f"{name}: header is not UTF-8 (byte {exc.start}); re-save the file "
                            "as UTF-8", [Finding("error", name, None, None, "encoding",
                                                 "header not UTF-8")]) from None
-    if not text.strip():
-        if rest.strip():  # a blank first line, with more after it
-            raise RunLoadError(f"{name}: the first line is blank; the header must be the first "
-                               "line (remove the blank line)",
-                               [Finding("error", name, None, None, "header", "first line blank")])
-        raise RunLoadError(f"{name}: file is empty (no header line)",
-                           [Finding("error", name, None, None, "empty_file", "no header")])
+    if not text.strip():  # a blank first line with more after it: not an empty file
+        check, what = (("header", "the first line is blank; the header must be the first line")
+                       if rest.strip() else ("empty_file", "file is empty (no header line)"))
+        raise RunLoadError(f"{name}: {what}", [Finding("error", name, None, None, check, what)])
     try:
         names = next(csv.reader([text], strict=True))
     except csv.Error as exc:
@@ -319,9 +315,8 @@ def typed_read(path: Path, header: list[str], specs: dict, include: list[str],
 
 
 def beyond_exact(arr: pa.ChunkedArray) -> bool:
-    """Whether a count column read as float64 holds a value of 2**53 or more (or infinite),
-    where float64 no longer holds every integer: the text may have been rounded when parsed,
-    so such values are rejected (:data:`~dabench_analysis.load.coerce.MAX_COUNT`)."""
+    """Whether a float64 count column holds a value of 2**53 or more (or infinite): its text may
+    have been rounded when parsed; rejected (:data:`~dabench_analysis.load.coerce.MAX_COUNT`)."""
     low, high = (pc.min_max(arr)[k].as_py() for k in ("min", "max"))  # max |x|, no copy
     return low is not None and not max(abs(low), abs(high)) < MAX_COUNT
 
