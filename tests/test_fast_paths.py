@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 import shutil
 import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_run_shapes import optional_groups, slug  # the run-shape matrix's own names
 
 from dabench_analysis import load, schema
 from dabench_analysis.load import cache, load_runs
@@ -33,18 +33,6 @@ from dabench_analysis.load import sweep as sweep_module
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"
 TM, TRAJ, TOOLS = "task_metrics.csv", "trajectory.csv", "tool_calls.csv"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-
-
-def _optional_groups() -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for col in schema.TASK_COLUMNS.values():
-        if not col.required:
-            out.setdefault(col.group, []).append(col.name)
-    return out
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -155,8 +143,8 @@ def _remove(pattern: str):
 #: shape name -> edits of a copy of a sample run
 SHAPES = {
     "complete": [],
-    **{f"no_{_slug(g)}": [_edit(TM, _drop(*cols))] for g, cols in _optional_groups().items()},
-    **{f"no_{_slug(f)}": [_remove(f)] for f in schema.OPTIONAL_FILES},
+    **{f"no_{slug(g)}": [_edit(TM, _drop(*cols))] for g, cols in optional_groups().items()},
+    **{f"no_{slug(f)}": [_remove(f)] for f in schema.OPTIONAL_FILES},
     "other_version": [_edit(TM, _other_version),
                       _edit(TRAJ, _chain(_side_flags({"1": "True", "0": "False"}), _extra,
                                          _drop("legacy_stage"), _reorder)),
@@ -365,7 +353,7 @@ def _edited(tiny_run: Path, root: Path, name: str, edits) -> Path:
     for h in headers:
         if h != "alias" or "schema_agent_used" in rows[0]:
             {"alias": _rename("schema_agent_used", "schema_agent_called"), "extra": _extra,
-             "reorder": _reorder, "drop_group": _drop(*_optional_groups()["Planning"])}[h](rows)
+             "reorder": _reorder, "drop_group": _drop(*optional_groups()["Planning"])}[h](rows)
     _write(run / TM, rows)
     return run
 

@@ -17,21 +17,13 @@ import pandas as pd
 import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from test_inline_figures import TASKS  # the same four tasks: one fixture for both files
 
 import dabench_analysis as da
 from dabench_analysis import figures
 from dabench_analysis.figures import judge as judge_plots
 from dabench_analysis.figures import research_eval as re_plots
 
-TASKS = pd.DataFrame({
-    "task_id": ["t1", "t2", "t3", "t4"], "difficulty": ["Easy", "Hard", "Easy", "Medium"],
-    "execution_success": [1, 1, 1, 1], "final_score": [0.9, 0.3, 0.6, 1.0],
-    "execution_time": [10.0, 20.0, 30.0, 40.0], "total_tokens": [100, 200, 300, 400],
-    "failure_category": [None, "PLANNING_FAILURE", "REASONING_FAILURE", None],
-    "failure_stage": [None, "PLAN", "VERIFY", None], "confidence_score": [0.9, 0.4, 0.7, 0.95],
-    "analyst_score": [0.8, 0.2, 0.5, 0.9], "autonomy_score": [1.0, 2 / 3, 1.0, 1 / 3],
-    "tool_efficiency": [0.9, 0.5, 0.7, 1.0], "verification_score": [0.7, 0.1, 0.4, 0.8],
-    "data_understanding_score": [0.6, 0.3, 0.2, 0.9]})
 CASES = pd.DataFrame({"run_id": ["a", "a", "b"], "elapsed_ms": [1000.0, 3000.0, 500.0]})
 RATES = pd.DataFrame({"run_id": ["a", "b"], "pass_rate": [0.5, 0.8], "ci_low": [0.2, 0.5],
                       "ci_high": [0.8, 0.95]})

@@ -32,11 +32,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-def _optional_groups() -> dict[str, list[str]]:
+def optional_groups() -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for col in schema.TASK_COLUMNS.values():
         if not col.required:
@@ -46,8 +46,8 @@ def _optional_groups() -> dict[str, list[str]]:
 
 #: shape name -> (columns removed, files removed)
 SHAPES: dict[str, tuple[set[str], set[str]]] = {
-    **{f"no_{_slug(g)}": (set(cols), set()) for g, cols in _optional_groups().items()},
-    **{f"no_{_slug(f)}": (set(), {f}) for f in schema.OPTIONAL_FILES},
+    **{f"no_{slug(g)}": (set(cols), set()) for g, cols in optional_groups().items()},
+    **{f"no_{slug(f)}": (set(), {f}) for f in schema.OPTIONAL_FILES},
 }
 OTHER_VERSION_DROPPED = {"outcome_error_type", "confidence_score", "specialist_participation",
                          "failure_stage", "verification_triggered", "trace_id"}
