@@ -14,7 +14,8 @@ MAX_ROWS_LISTED = 5
 
 
 class RunLoadError(ValueError):
-    """A run (or one of its files) could not be loaded; ``findings`` lists every problem."""
+    """A run (or one of its files) could not be loaded; ``findings`` lists every problem and
+    ``message`` is the text without them (to re-raise with the run's folder in front)."""
 
     def __init__(self, message: str, findings: Sequence[Finding] = ()):
         self.message, self.findings = message, list(findings)
