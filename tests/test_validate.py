@@ -96,22 +96,29 @@ def test_findings_frame_columns_and_dtypes(sample_reports):
 
 
 def test_checks_run_through_pandera(run8, monkeypatch):
-    # every per-task rule and every replay comparison is one pandera check, named check:column
+    # every per-task rule and every replay comparison is one pandera check, named check:column,
+    # once anything fails (forced here); a run where every rule holds never builds the schema
+    import pandera.pandas as pa
+
     from dabench_analysis.schema import CHECKS
     from dabench_analysis.validate import replay as _replay
 
     seen: list[str] = []
-    real = _invariants.pa.DataFrameSchema
+    real = pa.DataFrameSchema
 
     def spy(*args, **kwargs):
         seen.extend(c.name for c in kwargs.get("checks", []))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_invariants.pa, "DataFrameSchema", spy)
-    validate_run(run8)
+    monkeypatch.setattr(pa, "DataFrameSchema", spy)
+    clean = validate_run(run8)
+    assert seen == []
+    monkeypatch.setattr(_invariants, "_holds_everywhere", lambda out, rec: False)
+    forced = validate_run(run8)
     keys = {i.key for i in (*_invariants.INVARIANTS, *_replay.REPLAY_INVARIANTS)}
     assert set(seen) == keys
     assert {k.split(":")[0] for k in keys} <= set(CHECKS)
+    pd.testing.assert_frame_equal(forced.findings, clean.findings)
 
 
 # --- each rule: tests/test_validate_rules.py breaks every catalogued check once ------------------

@@ -190,8 +190,9 @@ def read_checked(run_dir: Path, columns: Sequence[str] | None, kind: Kind = TASK
             return None
     if bad or table.num_rows == 0:
         return None
-    table = pa.Table.from_arrays([c if c.type == _TEXT else pa.chunked_array([c.combine_chunks()])
-                                  for c in table.columns], names=table.column_names)
+    if not kind.tasks:  # large files, many blocks: one chunk a column keeps kernels fast
+        table = pa.table([c if c.type == _TEXT else c.combine_chunks() for c in table.columns],
+                         names=table.column_names)
     names = [canon[h] for h in table.column_names]
     if kind.tasks and "replay_path" in names:  # the loader's own column: load_run replaces it
         return None
@@ -294,16 +295,17 @@ def _fix(name: str, column: pa.ChunkedArray, members: Sequence[Checked], starts:
     if spec.kind == "flag":
         out = out.map({True: "true", False: "false"})
     owner, done = np.searchsorted(starts, pos, side="right") - 1, {}
-    for i in np.unique(owner).tolist():
-        m, sel = members[i], np.flatnonzero(owner == i)
-        at, found = pos[sel] - starts[i], []
-        report_typing(found, *(x.iloc[sel].set_axis(at) for x in (raw, coerced, bad)), kind.file,
-                      name, None if spec.kind == "flag" else schema.ENUMS[name])
+    files, first = np.unique(owner, return_index=True)  # pos is sorted: each file's a run
+    values = column.to_numpy(zero_copy_only=False).astype(object)
+    values[pos] = out.astype(object).where(out.notna(), None).to_numpy()
+    respelled = pa.array(values, _TEXT)
+    for i, a, b in zip(files.tolist(), first.tolist(), [*first[1:].tolist(), len(pos)],
+                       strict=True):
+        m, at, found = members[i], pos[a:b] - starts[i], []
+        report_typing(found, *(x.iloc[a:b].set_axis(at) for x in (raw, coerced, bad)),
+                      kind.file, name, None if spec.kind == "flag" else schema.ENUMS[name])
         m.unusual += spec.kind == "flag"  # the per-file path re-reads the column as text
-        values = column.slice(starts[i], m.table.num_rows).to_numpy(zero_copy_only=False)
-        values = values.astype(object)
-        values[at] = out.iloc[sel].astype(object).where(out.iloc[sel].notna(), None).to_numpy()
-        fixed = pa.chunked_array([pa.array(values, _TEXT)])
+        fixed = pa.chunked_array([respelled.slice(starts[i], m.table.num_rows)])
         done[i] = not any(f.severity == "error" for f in found) and \
             m.unusual <= MAX_TEXT_COLUMNS and _checked(fixed, spec, kind.tasks) is not None
         if done[i]:  # (over MAX_TEXT_COLUMNS the per-file path reads the whole file as text)
@@ -348,44 +350,57 @@ def _finish(members: Sequence[Checked], table: pa.Table, kind: Kind) -> None:
         m.rows, m.columns, m.table = m.table.num_rows, names, None
 
 
+def _convert(table: pa.Table, kind: Kind, nulled: bool) -> tuple[pa.Table, dict]:
+    """Null missing text (``arrow_missing``; empty cells are null already if ``nulled``), then
+    check and convert each catalogue column. Returns the nulled table and name -> converted
+    column (None for a column that fails: :func:`_drill`)."""
+    specs = kind.specs(table.column_names)
+    rule = [n for n in table.column_names
+            if not nulled or (n in specs and missing_spellings(specs[n]) != ("",))]
+    done = arrow_missing(table.select(rule), specs)
+    table = pa.Table.from_arrays([done.column(n) if n in rule else table.column(n)
+                                  for n in table.column_names], names=table.column_names)
+    return table, {n: arr if n not in specs else _checked(arr, specs[n], kind.tasks)
+                   for n, arr in zip(table.column_names, table.columns, strict=True)}
+
+
 def stack(members: Sequence[Checked], kind: Kind = TASKS) -> tuple[pa.Table | None,
                                                                     list[Checked], list[Checked]]:
     """Stack the files' tables (columns matched by name, null where a file lacks one), null
     missing text (``arrow_missing``), check and convert every catalogue column once (flags to
     bool, counts to int64, enums onto the seed's levels); a column that fails is checked file
-    by file. Returns ``(table, passed, failed)``: the converted table of the files that passed
-    (columns in order of first appearance; None if none did), their findings set, and the
-    files that need the per-file path."""
-    members, failed = list(members), []
+    by file, and only such columns are checked again on the files that pass (a column that
+    passes on every row passes on fewer). Returns ``(table, passed, failed)``: the converted
+    table of the files that passed (columns in order of first appearance; None if none did),
+    their findings set, and the files that need the per-file path."""
+    members, failed, converted, redo = list(members), [], {}, None
     while members:
         try:
-            table = pa.concat_tables([m.table for m in members], promote_options="default")
+            table = pa.concat_tables([m.table if redo is None else m.table.select(
+                [n for n in redo if n in m.table.column_names]) for m in members],
+                promote_options="default")
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # types differ after all
             return None, [], failed + members
-        specs, nulled = kind.specs(table.column_names), all(m.nulled for m in members)
-        rule = [n for n in table.column_names  # (empty cells are null already if nulled)
-                if not nulled or (n in specs and missing_spellings(specs[n]) != ("",))]
-        done = arrow_missing(table.select(rule), specs)
-        table = pa.Table.from_arrays([done.column(n) if n in rule else table.column(n)
-                                      for n in table.column_names], names=table.column_names)
-        columns, failing = [], []
-        for name, arr in zip(table.column_names, table.columns, strict=True):
-            out = arr if name not in specs else _checked(arr, specs[name], kind.tasks)
-            if out is None:
-                failing.append(name)
-            columns.append(out)
+        table, out = _convert(table, kind, all(m.nulled for m in members))
+        converted |= {n: arr for n, arr in out.items() if arr is not None}
+        failing = [n for n, arr in out.items() if arr is None]
         if not failing:
-            table = pa.Table.from_arrays(columns, names=table.column_names)
+            names = list(dict.fromkeys(n for m in members for n in m.table.column_names))
+            table = pa.Table.from_arrays([converted[n] for n in names], names=names)
             _finish(members, table, kind)
             return (table.combine_chunks() if kind.tasks else table), members, failed
         starts = np.cumsum([0] + [m.table.num_rows for m in members])
         fixes = sum(m.fixes for m in members)
         ok = np.all([_drill(n, table, members, starts, kind) for n in failing], axis=0)
         passed = [m for m, good in zip(members, ok, strict=True) if good]
-        failed += [m for m in members if m not in passed]
+        failed += [m for m, good in zip(members, ok, strict=True) if not good]
         if len(passed) == len(members) and fixes == sum(m.fixes for m in members):
             return None, [], failed + members  # nothing changed: never loop
-        members = passed
+        if len(passed) < len(members):  # the rows of the files that pass, not copied
+            spans = [(int(starts[i]), m.table.num_rows) for i, m in enumerate(members) if ok[i]]
+            converted = {n: pa.chunked_array([c for s, k in spans for c in arr.slice(s, k).chunks],
+                                             arr.type) for n, arr in converted.items()}
+        members, redo = passed, failing
     return None, [], failed
 
 
@@ -453,9 +468,8 @@ def lookup(run_dirs: Sequence[Path], columns: Sequence[str] | None, kind: Kind =
         checked = []
         for run in meta["runs"]:
             found = [Finding(**{**f, "rows": tuple(f["rows"])}) for f in run["findings"]]
-            checked.append(Checked(Path(run_dirs[run["position"]]), run["run_id"], None, [],
-                                   {}, findings=found, rows=run["rows"],
-                                   columns=run["columns"]))
+            checked.append(Checked(Path(run_dirs[run["position"]]), run["run_id"], None, [], {},
+                                   findings=found, rows=run["rows"], columns=run["columns"]))
         if sum(c.rows for c in checked) != table.num_rows:
             return None, stamps
     except (OSError, KeyError, ValueError, TypeError, IndexError, pa.ArrowException):
@@ -474,8 +488,7 @@ def store(run_dirs: Sequence[Path], columns: Sequence[str] | None, batch: Batch,
     position = {Path(d): i for i, d in enumerate(run_dirs)}
     meta = {"stamps": stamps, "slow": batch.slow,
             "runs": [{"position": position[c.run_dir], "run_id": c.run_id, "rows": c.rows,
-                      "columns": c.columns,
-                      "findings": [dataclasses.asdict(f) for f in c.findings]}
+                      "columns": c.columns, "findings": [dataclasses.asdict(f) for f in c.findings]}
                      for c in batch.checked]}
     table = (batch.table if batch.table is not None else pa.table({})) \
         .replace_schema_metadata({_META: json.dumps(meta).encode()})
