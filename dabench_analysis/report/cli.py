@@ -247,7 +247,7 @@ def report(
              "baseline_react as baseline, plus the sample judge study and research-eval session")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="output root")] = Path("figures"),
     baseline: Annotated[Path | None, typer.Option(help="compare every other run to this one")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="parallel notebook processes")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="notebooks run at once (one kernel each)")] = 1,
     scheduler: Annotated[str | None, typer.Option(
         help="address of an existing Dask distributed scheduler to run the notebooks on")] = None,
     judge_study: Annotated[Path | None, typer.Option(help="judge-study data folder")] = None,

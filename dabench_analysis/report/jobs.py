@@ -1,5 +1,6 @@
 """Batch jobs: which notebook runs for which run, comparison, sweep, judge study or
-research-eval session; their states; running them in parallel processes or on a Dask cluster.
+research-eval session; their states; running them in parallel (one kernel process each) or on a
+Dask cluster.
 """
 
 from __future__ import annotations
@@ -260,13 +261,17 @@ def run_jobs(
     kernel_name: str = "python3",
     cell_timeout: int | None = CELL_TIMEOUT,
 ) -> list[JobResult]:
-    """Execute jobs one by one, in ``n_jobs`` local processes, or on a Dask cluster.
+    """Execute jobs one by one, ``n_jobs`` at a time, or on a Dask cluster.
+
+    Every notebook runs in its own kernel process; locally, one thread per job drives it
+    (papermill and the HTML export), so no worker process has to import them first (~6 s
+    each on 2 cores; ``bench/run_bench.py``, ``jobs2_speedup``).
 
     Parameters
     ----------
     jobs : sequence of Job
     n_jobs : int
-        Local worker processes (>= 1).
+        Notebooks run at once locally (>= 1).
     scheduler : str, optional
         Address of an existing ``dask.distributed`` scheduler (``tcp://host:8786``); the
         executions are submitted there instead. Workers must see the same file system.
@@ -313,13 +318,16 @@ def run_jobs(
     elif n_jobs == 1 or len(jobs) <= 1:
         for i, j in enumerate(jobs):
             done(i, execute_job(j, kernel_name, cell_timeout=cell_timeout))
-    else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+    else:  # each notebook runs in its own kernel process; a thread only drives it
+        from concurrent.futures import ThreadPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("spawn")) as pool:
+        with ThreadPoolExecutor(n_jobs, thread_name_prefix="report") as pool:
             futures = {pool.submit(execute_job, j, kernel_name, cell_timeout=cell_timeout): i
                        for i, j in enumerate(jobs)}
-            for fut in as_completed(futures):
-                done(futures[fut], fut.result())
+            try:
+                for fut in as_completed(futures):
+                    done(futures[fut], fut.result())
+            except BaseException:  # Ctrl-C: start no further report
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     return [results[i] for i in range(len(jobs))]

@@ -80,8 +80,19 @@ def _check_injected(nb: nbformat.NotebookNode, parameters: dict, name: str) -> N
         raise ReportError(f"{name}: injected parameters differ from those passed; refusing")
 
 
-def _kernel_manager(log: IO[bytes] | None = None) -> dict:
-    """nbclient's kernel manager: IPC sockets on POSIX, the kernel's output into ``log``.
+#: The kernel's matplotlib backend, even when the caller set MPLBACKEND=Agg (as headless
+#: scripts and CI do): otherwise figures are not embedded in report.html.
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+
+
+def _kernel_manager(log: IO[bytes] | None = None, cwd: str | None = None) -> dict:
+    """nbclient's kernel manager: IPC sockets on POSIX, the kernel's output into ``log``, its
+    working folder ``cwd`` and :data:`INLINE_BACKEND`.
+
+    The folder and the backend are the kernel's own (``start_kernel`` passes ``cwd`` and
+    ``env`` to the process), never the caller's: papermill's ``cwd=`` changes the working
+    folder of the whole process, which two reports run at once (``--jobs 2``, one thread each)
+    would undo for each other.
 
     With TCP, jupyter_client picks five free ports and the kernel binds them a moment later;
     two kernels started at once (``--jobs 2``) can pick the same port, and one fails with
@@ -115,6 +126,9 @@ def _kernel_manager(log: IO[bytes] | None = None) -> dict:
                                     f"dabench-kernel-{uuid.uuid4().hex}-ipc")
 
         async def start_kernel(self, **kw) -> None:
+            kw["env"] = {**kw.get("env", os.environ), "MPLBACKEND": INLINE_BACKEND}
+            if cwd is not None:
+                kw.setdefault("cwd", cwd)
             if log is not None:
                 kw.setdefault("stdout", log)
                 kw.setdefault("stderr", log)
@@ -222,21 +236,6 @@ def _kernel_exists(kernel_name: str) -> None:
     if kernel_name not in specs:
         raise ReportError(f"Jupyter kernel {kernel_name!r} is not installed (found: "
                           f"{', '.join(sorted(specs)) or 'none'}); run `make venv`")
-
-
-@contextlib.contextmanager
-def _inline_backend():
-    """Run the kernel with the inline backend even when the caller set MPLBACKEND=Agg (as
-    headless scripts and CI do): otherwise figures are not embedded in report.html."""
-    old = os.environ.get("MPLBACKEND")
-    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("MPLBACKEND", None)
-        else:
-            os.environ["MPLBACKEND"] = old
 
 
 def _export_html(nb_path: Path, html_path: Path) -> None:
@@ -367,15 +366,15 @@ def run_notebook(
         src, dst = tmp / "input.ipynb", tmp / "report.ipynb"
         nbformat.write(nb, src)
         try:
-            with _inline_backend(), _quiet_restated(), open(tmp / "kernel.log", "wb") as log:
+            with _quiet_restated(), open(tmp / "kernel.log", "wb") as log:
                 # The notebook is written once at the end (and on a cell error), not before and
                 # after every cell: those ~2 saves per cell land in a temporary folder nobody
                 # reads and cost a full JSON dump each of a notebook that grows with its figures.
                 pm.execute_notebook(str(src), str(dst), parameters=None,
-                                    kernel_name=kernel_name, cwd=str(notebook.parent),
+                                    kernel_name=kernel_name, cwd=None,
                                     progress_bar=False, execution_timeout=timeout,
                                     request_save_on_cell_execute=False, engine_name=_engine(),
-                                    **_kernel_manager(log))
+                                    **_kernel_manager(log, str(notebook.parent.resolve())))
         except pm.PapermillExecutionError as exc:
             _keep_failed(tmp, out, html_export=html_export)
             raise ReportError(_cell_reason(notebook.name, exc)) from None
