@@ -226,3 +226,31 @@ def test_importing_the_package_does_not_import_nbformat():
            "('nbformat', 'papermill', 'nbconvert', 'jsonschema') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_two_reports_at_once_each_kernel_in_its_notebook_folder(tmp_path, monkeypatch):
+    """--jobs 2 drives two kernels from two threads of one process: each kernel starts in its
+    notebook's folder with the inline backend, given to the kernel process alone; the caller's
+    working folder and MPLBACKEND stay what they were (papermill's cwd= would change the
+    folder of the whole process, under the other thread's feet)."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    folders = [tmp_path / "a", tmp_path / "b"]
+    probe = ("import os, time, json; time.sleep(1); "
+             "print(json.dumps([os.getcwd(), os.environ.get('MPLBACKEND')]))")
+    notebooks = []
+    for folder in folders:
+        folder.mkdir()
+        notebooks.append(_nb(folder / "probe.ipynb", probe))
+    before = os.getcwd()
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda nb: report.run_notebook(nb, nb.parent / "out", {"x": 2},
+                                                            html_export=False), notebooks))
+    assert os.getcwd() == before and os.environ["MPLBACKEND"] == "Agg"
+    for folder, path in zip(folders, done, strict=True):
+        out = nbformat.read(path, as_version=4).cells[-1].outputs[0]["text"]
+        cwd, backend = json.loads(out.strip().splitlines()[-1])
+        assert Path(cwd).resolve() == folder.resolve()
+        assert backend == "module://matplotlib_inline.backend_inline"
