@@ -380,6 +380,23 @@ def test_random_cell_and_header_edits_equal_load_run(tiny_run, tmp_path_factory)
     check()
 
 
+def test_a_blank_required_enum_beside_plain_values_equals_load_run(tiny_run, tmp_path):
+    """Found by the property above: a required enum (difficulty) left blank in one run while
+    every value is spelled as a level fails the stacked check with nothing to respell; that
+    run goes to the per-file path (an error), the others stay batched, all equal load_run."""
+    edits = [([("answer_f1", 1, "0.5")], [], []), ([("answer_f1", 1, "0.5")], [], []),
+             ([("answer_f1", 1, "0.5")], [("difficulty", 1, "")], [])]
+    runs = [_edited(tiny_run, tmp_path, f"run_{i}", e) for i, e in enumerate(edits)]
+    loaded = _quietly(load_runs, runs, strict=False, cache=False, progress=False)
+    assert [r.path for r in loaded] == runs
+    for run in loaded:
+        ref = _reference(run.path)
+        pd.testing.assert_frame_equal(run.tasks, ref.tasks)
+        assert run.findings == ref.findings
+    assert [f.check for f in loaded.runs[2].findings if f.severity == "error"] == \
+        ["required_value"]
+
+
 def test_crlf_split_by_the_batched_read_blocks_stays_exact(tmp_path, monkeypatch):
     """Pitfall P11 on the batched path, which reads 1 MiB blocks: quoted thoughts (shorter than
     a block) with CR LF pairs split by the 1 and 2 MiB offsets are read byte for byte, as the

@@ -1,10 +1,10 @@
-# Over 400 lines (under 500): the whole batched path in one place (read, check, stack, frame,
-# cache entry), so that what it accepts can be read against what the per-file path reports.
+# Over 400 lines (under 500): the whole batched path in one place (read, check, stack, frame),
+# so that what it accepts can be read against what the per-file path reports.
 """The batched path of :func:`~dabench_analysis.load.load_runs`: every file of a sweep (task
 files on load, ``trajectory.csv`` / ``tool_calls.csv`` on first access) read by pyarrow, the
 missing-value rule, flag and enum typing and the catalogue's value checks run as Arrow compute
-kernels once on the stacked table, one ``to_pandas`` per sweep, and the stacked table cached as
-one Arrow IPC entry keyed by every file's stamp (path, size, mtime, digest).
+kernels once on the stacked table, one ``to_pandas`` per sweep (the stacked table is cached by
+:mod:`.stacked_cache`).
 
 Findings come from the per-file path's own functions (column names and aliases; unusual flag
 spellings and enum case through ``type_flag`` / ``type_enum`` on the one file and column
@@ -16,8 +16,7 @@ both give the same frames and findings (``tests/test_fast_paths.py``).
 
 from __future__ import annotations
 
-import dataclasses
-import json
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dabench_analysis import schema
-from dabench_analysis._atomic import atomic_write
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load.coerce import (
     _FLOAT_KINDS,
@@ -54,7 +52,6 @@ from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.run import TASK_FILE, TOOL_CALLS_FILE, TRAJECTORY_FILE
 from dabench_analysis.load.table import _keys, column_names
 
-_META = b"dabench.batch"
 #: Text as pandas holds it (large_string): to_pandas then shares the buffers, no offsets copied.
 #: Read blocks of 1 MiB (pyarrow's default): one file per thread parses fastest so (bench/).
 _TEXT, _BLOCK = pa.large_string(), 1 << 20
@@ -114,6 +111,8 @@ def _unique_keys(table: pa.Table, keys: Sequence[str]) -> bool:
         return True
     if any(table.column(k).null_count for k in keys):
         return False
+    if len(keys) == 1:
+        return pc.count_distinct(table.column(keys[0])).as_py() == table.num_rows
     key = None  # one int64 per row: the keys' dictionary codes combined
     for k in keys:
         encoded = pc.dictionary_encode(table.column(k).combine_chunks())
@@ -137,6 +136,22 @@ def _own_run_id(table: pa.Table, run_dir: Path, kind: Kind, run_id: str | None) 
         table = table.set_column(names.index("run_id"), "run_id",
                                  pc.fill_null(table.column("run_id"), run_id))
     return run_id, table
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(header: tuple[str, ...], columns: tuple[str, ...] | None, file: str) -> tuple:
+    """What a header of ``file`` means (files of one harness version share it): catalogue
+    names, the header's findings, the columns to read, their catalogue entries, Arrow types."""
+    kind = next(k for k in (TASKS, *SIDES.values()) if k.file == file)
+    catalogue, head = kind.catalogue, []
+    canon = column_names(list(header), catalogue, dict(kind.aliases), kind.file, head)
+    wanted = None if columns is None else \
+        set(columns) | {c for c, s in catalogue.items() if s.required}
+    include = [h for h in header if wanted is None or canon[h] in wanted]
+    specs = {h: catalogue[canon[h]] for h in include if canon[h] in catalogue}
+    types = {h: _TEXT if t == pa.string() or (h in specs and specs[h].kind in ("enum", "flag"))
+             else t for h, t in arrow_types(specs, include).items()}
+    return canon, tuple(head), include, specs, types
 
 
 def read_checked(run_dir: Path, columns: Sequence[str] | None, kind: Kind = TASKS,
@@ -163,20 +178,14 @@ def read_checked(run_dir: Path, columns: Sequence[str] | None, kind: Kind = TASK
         file holding ``replay_path``.
     """
     path = run_dir / kind.file
-    catalogue, head = kind.catalogue, []
     try:
         header = read_header(path)
-        canon = column_names(header, catalogue, dict(kind.aliases), kind.file, head)
+        canon, head, include, specs, types = _plan(tuple(header), None if columns is None
+                                                   else tuple(columns), kind.file)
     except RunLoadError:
         return None
     if any(f.severity == "error" for f in head):
         return None
-    wanted = None if columns is None else \
-        set(columns) | {c for c, s in catalogue.items() if s.required}
-    include = [h for h in header if wanted is None or canon[h] in wanted]
-    specs = {h: catalogue[canon[h]] for h in include if canon[h] in catalogue}
-    types = {h: _TEXT if t == pa.string() or (h in specs and specs[h].kind in ("enum", "flag"))
-             else t for h, t in arrow_types(specs, include).items()}
     for empty_null in (True, False):  # the reader nulls empty cells; NA, None... in numbers?
         try:
             table, bad = arrow_read(path, types, include, specs=specs, batched=True,
@@ -204,7 +213,7 @@ def read_checked(run_dir: Path, columns: Sequence[str] | None, kind: Kind = TASK
     if not _unique_keys(table, kind.keys):
         return None
     run_id, table = _own_run_id(table, run_dir, kind, run_id)
-    return Checked(run_dir, str(run_id), table, head,
+    return Checked(run_dir, str(run_id), table, list(head),
                    {canon[h]: i for i, h in enumerate(header)}, nulled=empty_null)
 
 
@@ -290,6 +299,8 @@ def _fix(name: str, column: pa.ChunkedArray, members: Sequence[Checked], starts:
     plain = _FLAG_TEXT if spec.kind == "flag" else _levels(spec)
     pos = np.flatnonzero(pc.and_(pc.is_null(pc.index_in(column, value_set=plain)),
                                  pc.is_valid(column)).to_numpy(zero_copy_only=False))
+    if not len(pos):  # every value plain (the column failed on a missing required value)
+        return {}
     raw = pd.Series(column.take(pa.array(pos)).to_pandas(types_mapper=PD_TYPES.get).array)
     out, coerced, bad = parse_flags(raw) if spec.kind == "flag" else parse_enum(raw, spec)
     if spec.kind == "flag":
@@ -299,8 +310,8 @@ def _fix(name: str, column: pa.ChunkedArray, members: Sequence[Checked], starts:
     values = column.to_numpy(zero_copy_only=False).astype(object)
     values[pos] = out.astype(object).where(out.notna(), None).to_numpy()
     respelled = pa.array(values, _TEXT)
-    for i, a, b in zip(files.tolist(), first.tolist(), [*first[1:].tolist(), len(pos)],
-                       strict=True):
+    bounds = [*first.tolist(), len(pos)]
+    for i, a, b in zip(files.tolist(), bounds[:-1], bounds[1:], strict=True):
         m, at, found = members[i], pos[a:b] - starts[i], []
         report_typing(found, *(x.iloc[a:b].set_axis(at) for x in (raw, coerced, bad)),
                       kind.file, name, None if spec.kind == "flag" else schema.ENUMS[name])
@@ -435,66 +446,3 @@ def part(frame: pd.DataFrame, start: int, member: Checked, kind: Kind) -> pd.Dat
 
 #: Whether stacked entries may be used (the cache directory is in no run directory).
 cacheable = parse_cache.batch_usable
-
-
-@dataclass
-class Batch:
-    """The checked part of a sweep: the stacked table and its runs, and which runs were not."""
-
-    table: pa.Table | None  # converted, the runs of ``checked`` in order
-    checked: list[Checked]
-    slow: list[int]  # positions (in the directory list) of runs that need the per-file path
-
-
-def lookup(run_dirs: Sequence[Path], columns: Sequence[str] | None, kind: Kind = TASKS,
-           run_ids: list | None = None) -> tuple[Batch | None, list | None]:
-    """The cached batch of these run directories if every file is unchanged.
-
-    Returns ``(batch or None, stamps)``; the stamps (None if a file cannot be stat'ed or
-    read, e.g. a legacy run) are taken before any parsing, for :func:`store`. ``run_ids``
-    (side files: the runs' ids, which fill their run_id column) are part of the key.
-    """
-    files = [Path(d).absolute() / kind.file for d in run_dirs]
-    stamps = parse_cache.batch_stamps(files)
-    if stamps is None:
-        return None, None
-    try:
-        with pa.memory_map(str(parse_cache.batch_entry(files, columns, run_ids))) as source:
-            reader = pa.ipc.open_file(source)
-            meta = json.loads(reader.schema.metadata[_META])
-            if meta["stamps"] != stamps:
-                return None, stamps
-            table = reader.read_all().replace_schema_metadata(None)
-        checked = []
-        for run in meta["runs"]:
-            found = [Finding(**{**f, "rows": tuple(f["rows"])}) for f in run["findings"]]
-            checked.append(Checked(Path(run_dirs[run["position"]]), run["run_id"], None, [], {},
-                                   findings=found, rows=run["rows"], columns=run["columns"]))
-        if sum(c.rows for c in checked) != table.num_rows:
-            return None, stamps
-    except (OSError, KeyError, ValueError, TypeError, IndexError, pa.ArrowException):
-        return None, stamps  # unreadable, foreign or older entry: a miss
-    return Batch(table if checked else None, checked, meta["slow"]), stamps
-
-
-def store(run_dirs: Sequence[Path], columns: Sequence[str] | None, batch: Batch,
-          stamps: list | None, kind: Kind = TASKS, run_ids: list | None = None) -> None:
-    """Write the batch as one Arrow IPC file, atomically. Skipped when a file changed while it
-    was parsed or cannot be stamped; a cache that cannot be written is skipped silently (the
-    per-file cache warns about it)."""
-    files = [Path(d).absolute() / kind.file for d in run_dirs]
-    if stamps is None or parse_cache.batch_stamps(files) != stamps:
-        return
-    position = {Path(d): i for i, d in enumerate(run_dirs)}
-    meta = {"stamps": stamps, "slow": batch.slow,
-            "runs": [{"position": position[c.run_dir], "run_id": c.run_id, "rows": c.rows,
-                      "columns": c.columns, "findings": [dataclasses.asdict(f) for f in c.findings]}
-                     for c in batch.checked]}
-    table = (batch.table if batch.table is not None else pa.table({})) \
-        .replace_schema_metadata({_META: json.dumps(meta).encode()})
-    try:
-        with atomic_write(parse_cache.batch_entry(files, columns, run_ids), mode="wb", fsync=False) as fh, \
-                pa.ipc.new_file(fh, table.schema) as writer:
-            writer.write_table(table)
-    except (OSError, pa.ArrowException):
-        return

@@ -32,6 +32,7 @@ import pyarrow as pa
 from dabench_analysis import schema
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load import fast as _batch
+from dabench_analysis.load import stacked_cache
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.replay import replay_paths
 from dabench_analysis.load.run import (
@@ -203,17 +204,17 @@ def _side_batch(runs: Sequence[Run], name: str, *, workers: int,
     columns = [c for c in kind.catalogue if c not in drop]
     dirs, ids = [r.path for r in todo], [r.run_id for r in todo]
     use_cache = todo[0].cache and parse_cache.batch_usable()
-    batch, stamps = _batch.lookup(dirs, columns, kind, ids) if use_cache else (None, None)
+    batch, stamps = stacked_cache.lookup(dirs, columns, kind, ids) if use_cache else (None, None)
     if batch is None:
         read = _map(lambda r: _batch.read_checked(r.path, columns, kind, r.run_id), todo,
                     workers=workers, show=show, label=name)
         table, passed, _ = _batch.stack([c for c in read if c is not None], kind)
         del read
         done = {c.run_dir for c in passed}
-        batch = _batch.Batch(table, passed, [i for i, d in enumerate(dirs) if d not in done])
+        batch = stacked_cache.Batch(table, passed, [i for i, d in enumerate(dirs) if d not in done])
         del table
         if use_cache:
-            _batch.store(dirs, columns, batch, stamps, kind, ids)
+            stacked_cache.store(dirs, columns, batch, stamps, kind, ids)
     if batch.table is None:
         return None
     table, batch.table = batch.table.select(_batch.column_order(batch.checked, kind)), None
@@ -433,7 +434,7 @@ def _load_tasks(dirs: list[Path], *, columns, strict: bool, include_text: bool, 
     stacked frame when every run took the batched path."""
     kind = _batch.TASKS
     use_cache = cache and parse_cache.batch_usable()
-    batch, stamps = _batch.lookup(dirs, columns) if use_cache else (None, None)
+    batch, stamps = stacked_cache.lookup(dirs, columns) if use_cache else (None, None)
     hit = batch is not None  # no file read: the bar shows the replay folders listed
     position = {d: i for i, d in enumerate(dirs)}
     if batch is None:
@@ -442,9 +443,9 @@ def _load_tasks(dirs: list[Path], *, columns, strict: bool, include_text: bool, 
         table, passed, failed = _batch.stack([c for c in read if c is not None])
         slow = sorted([i for i, c in enumerate(read) if c is None]
                       + [position[c.run_dir] for c in failed])
-        batch = _batch.Batch(table, passed, slow)
+        batch = stacked_cache.Batch(table, passed, slow)
         if use_cache:
-            _batch.store(dirs, columns, batch, stamps)
+            stacked_cache.store(dirs, columns, batch, stamps)
     loaded: list[Run | Exception | None] = [None] * len(dirs)
     stacked = None
     if batch.table is not None:
