@@ -71,15 +71,41 @@ def test_clean_without_pandera_exactly_when_pandera_passes(df):
 
 def test_invariant_outputs_that_are_not_plain_true_go_to_pandera():
     rec = pd.DataFrame({"a": [1, 2, 3]}, index=[4, 5, 6])
-    assert invariants._holds_everywhere(pd.Series(True, index=rec.index), rec)
-    assert not invariants._holds_everywhere(pd.Series([True, False, True], index=rec.index), rec)
-    # a missing value, another index, another length or a non-bool dtype: pandera decides
-    assert not invariants._holds_everywhere(pd.Series([True, pd.NA, True], index=rec.index,
-                                                      dtype="boolean"), rec)
-    assert not invariants._holds_everywhere(pd.Series(True, index=[0, 1, 2]), rec)
-    assert not invariants._holds_everywhere(pd.Series(True, index=[4, 5]), rec)
-    assert not invariants._holds_everywhere(pd.Series([1, 1, 1], index=rec.index), rec)
-    assert not invariants._holds_everywhere(np.ones(3, dtype=bool), rec)
+
+    def holds(out) -> bool:
+        return invariants._holds_everywhere(lambda _: out, rec)
+
+    assert holds(pd.Series(True, index=rec.index))
+    assert not holds(pd.Series([True, False, True], index=rec.index))
+    # a missing value, another index, another length, a non-bool dtype: pandera decides
+    assert not holds(pd.Series([True, pd.NA, True], index=rec.index, dtype="boolean"))
+    assert not holds(pd.Series(True, index=[0, 1, 2]))
+    assert not holds(pd.Series(True, index=[4, 5]))
+    assert not holds(pd.Series([1, 1, 1], index=rec.index))
+    assert not holds(np.ones(3, dtype=bool))
+
+    def raises(_):
+        raise KeyError("no such column")
+
+    assert not invariants._holds_everywhere(raises, rec)  # pandera reports it, as before
+
+
+def test_a_frame_the_shortcut_cannot_read_goes_to_pandera_not_a_traceback(monkeypatch):
+    # a number column of text (never made by the loader's typing): the shortcut raises, and
+    # check_domain gives what pandera alone gives, for a required and an optional column
+    for col in ("final_score", "execution_time"):
+        df = pd.DataFrame({"run_id": pd.array(["r"], dtype="string"),
+                           "task_id": pd.array(["task_1"], dtype="string"),
+                           "final_score": [0.5], "execution_time": [3.0]})
+        df[col] = pd.Series(["high"], dtype=object)
+        specs = tuple(schema.column(c) for c in df.columns)
+        got: list = []
+        coerce.check_domain(df.copy(), specs, "task_metrics.csv", got, keys=("task_id",))
+        with monkeypatch.context() as m:
+            m.setattr(coerce, "_domain_passes", lambda *a: False)
+            alone: list = []
+            coerce.check_domain(df.copy(), specs, "task_metrics.csv", alone, keys=("task_id",))
+        assert got == alone
 
 
 _PROBE = ("import sys, json, dabench_analysis as da; run = da.load_run(sys.argv[1], strict=False); "

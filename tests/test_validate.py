@@ -113,7 +113,7 @@ def test_checks_run_through_pandera(run8, monkeypatch):
     monkeypatch.setattr(pa, "DataFrameSchema", spy)
     clean = validate_run(run8)
     assert seen == []
-    monkeypatch.setattr(_invariants, "_holds_everywhere", lambda out, rec: False)
+    monkeypatch.setattr(_invariants, "_holds_everywhere", lambda test, rec: False)
     forced = validate_run(run8)
     keys = {i.key for i in (*_invariants.INVARIANTS, *_replay.REPLAY_INVARIANTS)}
     assert set(seen) == keys

@@ -390,7 +390,11 @@ def check_domain(df: pd.DataFrame, specs: Iterable[Column], file: str, findings:
     """
     present = tuple(s for s in specs if s.name in df.columns)
     keys = tuple(k for k in keys if k in df.columns)
-    if _domain_passes(df, present, keys):  # pandera only describes what fails
+    try:
+        clean = _domain_passes(df, present, keys)
+    except (TypeError, ValueError):  # a column pandera rejects by dtype: it describes that
+        clean = False
+    if clean:  # pandera only describes what fails
         _missing_flags(df, present, file, findings)
         return df
     from pandera.errors import SchemaErrors

@@ -337,9 +337,14 @@ def _finding(inv: Invariant, row: pd.Series, source_row: int, task_file: str) ->
                    f"(rule: {CHECKS[inv.check].rule})")
 
 
-def _holds_everywhere(out: object, rec: pd.DataFrame) -> bool:
-    """Whether a test's output is True on every row of ``rec`` (plain bool, no missing value):
-    pandera would then report nothing, so it is not called."""
+def _holds_everywhere(test: Callable[[pd.DataFrame], object], rec: pd.DataFrame) -> bool:
+    """Whether ``test(rec)`` is True on every row of ``rec`` (plain bool, no missing value):
+    pandera would then report nothing, so it is not called. A test that raises is left to
+    pandera, which reports it as the check's failure."""
+    try:
+        out = test(rec)
+    except Exception:  # noqa: BLE001 - pandera describes it
+        return False
     return isinstance(out, pd.Series) and out.dtype == bool and len(out) == len(rec) \
         and out.index.equals(rec.index) and bool(out.all())
 
@@ -363,7 +368,7 @@ def check_invariants(rec: pd.DataFrame, source_rows: list[int], task_file: str,
                          f"{i.check} not checked (not assessable): no values for "
                          f"{' / '.join(SOURCES.get(c, c) for c in i.needs)}")
                  for i in invariants if report_skipped and i not in run]
-    if all(_holds_everywhere(i.test(rec), rec) for i in run):
+    if all(_holds_everywhere(i.test, rec) for i in run):
         return findings, failed  # pandera only describes failures (imported then)
     import pandera.pandas as pa
     from pandera.errors import SchemaErrors
