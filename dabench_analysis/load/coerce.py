@@ -331,18 +331,25 @@ def _values_check(specs: tuple[Column, ...]) -> pa.Check:
                     name="catalogue_values")
 
 
+def _not_null(specs: Iterable[Column]) -> list[Column]:
+    """The columns that must hold a value: required ones, except ``run_id`` (the loader fills
+    it from the folder name)."""
+    return [s for s in specs if s.required and s.name != "run_id"]
+
+
+def _numeric(specs: Iterable[Column]) -> tuple[Column, ...]:
+    return tuple(s for s in specs if s.kind in (*_FLOAT_KINDS, *INTEGER_KINDS))
+
+
 def _domain_passes(df: pd.DataFrame, specs: tuple[Column, ...], keys: tuple[str, ...]) -> bool:
     """Whether :func:`domain_schema` would report nothing on ``df``, checked without pandera
-    (as strict or stricter: required columns of exactly their dtype with no missing value, no
+    (as strict or stricter: the same columns, of exactly their dtype with no missing value, no
     repeated key, every numeric value passing :data:`WIDE_CHECKS`)."""
-    for s in specs:
-        if s.required and s.name != "run_id" and (df[s.name].dtype != s.dtype
-                                                  or df[s.name].isna().any()):
-            return False
+    if any(df[s.name].dtype != s.dtype or df[s.name].isna().any() for s in _not_null(specs)):
+        return False
     if keys and df.duplicated(list(keys)).any():
         return False
-    numeric = tuple(s for s in specs if s.kind in (*_FLOAT_KINDS, *INTEGER_KINDS))
-    return bool(_values_ok(df, numeric).all())
+    return bool(_values_ok(df, _numeric(specs)).all())
 
 
 @functools.lru_cache(maxsize=64)
@@ -355,10 +362,8 @@ def domain_schema(specs: tuple[Column, ...], keys: tuple[str, ...] = ()) -> pa.D
     """
     import pandera.pandas as pa
 
-    cols = {s.name: pa.Column(s.dtype, nullable=False, required=False) for s in specs
-            if s.required and s.name != "run_id"}
-    numeric = tuple(s for s in specs if s.kind in (*_FLOAT_KINDS, *INTEGER_KINDS))
-    return pa.DataFrameSchema(cols, checks=[_values_check(numeric)], unique=list(keys) or None,
+    cols = {s.name: pa.Column(s.dtype, nullable=False, required=False) for s in _not_null(specs)}
+    return pa.DataFrameSchema(cols, checks=[_values_check(_numeric(specs))], unique=list(keys) or None,
                               report_duplicates="all", strict=False, name="eval-v2 catalogue")
 
 

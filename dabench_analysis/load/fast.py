@@ -57,7 +57,7 @@ from dabench_analysis.load.table import _keys, column_names
 _TEXT, _BLOCK = pa.large_string(), 1 << 20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per file kind: hashed by identity
 class Kind:
     """One eval-v2 file as the batched path reads it: name, catalogue, aliases, and whether
     it is the task file (run ids, ``replay_path``, task ids that must name folders)."""
@@ -139,10 +139,9 @@ def _own_run_id(table: pa.Table, run_dir: Path, kind: Kind, run_id: str | None) 
 
 
 @functools.lru_cache(maxsize=64)
-def _plan(header: tuple[str, ...], columns: tuple[str, ...] | None, file: str) -> tuple:
-    """What a header of ``file`` means (files of one harness version share it): catalogue
+def _plan(header: tuple[str, ...], columns: tuple[str, ...] | None, kind: Kind) -> tuple:
+    """What a header of ``kind.file`` means (files of one harness version share it): catalogue
     names, the header's findings, the columns to read, their catalogue entries, Arrow types."""
-    kind = next(k for k in (TASKS, *SIDES.values()) if k.file == file)
     catalogue, head = kind.catalogue, []
     canon = column_names(list(header), catalogue, dict(kind.aliases), kind.file, head)
     wanted = None if columns is None else \
@@ -181,7 +180,7 @@ def read_checked(run_dir: Path, columns: Sequence[str] | None, kind: Kind = TASK
     try:
         header = read_header(path)
         canon, head, include, specs, types = _plan(tuple(header), None if columns is None
-                                                   else tuple(columns), kind.file)
+                                                   else tuple(columns), kind)
     except RunLoadError:
         return None
     if any(f.severity == "error" for f in head):
