@@ -119,6 +119,10 @@ class Run:
     cache : bool
         Whether :attr:`trajectory` and :attr:`tool_calls` go through the parse cache
         (:mod:`dabench_analysis.load.cache`).
+    success_threshold : float
+        The analysis' success threshold in (0, 1]: a task is correct when ``final_score >=
+        success_threshold`` (:func:`dabench_analysis.schema.correct`). Every table called with
+        this Run defaults to it. Default 0.8 (:data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`).
     """
 
     run_id: str
@@ -129,6 +133,7 @@ class Run:
     source_rows: list[int] = field(default_factory=list)
     task_file: str = TASK_FILE
     cache: bool = True
+    success_threshold: float = schema.SUCCESS_THRESHOLD
     #: attribute -> frame maker, set by ``load_runs`` for files it read already (batched)
     _pending: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -203,12 +208,13 @@ class Run:
         n = len(self.tasks)
         score = (self.tasks["final_score"] if "final_score" in self.tasks
                  else pd.Series([], dtype="float64")).astype("float64").dropna()
-        acc = f"{(score >= schema.SUCCESS_THRESHOLD).mean():.1%}" if len(score) else "n/a"
+        acc = f"{schema.correct(score, self.success_threshold).mean():.1%}" if len(score) \
+            else "n/a"
         if len(score) < n:
             acc += f" of {len(score)} scored"
         errs = sum(f.severity == "error" for f in self.findings)
         return (f"<Run {self.run_id!r}: {n} tasks, answer accuracy {acc} "
-                f"(final_score >= {schema.SUCCESS_THRESHOLD}), files: "
+                f"(final_score >= {self.success_threshold:g}), files: "
                 f"{', '.join(self.files_present)}{f', {errs} load errors' if errs else ''}>")
 
 
@@ -284,6 +290,7 @@ def load_run(
     strict: bool = True,
     include_text: bool = False,
     cache: bool = True,
+    success_threshold: float = schema.SUCCESS_THRESHOLD,
 ) -> Run:
     """Load one eval-v2 run directory.
 
@@ -310,6 +317,9 @@ def load_run(
         Read parsed files from, and add them to, the parse cache (:mod:`dabench_analysis.load.cache`:
         Parquet in the user cache directory, keyed by path, size, mtime and content hash, so a
         changed file is parsed again). False parses every file.
+    success_threshold : float
+        The analysis' success threshold in (0, 1], carried by the Run
+        (:attr:`Run.success_threshold`).
 
     Returns
     -------
@@ -342,6 +352,7 @@ def load_run(
     ['Easy', 'Medium', 'Hard', 'Extreme']
     """
     columns = requested_columns(columns)
+    success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
     run_dir = _check_dir(Path(path))
     tasks, findings, name = _read_tasks(run_dir, columns, cache)
     errors = [f for f in findings if f.severity == "error"]
@@ -375,4 +386,5 @@ def load_run(
                       stacklevel=2)
     warn_absent(columns, tasks.columns, f"{run_id}: {name}")
     return Run(run_id=run_id, path=run_dir, tasks=tasks, findings=findings,
-               include_text=include_text, source_rows=rows, task_file=name, cache=cache)
+               include_text=include_text, source_rows=rows, task_file=name, cache=cache,
+               success_threshold=success_threshold)

@@ -333,6 +333,7 @@ def load_runs(
     parallel: bool | int = True,
     progress: bool | None = None,
     cache: bool = True,
+    success_threshold: float = schema.SUCCESS_THRESHOLD,
 ) -> Runs:
     """Load every eval-v2 run of a sweep.
 
@@ -359,6 +360,8 @@ def load_runs(
         Show a progress bar on stderr. Default: only in a terminal, not inside a notebook.
     cache : bool
         Read and fill the parse cache (:mod:`dabench_analysis.load.cache`); False parses every file.
+    success_threshold : float
+        The analysis' success threshold in (0, 1], carried by every Run.
 
     Returns
     -------
@@ -393,12 +396,13 @@ def load_runs(
     [True]
     """
     columns = requested_columns(columns)
+    success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
     dirs, skipped = _candidates(paths)
     workers = _workers(parallel, len(dirs))
     show = _show_progress(progress, len(dirs))
     loaded, stacked = _load_tasks(dirs, columns=columns, strict=strict,
                                   include_text=include_text, cache=cache, workers=workers,
-                                  show=show)
+                                  show=show, success_threshold=success_threshold)
     failed = [(d, r) for d, r in zip(dirs, loaded, strict=True) if isinstance(r, Exception)]
     if failed and strict:
         lines = [f"{d}: {str(e).splitlines()[0]}" for d, e in failed]
@@ -428,7 +432,7 @@ def load_runs(
 
 
 def _load_tasks(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache: bool,
-                workers: int, show: bool) -> tuple[list[Run | Exception], pd.DataFrame | None]:
+                workers: int, show: bool, success_threshold: float) -> tuple[list[Run | Exception], pd.DataFrame | None]:
     """Every run's tasks: task files through the batched path (:mod:`.fast`), those it leaves
     through :func:`load_run`. Returns the runs (or load errors) in ``dirs`` order and the
     stacked frame when every run took the batched path."""
@@ -460,10 +464,10 @@ def _load_tasks(dirs: list[Path], *, columns, strict: bool, include_text: bool, 
                 run_id=c.run_id, path=c.run_dir, findings=list(c.findings),
                 tasks=partial(_batch.part, frame, starts[id(c)], c, kind),
                 include_text=include_text, source_rows=list(range(1, c.rows + 1)),
-                task_file=TASK_FILE, cache=cache)
+                task_file=TASK_FILE, cache=cache, success_threshold=success_threshold)
         stacked = frame.copy(deep=False) if not batch.slow else None  # see _side_batch
     kwargs = {"columns": columns, "strict": strict, "include_text": include_text,
-              "cache": cache}
+              "cache": cache, "success_threshold": success_threshold}
     for i in batch.slow:
         try:
             loaded[i] = load_run(dirs[i], **kwargs)

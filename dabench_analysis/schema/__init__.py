@@ -47,7 +47,17 @@ from dabench_analysis.schema.columns import (
     group,
     require_columns,
 )
+from dabench_analysis.schema.files import (
+    CONFIG_FILE,
+    LEGACY_TASK_FILE,
+    REPLAY_FILE,
+    TASK_FILE,
+    TASK_FILES,
+    TOOL_CALLS_FILE,
+    TRAJECTORY_FILE,
+)
 from dabench_analysis.schema.labels import LABELS, UNITS, label
+from dabench_analysis.schema.outcome import correct
 from dabench_analysis.schema.replay import (
     HEALTH_STATUSES,
     REPLAY_FIELDS,
@@ -67,7 +77,8 @@ from dabench_analysis.schema.sections import (
     sections_using,
 )
 
-__all__ = ["ACTIONS", "ALIASES", "AUTONOMY", "CALIBRATION_BUCKETS", "CALIBRATION_EDGES",
+__all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TASK_FILES",
+           "TOOL_CALLS_FILE", "TRAJECTORY_FILE", "ACTIONS", "ALIASES", "AUTONOMY", "CALIBRATION_BUCKETS", "CALIBRATION_EDGES",
            "CHECKS", "COORDINATOR_DECISIONS", "CORRECTNESS", "CORRELATION_METRICS", "COST",
            "Check", "Column", "DIFFICULTY_ORDER", "ENUMS", "EXECUTION", "FAILURE_CATEGORIES",
            "FAILURE_STAGES", "FLAG_COERCED", "FLAG_FALSE", "FLAG_TRUE", "GROUPS",
@@ -76,5 +87,5 @@ __all__ = ["ACTIONS", "ALIASES", "AUTONOMY", "CALIBRATION_BUCKETS", "CALIBRATION
            "ReplayField", "SECTIONS", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
            "Section", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
            "TRAJECTORY_COLUMNS", "check_threshold", "checks_markdown", "checks_table", "column",
-           "columns_markdown", "columns_table", "group", "label", "LABELS", "UNITS", "optional_columns",
+           "columns_markdown", "columns_table", "correct", "group", "label", "LABELS", "UNITS", "optional_columns",
            "replay_field", "require_columns", "sections_needing", "sections_using"]

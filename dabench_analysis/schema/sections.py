@@ -27,12 +27,13 @@ from dabench_analysis.schema.columns import (
     TRAJECTORY_COLUMNS,
     Column,
 )
+from dabench_analysis.schema.files import (
+    OPTIONAL_FILES,
+    REPLAY_FILES,
+    TOOL_CALLS_FILE,
+    TRAJECTORY_FILE,
+)
 
-#: Optional files of an eval-v2 run directory (``task_metrics.csv`` is the one required file).
-TRAJECTORY_FILE = "trajectory.csv"
-TOOL_CALLS_FILE = "tool_calls.csv"
-REPLAY_FILES = "task_*/task_replay.json"
-OPTIONAL_FILES: tuple[str, ...] = (TRAJECTORY_FILE, TOOL_CALLS_FILE, REPLAY_FILES)
 #: What each optional file feeds besides the sections that name it.
 FILE_USES: dict[str, str] = {
     TRAJECTORY_FILE: "validation: token conservation, time accounting, missing trajectories; "
