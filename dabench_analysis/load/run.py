@@ -196,6 +196,56 @@ class Run:
         """
         return self.replays[task_id]
 
+    def select(self, name: str, columns: Sequence[str]) -> pd.DataFrame:
+        """One of the run's frames with only ``columns`` (and its key columns), read from the
+        file if the loaded frame lacks some of them (e.g. ``action_input``, a free-text
+        trajectory column left out by default).
+
+        Parameters
+        ----------
+        name : {"tasks", "trajectory", "tool_calls"}
+        columns : sequence of str
+            Catalogue names. Columns the file does not have are absent from the result (the
+            caller checks with :func:`dabench_analysis.schema.require_columns`).
+
+        Returns
+        -------
+        DataFrame
+            The key columns (``run_id, task_id`` and ``step_id`` / ``call_id``) first, then
+            ``columns`` in the given order; one row per row of the loaded frame.
+
+        Raises
+        ------
+        ValueError
+            An unknown ``name``.
+
+        Examples
+        --------
+        >>> run = load_run("data/sample_runs/baseline_react")
+        >>> run.select("trajectory", ["tool", "action_input"]).columns.tolist()
+        ['run_id', 'task_id', 'step_id', 'tool', 'action_input']
+        """
+        keys = {"tasks": ["run_id", "task_id"], "trajectory": ["run_id", "task_id", "step_id"],
+                "tool_calls": ["run_id", "task_id", "call_id"]}
+        if name not in keys:
+            raise ValueError(f"name must be one of {', '.join(keys)}; got {name!r}")
+        frame = getattr(self, name)
+        want = list(dict.fromkeys([*keys[name], *columns]))
+        if name != "tasks" and any(c not in frame for c in want):
+            file, catalogue = ((TRAJECTORY_FILE, schema.TRAJECTORY_COLUMNS) if name == "trajectory"
+                               else (TOOL_CALLS_FILE, schema.TOOL_CALL_COLUMNS))
+            path = self.path / file
+            if path.is_file():
+                frame, _ = parse_cache.cached_read(
+                    read_table, path, catalogue, columns=[c for c in want if c in catalogue],
+                    enabled=self.cache)
+                if "run_id" in frame:
+                    frame["run_id"] = frame["run_id"].fillna(self.run_id)
+                else:
+                    frame.insert(0, "run_id", pd.Series(self.run_id, index=frame.index,
+                                                        dtype="string"))
+        return frame[[c for c in want if c in frame]]
+
     @property
     def files_present(self) -> list[str]:
         """Which eval-v2 files the run directory holds."""
