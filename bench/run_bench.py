@@ -275,7 +275,10 @@ def _child_trajectory(sweep: str, mode: str) -> None:
 
     from dabench_analysis import schema
     from dabench_analysis.load import load_runs, read_header
-    from dabench_analysis.load.csv import PA_TYPES
+
+    # the raw parse's types: numbers as float64, flags as pyarrow's bool, the rest as text
+    PA_TYPES = {k: pa.float64() for k in ("count", "tokens", "bytes", "score", "float",
+                                          "seconds")} | {"flag": pa.bool_()}
 
     files = sorted(Path(sweep).glob("*/trajectory.csv"))
     cols = [c for c in schema.TRAJECTORY_COLUMNS if c not in schema.TEXT_TRAJECTORY_COLUMNS]

@@ -1,12 +1,9 @@
-"""load_runs' batched path (``dabench_analysis._batch``) against ``load_run``, the reference.
-
-A sweep mixes clean runs (notes only: unknown column, old column name, header spaces, no
-run_id column, missing flag values, a column subset) with runs whose values need the pandas
-path (a score of 1.5, a fractional count, a lower-case or unknown enum, a duplicated task id,
-a short row, no data rows, only the legacy file). Every run's frame, findings and source rows
-must equal what ``load_run(strict=False)`` gives, clean runs must take the batched path and the
-others must not; the stacked cache entry must never be served for a changed file, and
-``replay_path`` is looked up afresh on every load.
+"""load_runs on a sweep of mixed runs: clean runs (notes only: unknown column, old column name,
+header spaces, no run_id column, missing flag values, a column subset) beside runs with values
+to report (a score of 1.5, a fractional count, a lower-case or unknown enum, a duplicated task
+id, a short row, no data rows, only the legacy file). The stacked tasks hold every run's own
+frame; a changed file is never served stale; ``replay_path`` is looked up afresh on every load;
+replays and caches never leave their folders.
 """
 
 from __future__ import annotations
@@ -23,8 +20,7 @@ import pytest
 
 from dabench_analysis import load, schema
 from dabench_analysis.load import cache, load_runs
-from dabench_analysis.load import fast as _batch
-from dabench_analysis.load import sweep as runs
+from dabench_analysis.load.pipeline import concat_frames
 from dabench_analysis.synthetic import generate_run
 from dabench_analysis.validate import validate_run
 
@@ -183,45 +179,6 @@ def _reference(path: Path, **kwargs) -> load.Run:
         return load.load_run(path, strict=False, **kwargs)
 
 
-@pytest.mark.parametrize("use_cache", [False, True])
-def test_every_run_equals_load_run(mixed, use_cache):
-    for _attempt in range(2 if use_cache else 1):  # cold, then a hit
-        loaded = _load_quietly(mixed, strict=False, cache=use_cache)
-        assert loaded.skipped.empty
-        expected = {*CLEAN, *NEEDS_PANDAS, "legacy_only", "other_id"} - {"run_id_differs"}
-        assert sorted(loaded.run_ids) == sorted(expected)
-        for run in loaded:
-            ref = _reference(run.path)
-            assert run.run_id == ref.run_id, run.path.name
-            pd.testing.assert_frame_equal(run.tasks, ref.tasks, obj=run.path.name)
-            assert run.findings == ref.findings, run.path.name
-            assert run.source_rows == ref.source_rows and run.task_file == ref.task_file
-        pd.testing.assert_frame_equal(
-            loaded.tasks, runs._concat([_reference(r.path).tasks for r in loaded]))
-    assert cache.info()["entries"] >= (1 if use_cache else 0)
-
-
-def test_clean_runs_take_the_batched_path_and_the_others_do_not(mixed, monkeypatch):
-    slow = []
-    real = runs.load_run
-
-    def spy(path, **kwargs):
-        slow.append(Path(path).name)
-        return real(path, **kwargs)
-
-    monkeypatch.setattr(runs, "load_run", spy)
-    loaded = _load_quietly(mixed, strict=False, cache=False)
-    # an unusual flag spelling or enum case is coerced on the batched path, with the per-file
-    # path's own finding (test_load_runs_equals_load_run checks frames and findings)
-    coerced = {"lower_case_enum", "yes_no_flag"}
-    assert sorted(slow) == sorted([*(set(NEEDS_PANDAS) - coerced), "legacy_only"])
-    assert loaded.stacked is None  # mixed: stacked from the runs
-    same_columns = ["clean", "old_name", "header_spaces", "no_run_id", "missing_flags"]
-    clean = _load_quietly([mixed / n for n in same_columns], cache=False)
-    assert clean.stacked is not None and clean.tasks is clean.stacked
-    assert clean.tasks["run_id"].unique().tolist() == same_columns
-
-
 def test_column_subset(mixed):
     wanted = schema.CORRECTNESS + schema.COST
     loaded = _load_quietly([mixed / "clean", mixed / "old_name"], columns=wanted)
@@ -240,7 +197,7 @@ def test_runs_with_different_columns_are_stacked(mixed, tmp_path):
     # runs of different columns are stacked as one table (one to_pandas for the sweep)
     assert a.stacked is not None and a.tasks is a.stacked
     pd.testing.assert_frame_equal(
-        a.tasks, runs._concat([_reference(r.path).tasks for r in a]))
+        a.tasks, concat_frames([_reference(r.path).tasks for r in a]))
     assert a.tasks["notes_from_the_team"].notna().sum() == N
     assert a.tasks["run_id"].tolist() == ["clean"] * N + ["unknown_column"] * N + \
         ["no_run_id"] * N
@@ -251,7 +208,7 @@ def test_changed_file_is_never_served_stale(mixed, tmp_path):
     for name in ("clean", "missing_flags"):
         shutil.copytree(mixed / name, root / name)
     first = _load_quietly(root)
-    assert cache.info()["entries"] == 1
+    assert cache.info()["entries"] == 2  # one per task file
     path = root / "clean" / TM
     st = path.stat()
     text = path.read_text()
@@ -328,7 +285,7 @@ def test_cache_inside_a_run_is_not_used(mixed, tmp_path, monkeypatch):
     run = tmp_path / "clean"
     shutil.copytree(mixed / "clean", run)
     monkeypatch.setenv(cache.ENV_VAR, str(run / ".cache"))
-    assert not _batch.cacheable()
+    assert cache.usable() is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         load_runs([run], progress=False)
@@ -397,7 +354,7 @@ def test_cache_folder_in_the_sweep_folder_is_not_a_run(mixed, tmp_path, monkeypa
     shutil.copytree(mixed / "clean", root / "clean")
     monkeypatch.setenv(cache.ENV_VAR, str(root))
     first = _load_quietly(root)
-    assert (root / "v1").is_dir()
+    assert (root / "v2").is_dir()
     again = _load_quietly(root)
     assert first.skipped.empty and again.skipped.empty and again.run_ids == ["clean"]
 

@@ -9,13 +9,12 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import dabench_analysis as da
 from dabench_analysis import schema
-from dabench_analysis.load.coerce import type_flag
+from dabench_analysis.load import parse_flags
 from dabench_analysis.stats import StatisticsWarning, mcnemar
 from dabench_analysis.stats.inputs import as_bool
 from dabench_analysis.tables import mas
@@ -90,19 +89,17 @@ SPELLINGS = [("1", True), ("0", False), ("true", True), ("FALSE", False), (" Tru
 
 @pytest.mark.parametrize(("text", "value"), SPELLINGS)
 def test_one_flag_vocabulary_for_loading_and_statistics(text, value):
-    findings: list = []
-    loaded = type_flag(pd.Series([text]), "task_metrics.csv", "execution_success", findings)
-    assert loaded.iloc[0] is np.bool_(value) or bool(loaded.iloc[0]) is value
+    loaded, coerced, bad = parse_flags(pd.Series([text]))
+    assert bool(loaded.iloc[0]) is value and not bad.iloc[0]
     assert bool(as_bool(pd.Series([text]), "flag").iloc[0]) is value
     plain = text.strip().lower() in {s.lower() for s in schema.FLAG_TRUE + schema.FLAG_FALSE}
-    assert [f.check for f in findings] == ([] if plain else ["flag_coerced"])
+    assert bool(coerced.iloc[0]) is not plain
 
 
 @pytest.mark.parametrize("text", ["2", "maybe", "-1", "truthy"])
 def test_a_non_flag_is_an_error_in_both(text):
-    findings: list = []
-    loaded = type_flag(pd.Series([text]), "task_metrics.csv", "execution_success", findings)
-    assert loaded.isna().all() and [f.check for f in findings] == ["flag_value"]
+    loaded, coerced, bad = parse_flags(pd.Series([text]))
+    assert loaded.isna().all() and bad.all() and not coerced.any()
     with pytest.raises(ValueError, match="not a boolean"):
         as_bool(pd.Series([text]), "flag")
 

@@ -11,7 +11,6 @@ import pytest
 
 from dabench_analysis import schema
 from dabench_analysis.load import RunLoadError, load_run, read_replay, read_table
-from dabench_analysis.load import csv as _read
 from dabench_analysis.schema import Column
 from dabench_analysis.synthetic import generate_run
 
@@ -51,28 +50,19 @@ def test_sample_runs_load_clean_with_catalogue_dtypes(name):
     assert run.tasks["replay_path"].notna().all()
 
 
-def test_clean_file_takes_the_typed_fast_path(small_run, monkeypatch):
-    def no_slow_path(*args, **kwargs):
-        raise AssertionError("slow path used for a clean file")
-
-    monkeypatch.setattr(_read, "typed_slow", no_slow_path)
-    monkeypatch.setattr(_read, "type_column", no_slow_path)  # no value typed in pandas
-    run = load_run(small_run)
-    assert len(run.tasks) == 8 and len(run.trajectory) > 8
-
-
-def test_one_bad_column_leaves_the_others_on_the_fast_path(small_run, tmp_path, monkeypatch):
+def test_one_bad_value_leaves_every_other_value_as_in_the_clean_file(small_run, tmp_path):
     run = _copy(small_run, tmp_path)
     _edit(run / "task_metrics.csv", "answer_f1", 2, "0,5")
-    typed = []
-    real = _read.type_column
-    monkeypatch.setattr(_read, "type_column",
-                        lambda raw, spec, *a: typed.append(spec.name) or real(raw, spec, *a))
     with pytest.warns(UserWarning):
         loaded = load_run(run, strict=False)
-    assert typed == ["answer_f1"]
-    assert pd.isna(loaded.tasks.loc[1, "answer_f1"])
-    assert loaded.tasks["answer_f1"].notna().sum() == 7
+    clean = load_run(small_run).tasks
+    assert pd.isna(loaded.tasks.loc[1, "answer_f1"])  # data row 2
+    bad = [f for f in loaded.findings if f.severity == "error"]
+    assert [(f.row, f.column, f.check) for f in bad] == [(2, "answer_f1", "number_value")]
+    assert "decimal comma" in bad[0].message and "'0,5'" in bad[0].message
+    for col in clean.columns.drop("replay_path"):
+        expected = clean[col].mask(clean.index == 1) if col == "answer_f1" else clean[col]
+        pd.testing.assert_series_equal(loaded.tasks[col], expected, check_names=False)
 
 
 def test_strict_raises_once_listing_every_error(small_run, tmp_path):

@@ -184,3 +184,19 @@ def test_show_manifest_escapes_and_shortens():
     assert repr(view).splitlines()[0] == "created (UTC): 2026-05-01T10:00:00+00:00"
     with pytest.raises(TypeError, match="needs the manifest dict"):
         report.show_manifest([1])
+
+
+@pytest.mark.parametrize("file", ["task_metrics.csv", "trajectory.csv"])
+def test_a_file_rewritten_after_it_was_parsed_fails_the_manifest(run_outside, file):
+    # the numbers come from the bytes parsed; a manifest of other bytes would lie about them
+    run = da.load_run(run_outside)
+    run.trajectory  # noqa: B018 - parsed now
+    path = run_outside / file
+    text = path.read_text()
+    path.write_text(text.replace("0.", "1.", 1))  # same size, other bytes
+    with pytest.raises(M.InputChanged, match=f"{file} changed while the report ran"):
+        report.manifest(inputs=[run], parameters={})
+    path.write_text(text)  # the bytes parsed again: the manifest agrees with them
+    files = {Path(f["path"]).name: f["sha256"]
+             for f in report.manifest(inputs=[run], parameters={})["files"]}
+    assert files[file] == hashlib.sha256(path.read_bytes()).hexdigest()

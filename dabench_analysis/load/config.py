@@ -23,10 +23,8 @@ from pathlib import Path
 import pandas as pd
 
 from dabench_analysis.load.findings import RunLoadError
-from dabench_analysis.load.run import load_run
-
-#: The file in a run folder that declares the run's configuration and seed.
-CONFIG_FILE = "run_config.json"
+from dabench_analysis.load.loader import load_run
+from dabench_analysis.schema.files import CONFIG_FILE
 
 _MAX_BYTES = 1 << 20
 _COLUMNS = ["run_id", "config", "seed", "source"]

@@ -1,119 +1,300 @@
-"""CSV reading for the load layer: the bounded header read, pyarrow reads typed from the
-catalogue (every quoted value byte for byte, any length and line breaks: :func:`block_size`,
-:func:`arrow_read`), and the text fallback for files pyarrow cannot type."""
+"""The one CSV reader of the load layer: a file's bytes -> an Arrow table with the catalogue's
+column names, numbers parsed, every other cell as written, and the file's structural findings.
+
+What it reads and reports (each finding names the file and the 1-based data row, the header
+not counted; rows are CSV records, so a quoted value over several lines is one row):
+
+- the header (:mod:`.header`): a byte-order mark is skipped; an empty file, a blank first
+  line, a header that is not UTF-8, looks ';'- or tab-delimited or repeats a name is an error
+  for the whole file (:class:`~dabench_analysis.load.findings.RunLoadError`);
+- a header line repeated in the data (``cat a.csv b.csv > c.csv``): the line is dropped, the
+  rows after it kept (``repeated_header``);
+- a row with too many or too few fields, a truncated last line (``column_count``), a stray
+  delimiter at the end of some lines only (``trailing_delimiter``): the row is excluded. When
+  every line ends with the delimiter the empty last field is ignored (info);
+- mixed line endings (CR LF and LF in one file): read, noted (``line_endings``, info);
+- bytes that are not UTF-8: decoded with U+FFFD and reported by row and column (``encoding``).
+
+Numbers are parsed by pyarrow's CSV reader (``float64``; the catalogue's rules then check
+them); text, flags and enums are kept as written (``large_string``). When a number does not
+parse, the whole file is read as text and :mod:`dabench_analysis.load.rules` parses it, so that
+each rejected value is reported as written. pyarrow drops the LF of a CR LF pair that falls on
+a read-block boundary, even inside a quoted value (apache/arrow#51368; shared pitfall P11):
+:func:`block_size` chooses a block size that splits no pair.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import csv
-import mmap
-import os
-import re
 import sys
 import threading
-from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from dabench_analysis.load.coerce import (
-    INTEGER_KINDS,
-    MAX_COUNT,
-    arrow_missing,
-    to_integer,
-    type_column,
-    type_enum,
-)
-from dabench_analysis.load.findings import Finding, RunLoadError, report
-from dabench_analysis.schema import FLAG_FALSE, FLAG_TRUE, NULL_VALUES
+from dabench_analysis.load.findings import Finding, RunLoadError, report_rows
+from dabench_analysis.load.header import TEXT, TRAILING, Plan, header_of, plan, read_header
+from dabench_analysis.schema import NULL_VALUES
+from dabench_analysis.schema.files import FileKind
 
-_ENUM_TYPE = pa.dictionary(pa.int32(), pa.string())
-MAX_TEXT_COLUMNS = 8  #: columns re-read as text one by one, then the whole file is read as text
-#: pyarrow's read-block size: the first tried, the largest; block sizes tried below a start.
+__all__ = ["BLOCK_SIZE", "Parsed", "block_size", "header_of", "parse", "plan", "read_header"]
+
+#: pyarrow's read-block size: the first tried; the largest; block sizes tried below a start.
 BLOCK_SIZE, MAX_BLOCK_SIZE, _SHIFTS = 1 << 22, 1 << 30, 256
 
-#: Arrow types of the fast path. Counts are parsed as float64 and checked to be whole numbers
-#: (pyarrow's int64 parser would silently accept hexadecimal such as 0x10).
-PA_TYPES = {"flag": pa.bool_(), "count": pa.float64(), "tokens": pa.float64(),
-            "bytes": pa.float64(), "score": pa.float64(), "float": pa.float64(),
-            "seconds": pa.float64()}
-PD_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(),
-            pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}
+
+@dataclass
+class Parsed:
+    """One file as read: ``table`` (frame names; numbers ``float64`` unless ``as_text``, every
+    other cell as written), ``rows`` (1-based data row of each table row) and ``findings``."""
+
+    table: pa.Table
+    rows: np.ndarray
+    findings: list[Finding]
+    as_text: bool = False
 
 
-def read_header(path: str | os.PathLike[str], *, max_bytes: int = 1 << 20) -> list[str]:
-    """Read only the header line of a CSV file (at most ``max_bytes``, never the whole file).
+def parse(data: bytes, kind: FileKind, columns: tuple[str, ...] | None = None,
+          *, name: str | None = None, as_text: bool = False) -> Parsed:
+    """Read one CSV file's bytes (see the module notes for what is read and reported).
 
     Parameters
     ----------
-    path : path-like
-        A CSV file, UTF-8 (a byte-order mark is allowed).
-    max_bytes : int
-        Longest header accepted.
+    data : bytes or memoryview
+        The whole file.
+    kind : FileKind
+        Which file it is (:data:`~dabench_analysis.schema.files.TASKS`, ...).
+    columns : tuple of str, optional
+        Catalogue columns to read (the required ones always); None for all.
+    name : str, optional
+        The file's name in findings (default ``kind.file``).
+    as_text : bool
+        Read every column as text (numbers too).
 
     Returns
     -------
-    list of str
-        Column names.
+    Parsed
 
     Raises
     ------
     RunLoadError
-        Unreadable or empty file, a blank first line, undecodable bytes, a header longer than
-        ``max_bytes``, one that looks ';'- or tab-delimited, or duplicated column names.
+        When the file as a whole cannot be read (header errors, see :func:`header_of`; a
+        file pyarrow cannot parse at all).
 
     Examples
     --------
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
-    >>> _ = p.write_bytes(b"\\xef\\xbb\\xbftask_id,final_score\\r\\nt1,0.5\\r\\n")
-    >>> read_header(p)
-    ['task_id', 'final_score']
+    >>> from dabench_analysis.schema.files import TASKS
+    >>> p = parse(b"task_id,final_score\\nt1,0.5\\ntask_id,final_score\\nt2,1\\n", TASKS)
+    >>> p.as_text, p.table.column("final_score").to_pylist(), p.rows.tolist()
+    (True, ['0.5', '1'], [1, 3])
+    >>> [f.check for f in p.findings if f.severity != "info"]
+    ['required_column', 'repeated_header']
     """
-    path = Path(path)
-    name = path.name
+    name = name or kind.file
+    header = header_of(data, name)
+    pl = plan(tuple(header), kind, columns)
+    findings = list(pl.findings)
+    table, bad, as_text = _read(data, name, pl, header, findings, as_text)
+    keep = np.ones(table.num_rows + len(bad), dtype=bool)
+    trailing_all = _bad_rows(bad, keep, name, findings)
+    if trailing_all:  # every data line ends with a stray delimiter: read it as an empty field
+        table, bad, as_text = _read(data, name, pl, [*header, ""], findings, as_text)
+        keep = np.ones(table.num_rows + len(bad), dtype=bool)
+        _bad_rows(bad, keep, name, findings)
+    rows = np.flatnonzero(keep) + 1
+    table, rows = _repeated_header(table, rows, pl, name, findings)
+    if TRAILING in table.column_names:
+        table = _drop_trailing(table, name, findings)
+    _line_endings(data, name, findings)
+    table = table.rename_columns([pl.canon.get(h, h) for h in table.column_names])
+    return Parsed(table, rows, findings, as_text)
+
+
+def block_size(data: bytes | memoryview, start: int = BLOCK_SIZE) -> int:
+    """A read-block size for pyarrow's CSV reader that keeps every CR LF pair whole.
+
+    pyarrow reads a file in buffers of ``block_size`` bytes and drops the LF of a CR LF pair
+    split by a buffer boundary (file offset ``k * block_size``), even inside a quoted value
+    (apache/arrow issue 51368). Tries ``start``, ``start - 1``, ... (256 sizes, two bytes
+    read per boundary; two consecutive sizes never split the same pair). If none fits: the
+    whole file as one buffer, or a RunLoadError above 1 GiB.
+
+    Examples
+    --------
+    >>> data = b'a,b\\r\\n"x\\r\\ny",1\\r\\n'  # CR LF at 3-4, 7-8 and 13-14
+    >>> block_size(data, 8), block_size(data, 9), block_size(data, 64)
+    (6, 9, 64)
+    """
+    size = len(data)
+    if size <= start:
+        return start
+    for block in range(start, max(start - _SHIFTS, 0), -1):
+        if all(data[k - 1:k + 1] != b"\r\n" for k in range(block, size, block)):
+            return block
+    if size >= MAX_BLOCK_SIZE:  # pragma: no cover - no such file is known
+        raise RunLoadError("no read-block size keeps the file's CR LF pairs whole")
+    return size + 1  # pragma: no cover - one buffer: no boundary at all
+
+
+def _read(data, name: str, pl: Plan, header: list[str], findings: list,
+          as_text: bool) -> tuple[pa.Table, list[tuple], bool]:
+    """Typed read; the whole file as text when a number does not parse (or ``as_text``); as
+    bytes, decoded with U+FFFD and reported, when a cell is not UTF-8."""
+    names = [h if h != "" else TRAILING for h in header]
+    include = [*pl.include, *([TRAILING] if TRAILING in names else [])]
+    types = {**pl.types, TRAILING: TEXT}
     try:
-        with open(path, "rb") as fh:
-            line = fh.readline(max_bytes + 1)
-            rest = fh.read(1 << 16) if not line.strip() else b""
-    except OSError as exc:
-        raise RunLoadError(f"{name}: cannot read ({exc.strerror or exc})",
-                           [Finding("error", name, None, None, "unreadable", str(exc))]) from None
-    if len(line) > max_bytes:
-        raise RunLoadError(f"{name}: header line longer than {max_bytes} bytes (not a CSV "
-                           "file?)", [Finding("error", name, None, None, "header", "too long")])
+        if not as_text:
+            table, bad = _arrow(data, name, names, include, types)
+            return table, bad, False
+    except pa.ArrowInvalid as exc:
+        if "conversion error" not in str(exc) and "utf8" not in str(exc).lower():
+            raise _unparsable(name, exc) from None
+    text = dict.fromkeys(include, TEXT)
     try:
-        text = line.decode("utf-8-sig").rstrip("\r\n")
-    except UnicodeDecodeError as exc:
-        raise RunLoadError(f"{name}: header is not UTF-8 (byte {exc.start}); re-save the file "
-                           "as UTF-8", [Finding("error", name, None, None, "encoding",
-                                                "header not UTF-8")]) from None
-    if not text.strip():  # a blank first line with more after it: not an empty file
-        check, what = (("header", "the first line is blank; the header must be the first line")
-                       if rest.strip() else ("empty_file", "file is empty (no header line)"))
-        raise RunLoadError(f"{name}: {what}", [Finding("error", name, None, None, check, what)])
+        table, bad = _arrow(data, name, names, include, text)
+    except pa.ArrowInvalid as exc:
+        if "utf8" not in str(exc).lower():
+            raise _unparsable(name, exc) from None
+        table, bad = _arrow(data, name, names, include, dict.fromkeys(include, pa.large_binary()))
+        table = _decode(table, bad, name, findings)
+    return table, bad, True
+
+
+def _unparsable(name: str, exc: Exception) -> RunLoadError:
+    msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return RunLoadError(f"{name}: cannot parse: {msg}",
+                        [Finding("error", name, None, None, "malformed_csv", msg)])
+
+
+def _arrow(data, name: str, names: list[str], include: list[str], types: dict,
+           *, threads: bool = True, block: int | None = None) -> tuple[pa.Table, list[tuple]]:
+    """pyarrow's read of ``data``; rows with the wrong number of fields are skipped and
+    returned as ``(record number, expected, actual, text)``."""
+    bad: list[tuple] = []
+    undecodable: list = []
+    block = block_size(data) if block is None else block
+
+    def skip(row) -> str:
+        bad.append((row.number, row.expected_columns, row.actual_columns, row.text))
+        return "skip"
+
     try:
-        names = next(csv.reader([text], strict=True))
-    except csv.Error as exc:
-        raise RunLoadError(f"{name}: the header line is not valid CSV ({exc})",
-                           [Finding("error", name, None, None, "header", str(exc))]) from None
-    if len(names) == 1:
-        for sep, what in ((";", "';'"), ("\t", "tab"), ("|", "'|'")):
-            if sep in names[0]:
-                raise RunLoadError(f"{name}: header has one column but contains {what}: the file "
-                                   f"looks {what}-delimited; eval-v2 writes comma-separated CSV",
-                                   [Finding("error", name, None, None, "delimiter", what)])
-    dup = sorted(n for n, k in Counter(names).items() if k > 1)
-    if dup:
-        raise RunLoadError(f"{name}: duplicated column name(s) {dup} in the header",
-                           [Finding("error", name, None, d, "duplicate_column",
-                                    "duplicated in the header") for d in dup])
-    return names
+        with _undecodable_rows(skip, undecodable):
+            table = pacsv.read_csv(
+                pa.BufferReader(data),
+                read_options=pacsv.ReadOptions(use_threads=threads, block_size=block,
+                                               column_names=names, skip_rows=1),
+                parse_options=pacsv.ParseOptions(newlines_in_values=True,
+                                                 invalid_row_handler=skip),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=types, include_columns=include, strings_can_be_null=False,
+                    null_values=list(NULL_VALUES)))  # numbers only
+    except pa.ArrowInvalid as exc:
+        if "straddling object" in str(exc) and block < MAX_BLOCK_SIZE:  # a row over 2 blocks
+            larger = block_size(data, min(4 * block, MAX_BLOCK_SIZE))
+            if larger >= 2 * block:
+                return _arrow(data, name, names, include, types, threads=threads, block=larger)
+        if undecodable:
+            msg = ("a line with the wrong number of fields holds bytes that are not UTF-8 "
+                   "(truncated or Latin-1?); re-save the file as UTF-8")
+            raise RunLoadError(f"{name}: cannot parse: {msg}",
+                               [Finding("error", name, None, None, "encoding", msg)]) from None
+        raise
+    if bad and threads and any(b[0] is None for b in bad):  # row numbers need one thread
+        return _arrow(data, name, names, include, types, threads=False, block=block)
+    return table, bad
+
+
+def _bad_rows(bad: list[tuple], keep: np.ndarray, name: str, findings: list) -> bool:
+    """Report rows with the wrong number of fields and mark them in ``keep`` (data-row
+    positions). Returns True when every data row has exactly one stray delimiter at its end."""
+    if not bad:
+        return False
+    trailing = [b for b in bad if b[2] == b[1] + 1 and b[3].rstrip("\r\n").endswith(",")]
+    if len(trailing) == len(bad) == len(keep):
+        return True
+    other = [b for b in bad if b not in trailing]
+    for group, check, what in (
+            (other, "column_count", "; ".join(sorted({f"expected {e} fields, got {a}"
+                                                      for _, e, a, _ in other})[:3])
+             + " (truncated or malformed line); row dropped"),
+            (trailing, "trailing_delimiter", "a stray delimiter at the end of the line (one "
+             "field too many); row dropped")):
+        if group:
+            rows = [b[0] - 1 for b in group]
+            keep[np.asarray(rows) - 1] = False
+            report_rows(findings, rows, [b[3][:60] for b in group], name, None, check, what)
+    return False
+
+
+def _repeated_header(table: pa.Table, rows: np.ndarray, pl: Plan, name: str,
+                     findings: list) -> tuple[pa.Table, np.ndarray]:
+    """Drop data rows that repeat the header line: every cell equal to its column's name. A
+    column read as a number cannot hold its name (the file is then read as text), so only a
+    table read wholly as text is looked at."""
+    names = [h for h in table.column_names if h != TRAILING]
+    if len(names) < 2 or any(not pa.types.is_large_string(table.schema.field(h).type)
+                             for h in names):
+        return table, rows
+    hit = pc.equal(table.column(names[0]), names[0])
+    if not pc.any(hit).as_py():
+        return table, rows
+    for h in names[1:]:
+        hit = pc.and_(hit, pc.equal(table.column(h), h))
+    mask = np.asarray(hit.to_numpy(zero_copy_only=False), dtype=bool)
+    if not mask.any():
+        return table, rows
+    report_rows(findings, (rows[mask]).tolist(), [",".join(table.column_names)[:60]] * int(
+        mask.sum()), name, None, "repeated_header",
+        "the header line is repeated (concatenated files?); line dropped")
+    return table.filter(pa.array(~mask)), rows[~mask]
+
+
+def _drop_trailing(table: pa.Table, name: str, findings: list) -> pa.Table:
+    col = table.column(TRAILING)
+    if pc.max(pc.binary_length(col)).as_py() in (None, 0):
+        findings.append(Finding("info", name, None, None, "trailing_delimiter",
+                                "every line ends with a delimiter; the empty last field is "
+                                "ignored"))
+    return table.drop_columns([TRAILING])
+
+
+def _line_endings(data: bytes, name: str, findings: list) -> None:
+    crlf = data.count(b"\r\n") if b"\r" in data else 0
+    lf = data.count(b"\n")
+    if 0 < crlf < lf:
+        findings.append(Finding("info", name, None, None, "line_endings",
+                                f"mixed line endings ({crlf} CR LF, {lf - crlf} LF); read as "
+                                "line ends"))
+
+
+def _decode(table: pa.Table, bad: list, name: str, findings: list) -> pa.Table:
+    """Binary columns -> text; undecodable cells reported and decoded with U+FFFD."""
+    arrays = []
+    keep = np.ones(table.num_rows + len(bad), dtype=bool)
+    keep[[b[0] - 2 for b in bad if b[0]]] = False
+    rows = np.flatnonzero(keep) + 1
+    for col in table.column_names:
+        arr = table.column(col)
+        try:
+            arrays.append(pc.cast(arr, TEXT))
+            continue
+        except pa.ArrowInvalid:
+            pass
+        raw = arr.to_pylist()
+        text = [None if b is None else b.decode("utf-8", "replace") for b in raw]
+        wrong = [i for i, b in enumerate(raw) if b is not None and "\ufffd" in
+                 b.decode("utf-8", "replace")]
+        report_rows(findings, rows[wrong].tolist(), [text[i] for i in wrong], name, col,
+                    "encoding", "bytes that are not UTF-8 (Latin-1?), replaced by U+FFFD; "
+                    "re-save the file as UTF-8")
+        arrays.append(pa.chunked_array([pa.array(text, TEXT)]))
+    return pa.Table.from_arrays(arrays, names=table.column_names)
 
 
 _HOOK_LOCK = threading.Lock()
@@ -134,8 +315,7 @@ def _undecodable_rows(handler, seen: list) -> Iterator[None]:
     """pyarrow decodes a malformed row's text before calling the row handler; when that text
     is not UTF-8 the error is 'unraisable'. Collect it in ``seen`` instead of printing a
     traceback. One dispatching hook is installed while any read is active (reads run in
-    threads), and the previous hook is restored when the last one ends; other unraisable
-    errors go to the previous hook."""
+    threads); the previous hook is restored when the last one ends."""
     with _HOOK_LOCK:
         if _HOOK_STATE["active"] == 0:
             _HOOK_STATE["saved"] = sys.unraisablehook
@@ -152,249 +332,3 @@ def _undecodable_rows(handler, seen: list) -> Iterator[None]:
                 if sys.unraisablehook is _dispatch_unraisable:
                     sys.unraisablehook = _HOOK_STATE["saved"]
                 _HOOK_STATE["saved"] = None
-
-
-def block_size(path: str | os.PathLike[str], start: int = BLOCK_SIZE) -> int:
-    """A read-block size for pyarrow's CSV reader that keeps every CR LF pair whole.
-
-    pyarrow reads a file in buffers of ``block_size`` bytes and drops the LF of a CR LF pair
-    split by a buffer boundary (file offset ``k * block_size``), even inside a quoted value
-    (apache/arrow issue 51368). Tries ``start``, ``start - 1``, ... (:data:`_SHIFTS` sizes,
-    two bytes read per boundary; two consecutive sizes never split the same pair). If none
-    fits: the whole file as one buffer, or a RunLoadError above :data:`MAX_BLOCK_SIZE`.
-
-    Parameters
-    ----------
-    path : path-like
-    start : int
-        Largest size, in bytes (a file of at most ``start`` bytes is one buffer).
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
-    >>> _ = p.write_bytes(b'a,b\\r\\n"x\\r\\ny",1\\r\\n')  # CR LF at 3-4, 7-8 and 13-14
-    >>> block_size(p, 8), block_size(p, 9), block_size(p, 64)
-    (6, 9, 64)
-    """
-    size = os.path.getsize(path)
-    if size <= start:
-        return start
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        for block in range(start, max(start - _SHIFTS, 0), -1):
-            if all(data[k - 1:k + 1] != b"\r\n" for k in range(block, size, block)):
-                return block
-    if size >= MAX_BLOCK_SIZE:  # pragma: no cover - no such file is known
-        raise RunLoadError(f"{Path(path).name}: no read-block size keeps its CR LF pairs whole")
-    return size + 1  # pragma: no cover - one buffer: no boundary at all
-
-
-def arrow_read(path: Path, column_types: dict, include: list[str], *, specs: Mapping,
-               use_threads: bool = True, block: int | None = None, batched: bool = False,
-               empty_null: bool = False) -> tuple[pa.Table, list[tuple]]:
-    """Read with pyarrow, text nulled per ``specs`` (header -> catalogue entry; ``arrow_missing``).
-    ``block``: :func:`block_size`, 4 times larger after a "straddling object" error. Rows with
-    the wrong number of fields are skipped, returned as ``(record number, expected, actual,
-    text)``; ``batched``: they raise and text is not nulled (``empty_null``: the reader nulls
-    empty cells, and only those, in every column)."""
-    bad: list[tuple] = []
-    undecodable: list = []
-    block = block_size(path, BLOCK_SIZE) if block is None else block
-
-    def skip(row) -> str:
-        bad.append((row.number, row.expected_columns, row.actual_columns, row.text))
-        return "skip"
-
-    try:
-        with contextlib.nullcontext() if batched else _undecodable_rows(skip, undecodable):
-            table = pacsv.read_csv(
-                path,
-                read_options=pacsv.ReadOptions(use_threads=use_threads, block_size=block),
-                parse_options=pacsv.ParseOptions(newlines_in_values=True,
-                                                 invalid_row_handler=None if batched else skip),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=column_types, include_columns=include,
-                    null_values=[""] if empty_null else list(NULL_VALUES), true_values=list(
-                        FLAG_TRUE), false_values=list(FLAG_FALSE), strings_can_be_null=empty_null))
-    except pa.ArrowInvalid as exc:
-        larger = block_size(path, min(4 * block, MAX_BLOCK_SIZE)) \
-            if "straddling object" in str(exc) else 0  # a row over more than two blocks
-        if larger >= 2 * block:
-            return arrow_read(path, column_types, include, specs=specs, use_threads=use_threads,
-                              block=larger, batched=batched, empty_null=empty_null)
-        if undecodable:
-            msg = ("a line with the wrong number of fields holds bytes that are not UTF-8 "
-                   "(truncated or Latin-1?); re-save the file as UTF-8")
-            raise RunLoadError(f"{path.name}: cannot parse: {msg}",
-                               [Finding("error", path.name, None, None, "encoding", msg)]) \
-                from None
-        raise
-    if bad and any(b[0] is None for b in bad) and use_threads:  # row numbers need one thread
-        return arrow_read(path, column_types, include, specs=specs, use_threads=False,
-                          block=block, batched=batched, empty_null=empty_null)
-    return (table if batched else arrow_missing(table, specs)), bad
-
-
-def arrow_error(path: Path, exc: Exception) -> RunLoadError:
-    msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return RunLoadError(f"{path.name}: cannot parse: {msg}",
-                        [Finding("error", path.name, None, None, "malformed_csv", msg)])
-
-
-def bad_rows(bad: list[tuple], n_kept: int, name: str, findings: list) -> np.ndarray:
-    """Report rows with the wrong number of fields; return the data-row index of kept rows."""
-    if not bad:
-        return np.arange(n_kept)
-    rows = pd.Series([b[3][:60] for b in bad], index=[b[0] - 2 for b in bad])
-    counts = {(b[1], b[2]) for b in bad}
-    what = "; ".join(f"expected {e} fields, got {a}" for e, a in sorted(counts)[:3])
-    report(findings, pd.Series(True, index=rows.index), rows, name, None, "column_count",
-           f"{what} (truncated or malformed line); row dropped")
-    all_rows = np.arange(n_kept + len(bad))
-    return np.setdiff1d(all_rows, rows.index.to_numpy())
-
-
-def _decode(table: pa.Table, index: np.ndarray, name: str, findings: list) -> pd.DataFrame:
-    """Binary columns -> text; undecodable cells reported and decoded with U+FFFD."""
-    out = {}
-    for col in table.column_names:
-        arr = table.column(col)
-        try:
-            out[col] = pc.cast(arr, pa.string()).to_pandas(types_mapper=PD_TYPES.get)
-            out[col].index = index
-            continue
-        except pa.ArrowInvalid:
-            pass
-        raw = pd.Series(arr.to_pylist(), index=index, dtype=object)
-        text = raw.map(lambda b: None if b is None else b.decode("utf-8", "replace"))
-        bad = raw.map(lambda b: b is not None and "\ufffd" in b.decode("utf-8", "replace"))
-        report(findings, bad, text, name, col, "encoding",
-               "bytes that are not UTF-8 (Latin-1?), replaced by U+FFFD; re-save the file as UTF-8")
-        out[col] = text.astype("string")
-    return pd.DataFrame(out, index=index)
-
-
-def arrow_types(specs: dict, include: list[str]) -> dict:
-    """Arrow type of each included column on the fast path (text for unknown columns)."""
-    types = {h: PA_TYPES.get(specs[h].kind, pa.string()) if h in specs else pa.string()
-             for h in include}
-    return types | {h: _ENUM_TYPE for h in include if h in specs and specs[h].kind == "enum"}
-
-
-def typed_read(path: Path, header: list[str], specs: dict, include: list[str],
-               findings: list) -> pd.DataFrame:
-    """Read ``include`` with the catalogue types (pyarrow); a column that does not convert is
-    re-read as text and typed in pandas, the others stay on the fast path. After
-    :data:`MAX_TEXT_COLUMNS` such columns (or a UTF-8 error) the whole file is read as text."""
-    types = arrow_types(specs, include)
-    as_text: list[str] = []
-    while True:
-        try:
-            table, bad = arrow_read(path, types, include, specs=specs)
-        except pa.ArrowInvalid as exc:
-            found = re.match(r"In CSV column #(\d+): CSV conversion error to (?!string)", str(exc))
-            col = header[int(found.group(1))] if found else None
-            if col is None or col not in specs or col in as_text \
-                    or len(as_text) >= MAX_TEXT_COLUMNS:
-                return typed_slow(path, header, specs, include, findings)
-            as_text.append(col)
-            types[col] = pa.string()
-            continue
-        big = too_big_counts(table, specs, as_text)
-        if not big:
-            break
-        if len(as_text) + len(big) > MAX_TEXT_COLUMNS:
-            return typed_slow(path, header, specs, include, findings)
-        as_text += big  # re-read as text: the finding shows the value as written
-        types |= {c: pa.string() for c in big}
-    return _typed_frame(table, bad, specs, as_text, path.name, findings)
-
-
-def beyond_exact(arr: pa.ChunkedArray) -> bool:
-    """Whether a float64 count column holds a value of 2**53 or more (or infinite): its text may
-    have been rounded when parsed; rejected (:data:`~dabench_analysis.load.coerce.MAX_COUNT`)."""
-    low, high = (pc.min_max(arr)[k].as_py() for k in ("min", "max"))  # max |x|, no copy
-    return low is not None and not max(abs(low), abs(high)) < MAX_COUNT
-
-
-def too_big_counts(table: pa.Table, specs: dict, skip: Sequence[str] = ()) -> list[str]:
-    """The count columns of ``table`` (read as float64) for which :func:`beyond_exact`."""
-    return [col for col, arr in zip(table.column_names, table.columns, strict=True)
-            if col in specs and specs[col].kind in INTEGER_KINDS and col not in skip
-            and pa.types.is_floating(arr.type) and beyond_exact(arr)]
-
-
-def _typed_frame(table: pa.Table, bad: list, specs: dict, as_text: list[str], name: str,
-                 findings: list) -> pd.DataFrame:
-    """Arrow table -> frame: counts cast to int64 in Arrow (safe cast: a fraction, an infinity
-    or an overflow stays float64 and is reported by :func:`to_integer`), enums mapped onto the
-    catalogue's levels, columns read as text typed in pandas."""
-    arrays = []
-    for col, arr in zip(table.column_names, table.columns, strict=True):
-        if col in specs and specs[col].kind in INTEGER_KINDS and col not in as_text:
-            with contextlib.suppress(pa.ArrowInvalid):
-                arr = pc.cast(arr, pa.int64())
-        arrays.append(arr)
-    df = pa.table(arrays, names=table.column_names).to_pandas(types_mapper=PD_TYPES.get)
-    df.index = bad_rows(bad, len(df), name, findings)
-    for col, spec in specs.items():
-        if col not in df:
-            continue
-        if col in as_text:
-            df[col] = type_column(df[col], spec, name, findings)
-        elif spec.kind == "enum":
-            c = df[col]
-            known = isinstance(c.dtype, pd.CategoricalDtype) and \
-                set(c.cat.categories) <= set(spec.dtype.categories)
-            df[col] = c.astype(spec.dtype) if known else \
-                type_enum(c.astype("string"), spec, name, findings)
-        elif spec.kind in INTEGER_KINDS and df[col].dtype != "Int64":
-            df[col] = to_integer(df[col], spec, name, findings)
-    return df
-
-
-def _cast(text: pd.Series, spec, name: str, findings: list) -> pd.Series | None:
-    """Vectorised pyarrow cast of a text column, or None if any value does not convert."""
-    target = PA_TYPES.get(spec.kind)
-    if target is None:
-        return None
-    try:
-        arr = pc.cast(pa.Array.from_pandas(text, type=pa.string()), target)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return None
-    out = pd.Series(arr.to_pandas(types_mapper=PD_TYPES.get), index=text.index)
-    return to_integer(out, spec, name, findings) if spec.kind in INTEGER_KINDS else out
-
-
-def typed_slow(path: Path, header: list[str], specs: dict, include: list[str],
-                findings: list) -> pd.DataFrame:
-    try:
-        table, bad = arrow_read(path, {c: pa.string() for c in header}, include,
-                                specs=specs)
-        raw = table.to_pandas(types_mapper=PD_TYPES.get)
-        raw.index = bad_rows(bad, len(raw), path.name, findings)
-    except pa.ArrowInvalid as exc:
-        if "utf8" not in str(exc).lower():
-            raise arrow_error(path, exc) from None
-        table, bad = arrow_read(path, {c: pa.binary() for c in header}, include,
-                                specs=specs)
-        raw = _decode(table, bad_rows(bad, table.num_rows, path.name, findings), path.name,
-                      findings)
-    again = pd.Series(True, index=raw.index)
-    for col in raw.columns:
-        again &= raw[col].fillna("").eq(col)
-    if len(raw.columns) > 1 and again.any():
-        report(findings, again, raw[raw.columns[0]], path.name, None, "repeated_header",
-               "the header line is repeated (concatenated files?); row dropped")
-        raw = raw[~again]
-    out = {}
-    for col in raw.columns:
-        spec = specs.get(col)
-        cast = None if spec is None else _cast(raw[col], spec, path.name, findings)
-        out[col] = raw[col] if spec is None else cast if cast is not None else \
-            type_column(raw[col], spec, path.name, findings)
-    return pd.DataFrame(out, index=raw.index)

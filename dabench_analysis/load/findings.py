@@ -7,9 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-
 MAX_ROWS_LISTED = 5
 
 
@@ -72,17 +69,28 @@ class Finding:
         return f"{self.severity}: {where}: {self.message} [{self.check}]"
 
 
-def report(findings: list, mask: pd.Series, values: pd.Series, file: str, col: str | None,
-           check: str, what: str, severity: str = "error") -> None:
-    """Append one finding for the rows where ``mask`` is true (index = 0-based data row)."""
-    flags = np.asarray(mask.to_numpy(dtype=bool, na_value=False) if isinstance(mask, pd.Series)
-                       else mask, dtype=bool)
-    if not flags.any():
+def report_rows(findings: list, rows, values, file: str, col: str | None, check: str,
+                what: str, severity: str = "error") -> None:
+    """Append one finding for ``rows`` (1-based data rows) whose values are ``values``.
+
+    The message is ``"<what>: row 3 ('2'), row 5 ('maybe') and 4 more"`` (the first
+    :data:`MAX_ROWS_LISTED` rows with their values as written); ``row`` is set when there is
+    exactly one. Nothing is appended for no rows.
+
+    Examples
+    --------
+    >>> out = []
+    >>> report_rows(out, [3, 5], ["2", "maybe"], "task_metrics.csv", "execution_success",
+    ...             "flag_value", "not a 0/1 flag; set to missing")
+    >>> print(out[0])
+    error: task_metrics.csv, column 'execution_success': not a 0/1 flag; set to missing: row 3 ('2'), row 5 ('maybe') [flag_value]
+    """
+    rows = tuple(int(r) for r in rows)
+    if not rows:
         return
-    mask = pd.Series(flags, index=values.index)
-    rows = tuple(int(i) + 1 for i in values.index[mask.to_numpy()])
-    shown_vals = values[mask].iloc[:MAX_ROWS_LISTED].astype(object).tolist()
+    shown_vals = list(values[:MAX_ROWS_LISTED])
     shown = ", ".join(f"row {r} ({v!r})" for r, v in zip(rows, shown_vals, strict=False))
     more = f" and {len(rows) - MAX_ROWS_LISTED} more" if len(rows) > MAX_ROWS_LISTED else ""
     findings.append(Finding(severity, file, rows[0] if len(rows) == 1 else None, col, check,
                             f"{what}: {shown}{more}", rows))
+

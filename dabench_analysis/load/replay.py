@@ -13,9 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dabench_analysis.load.findings import RunLoadError
-
-REPLAY_FILE = "task_replay.json"
-
+from dabench_analysis.schema.files import REPLAY_FILE
 
 #: Largest task_replay.json parsed (bytes).
 MAX_REPLAY_BYTES = 256 << 20

@@ -15,8 +15,9 @@ from typing import Any, NoReturn
 
 import pandas as pd
 
-from dabench_analysis.load.coerce import MAX_COUNT, parse_flags
+from dabench_analysis.load.rules import parse_flags
 from dabench_analysis.schema import NULL_VALUES
+from dabench_analysis.schema.rules import MAX_COUNT
 
 STATUS = pd.CategoricalDtype(["PASS", "FAIL", "ERROR", "HALTED"], ordered=True)
 ROLES = ("main", "summarizer", "audit_planner")
@@ -343,7 +344,7 @@ def load_research_eval(path: str | Path) -> ResearchEval:
     - ms (``elapsed_ms``, ``timings_ms.*``, ``avg_elapsed_ms``, ``run_wall_ms``; float64, the
       only float kind): number >= 0; ``"12.5"`` warned; negative, boolean, text -> error.
     - boolean (``passed``, ``research_mode``): a string or number is read by
-      :func:`~dabench_analysis.load.coerce.parse_flags` (``"true"``, ``"yes"``, 1), warned;
+      :func:`~dabench_analysis.load.rules.parse_flags` (``"true"``, ``"yes"``, 1), warned;
       ``"maybe"``, 2, a list or an object -> error.
     - list (``doc_ids`` or the seed's ``doc_id``, ``disabled_tools``): a string is split on
       commas, warned (``"a,b"`` -> [a, b], ``""`` -> []); an item that is not an identifier

@@ -1,74 +1,35 @@
-"""Load eval-v2 run directories into typed, tidy pandas frames.
+"""One loaded run: :class:`Run` (typed frames plus where they came from) and the loading of its
+side files, which :class:`~dabench_analysis.load.Runs` shares (:func:`load_sides`).
 
-Files → frames, nothing else: no statistics here, and nothing is ever written into a run
+Files -> frames, nothing else: no statistics here, and nothing is ever written into a run
 directory. Columns get the catalogue's dtypes (:mod:`dabench_analysis.schema`): flags as pandas
 ``boolean``, counts as ``Int64``, ``difficulty`` an ordered categorical Easy < Medium < Hard <
 Extreme, the seed's enums categorical.
-
-Parsing uses pyarrow's CSV reader with the catalogue's types (the fast path). When a value does
-not convert, the file is re-read as text and typed column by column, so that every rejected value
-is reported with its file, row and column (:class:`~dabench_analysis.load.findings.Finding`). The
-catalogue's value checks (ranges, required values, unique keys) run through pandera. Rows are
-numbered from 1 after the header; rows with the wrong number of fields are dropped and reported.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from dabench_analysis import schema
-from dabench_analysis.load import cache as parse_cache
-from dabench_analysis.load.csv import PD_TYPES, read_header
+from dabench_analysis.load import pipeline
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.replay import (
-    plain_name,
-    read_replay,
-    replay_file,
-    replay_paths,
+from dabench_analysis.load.replay import read_replay, replay_file
+from dabench_analysis.schema.files import (
+    LEGACY_TASK_FILE,
+    SIDE_FILES,
+    TASK_FILE,
+    TOOL_CALLS_FILE,
+    TRAJECTORY_FILE,
 )
-from dabench_analysis.load.table import (
-    _empty,
-    read_table,
-    requested_columns,
-    warn_absent,
-)
-
-TASK_FILE = "task_metrics.csv"
-
-
-LEGACY_TASK_FILE = "comprehensive_evaluation.csv"
-
-
-TRAJECTORY_FILE = "trajectory.csv"
-
-
-TOOL_CALLS_FILE = "tool_calls.csv"
-
-
-def _check_dir(path: Path) -> Path:
-    try:
-        st = path.stat()
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise RunLoadError(f"run directory {path} is a symlink loop") from None
-        if isinstance(exc, PermissionError):
-            raise RunLoadError(f"run directory {path} is not readable: {exc.strerror}") from None
-        raise RunLoadError(f"run directory {path} does not exist") from None
-    if not os.path.isdir(path):
-        raise RunLoadError(f"run directory {path} is a file, not a directory "
-                           f"(size {st.st_size} bytes)")
-    if not os.access(path, os.R_OK | os.X_OK):
-        raise RunLoadError(f"run directory {path} is not readable (permission denied)")
-    return path
 
 
 class _Frame:
@@ -98,15 +59,14 @@ class Run:
     Attributes
     ----------
     run_id : str
-        From the ``run_id`` column of task_metrics.csv, else the folder name.
+        From the ``run_id`` column of task_metrics.csv (its one value), else the folder name.
     path : Path
         The run directory (read only).
     tasks : DataFrame
         One row per task: eval-v2 columns (catalogue dtypes) plus ``replay_path``
         (``<run>/<task_id>/task_replay.json`` when the run directory lists an entry named
-        after the task, else <NA>; found by one directory listing, so the file itself, and
-        that it stays inside the run, is checked when read: :attr:`replays` holds only files
-        that exist).
+        after the task, else <NA>; whether the file exists and stays inside the run is
+        checked when it is read: :attr:`replays` holds only files that exist).
     findings : list of Finding
         What the loader rejected, coerced or noticed (no errors or warnings for a clean run;
         info findings such as missing flag values may remain).
@@ -123,6 +83,9 @@ class Run:
         The analysis' success threshold in (0, 1]: a task is correct when ``final_score >=
         success_threshold`` (:func:`dabench_analysis.schema.correct`). Every table called with
         this Run defaults to it. Default 0.8 (:data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`).
+    inputs : dict
+        File name -> stamp of the bytes each frame was parsed from (``path``, ``size``,
+        ``mtime_ns``, ``digest``): the manifest checks that the file it hashes is that file.
     """
 
     run_id: str
@@ -134,50 +97,25 @@ class Run:
     task_file: str = TASK_FILE
     cache: bool = True
     success_threshold: float = schema.SUCCESS_THRESHOLD
-    #: attribute -> frame maker, set by ``load_runs`` for files it read already (batched)
-    _pending: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def _side_table(self, file: str, catalogue: Mapping[str, schema.Column],
-                    drop: Sequence[str] = (), name: str = "") -> pd.DataFrame:
-        pending = self._pending.pop(name, None)
-        if pending is not None:  # read by load_runs with the other runs' files
-            return pending()
-        cols = [c for c in catalogue if c not in drop]
-        path = self.path / file
-        if not path.exists():
-            warnings.warn(f"{self.run_id}: {file} not found in {self.path}; using an empty "
-                          "frame", stacklevel=3)
-            return _empty(catalogue, cols)
-        try:
-            df, found = parse_cache.cached_read(read_table, path, catalogue, columns=cols,
-                                                enabled=self.cache)
-        except RunLoadError as exc:  # name the run: in a sweep, file names alone do not
-            raise RunLoadError(f"{self.path}: {exc.message}", exc.findings) from exc
-        self.findings.extend(found)
-        errors = [f for f in found if f.severity == "error"]
-        if errors:
-            warnings.warn(f"{self.run_id}: {len(errors)} problem(s) in {file}; rejected values "
-                          f"set to missing (see run.findings)", stacklevel=3)
-        if "run_id" in df:
-            df["run_id"] = df["run_id"].fillna(self.run_id)
-        return df
+    inputs: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def trajectory(self) -> pd.DataFrame:
-        """One row per trajectory step (``trajectory.csv``), keyed by run_id, task_id, step_id.
+        """One row per trajectory step (``trajectory.csv``), keyed by run_id, task_id, step_id;
+        indexed by the 0-based data row in the file.
 
         Raises :class:`RunLoadError` if the file exists but cannot be parsed as a whole.
         """
-        drop = () if self.include_text else schema.TEXT_TRAJECTORY_COLUMNS
-        return self._side_table(TRAJECTORY_FILE, schema.TRAJECTORY_COLUMNS, drop, "trajectory")
+        return load_sides([self], "trajectory")
 
     @cached_property
     def tool_calls(self) -> pd.DataFrame:
-        """One row per tool call (``tool_calls.csv``), keyed by run_id, task_id, call_id.
+        """One row per tool call (``tool_calls.csv``), keyed by run_id, task_id, call_id;
+        indexed by the 0-based data row in the file.
 
         Raises :class:`RunLoadError` if the file exists but cannot be parsed as a whole.
         """
-        return self._side_table(TOOL_CALLS_FILE, schema.TOOL_CALL_COLUMNS, name="tool_calls")
+        return load_sides([self], "tool_calls")
 
     @cached_property
     def replays(self) -> Mapping[str, dict]:
@@ -221,6 +159,7 @@ class Run:
 
         Examples
         --------
+        >>> from dabench_analysis import load_run
         >>> run = load_run("data/sample_runs/baseline_react")
         >>> run.select("trajectory", ["tool", "action_input"]).columns.tolist()
         ['run_id', 'task_id', 'step_id', 'tool', 'action_input']
@@ -232,18 +171,8 @@ class Run:
         frame = getattr(self, name)
         want = list(dict.fromkeys([*keys[name], *columns]))
         if name != "tasks" and any(c not in frame for c in want):
-            file, catalogue = ((TRAJECTORY_FILE, schema.TRAJECTORY_COLUMNS) if name == "trajectory"
-                               else (TOOL_CALLS_FILE, schema.TOOL_CALL_COLUMNS))
-            path = self.path / file
-            if path.is_file():
-                frame, _ = parse_cache.cached_read(
-                    read_table, path, catalogue, columns=[c for c in want if c in catalogue],
-                    enabled=self.cache)
-                if "run_id" in frame:
-                    frame["run_id"] = frame["run_id"].fillna(self.run_id)
-                else:
-                    frame.insert(0, "run_id", pd.Series(self.run_id, index=frame.index,
-                                                        dtype="string"))
+            kind = SIDE_FILES[name]
+            frame = _side_frames([self], kind, [c for c in want if c in kind.catalogue])[0][0]
         return frame[[c for c in want if c in frame]]
 
     @property
@@ -298,143 +227,91 @@ class _Replays(Mapping[str, dict]):
         return len(self._paths)
 
 
-def _read_tasks(run_dir: Path, columns: Sequence[str] | None,
-                cache: bool = True) -> tuple[pd.DataFrame, list, str]:
-    name = TASK_FILE
-    if not (run_dir / TASK_FILE).is_file():
-        if not (run_dir / LEGACY_TASK_FILE).is_file():
-            raise RunLoadError(f"{run_dir / TASK_FILE} not found: {run_dir} has no eval-v2 "
-                               f"artifacts (not evaluated: run `dabench eval-v2 <RUN_ID>` first)",
-                               [Finding("error", TASK_FILE, None, None, "missing_file",
-                                        "not found (run not evaluated)")])
-        name = LEGACY_TASK_FILE
-        warnings.warn(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
-                      "loading its subset of columns", stacklevel=3)
-    try:
-        header = read_header(run_dir / name)
-    except RunLoadError as exc:  # name the run, not only the file
-        raise RunLoadError(f"{run_dir}: {exc.args[0].splitlines()[0]}", exc.findings) from None
-    present = {schema.ALIASES.get(h.strip(), h.strip()) for h in header}
-    if not {"task_id", "final_score"} <= present:  # before reading a possibly huge file
-        missing = [c for c, s in schema.TASK_COLUMNS.items() if s.required and c not in present
-                   and c != "run_id"]
-        raise RunLoadError(f"{run_dir / name}: required column(s) {missing} missing from the "
-                           "header", [Finding("error", name, None, c, "required_column",
-                                              "missing") for c in missing])
-    try:
-        df, findings = parse_cache.cached_read(read_table, run_dir / name, schema.TASK_COLUMNS,
-                                               columns=columns, aliases=schema.ALIASES,
-                                               enabled=cache)
-    except RunLoadError as exc:
-        first = exc.args[0].splitlines()[0]
-        if str(run_dir) in first:
-            raise
-        raise RunLoadError(f"{run_dir}: {first}", exc.findings) from None
-    return df, findings, name
+def _columns(kind, include_text: bool) -> list[str]:
+    drop = () if include_text or kind is not SIDE_FILES["trajectory"] else \
+        schema.TEXT_TRAJECTORY_COLUMNS
+    return [c for c in kind.catalogue if c not in drop]
 
 
-def load_run(
-    path: str | os.PathLike[str],
-    *,
-    columns: Sequence[str] | None = None,
-    strict: bool = True,
-    include_text: bool = False,
-    cache: bool = True,
-    success_threshold: float = schema.SUCCESS_THRESHOLD,
-) -> Run:
-    """Load one eval-v2 run directory.
+def load_sides(runs: Sequence[Run], name: str, *, mapper: Callable = map) -> pd.DataFrame:
+    """``trajectory`` or ``tool_calls`` of every run, stacked; each run's attribute is set to
+    its slice (its findings added), as if its own attribute had been read.
 
     Parameters
     ----------
-    path : path-like
-        ``artifacts/runs/<RUN_ID>`` holding ``task_metrics.csv`` (or only the legacy
-        ``comprehensive_evaluation.csv``), optionally ``trajectory.csv``, ``tool_calls.csv`` and
-        ``task_*/task_replay.json`` (seed 000 §Generated Artifacts).
-    columns : sequence of str, optional
-        Task columns to load, e.g. ``schema.CORRECTNESS + schema.COST``; the identification
-        columns are always loaded. Default: all.
-    strict : bool
-        If True, any error finding in the task file (a value that is not a 0/1 flag, a score
-        outside [0, 1], an unknown difficulty, a duplicated task_id, a malformed row, a missing
-        required column or value) raises one :class:`RunLoadError` listing all of them. If
-        False, rejected values become missing, rows without a task_id and later duplicates of
-        a task_id are dropped, and the findings are attached to ``run.findings`` with a
-        warning.
-    include_text : bool
-        Keep the heavy free-text trajectory columns (thought, action_input, observation,
-        raw_response, metadata_json) in :attr:`Run.trajectory`.
-    cache : bool
-        Read parsed files from, and add them to, the parse cache (:mod:`dabench_analysis.load.cache`:
-        Parquet in the user cache directory, keyed by path, size, mtime and content hash, so a
-        changed file is parsed again). False parses every file.
-    success_threshold : float
-        The analysis' success threshold in (0, 1], carried by the Run
-        (:attr:`Run.success_threshold`).
+    runs : sequence of Run
+    name : {"trajectory", "tool_calls"}
+    mapper : callable
+        ``map``-like, for reading the files (threads, progress).
 
     Returns
     -------
-    Run
-        ``tasks`` is loaded now; ``trajectory``, ``tool_calls`` and ``replays`` on first access
-        (a missing trajectory.csv or tool_calls.csv gives an empty frame with the catalogue
-        columns and a warning).
+    DataFrame
+        Every run's rows in order, a fresh RangeIndex (one run: its own frame, indexed by the
+        0-based data row).
 
     Raises
     ------
     RunLoadError
-        The directory is missing, a file, unreadable or a symlink loop; the task file is
-        missing, empty, lacks ``task_id`` or ``final_score``, is not UTF-8 in its header, or
-        is not comma-separated; or (with ``strict=True``) any error finding.
-    TypeError
-        ``columns`` given as one string, or holding something other than names.
-
-    Warns
-    -----
-    UserWarning
-        Requested ``columns`` that are not in the file; with ``strict=False``, rejected
-        values and dropped rows; a legacy run (only ``comprehensive_evaluation.csv``).
-
-    Examples
-    --------
-    >>> run = load_run("data/sample_runs/baseline_react")
-    >>> run.run_id, len(run.tasks), str(run.tasks["difficulty"].dtype)
-    ('baseline_react', 80, 'category')
-    >>> run.tasks["difficulty"].cat.categories.tolist()
-    ['Easy', 'Medium', 'Hard', 'Extreme']
+        A file that exists but cannot be read as a whole (the message names its run folder).
     """
-    columns = requested_columns(columns)
-    success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
-    run_dir = _check_dir(Path(path))
-    tasks, findings, name = _read_tasks(run_dir, columns, cache)
-    errors = [f for f in findings if f.severity == "error"]
-    if errors and strict:
-        raise RunLoadError(f"{run_dir / name}: {len(errors)} problem(s) (in Python, "
-                           "load_run(path, strict=False) keeps the valid values)", errors)
-    keep = ~tasks["task_id"].duplicated() & tasks["task_id"].notna()
-    tasks = tasks[keep]
-    folder_id = run_dir.resolve().name
-    if "run_id" not in tasks:
-        tasks.insert(0, "run_id", pd.Series(folder_id, index=tasks.index, dtype="string"))
-    ids = tasks["run_id"].dropna().unique()
-    run_id = str(ids[0]) if len(ids) == 1 else folder_id
-    tasks["run_id"] = tasks["run_id"].fillna(run_id)
-    tasks = tasks.drop(columns="replay_path", errors="ignore")  # the loader's own column, last
-    tasks["replay_path"] = pd.Series(
-        replay_paths(run_dir, pa.Array.from_pandas(tasks["task_id"].array, type=pa.string()))
-        .to_pandas(types_mapper=PD_TYPES.get).array, index=tasks.index)
-    unsafe = [str(t) for t in tasks["task_id"] if not plain_name(t)]
-    if unsafe:
-        findings.append(Finding("warning", name, None, "task_id", "task_id_path",
-                                f"task_id(s) {unsafe[:5]} are not plain folder names; their "
-                                "task_replay.json is not looked up"))
-    rows = [int(i) + 1 for i in tasks.index]
-    tasks = tasks.reset_index(drop=True)
-    if errors:
-        dropped = int((~keep).sum()) + sum(len(f.rows) for f in errors
-                                           if f.check in ("column_count", "repeated_header"))
-        warnings.warn(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
-                      f"missing, {dropped} row(s) dropped (see run.findings)",
-                      stacklevel=2)
-    warn_absent(columns, tasks.columns, f"{run_id}: {name}")
-    return Run(run_id=run_id, path=run_dir, tasks=tasks, findings=findings,
-               include_text=include_text, source_rows=rows, task_file=name, cache=cache,
-               success_threshold=success_threshold)
+    kind = SIDE_FILES[name]
+    todo = [r for r in runs if name not in r.__dict__]
+    whole = None
+    for group in _groups(todo):
+        frames, whole = _side_frames(group, kind, _columns(kind, group[0].include_text),
+                                     mapper=mapper)
+        for run, frame in zip(group, frames, strict=True):
+            run.__dict__[name] = frame
+    if len(runs) == 1:
+        return runs[0].__dict__[name]
+    if whole is not None and len(todo) == len(runs) and len(_groups(todo)) == 1:
+        return whole  # every run read now, in order: the stacked frame itself
+    return pipeline.concat_frames([r.__dict__[name] for r in runs])
+
+
+def _groups(runs: Sequence[Run]) -> list[list[Run]]:
+    """Runs that read their side files with the same columns and cache setting."""
+    out: dict[tuple, list[Run]] = {}
+    for r in runs:
+        out.setdefault((r.include_text, r.cache), []).append(r)
+    return list(out.values())
+
+
+def _side_frames(runs: Sequence[Run], kind, columns: list[str], *,
+                 mapper: Callable = map) -> tuple[list[pd.DataFrame], pd.DataFrame | None]:
+    """Each run's ``kind`` file as a frame of ``columns`` (the pipeline; one ``to_pandas``),
+    and the stacked frame when every run has the file (None otherwise)."""
+    kinds = [kind if (r.path / kind.file).is_file() else None for r in runs]
+    results = pipeline.read_files([r.path / kind.file for r in runs], kinds, columns,
+                                  cache=runs[0].cache if runs else True, mapper=mapper)
+    tables, own = [], []
+    for run, res in zip(runs, results, strict=True):
+        if res is None:
+            warnings.warn(f"{run.run_id}: {kind.file} not found in {run.path}; using an empty "
+                          "frame", stacklevel=4)
+            continue
+        if res.error is not None:
+            raise RunLoadError(f"{run.path}: {res.error.message}", res.error.findings)
+        run.findings.extend(res.findings)
+        run.inputs[kind.file] = res.stamp
+        errors = sum(f.severity == "error" for f in res.findings)
+        if errors:
+            warnings.warn(f"{run.run_id}: {errors} problem(s) in {kind.file}; rejected values "
+                          "set to missing (see run.findings)", stacklevel=4)
+        table = pipeline.fill_run_id(res.table, run.run_id)
+        tables.append(table)
+        own.append((table.column_names, res.rows))
+    frame = pipeline.to_frame(pipeline.stacked(tables), kind)
+    out, start, it = [], 0, iter(own)
+    for res in results:
+        if res is None:
+            out.append(pd.DataFrame({c: pd.Series(dtype=kind.catalogue[c].dtype)
+                                     for c in dict.fromkeys(["run_id", *columns])}))
+            continue
+        names, rows = next(it)
+        part = frame.iloc[start:start + len(rows)]
+        start += len(rows)
+        part = part[names] if list(frame.columns) != names else part
+        out.append(part.set_axis(pd.Index(np.asarray(rows, dtype=np.int64) - 1), axis=0))
+    return out, (frame if len(tables) == len(runs) else None)

@@ -32,7 +32,8 @@ from dabench_analysis.load import (
     Run,
     Runs,
 )
-from dabench_analysis.load.config import CONFIG_FILE as RUN_CONFIG_FILE
+from dabench_analysis.load import cache as parse_cache
+from dabench_analysis.schema.files import CONFIG_FILE as RUN_CONFIG_FILE
 
 #: Layout version of the ``manifest`` entry.
 MANIFEST_VERSION = 1
@@ -47,14 +48,26 @@ _PROJECT = Path(__file__).resolve().parents[2]
 _CHUNK = 1 << 20
 
 
-def _sha256(path: Path) -> tuple[str, int]:
-    """SHA-256 hex digest of ``path`` and the number of bytes it hashed, read in 1 MiB chunks."""
-    h, size = hashlib.sha256(), 0
+class InputChanged(RuntimeError):
+    """An input file no longer holds the bytes the report parsed (rewritten while it ran)."""
+
+
+def _sha256(path: Path) -> tuple[str, int, str]:
+    """SHA-256 hex digest of ``path``, the number of bytes hashed and the loader's digest of
+    them (:func:`dabench_analysis.load.cache.digest`), read once in 1 MiB chunks."""
+    h, stamp, size = hashlib.sha256(), parse_cache.hasher(), 0
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             h.update(chunk)
+            stamp.update(chunk)
             size += len(chunk)
-    return h.hexdigest(), size
+    return h.hexdigest(), size, parse_cache.hexdigest_of(stamp)
+
+
+def _parsed(inputs: Sequence[Any]) -> dict[Path, dict]:
+    """Resolved path -> the stamp of the bytes a loaded Run (or Runs) parsed from it."""
+    runs = [r for i in inputs for r in (i if isinstance(i, Runs) else [i]) if isinstance(r, Run)]
+    return {Path(st["path"]).resolve(): st for r in runs for st in r.inputs.values() if st}
 
 
 def _present(folder: Path, names: Iterable[str]) -> list[Path]:
@@ -138,13 +151,17 @@ def input_files(inputs: Sequence[Any]) -> list[dict]:
         An input path that is neither a file nor a folder.
     TypeError
         An input that is not a path, a Run or a Runs; ``inputs`` given as one string.
+    InputChanged
+        A file a loaded Run parsed holds other bytes now (rewritten while the report ran),
+        naming it.
 
     Notes
     -----
     Every file is read again, in 1 MiB chunks (:mod:`hashlib`), several files at a time in
-    threads: a digest remembered from earlier could miss a rewrite that kept size and mtime.
-    The parse cache's stamps (:func:`dabench_analysis.load.cache.file_digest`) are
-    xxHash3-128 when ``xxhash`` is installed, not SHA-256, so they cannot stand in.
+    threads. The same pass computes the loader's digest
+    (:func:`dabench_analysis.load.cache.digest`, xxHash3-128 when ``xxhash`` is installed):
+    where a loaded Run parsed the file, the two must agree, so the manifest describes the
+    bytes the numbers came from.
 
     Examples
     --------
@@ -166,8 +183,15 @@ def input_files(inputs: Sequence[Any]) -> list[dict]:
             digests = list(pool.map(_sha256, order))
     else:
         digests = [_sha256(p) for p in order]
+    parsed = _parsed(inputs)
+    for p, (_, n, stamp) in zip(order, digests, strict=True):
+        was = parsed.get(p)
+        if was is not None and was["digest"] != stamp:
+            raise InputChanged(f"{p} changed while the report ran: the tables come from the "
+                               f"{was['size']:,} bytes read first, the file now holds {n:,} "
+                               "other bytes; run the report again")
     return [{"path": p.as_posix(), "sha256": d, "bytes": n}
-            for p, (d, n) in zip(order, digests, strict=True)]
+            for p, (d, n, _) in zip(order, digests, strict=True)]
 
 
 def _version(name: str) -> str | None:

@@ -6,7 +6,7 @@ break each check once (``tests/test_validate_rules.py`` fails for an entry witho
 test), and :func:`checks_markdown` renders the table for the README.
 
 Not listed: the loader's per-value checks (``flag_value``, ``range``, ``enum_value``, ...; see
-:mod:`dabench_analysis.load.coerce`), which enforce each column's documented range and
+:mod:`dabench_analysis.load.rules`), which enforce each column's documented range and
 vocabulary while reading, and the availability notes of ``validate_run`` itself
 (``missing_file``, ``absent_column``).
 

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.load.coerce import parse_flags
+from dabench_analysis.load.rules import parse_flags
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import (
@@ -192,7 +192,7 @@ def as_bool(values, name: str = "values") -> pd.Series:
     """Coerce a flag to pandas ``boolean`` (True/False/<NA>).
 
     Accepts bool, ``boolean``, 0/1 numbers (NaN -> <NA>) and the package's flag spellings
-    (:func:`dabench_analysis.load.coerce.parse_flags`: true/false, 1/0, yes/no, t/f, pass/fail).
+    (:func:`dabench_analysis.load.rules.parse_flags`: true/false, 1/0, yes/no, t/f, pass/fail).
     Anything else raises ValueError naming the column and the offending values.
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)

@@ -1,11 +1,11 @@
-"""The guide's per-task rules as pandera checks on one reconciliation frame per run.
+"""The guide's per-task rules as vectorised checks on one reconciliation frame per run.
 
 Private to :mod:`dabench_analysis.validate`. One row per task of ``task_metrics.csv``: every
 catalogue column typed (flags ``boolean``, numbers ``Float64``, text ``string``), what the other
 files say about the task (``tc_*`` from tool_calls.csv, ``traj_*`` from trajectory.csv,
 ``rp:<field>`` from its task_replay.json) and the value each formula expects (``x_<column>``).
 Each rule of :data:`dabench_analysis.schema.checks.CHECKS` (severity, tolerance and guide
-section there) is one vectorised :class:`pandera.Check`; a task whose inputs are missing passes.
+section there) is one vectorised test; a task whose inputs are missing passes.
 """
 
 from __future__ import annotations
@@ -337,16 +337,15 @@ def _finding(inv: Invariant, row: pd.Series, source_row: int, task_file: str) ->
                    f"(rule: {CHECKS[inv.check].rule})")
 
 
-def _holds_everywhere(test: Callable[[pd.DataFrame], object], rec: pd.DataFrame) -> bool:
-    """Whether ``test(rec)`` is True on every row of ``rec`` (plain bool, no missing value):
-    pandera would then report nothing, so it is not called. A test that raises is left to
-    pandera, which reports it as the check's failure."""
+def _outcome(inv: Invariant, rec: pd.DataFrame) -> pd.Series | str:
+    """Where ``inv`` holds (a bool per task), or why it could not be evaluated."""
     try:
-        out = test(rec)
-    except Exception:  # noqa: BLE001 - pandera describes it
-        return False
-    return isinstance(out, pd.Series) and out.dtype == bool and len(out) == len(rec) \
-        and out.index.equals(rec.index) and bool(out.all())
+        out = inv.test(rec)
+    except Exception as exc:  # noqa: BLE001 - a rule that cannot run is reported, not raised
+        return f"{type(exc).__name__}: {exc}"
+    if not isinstance(out, pd.Series) or len(out) != len(rec) or not out.index.equals(rec.index):
+        return f"returned {type(out).__name__}, not one value per task"
+    return out.astype("boolean").fillna(True).astype(bool)
 
 
 def check_invariants(rec: pd.DataFrame, source_rows: list[int], task_file: str,
@@ -368,20 +367,15 @@ def check_invariants(rec: pd.DataFrame, source_rows: list[int], task_file: str,
                          f"{i.check} not checked (not assessable): no values for "
                          f"{' / '.join(SOURCES.get(c, c) for c in i.needs)}")
                  for i in invariants if report_skipped and i not in run]
-    if all(_holds_everywhere(i.test, rec) for i in run):
-        return findings, failed  # pandera only describes failures (imported then)
-    import pandera.pandas as pa
-    from pandera.errors import SchemaErrors
-
-    try:
-        pa.DataFrameSchema(checks=[pa.Check(i.test, name=i.key) for i in run]).validate(
-            rec, lazy=True)
-        return findings, failed
-    except SchemaErrors as exc:
-        cases = exc.failure_cases
-    by_key = {i.key: i for i in run}
-    for key, grp in cases.groupby("check", sort=False):
-        inv, idx = by_key[key], pd.Index(grp["index"].dropna().unique())
+    for inv in run:
+        held = _outcome(inv, rec)
+        if isinstance(held, str):
+            findings.append(Finding("warning", task_file, None, inv.column, inv.check,
+                                    f"{inv.check} could not be checked: {held[:200]}"))
+            continue
+        if held.all():
+            continue
+        idx = rec.index[~held.to_numpy()]
         findings += [_finding(inv, row, source_rows[i], task_file)
                      for i, row in rec.loc[idx].iterrows()]
         if inv.severity == "error":

@@ -6,7 +6,7 @@ accounting).
 
 Private to :mod:`dabench_analysis.validate`. Structure findings are written while reading; the
 values to compare become ``rp:<field>`` columns of the reconciliation frame, and each compared
-field is one :class:`~dabench_analysis.validate.invariants.Invariant` (a pandera check) whose
+field is one :class:`~dabench_analysis.validate.invariants.Invariant` (a vectorised check) whose
 findings name ``<task_id>/task_replay.json``, the field and both values.
 """
 

@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from dabench_analysis.load import Run, load_run
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.run import TOOL_CALLS_FILE, TRAJECTORY_FILE, Run, load_run
 from dabench_analysis.schema import (
     SUCCESS_THRESHOLD,
     optional_columns,
     sections_needing,
     sections_using,
 )
+from dabench_analysis.schema.files import TOOL_CALLS_FILE, TRAJECTORY_FILE
 from dabench_analysis.validate import files as fl
 from dabench_analysis.validate import invariants as inv
 from dabench_analysis.validate import replay as rp
@@ -211,9 +212,10 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
     severity, tolerance, section and rule: :data:`dabench_analysis.schema.CHECKS`, as a table
     :func:`dabench_analysis.schema.checks_markdown`):
 
-    * loader (pandera schema per catalogue): file structure, required columns and values,
-      dtypes, {0, 1} flags, [0, 1] scores, non-negative counts and times, finite numbers, the
-      seed's enums, duplicated task_ids (§Data Model Schema); unknown columns are info;
+    * loader (the catalogue's value rules, :mod:`dabench_analysis.schema.rules`): file
+      structure, required columns and values, dtypes, {0, 1} flags, [0, 1] scores,
+      non-negative counts and times, finite numbers, the seed's enums, duplicated task_ids
+      (§Data Model Schema); unknown columns are info;
     * §Data Model Schema 1-3: one ``run_id`` in task_metrics.csv (``run_id_mixed``) and the
       same in trajectory.csv and tool_calls.csv (``run_id_mismatch``), each an error at the
       first row that differs; absent optional columns of every file (``absent_column``: a

@@ -1,0 +1,161 @@
+"""Which folders are runs (:func:`candidates`: a list, a glob or a parent folder), whether one
+can be read (:func:`check_dir`), and how many threads read them with what progress bar
+(:func:`mapper`)."""
+
+from __future__ import annotations
+
+import errno
+import glob
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+
+from dabench_analysis.load import cache as parse_cache
+from dabench_analysis.load.findings import RunLoadError
+from dabench_analysis.schema.files import TASK_FILE, TASK_FILES
+
+#: Most threads used by ``parallel=True``.
+MAX_THREADS = 8
+#: What the harness must do before a run can be analysed (one wording everywhere).
+NOT_EVALUATED = f"not evaluated: no {TASK_FILE} (run `dabench eval-v2 <RUN_ID>` first)"
+
+
+def check_dir(path: Path) -> Path:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RunLoadError(f"run directory {path} is a symlink loop") from None
+        if isinstance(exc, PermissionError):
+            raise RunLoadError(f"run directory {path} is not readable: {exc.strerror}") from None
+        raise RunLoadError(f"run directory {path} does not exist") from None
+    if not os.path.isdir(path):
+        raise RunLoadError(f"run directory {path} is a file, not a directory "
+                           f"(size {st.st_size} bytes)")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise RunLoadError(f"run directory {path} is not readable (permission denied)")
+    return path
+
+
+def _evaluated(path: Path) -> bool:
+    return any((path / f).is_file() for f in TASK_FILES)
+
+
+def candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Run directories named by ``paths`` (list, glob or parent folder) and what was skipped.
+
+    Raises
+    ------
+    ValueError
+        An empty string or a glob that matches nothing.
+    TypeError
+        Something that is neither a path, a pattern nor an iterable of paths.
+    RunLoadError
+        One folder that does not exist or is a file.
+    """
+    skipped: list[tuple[str, str]] = []
+    if isinstance(paths, (str, os.PathLike)):
+        text = os.path.expanduser(os.fspath(paths))
+        if not text.strip():
+            raise ValueError("paths is an empty string; give a run folder, a folder of runs, "
+                             "a glob or a list")
+        if glob.has_magic(text):
+            matches = sorted(glob.glob(text, recursive=True))
+            if not matches:
+                raise ValueError(f"no path matches the pattern {text!r}")
+            items = [Path(m).parent if Path(m).name in TASK_FILES else Path(m) for m in matches]
+        else:
+            root = Path(text)
+            if not root.is_dir():
+                raise RunLoadError(f"{root} does not exist" if not root.exists()
+                                   else f"{root} is a file, not a run directory or a folder of runs")
+            if _evaluated(root):
+                return [root], skipped
+            own = _cache_layout()  # $DABENCH_CACHE_DIR may be the sweep folder itself
+            items = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
+                           and not (own and p.resolve() == own))
+    else:
+        try:
+            items = [Path(p) for p in paths]
+        except TypeError:
+            raise TypeError(f"paths must be a path, a glob pattern or a list of paths, got "
+                            f"{paths!r}") from None
+    dirs, seen = [], set()
+    for p in items:
+        if not p.is_dir():
+            skipped.append((str(p), "does not exist" if not p.exists() else "not a directory"))
+        elif not _evaluated(p):
+            skipped.append((str(p), NOT_EVALUATED))
+        elif p.resolve() in seen:
+            skipped.append((str(p), "listed twice"))
+        else:
+            seen.add(p.resolve())
+            dirs.append(p)
+    return dirs, skipped
+
+
+def _cache_layout() -> Path | None:
+    try:
+        return parse_cache.layout_dir().resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def mapper(parallel: bool | int, progress: bool | None, n: int) -> Callable:
+    """``map(fn, items, label=...)`` in threads (``parallel``: True, False or a number) with a
+    progress bar on stderr (``progress``; default: in a terminal, not in a notebook, for more
+    than one item ``n``).
+
+    Raises
+    ------
+    ValueError
+        ``parallel`` < 1.
+    """
+    return partial(_map, workers=_workers(parallel, n), show=_show_progress(progress, n))
+
+
+def _workers(parallel: bool | int, n: int) -> int:
+    if isinstance(parallel, bool):
+        return min(MAX_THREADS, os.cpu_count() or 1, n) if parallel else 1
+    if parallel < 1:
+        raise ValueError(f"parallel must be True, False or a number of threads >= 1, "
+                         f"got {parallel}")
+    return max(1, min(int(parallel), n))
+
+
+def _in_notebook() -> bool:
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _show_progress(progress: bool | None, n: int) -> bool:
+    if progress is not None:
+        return bool(progress)
+    return n > 1 and sys.stderr.isatty() and not _in_notebook()
+
+
+def _map(fn: Callable, items, *, workers: int, show: bool, label: str = "files") -> list:
+    """``[fn(x) for x in items]`` in ``workers`` threads, with a rich progress bar if ``show``."""
+    items = list(items)
+    if not show and (workers <= 1 or len(items) <= 1):
+        return [fn(x) for x in items]
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), disable=not show, transient=False) as bar:
+        task = bar.add_task(label, total=len(items))
+
+        def one(x):
+            try:
+                return fn(x)
+            finally:
+                bar.advance(task)
+
+        if workers <= 1 or len(items) <= 1:
+            return [one(x) for x in items]
+        with ThreadPoolExecutor(workers, thread_name_prefix="load_runs") as pool:
+            return list(pool.map(one, items))

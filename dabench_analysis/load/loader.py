@@ -1,0 +1,340 @@
+"""Load eval-v2 runs: :func:`load_runs` (a sweep) and :func:`load_run` (one run), one code path.
+
+Both read every task file through :func:`dabench_analysis.load.pipeline.read_files` (threads,
+the parse cache, the catalogue's rules once over all files, one ``to_pandas``); ``load_run(path)``
+is ``load_runs([path])`` for one run, raising instead of skipping. A sweep is a list of run
+directories, a glob (``"artifacts/runs/sweep_*"``) or a parent folder whose subfolders are runs.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dabench_analysis import schema
+from dabench_analysis.load import folders, pipeline
+from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.load.folders import NOT_EVALUATED, candidates, check_dir
+from dabench_analysis.load.replay import replay_paths
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import SKIPPED_COLUMNS, Runs
+from dabench_analysis.schema.files import (
+    LEGACY_TASK_FILE,
+    LEGACY_TASKS,
+    TASK_FILE,
+    TASK_FILES,
+    TASKS,
+)
+
+_UNSAFE_ID = r"^\.{0,2}$|[/\\\x00]"  # '', '.', '..', or a separator or NUL anywhere
+#: Checks whose rows are not kept.
+_DROPPING = ("column_count", "trailing_delimiter")
+
+
+def load_run(
+    path: str | os.PathLike[str],
+    *,
+    columns: Sequence[str] | None = None,
+    strict: bool = True,
+    include_text: bool = False,
+    cache: bool = True,
+    success_threshold: float = schema.SUCCESS_THRESHOLD,
+) -> Run:
+    """Load one eval-v2 run directory.
+
+    Parameters
+    ----------
+    path : path-like
+        ``artifacts/runs/<RUN_ID>`` holding ``task_metrics.csv`` (or only the legacy
+        ``comprehensive_evaluation.csv``), optionally ``trajectory.csv``, ``tool_calls.csv`` and
+        ``task_*/task_replay.json`` (seed 000 §Generated Artifacts).
+    columns : sequence of str, optional
+        Task columns to load, e.g. ``schema.CORRECTNESS + schema.COST``; the required columns
+        are always loaded. Default: all.
+    strict : bool
+        If True, any error finding in the task file (a value that is not a 0/1 flag, a score
+        outside [0, 1], an unknown difficulty, a duplicated task_id, a malformed row, a missing
+        required column or value) raises one :class:`RunLoadError` listing all of them. If
+        False, rejected values become missing, rows without a task_id and later duplicates of
+        a task_id are dropped, and the findings are attached to ``run.findings`` with a
+        warning.
+    include_text : bool
+        Keep the heavy free-text trajectory columns (thought, action_input, observation,
+        raw_response, metadata_json) in :attr:`Run.trajectory`.
+    cache : bool
+        Read parsed files from, and add them to, the parse cache (:mod:`dabench_analysis.load.cache`).
+    success_threshold : float
+        The analysis' success threshold in (0, 1], carried by the Run
+        (:attr:`Run.success_threshold`).
+
+    Returns
+    -------
+    Run
+        ``tasks`` is loaded now; ``trajectory``, ``tool_calls`` and ``replays`` on first access
+        (a missing trajectory.csv or tool_calls.csv gives an empty frame with the catalogue
+        columns and a warning).
+
+    Raises
+    ------
+    RunLoadError
+        The directory is missing, a file, unreadable or a symlink loop; the task file is
+        missing, empty, lacks ``task_id`` or ``final_score``, is not UTF-8 in its header, or
+        is not comma-separated; or (with ``strict=True``) any error finding.
+    TypeError
+        ``columns`` given as one string, or holding something other than names.
+    ValueError
+        A success threshold outside (0, 1].
+
+    Warns
+    -----
+    UserWarning
+        Requested ``columns`` that are not in the file; with ``strict=False``, rejected
+        values and dropped rows; a legacy run (only ``comprehensive_evaluation.csv``).
+
+    Examples
+    --------
+    >>> run = load_run("data/sample_runs/baseline_react")
+    >>> run.run_id, len(run.tasks), str(run.tasks["difficulty"].dtype)
+    ('baseline_react', 80, 'category')
+    >>> run.tasks["difficulty"].cat.categories.tolist()
+    ['Easy', 'Medium', 'Hard', 'Extreme']
+    """
+    columns = requested_columns(columns)
+    success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
+    run_dir = check_dir(Path(path))
+    if not any((run_dir / f).is_file() for f in TASK_FILES):
+        raise RunLoadError(f"{run_dir / TASK_FILE} not found: {run_dir} has no eval-v2 "
+                           f"artifacts ({NOT_EVALUATED})",
+                           [Finding("error", TASK_FILE, None, None, "missing_file",
+                                    "not found (run not evaluated)")])
+    (run,), _ = _load([run_dir], columns=columns, strict=strict, include_text=include_text,
+                      cache=cache, success_threshold=success_threshold,
+                      mapper=folders.mapper(False, False, 1), stack=False)
+    if isinstance(run, Exception):
+        raise run
+    warn_absent(columns, run.tasks.columns, f"{run.run_id}: {run.task_file}")
+    return run
+
+
+def load_runs(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    columns: Sequence[str] | None = None,
+    strict: bool = True,
+    include_text: bool = False,
+    parallel: bool | int = True,
+    progress: bool | None = None,
+    cache: bool = True,
+    success_threshold: float = schema.SUCCESS_THRESHOLD,
+) -> Runs:
+    """Load every eval-v2 run of a sweep.
+
+    Parameters
+    ----------
+    paths : path-like, glob pattern or sequence of path-like
+        A list of run directories; a glob string (``"runs/sweep_*"``, or
+        ``"runs/*/task_metrics.csv"``: matched files stand for their folder); or one folder,
+        which is loaded as a run if it holds ``task_metrics.csv`` and otherwise searched for
+        run subfolders (hidden ones ignored).
+    columns : sequence of str, optional
+        Task columns to load (see :func:`load_run`); default all.
+    strict : bool
+        If True, a run that fails to load (or has an error finding in its task file) raises
+        one :class:`RunLoadError` naming every such run. If False, those runs are loaded with
+        their valid values, and any that still fail are skipped and listed in ``skipped``.
+    include_text : bool
+        Keep the heavy free-text trajectory columns in :attr:`Runs.trajectory`.
+    parallel : bool or int
+        Threads that read files (pyarrow releases the GIL while parsing). True: min(8, CPU
+        cores); a number: that many; False: one.
+    progress : bool, optional
+        Show a progress bar on stderr. Default: only in a terminal, not inside a notebook.
+    cache : bool
+        Read and fill the parse cache (:mod:`dabench_analysis.load.cache`).
+    success_threshold : float
+        The analysis' success threshold in (0, 1], carried by every Run.
+
+    Returns
+    -------
+    Runs
+        The loaded runs in path order, ``tasks`` stacked, and ``skipped`` (path, reason) for
+        folders without eval-v2 artifacts, missing paths, repeated folders, duplicate run ids
+        (the later one is skipped, with a warning) and, with ``strict=False``, failed runs.
+
+    Raises
+    ------
+    ValueError
+        A glob that matches nothing, an empty string, ``parallel`` < 1, or a success
+        threshold outside (0, 1].
+    TypeError
+        ``paths`` that is neither a path, a pattern nor an iterable of paths; ``columns``
+        given as one string.
+    RunLoadError
+        A single folder that does not exist or is a file; with ``strict=True``, any run that
+        cannot be loaded (the message lists each with its reason; ``findings`` has them all).
+
+    Examples
+    --------
+    >>> runs = load_runs("data/sample_runs", progress=False)
+    >>> runs.run_ids, len(runs.tasks)
+    (['baseline_react', 'proposed_aat'], 160)
+    >>> runs.skipped["reason"].str.startswith("not evaluated").tolist()
+    [True]
+    """
+    columns = requested_columns(columns)
+    success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
+    dirs, skipped = candidates(paths)
+    mapper = folders.mapper(parallel, progress, len(dirs))
+    loaded, stacked = _load(dirs, columns=columns, strict=strict, include_text=include_text,
+                            cache=cache, success_threshold=success_threshold, mapper=mapper,
+                            stack=True)
+    failed = [(d, r) for d, r in zip(dirs, loaded, strict=True) if isinstance(r, Exception)]
+    if failed and strict:
+        lines = [f"{d}: {str(e).splitlines()[0]}" for d, e in failed]
+        found: list[Finding] = [f for _, e in failed for f in getattr(e, "findings", [])]
+        raise RunLoadError(f"{len(failed)} of {len(dirs)} run(s) could not be loaded (use "
+                           "strict=False to skip them):\n  " + "\n  ".join(lines), found)
+    skipped += [(str(d), str(e).splitlines()[0]) for d, e in failed]
+    runs, first = [], {}
+    for d, r in zip(dirs, loaded, strict=True):
+        if isinstance(r, Exception):
+            continue
+        if r.run_id in first:
+            skipped.append((str(d), f"duplicate run_id {r.run_id!r} (kept {first[r.run_id]})"))
+            warnings.warn(f"run_id {r.run_id!r} appears in {first[r.run_id]} and {d}; "
+                          "skipping the later one (see .skipped)", stacklevel=2)
+            continue
+        first[r.run_id] = str(d)
+        runs.append(r)
+    if stacked is not None and len(runs) != len(dirs):
+        stacked = None
+    if columns is not None:
+        warn_absent(columns, {c for r in runs for c in r.tasks.columns}, "load_runs")
+    return Runs(runs, pd.DataFrame(skipped, columns=SKIPPED_COLUMNS, dtype="string"),
+                mapper=mapper, stacked=stacked)
+
+
+def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache: bool,
+          success_threshold: float, mapper: Callable,
+          stack: bool) -> tuple[list[Run | RunLoadError], pd.DataFrame | None]:
+    """Every run's tasks through the pipeline: the runs (or their load errors) in ``dirs``
+    order, and the stacked frame (``stack``) of the runs loaded."""
+    kinds = [TASKS if (d / TASK_FILE).is_file() else
+             LEGACY_TASKS if (d / LEGACY_TASK_FILE).is_file() else None for d in dirs]
+    files = [d / (k.file if k else TASK_FILE) for d, k in zip(dirs, kinds, strict=True)]
+    results = pipeline.read_files(files, kinds, columns, cache=cache,
+                                  mapper=partial(mapper, label="runs"))
+    loaded: list = []
+    for d, res in zip(dirs, results, strict=True):
+        loaded.append(_accept(d, res, strict))
+    good = [(i, t) for i, t in enumerate(loaded) if isinstance(t, tuple)]
+    table = pipeline.stacked([t[0] for _, t in good])
+    frame = pipeline.to_frame(table, TASKS) if good else pd.DataFrame()
+    del table
+    start = 0
+    for i, (part, res, run_id, findings) in good:
+        own = part.column_names
+        n = part.num_rows
+        tasks = partial(_part, frame, start, n, own)
+        start += n
+        loaded[i] = Run(run_id=run_id, path=dirs[i], tasks=tasks, findings=findings,
+                        include_text=include_text, source_rows=res.rows.tolist(),
+                        task_file=res.kind.file, cache=cache,
+                        success_threshold=success_threshold, inputs={res.kind.file: res.stamp})
+    return loaded, (frame.copy(deep=False) if stack and len(good) == len(dirs) else None)
+
+
+def _part(frame: pd.DataFrame, start: int, n: int, own: list[str]) -> pd.DataFrame:
+    out = frame.iloc[start:start + n]
+    if own != list(frame.columns):
+        out = out[own]
+    return out.set_axis(pd.RangeIndex(n), axis=0)
+
+
+def _accept(run_dir: Path, res, strict: bool):
+    """A run's task file as read: ``(table, result, run_id, findings)`` ready to stack, or the
+    RunLoadError that stops it."""
+    if res is None:
+        return RunLoadError(f"{run_dir}: {NOT_EVALUATED}",
+                            [Finding("error", TASK_FILE, None, None, "missing_file",
+                                     "not found (run not evaluated)")])
+    name = res.name
+    if res.error is not None:
+        first = res.error.message.splitlines()[0]
+        return RunLoadError(f"{run_dir}: {first}" if str(run_dir) not in first else first,
+                            res.error.findings)
+    errors = [f for f in res.findings if f.severity == "error"]
+    if errors and strict:
+        return RunLoadError(f"{run_dir / name}: {len(errors)} problem(s) (in Python, "
+                            "load_run(path, strict=False) keeps the valid values)", errors)
+    findings = list(res.findings)
+    table = res.table
+    folder_id = run_dir.resolve().name
+    ids = pc.unique(table.column("run_id").drop_null()) if "run_id" in table.column_names \
+        else pa.array([], pa.string())
+    run_id = str(ids[0]) if len(ids) == 1 else folder_id
+    table = pipeline.fill_run_id(table, run_id)
+    if "replay_path" in table.column_names:  # the loader's own column, last
+        table = table.drop_columns(["replay_path"])
+    task_ids = table.column("task_id").cast(pa.string())
+    table = table.append_column("replay_path", replay_paths(run_dir, task_ids))
+    unsafe = pc.filter(task_ids, pc.fill_null(pc.match_substring_regex(task_ids, _UNSAFE_ID),
+                                              False))
+    if len(unsafe):
+        findings.append(Finding("warning", name, None, "task_id", "task_id_path",
+                                f"task_id(s) {unsafe.to_pylist()[:5]} are not plain folder "
+                                "names; their task_replay.json is not looked up"))
+    if name == LEGACY_TASK_FILE:
+        warnings.warn(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
+                      "loading its subset of columns", stacklevel=4)
+    if errors:
+        warnings.warn(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
+                      f"missing, {_dropped(errors)} row(s) dropped (see run.findings)",
+                      stacklevel=4)
+    return table, res, run_id, findings
+
+
+def _dropped(errors: Sequence[Finding]) -> int:
+    """Data rows a task file lost: malformed rows, rows without a task_id, later repeats."""
+    n = sum(len(f.rows) for f in errors if f.check in _DROPPING)
+    n += sum(len(f.rows) for f in errors if f.check == "required_value" and f.column == "task_id")
+    return n + sum(len(f.rows) - 1 for f in errors if f.check == "duplicate_task_id")
+
+
+def requested_columns(columns: Sequence[str] | None) -> list[str] | None:
+    """Check ``columns=`` of :func:`load_run` / :func:`load_runs`: a list of names.
+
+    Raises
+    ------
+    TypeError
+        If ``columns`` is a string or not an iterable of strings.
+    """
+    if columns is None:
+        return None
+    if isinstance(columns, (str, bytes)) or not hasattr(columns, "__iter__"):
+        raise TypeError(f"columns must be a list of column names, got {columns!r}"
+                        + (f" (did you mean [{columns!r}]?)" if isinstance(columns, str) else ""))
+    cols = list(columns)
+    bad = [c for c in cols if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"columns must be column names (str), got {bad[:3]!r}")
+    return [schema.ALIASES.get(c, c) for c in cols]
+
+
+def warn_absent(columns: Sequence[str] | None, loaded, where: str) -> None:
+    """Warn about requested columns that are in no loaded file (a typo loads nothing)."""
+    if columns is None:
+        return
+    have = set(loaded)
+    absent = [c for c in columns if schema.ALIASES.get(c, c) not in have]
+    if absent:
+        warnings.warn(f"{where}: requested column(s) {absent} not found (not in the file; "
+                      "names as eval-v2 writes them, see dabench_analysis.schema)",
+                      stacklevel=3)

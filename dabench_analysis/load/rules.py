@@ -1,0 +1,439 @@
+# Over 400 lines (under 500): every rule that turns cell text into a value and every check on
+# the values, so that what the loader accepts can be read in one place.
+"""The catalogue's value rules, evaluated once per column over every file of a sweep.
+
+:func:`convert` takes the files of one kind stacked into one Arrow table (:class:`Stack`, as
+:mod:`dabench_analysis.load.csv` read them) and gives the typed table and each file's findings:
+
+1. *Missing values* (:func:`dabench_analysis.schema.rules.missing_spellings`): in text and
+   identifier columns (and columns the catalogue does not know) only an empty cell is missing;
+   ``NA``, ``None``, ``null`` are kept as written. In number, flag, enum and timestamp columns
+   the spellings of :data:`~dabench_analysis.schema.NULL_VALUES` are missing.
+2. *Typing*: flags to bool (:data:`~dabench_analysis.schema.FLAG_TRUE` / ``FLAG_FALSE``;
+   ``FLAG_COERCED`` spellings with a warning), enums onto the seed's levels (case variants and
+   legacy stage names with a warning), numbers from text (a file read as text), whole numbers
+   checked and cast to int64.
+3. *Domain* (:data:`~dabench_analysis.schema.rules.RULES`): finite numbers, scores in [0, 1],
+   counts and times >= 0; required values; keys unique within each file.
+
+A value that fails is set to missing. The fast path of every step is one kernel on the whole
+column (an index lookup, a min/max); only a column that fails is looked at value by value, and
+only its failing values are described (file, row, column, value as written, check).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dabench_analysis.load.findings import Finding, report_rows
+from dabench_analysis.schema import ENUMS, FLAG_COERCED, FLAG_FALSE, FLAG_TRUE, NULL_VALUES
+from dabench_analysis.schema.files import FileKind
+from dabench_analysis.schema.rules import (
+    FLOAT_KINDS,
+    INTEGER_KINDS,
+    LEGACY_STAGES,
+    MAX_COUNT,
+    RULES,
+    missing_spellings,
+)
+
+TEXT = pa.large_string()
+_NULLS = pa.array(NULL_VALUES, TEXT)
+_PLAIN_FLAGS = pa.array([*FLAG_TRUE, *FLAG_FALSE], TEXT)
+_PLAIN_VALUES = pa.array([True] * len(FLAG_TRUE) + [False] * len(FLAG_FALSE))
+_ALL_FLAGS = {**{v.lower(): True for v in FLAG_TRUE}, **{v.lower(): False for v in FLAG_FALSE},
+              **FLAG_COERCED}
+_FLAG_KEYS = pa.array(list(_ALL_FLAGS), TEXT)
+_FLAG_VALUES = pa.array(list(_ALL_FLAGS.values()))
+_COERCED_KEYS = pa.array(list(FLAG_COERCED), TEXT)
+_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$"
+
+
+@dataclass
+class Stack:
+    """The files of one kind, stacked: ``table`` (frame names), ``starts`` (first row of each
+    file, and the total last), ``rows`` (1-based data row in its file of each row), ``names``
+    (each file's name in findings) and ``columns`` (each file's own columns: the stack holds
+    nulls where a file lacks one)."""
+
+    table: pa.Table
+    starts: np.ndarray
+    rows: np.ndarray
+    names: list[str]
+    columns: list[frozenset[str]]
+
+    def files(self, positions: np.ndarray) -> np.ndarray:
+        """The file of each stacked row position."""
+        return np.searchsorted(self.starts, positions, side="right") - 1
+
+    def holding(self, column: str) -> np.ndarray:
+        """Per stacked row, whether its file has ``column``."""
+        have = np.array([column in c for c in self.columns], dtype=bool)
+        return np.repeat(have, np.diff(self.starts))
+
+
+class _Out:
+    """Each file's findings as :func:`convert` makes them, and the stacked positions whose
+    value was rejected, per column."""
+
+    def __init__(self, stack: Stack):
+        self.stack, self.findings = stack, [[] for _ in stack.names]
+        self.rejected: dict[str, np.ndarray] = {}
+        self.text_of: Callable | None = None
+
+    def written(self, col: str, arr: pa.ChunkedArray, mask: np.ndarray) -> pa.ChunkedArray:
+        """``arr`` with the cells of ``mask`` as written in their files (where known)."""
+        if self.text_of is None or not mask.any():
+            return arr
+        text = pc.cast(arr, TEXT).to_pylist()
+        for f in np.unique(self.stack.files(np.flatnonzero(mask))):
+            a, b = self.stack.starts[f], self.stack.starts[f + 1]
+            text[a:b] = self.text_of(int(f), col).to_pylist()
+        return pa.chunked_array([pa.array(text, TEXT)])
+
+    def rows(self, mask, values, col: str, check: str, what: str, severity: str = "error"):
+        """One finding per file for the stacked rows where ``mask`` is true; ``values``: the
+        column as the message quotes it."""
+        pos = np.flatnonzero(_numpy_mask(mask))
+        if not len(pos):
+            return
+        if severity == "error":
+            self.rejected[col] = np.union1d(self.rejected.get(col, pos[:0]), pos)
+        files = self.stack.files(pos)
+        bounds = np.flatnonzero(np.diff(files)) + 1
+        for part in np.split(pos, bounds):
+            f = int(self.stack.files(part[:1])[0])
+            shown = values.take(pa.array(part[:5])).to_pylist()
+            report_rows(self.findings[f], self.stack.rows[part], shown, self.stack.names[f],
+                        col, check, what, severity)
+
+
+def _numpy_mask(mask) -> np.ndarray:
+    if isinstance(mask, np.ndarray):
+        return mask.astype(bool, copy=False)
+    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
+            ) -> tuple[pa.Table, list[list[Finding]], np.ndarray]:
+    """Type and check every column of ``stack`` (see the module notes).
+
+    Parameters
+    ----------
+    stack : Stack
+        Files of ``kind``: numbers ``float64`` or text (a file read as text), everything else
+        text as written.
+    kind : FileKind
+        Which catalogue the columns belong to.
+    text_of : callable, optional
+        ``text_of(file, column)``: that column of that file (its position in the stack) as
+        written, for the one case where a parsed number cannot show it: a whole number of
+        2**53 or more, which float64 rounds.
+
+    Returns
+    -------
+    table : pyarrow.Table
+        The same columns typed: flags bool, whole numbers int64, enums dictionaries over the
+        catalogue's levels (in order), other numbers float64, text large_string; rejected
+        values null.
+    findings : list of list of Finding
+        Per file, in column order.
+    drop : numpy.ndarray of bool
+        Rows a task file cannot keep (no task_id, or a later repeat of a task_id); all False
+        for other kinds.
+    """
+    out, table = _Out(stack), stack.table
+    out.text_of = text_of
+    arrays = []
+    for name, arr in zip(table.column_names, table.columns, strict=True):
+        spec = kind.catalogue.get(name)
+        arrays.append(_column(name, arr, spec, out))
+    typed = pa.Table.from_arrays(arrays, names=table.column_names)
+    for name in kind.required:
+        if name in typed.column_names and name != "run_id":
+            _required(typed, name, out)
+    drop = _keys(typed, kind, out)
+    _missing_flags(typed, kind, out)
+    for f in np.flatnonzero(np.diff(stack.starts) == 0):
+        out.findings[f].append(Finding("warning", stack.names[f], None, None, "no_rows",
+                                       "the file has a header but no data rows"))
+    return typed, out.findings, drop
+
+
+def _column(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray:
+    kind = None if spec is None else spec.kind
+    if kind == "flag":
+        return _flag(name, _nulled(arr, kind), out)
+    if kind == "enum":
+        return _enum(name, _nulled(arr, kind), spec, out)
+    if kind in FLOAT_KINDS or kind in INTEGER_KINDS:
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            arr = _number(name, arr, out)
+        nan = pc.is_nan(arr)
+        if pc.any(nan).as_py():  # "NAN", "-nan": no number (pandas would call them missing)
+            arr = pc.if_else(nan, pa.scalar(None, arr.type), arr)
+        if kind in INTEGER_KINDS:
+            arr = _integer(name, arr, out)
+        return _domain(name, arr, kind, out)
+    return _nulled(arr, kind)
+
+
+def _nulled(arr: pa.ChunkedArray, kind: str | None) -> pa.ChunkedArray:
+    """``arr`` with the missing spellings of ``kind`` made null (text is not copied)."""
+    spellings = missing_spellings(kind)
+    if spellings == ("",):
+        if arr.length() == 0 or pc.min(pc.binary_length(arr)).as_py() != 0:
+            return arr
+        return _null_where(arr, pc.equal(pc.binary_length(arr), 0))
+    hit = pc.is_in(arr, value_set=_NULLS)
+    return _null_where(arr, hit) if pc.any(hit).as_py() else arr
+
+
+def _null_where(arr: pa.ChunkedArray, hit) -> pa.ChunkedArray:
+    """``arr`` with nulls where ``hit`` is true: a new validity bitmap over the same offsets
+    and bytes for plain text chunks (``if_else`` for others)."""
+    keep = pc.and_not_kleene(pc.is_valid(arr), hit).to_numpy(zero_copy_only=False)
+    chunks, start = [], 0
+    for a in arr.chunks:
+        mine, start = keep[start:start + len(a)], start + len(a)
+        if a.offset or not pa.types.is_large_string(a.type):
+            chunks.append(pc.if_else(pa.array(~mine), pa.scalar(None, a.type), a))
+        else:
+            bitmap = pa.py_buffer(np.packbits(mine, bitorder="little"))
+            chunks.append(pa.Array.from_buffers(a.type, len(a), [bitmap, *a.buffers()[1:]]))
+    return pa.chunked_array(chunks, type=arr.type)
+
+
+def _stripped(arr: pa.ChunkedArray) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
+    """Text without surrounding blanks, and whether each cell is missing once stripped."""
+    text = pc.utf8_trim_whitespace(arr)
+    return text, pc.or_kleene(pc.is_null(text), pc.is_in(text, value_set=_NULLS))
+
+
+def _flag_values(arr: pa.ChunkedArray) -> tuple[pa.ChunkedArray, object, object]:
+    """Flag text (missing spellings already null) -> ``(bool, coerced, bad)``; the masks are
+    None when every value is spelled as eval-v2, pandas or pyarrow write flags."""
+    codes = pc.index_in(arr, value_set=_PLAIN_FLAGS)
+    if codes.null_count == arr.null_count:
+        return pc.take(_PLAIN_VALUES, codes), None, None
+    text, missing = _stripped(arr)
+    low = pc.utf8_lower(text)
+    flags = pc.take(_FLAG_VALUES, pc.index_in(low, value_set=_FLAG_KEYS))
+    coerced = pc.is_in(low, value_set=_COERCED_KEYS)
+    bad = pc.and_(pc.invert(missing), pc.is_null(flags))
+    return pc.if_else(missing, pa.scalar(None, pa.bool_()), flags), coerced, bad
+
+
+def _flag(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
+    flags, coerced, bad = _flag_values(arr)
+    if coerced is not None:
+        out.rows(coerced, arr, name, "flag_coerced", "flag written as 1.0/0.0, yes/no, t/f "
+                 "or pass/fail, read as true/false", "warning")
+        out.rows(bad, arr, name, "flag_value", "not a 0/1 flag; set to missing")
+    return flags
+
+
+def _enum(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray:
+    levels = pa.array(list(ENUMS[name]), TEXT)
+    codes = pc.index_in(arr, value_set=levels)
+    if codes.null_count != arr.null_count:
+        text, missing = _stripped(arr)
+        exact = pc.index_in(text, value_set=levels)
+        lookup = {lvl.lower(): i for i, lvl in enumerate(ENUMS[name])}
+        if name == "failure_stage":
+            lookup |= {k: ENUMS[name].index(v) for k, v in LEGACY_STAGES.items()}
+        found = pc.take(pa.array(list(lookup.values()), pa.int32()),
+                        pc.index_in(pc.utf8_lower(text), value_set=pa.array(list(lookup), TEXT)))
+        coerced = pc.and_(pc.is_null(exact), pc.is_valid(found))
+        bad = pc.and_(pc.invert(missing), pc.is_null(found))
+        what = ", ".join(ENUMS[name])
+        out.rows(coerced, arr, name, "enum_coerced", f"read case-insensitively as one of {what}",
+                 "warning")
+        out.rows(bad, arr, name, "enum_value", f"not one of {what}; set to missing")
+        codes = pc.if_else(missing, pa.scalar(None, pa.int32()), found)
+    ordered = bool(spec.dtype.ordered)
+    return pa.chunked_array([pa.DictionaryArray.from_arrays(c.cast(pa.int32()), levels,
+                                                            ordered=ordered)
+                             for c in codes.chunks],
+                            type=pa.dictionary(pa.int32(), TEXT, ordered=ordered))
+
+
+def _number(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
+    """Text (a file read as text) -> float64; a cell that is no number is an error."""
+    text, missing = _stripped(arr)
+    text = pc.if_else(missing, pa.scalar(None, TEXT), text)
+    try:
+        return pc.cast(text, pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    ok = pc.match_substring_regex(text, _NUMBER, ignore_case=True)
+    bad = pc.and_(pc.is_valid(text), pc.invert(pc.fill_null(ok, False)))
+    values = [str(v) for v in arr.filter(bad).to_pylist()]
+    hint = (" (decimal comma? eval-v2 writes '.' as decimal separator)"
+            if any(_is(v, r"-?\d+,\d+") for v in values) else
+            " (percent sign? scores are on a [0, 1] scale)"
+            if any(_is(v, r"-?[\d.]+\s*%") for v in values) else "")
+    out.rows(bad, arr, name, "number_value", f"not a number{hint}; set to missing")
+    return pc.cast(pc.if_else(bad, pa.scalar(None, TEXT), text), pa.float64())
+
+
+def _is(text: str, pattern: str) -> bool:
+    return re.fullmatch(pattern, text.strip()) is not None
+
+
+def _integer(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
+    """float64 -> int64; a fraction, an infinity or a value of 2**53 or more is an error."""
+    mm = pc.min_max(arr)
+    low, high = mm["min"].as_py(), mm["max"].as_py()
+    if low is None:
+        return pc.cast(arr, pa.int64())
+    if max(abs(low), abs(high)) < MAX_COUNT:
+        try:
+            return pc.cast(arr, pa.int64())  # safe cast: a fraction raises
+        except pa.ArrowInvalid:
+            pass
+    f = arr.to_numpy(zero_copy_only=False).astype("float64")
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isnan(f) & (~np.isfinite(f) | (np.abs(f) >= MAX_COUNT) | (f != np.floor(f)))
+    out.rows(bad, out.written(name, arr, bad & (np.abs(np.nan_to_num(f)) >= MAX_COUNT)), name,
+             "integer", "not a whole number below 2**53; set to missing")
+    return pc.cast(pc.if_else(pa.array(bad), pa.scalar(None, pa.float64()), arr), pa.int64())
+
+
+def _domain(name: str, arr: pa.ChunkedArray, kind: str, out: _Out) -> pa.ChunkedArray:
+    """The catalogue's :data:`RULES` for ``kind``: each is an interval, so the column passes
+    when its extremes do; else its failing values are reported and set to missing."""
+    rules = [r for r in RULES if kind in r.kinds]
+    mm = pc.min_max(arr)
+    ends = [v for v in (mm["min"].as_py(), mm["max"].as_py()) if v is not None]
+    if all(r.admits(float(v)) for r in rules for v in ends):
+        return arr
+    f = arr.to_numpy(zero_copy_only=False).astype("float64")
+    failed = np.zeros(len(f), dtype=bool)
+    for rule in rules:
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isnan(f) & ~failed & ((f < rule.low) | (f > rule.high)
+                                            | (rule.open_ends & np.isinf(f)))
+        if bad.any():
+            hint = " (percentages? scores are on a [0, 1] scale)" if rule.name == \
+                "unit_interval" and np.all((f[bad] >= 1) & (f[bad] <= 100)) else ""
+            out.rows(bad, arr, name, rule.check, f"{rule.message}{hint}; set to missing")
+            failed |= bad
+    return pc.if_else(pa.array(failed), pa.scalar(None, arr.type), arr)
+
+
+def _required(table: pa.Table, name: str, out: _Out) -> None:
+    col = table.column(name)
+    if col.null_count:
+        mask = np.asarray(pc.is_null(col).to_numpy(zero_copy_only=False), dtype=bool)
+        mask &= out.stack.holding(name)  # a file without the column: reported on its header
+        mask[out.rejected.get(name, [])] = False  # a value rejected while typing: reported once
+        out.rows(mask, col, name, "required_value", "missing value in a required column")
+
+
+def _keys(table: pa.Table, kind: FileKind, out: _Out) -> np.ndarray:
+    """Repeated keys within a file: one finding per key (``kind.key_severity``). For task
+    files, the rows to drop: no task_id, or a later repeat of one."""
+    n = table.num_rows
+    keys = [k for k in kind.keys if k in table.column_names]
+    drop = np.zeros(n, dtype=bool)
+    if not keys or n == 0:
+        return drop
+    code = np.repeat(np.arange(len(out.stack.names), dtype=np.int64), np.diff(out.stack.starts))
+    valid = np.ones(n, dtype=bool)
+    for k in keys:
+        enc = pc.dictionary_encode(table.column(k)).combine_chunks()
+        idx = enc.indices.to_numpy(zero_copy_only=False)
+        valid &= ~pd.isna(idx)
+        code = code * (len(enc.dictionary) + 1) + np.nan_to_num(idx, nan=-1).astype(np.int64) + 1
+    if kind.is_tasks:
+        drop |= ~valid
+    keyed = code[valid]
+    if len(np.unique(keyed)) == len(keyed):
+        return drop
+    _describe_duplicates(table, keys, kind, code, valid, out)
+    if kind.is_tasks:
+        first = pd.Series(code).where(valid).duplicated(keep="first").to_numpy() & valid
+        drop |= first
+    return drop
+
+
+def _describe_duplicates(table: pa.Table, keys: Sequence[str], kind: FileKind, code: np.ndarray,
+                         valid: np.ndarray, out: _Out) -> None:
+    s = pd.Series(code).where(valid)
+    dup = s.duplicated(keep=False).to_numpy() & valid
+    pos = np.flatnonzero(dup)
+    check = "duplicate_task_id" if list(keys) == ["task_id"] else "duplicate_key"
+    note = " (the first is kept)" if kind.is_tasks else ""
+    values = {k: table.column(k).take(pa.array(pos)).to_pylist() for k in keys}
+    groups: dict[int, list[int]] = {}
+    for i, p in enumerate(pos):
+        groups.setdefault(int(code[p]), []).append(i)
+    for members in groups.values():
+        first = pos[members[0]]
+        f = int(out.stack.files(np.array([first]))[0])
+        rows = tuple(int(out.stack.rows[pos[i]]) for i in members)
+        what = ", ".join(f"{k} {values[k][members[0]]!r}" for k in keys)
+        out.findings[f].append(Finding(kind.key_severity, out.stack.names[f], rows[1], keys[-1],
+                                       check, f"{what} appears in rows "
+                                       f"{', '.join(map(str, rows))}{note}", rows))
+
+
+def _missing_flags(table: pa.Table, kind: FileKind, out: _Out) -> None:
+    """Info finding per file and flag column with missing values (pitfall P06: never a silent
+    pass or fail)."""
+    sizes = np.diff(out.stack.starts)
+    files = np.repeat(np.arange(len(sizes)), sizes)
+    for name in table.column_names:
+        spec = kind.catalogue.get(name)
+        if spec is None or spec.kind != "flag" or table.column(name).null_count == 0:
+            continue
+        nulls = np.asarray(pc.is_null(table.column(name)).to_numpy(zero_copy_only=False))
+        counts = np.bincount(files, weights=nulls, minlength=len(sizes))
+        for f, (n, total) in enumerate(zip(counts, sizes, strict=True)):
+            if total and n and name in out.stack.columns[f]:
+                out.findings[f].append(Finding(
+                    "info", out.stack.names[f], None, name, "missing_values",
+                    f"{int(n)} of {int(total)} values missing (read as <NA>: counted neither "
+                    "as true nor as false)"))
+
+
+def parse_flags(values: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """Flag text -> pandas ``boolean``: the package's one flag parser (loading and statistics).
+
+    Parameters
+    ----------
+    values : Series
+        Text (or objects turned into text); surrounding blanks are ignored, case is not.
+
+    Returns
+    -------
+    tuple of Series
+        ``(flags, coerced, bad)``: the ``boolean`` values (<NA> for missing and bad cells), a
+        mask of cells spelled as in :data:`~dabench_analysis.schema.FLAG_COERCED` (unambiguous
+        but not what eval-v2 writes) and a mask of cells that are neither a flag nor missing.
+
+    Examples
+    --------
+    >>> flags, coerced, bad = parse_flags(pd.Series(["1", "TRUE", "no", "", "2"]))
+    >>> flags.tolist(), coerced.tolist(), bad.tolist()
+    ([True, True, False, <NA>, <NA>], [False, False, True, False, False], [False, False, False, False, True])
+    """
+    text = pa.chunked_array([pa.array(values.astype("string").array, TEXT)])
+    flags, coerced, bad = _flag_values(_nulled(text, "flag"))
+    index = values.index
+
+    def series(arr, dtype) -> pd.Series:
+        if arr is None:
+            return pd.Series(False, index=index)
+        return pd.Series(arr.to_pandas(types_mapper={pa.bool_(): dtype}.get).array, index=index)
+
+    return (series(flags, pd.BooleanDtype()), series(coerced, None).fillna(False).astype(bool),
+            series(bad, None).fillna(False).astype(bool))
