@@ -171,10 +171,31 @@ def _unparsable(name: str, exc: Exception) -> RunLoadError:
                         [Finding("error", name, None, None, "malformed_csv", msg)])
 
 
-def _arrow(data, name: str, names: list[str], include: list[str], types: dict,
-           *, threads: bool = True, block: int | None = None) -> tuple[pa.Table, list[tuple]]:
+def _arrow(data, name: str, names: list[str], include: list[str],
+           types: dict) -> tuple[pa.Table, list[tuple]]:
     """pyarrow's read of ``data``; rows with the wrong number of fields are skipped and
-    returned as ``(record number, expected, actual, text)``."""
+    returned as ``(record number, expected, actual, text)``.
+
+    pyarrow reads fastest when it may cut the file into blocks at any newline
+    (``newlines_in_values=False``). That read is exact when it reports nothing: a block cut
+    inside a quoted value that spans lines makes the parser stop short ("out of sync with
+    the chunker", apache/arrow#39857) or see rows with too few fields. So on either, the file
+    is read again with values over several lines allowed, which is what tells a damaged row
+    from a value with a line break.
+    """
+    try:
+        table, bad = _arrow_read(data, name, names, include, types, multiline=False)
+        if not bad:
+            return table, bad
+    except pa.ArrowInvalid as exc:
+        if "conversion error" in str(exc) or "utf8" in str(exc).lower():
+            raise
+    return _arrow_read(data, name, names, include, types, multiline=True)
+
+
+def _arrow_read(data, name: str, names: list[str], include: list[str], types: dict, *,
+                multiline: bool, threads: bool = True,
+                block: int | None = None) -> tuple[pa.Table, list[tuple]]:
     bad: list[tuple] = []
     undecodable: list = []
     block = block_size(data) if block is None else block
@@ -189,7 +210,7 @@ def _arrow(data, name: str, names: list[str], include: list[str], types: dict,
                 pa.BufferReader(data),
                 read_options=pacsv.ReadOptions(use_threads=threads, block_size=block,
                                                column_names=names, skip_rows=1),
-                parse_options=pacsv.ParseOptions(newlines_in_values=True,
+                parse_options=pacsv.ParseOptions(newlines_in_values=multiline,
                                                  invalid_row_handler=skip),
                 convert_options=pacsv.ConvertOptions(
                     column_types=types, include_columns=include, strings_can_be_null=False,
@@ -198,7 +219,8 @@ def _arrow(data, name: str, names: list[str], include: list[str], types: dict,
         if "straddling object" in str(exc) and block < MAX_BLOCK_SIZE:  # a row over 2 blocks
             larger = block_size(data, min(4 * block, MAX_BLOCK_SIZE))
             if larger >= 2 * block:
-                return _arrow(data, name, names, include, types, threads=threads, block=larger)
+                return _arrow_read(data, name, names, include, types, multiline=multiline,
+                                   threads=threads, block=larger)
         if undecodable:
             msg = ("a line with the wrong number of fields holds bytes that are not UTF-8 "
                    "(truncated or Latin-1?); re-save the file as UTF-8")
@@ -206,7 +228,8 @@ def _arrow(data, name: str, names: list[str], include: list[str], types: dict,
                                [Finding("error", name, None, None, "encoding", msg)]) from None
         raise
     if bad and threads and any(b[0] is None for b in bad):  # row numbers need one thread
-        return _arrow(data, name, names, include, types, threads=False, block=block)
+        return _arrow_read(data, name, names, include, types, multiline=multiline,
+                           threads=False, block=block)
     return table, bad
 
 
@@ -265,8 +288,9 @@ def _drop_trailing(table: pa.Table, name: str, findings: list) -> pa.Table:
 
 
 def _line_endings(data: bytes, name: str, findings: list) -> None:
-    crlf = data.count(b"\r\n") if b"\r" in data else 0
-    lf = data.count(b"\n")
+    if b"\r" not in data:
+        return
+    crlf, lf = data.count(b"\r\n"), data.count(b"\n")
     if 0 < crlf < lf:
         findings.append(Finding("info", name, None, None, "line_endings",
                                 f"mixed line endings ({crlf} CR LF, {lf - crlf} LF); read as "

@@ -356,7 +356,7 @@ def _keys(table: pa.Table, kind: FileKind, out: _Out) -> np.ndarray:
     if kind.is_tasks:
         drop |= ~valid
     keyed = code[valid]
-    if len(np.unique(keyed)) == len(keyed):
+    if pc.count_distinct(pa.array(keyed)).as_py() == len(keyed):
         return drop
     _describe_duplicates(table, keys, kind, code, valid, out)
     if kind.is_tasks:
