@@ -165,9 +165,11 @@ def _convert(results: list[FileResult], columns, root: Path | None) -> None:
         del tables
         typed, found, drop = convert(stack, group[0].kind,
                                      lambda f, col, group=group: _text_of(group[f], col))
+        all_rows = stack.rows
+        del stack  # the text read: what the rules did not keep is freed with the files' tables
         for i, r in enumerate(group):
             part = typed.slice(starts[i], sizes[i])
-            rows, gone = stack.rows[starts[i]:starts[i + 1]], drop[starts[i]:starts[i + 1]]
+            rows, gone = all_rows[starts[i]:starts[i + 1]], drop[starts[i]:starts[i + 1]]
             if gone.any():
                 part, rows = part.filter(pa.array(~gone)), rows[~gone]
             r.table, r.rows = part.select(r._parsed.table.column_names), rows
@@ -208,10 +210,12 @@ def stacked(tables: Sequence[pa.Table]) -> pa.Table:
     return pa.concat_tables(tables, promote_options="default") if tables else pa.table({})
 
 
-def to_frame(table: pa.Table, kind: FileKind) -> pd.DataFrame:
+def to_frame(table: pa.Table, kind: FileKind, *, destroy: bool = False) -> pd.DataFrame:
     """A converted table -> frame with the catalogue's dtypes (RangeIndex): flags ``boolean``,
-    whole numbers ``Int64``, enums the catalogue's categoricals, text ``string``."""
-    df = table.to_pandas(types_mapper=PD_TYPES.get)
+    whole numbers ``Int64``, enums the catalogue's categoricals, text ``string``. ``destroy``
+    frees each Arrow column once converted (the caller holds no other reference to the table:
+    the peak is then about one copy of the numbers, not two)."""
+    df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=destroy, self_destruct=destroy)
     fix = {c: df[c].astype(s.dtype) for c, s in kind.catalogue.items()
            if c in df and s.kind == "enum" and df[c].dtype != s.dtype}
     return df.assign(**fix) if fix else df

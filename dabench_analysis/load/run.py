@@ -299,10 +299,12 @@ def _side_frames(runs: Sequence[Run], kind, columns: list[str], *,
         if errors:
             warnings.warn(f"{run.run_id}: {errors} problem(s) in {kind.file}; rejected values "
                           "set to missing (see run.findings)", stacklevel=4)
-        table = pipeline.fill_run_id(res.table, run.run_id)
+        table, res.table = pipeline.fill_run_id(res.table, run.run_id), None
         tables.append(table)
         own.append((table.column_names, res.rows))
-    frame = pipeline.to_frame(pipeline.stacked(tables), kind)
+    n_tables, stacked, table = len(tables), pipeline.stacked(tables), None
+    del tables  # the stacked table is the only reference: freed as it is converted
+    frame = pipeline.to_frame(stacked, kind, destroy=True)
     out, start, it = [], 0, iter(own)
     for res in results:
         if res is None:
@@ -314,4 +316,4 @@ def _side_frames(runs: Sequence[Run], kind, columns: list[str], *,
         start += len(rows)
         part = part[names] if list(frame.columns) != names else part
         out.append(part.set_axis(pd.Index(np.asarray(rows, dtype=np.int64) - 1), axis=0))
-    return out, (frame if len(tables) == len(runs) else None)
+    return out, (frame if n_tables == len(runs) else None)
