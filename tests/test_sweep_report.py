@@ -8,8 +8,6 @@ import csv
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +21,6 @@ from dabench_analysis.synthetic import generate_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"
-CLI = [sys.executable, "-m", "dabench_analysis.report.cli"]
 SWEEP_TABLES = ["task_counts", "leaderboard", "pairwise", "flip_counts", "flips", "items"]
 SWEEP_FIGURES = ["leaderboard_forest", "pairwise_heatmap", "item_difficulty"]
 
@@ -134,13 +131,10 @@ def test_cli_help_documents_the_sweep():
 # --- the notebook, through the CLI on the sample runs ---------------------------------------
 
 @pytest.fixture(scope="module")
-def cli_sweep(tmp_path_factory):
-    out = tmp_path_factory.mktemp("sweep_cli")
-    proc = subprocess.run(CLI + ["report", str(SAMPLE / "baseline_react"),
-                                 str(SAMPLE / "proposed_aat"), str(SAMPLE / "pending_run"),
-                                 "--sweep", "--no-run-reports", "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=900)
-    return proc, out
+def cli_sweep(sample_report):
+    """The batch CLI with --sweep over the sample runs (one not evaluated), built once per
+    session with the run and comparison reports (conftest.sample_report)."""
+    return sample_report
 
 
 def test_cli_sweep_output_tree(cli_sweep):
@@ -155,7 +149,8 @@ def test_cli_sweep_output_tree(cli_sweep):
     for fig in SWEEP_FIGURES:
         assert (sweep / f"{fig}.png").read_bytes()[:4] == b"\x89PNG", fig
     assert not (sweep / "tables" / "repetitions.csv").exists()  # no run declares a config
-    assert sorted(p.name for p in out.iterdir()) == ["index.html", "sweep"]
+    assert json.loads((sweep / "summary.json").read_text())["success_threshold"] == 0.8
+    assert "<strong>Success threshold: 0.8</strong>" in (sweep / "report.html").read_text()
 
 
 def test_cli_sweep_numbers_and_notes(cli_sweep):
