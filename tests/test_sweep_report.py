@@ -227,11 +227,7 @@ def test_cli_sweep_index_links_it(cli_sweep):
 
 # --- the notebook on generated runs: different task sets, declared configurations ------------
 
-@pytest.fixture(scope="module")
-def configured_sweep(tmp_path_factory):
-    """Four runs outside the repository, two configurations x two seeds; one run lacks two
-    tasks. The sweep notebook runs over them with a flip pair."""
-    root = tmp_path_factory.mktemp("configured")
+def _configured_sweep(root: Path) -> dict:
     runs = {}
     for config, skill in (("react", 0.0), ("aat", 0.8)):
         for seed in (1, 2):
@@ -239,15 +235,23 @@ def configured_sweep(tmp_path_factory):
                                seed=seed * 10 + int(skill * 10), skill=skill, replays=False,
                                trajectories=False)
             (run / "run_config.json").write_text(json.dumps({"config": config, "seed": seed}))
-            runs[run.name] = run
-    path = runs["aat_s2"] / "task_metrics.csv"
+            runs[run.name] = str(run)
+    path = Path(runs["aat_s2"]) / "task_metrics.csv"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text("".join(lines[:-2]), encoding="utf-8")  # drop the last two tasks
     out = root / "out"
     report.run_notebook(ROOT / "notebooks" / "sweep.ipynb", out,
-                        {"run_dirs": [str(p) for p in runs.values()], "output_dir": str(out),
+                        {"run_dirs": list(runs.values()), "output_dir": str(out),
                          "n_boot": 200, "flip_pair": ["react_s1", "aat_s1"]}, html_export=False)
-    return runs, out
+    return runs
+
+
+@pytest.fixture(scope="module")
+def configured_sweep(built_once):
+    """Four runs outside the repository, two configurations x two seeds; one run lacks two
+    tasks. The sweep notebook runs over them with a flip pair (once per session)."""
+    root, runs = built_once("configured_sweep", _configured_sweep)
+    return {name: Path(p) for name, p in runs.items()}, root / "out"
 
 
 def test_different_task_sets_are_compared_on_their_intersection(configured_sweep):
