@@ -2,24 +2,26 @@
 shown, estimates as ``0.78 [0.65, 0.87]``, integers as integers, figures embedded, nothing loaded
 from the network, warnings as notes.
 
-One comparison report is executed (tiny generated runs, ~15 s) and its page parsed with the
-standard library's ``html.parser``; the rest builds pages from hand-made notebooks without a
+The sample runs' comparison report (of the batch the suite builds once, conftest.sample_report)
+is parsed with the standard library's ``html.parser``; the rest builds pages from hand-made notebooks without a
 kernel. A look in a real browser is a manual check (README, "Reading the reports").
 """
 
 from __future__ import annotations
 
+import csv
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import nbformat
 import pandas as pd
 import pytest
 
-from dabench_analysis import report
 from dabench_analysis.report.html import export_html, external_references
 from dabench_analysis.report.show import table_html
 
+ROOT = Path(__file__).resolve().parents[1]
 INTERVAL = re.compile(r"-?\d+(\.\d+)?(e-\d+)? \[-?\d+(\.\d+)?(e-\d+)?, -?\d+(\.\d+)?(e-\d+)?\]")
 
 
@@ -73,15 +75,12 @@ class Page(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def compare_page(tiny_runs, tmp_path_factory):
-    """The comparison report of the two tiny runs, executed once through the runner."""
-    base, prop = tiny_runs
-    out = tmp_path_factory.mktemp("compare")
-    executed = report.run_notebook(report.NOTEBOOK_DIR / "compare_runs.ipynb", out,
-                                   {"baseline_dir": str(base), "proposed_dir": str(prop),
-                                    "output_dir": str(out)})
+def compare_page(sample_report):
+    """The comparison report of the sample runs, from the batch built once per session
+    (conftest.sample_report)."""
+    out = sample_report[1] / "compare_baseline_react_vs_proposed_aat"
     text = (out / "report.html").read_text(encoding="utf-8")
-    return Page(text), text, nbformat.read(executed, as_version=4)
+    return Page(text), text, nbformat.read(out / "report.ipynb", as_version=4)
 
 
 def test_nothing_is_loaded_from_the_network(compare_page):
@@ -104,14 +103,14 @@ def test_code_is_hidden_in_the_page_and_kept_in_the_notebook(compare_page):
     # input areas are left only for the Markdown cells (the text of the report)
     markdown = sum(c.cell_type == "markdown" for c in executed.cells)
     assert sum("jp-InputArea" in c for c in classes) == markdown
-    assert "stats.compare_runs(" not in text and "In&nbsp;[" not in text
-    assert any("stats.compare_runs(" in c.source for c in executed.cells)
+    assert "report.section(" not in text and "In&nbsp;[" not in text
+    assert any('report.section(ctx, "paired_comparison")' in c.source for c in executed.cells)
 
 
 def test_table_of_contents_links_every_section_heading(compare_page):
     page, _, _ = compare_page
     ids = {a["id"] for _, a in page.tags if "id" in a}
-    headings = [a["id"] for t, a in page.tags if t == "h2" and "id" in a]
+    headings = [a["id"] for t, a in page.tags if t in ("h2", "h3") and "id" in a]
     assert len(headings) >= 5
     assert page.toc == [f"#{h}" for h in headings]
     assert all(link[1:] in ids for link in page.toc)
@@ -135,7 +134,9 @@ def test_estimates_intervals_integers_and_p_values(compare_page):
     assert diffs and all(INTERVAL.fullmatch(d) for d in diffs), diffs
     assert any(re.search(r"\d\.\d+ \[\d\.\d+, \d\.\d+\]", c)
                for _, rows in page.tables for r in rows for c in r)
-    assert set(page.column("Pairs")) == {"12"}  # 12 tasks in each tiny run: an integer
+    with (ROOT / "data" / "sample_runs" / "proposed_aat" / "task_metrics.csv").open() as fh:
+        n_tasks = sum(1 for _ in csv.DictReader(fh))  # 80 tasks, both runs: an integer
+    assert set(page.column("Pairs")) == {str(n_tasks)}
     assert all(re.fullmatch(r"< 0\.001|\d\.\d+|n/a", p) for p in page.column("p"))
 
 

@@ -1,14 +1,16 @@
-"""Notebooks: committed without outputs, parameters cell tagged, thin; explore runs end to end."""
+"""Notebooks: committed without outputs, parameters cell tagged, thin, their sections the
+catalogue's, one summary builder; explore runs end to end."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from dabench_analysis import report
+from dabench_analysis import report, schema
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -43,3 +45,33 @@ def test_explore_notebook_runs(tmp_path):
                      if c.cell_type == "code" for o in c.outputs)
     assert "task_3" in text
     assert (tmp_path / "report.html").is_file()
+
+
+CATALOGUED = {"run_report.ipynb": "run", "compare_runs.ipynb": "compare", "sweep.ipynb": "sweep"}
+SECTION_CALL = re.compile(r'report\.section\(ctx, "(\w+)"\)')
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUED))
+def test_a_section_is_a_heading_and_one_line_from_the_catalogue(name):
+    """Every section of the report's catalogue, in its order, as a Markdown heading (so that the
+    page's Contents box lists it) followed by one code cell of one line."""
+    cells = nbformat.read(ROOT / "notebooks" / name, as_version=4).cells
+    called = []
+    for i, cell in enumerate(cells):
+        found = SECTION_CALL.findall(cell.source) if cell.cell_type == "code" else []
+        if not found:
+            continue
+        assert cell.source.strip() == f'report.section(ctx, "{found[0]}")', cell.source
+        before = cells[i - 1]
+        assert before.cell_type == "markdown" and re.search(r"^#{2,3} \S", before.source, re.M)
+        called += found
+    assert called == [s for s, sec in schema.SECTIONS.items() if sec.report == CATALOGUED[name]]
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name != "explore.ipynb"],
+                         ids=lambda p: p.name)
+def test_every_report_writes_its_summary_with_the_one_builder(path):
+    source = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                       if c.cell_type == "code")
+    assert len(re.findall(r"report\.(summary|write_summary)\(", source)) == 1
+    assert "summary.json" not in source and "write_json" not in source

@@ -3,14 +3,18 @@ notebooks' parameter checks, the README's table of inputs."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import warnings
 from pathlib import Path
 
 import papermill as pm
 import pytest
+from notebook_runs import figures_not_rendered, run_cells
 
+import dabench_analysis as da
 from dabench_analysis import report, schema, validate_run
 from dabench_analysis.report import Sections, check_parameters, input_dir, output_dir_for
 
@@ -35,7 +39,7 @@ def test_the_catalogue_names_only_known_columns_and_files():
             assert file in sec.files, (sec.name, name)
             assert col in {"tool_calls.csv": schema.TOOL_CALL_COLUMNS,
                            "trajectory.csv": schema.TRAJECTORY_COLUMNS}[file], (sec.name, name)
-        assert sec.report in ("run", "compare")
+        assert sec.report in ("run", "compare", "sweep")
     # tool_usage computes with timing.tool_usage, which documents these tool_calls.csv columns
     assert schema.SECTIONS["tool_usage"].file_needs == tuple(
         f"tool_calls.csv:{c}" for c in ("task_id", "tool_name", "success", "latency_seconds",
@@ -78,7 +82,7 @@ def test_sections_skip_once_and_say_what_is_missing(capsys):
     assert "Needs `tool_calls.csv`, absent in this run." in out
     assert "computed without `answer_f1`, `autonomy_score`, `tool_efficiency`" in out
     assert s.summary() == {
-        "schema_version": 1, "report": "run",
+        "report": "run",
         "skipped": [{"section": "tool_usage", "title": "Tool latency and failures",
                      "missing": ["tool_calls.csv"]}],
         "reduced": [{"section": "main_results", "title": "Table 1: main results",
@@ -119,16 +123,18 @@ def test_plain_papermill_with_a_numeric_run_folder_says_to_use_r(tmp_path):
     assert "TypeError" in str(err.value) and "-r run_dir 007" in str(err.value)
 
 
-def test_run_report_without_output_dir_writes_to_its_own_folder(tmp_path):
+def test_run_report_without_output_dir_writes_to_its_own_folder(tmp_path, monkeypatch):
     """Only run_dir given: the report lands in figures/<that run's folder>, not in the
-    default run's folder (papermill run in notebooks/ as the README says)."""
+    default run's folder (the notebook run in notebooks/ as the README says; its code cells in
+    this process, notebook_runs.run_cells)."""
     nb_dir = tmp_path / "notebooks"
     nb_dir.mkdir()
     run = tmp_path / "data" / "run 7"
     shutil.copytree(SAMPLE, run)
-    pm.execute_notebook(str(ROOT / "notebooks" / "run_report.ipynb"), str(tmp_path / "o.ipynb"),
-                        parameters={"run_dir": str(run)}, cwd=str(nb_dir),
-                        kernel_name="python3", progress_bar=False)
+    monkeypatch.chdir(nb_dir)
+    with figures_not_rendered(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        run_cells(ROOT / "notebooks" / "run_report.ipynb", {"run_dir": str(run)})
     assert (tmp_path / "figures" / "run_7" / "summary.json").is_file()
     assert not (tmp_path / "figures" / "proposed_aat").exists()
 
@@ -142,18 +148,25 @@ def test_readme_table_of_inputs_is_the_catalogues():
 
 
 def test_a_run_without_a_required_column_fails_naming_it(tmp_path, run_copy, drop_columns):
-    """A required column absent: the report fails (exit 1) and its reason names the column."""
+    """A required column absent: the report fails (exit 1), its reason names the column and the
+    run, the failed notebook is kept and linked, and the previous report's summary is gone (a
+    failed re-run never leaves old numbers looking current)."""
     import subprocess
     import sys
 
     drop_columns(run_copy, {"final_score"})
+    old = tmp_path / "out" / "older_run" / "summary.json"
+    old.parent.mkdir(parents=True)
+    old.write_text('{"answer_accuracy": 0.9}')
     cli = Path(sys.executable).with_name("dabench-analysis")
     proc = subprocess.run([str(cli), "report", str(run_copy), "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "COLUMNS": "400"})  # the summary table unwrapped
     assert proc.returncode == 1
     assert re.search(r"required column\(s\) \['final_score'\] missing", proc.stdout), proc.stdout
+    assert "older_run" in proc.stdout and "failed" in proc.stdout
     assert (tmp_path / "out" / "older_run" / "report.failed.ipynb").is_file()
+    assert not old.exists()
     index = (tmp_path / "out" / "index.html").read_text()
     assert "failed" in index and "report.failed.html" in index
     assert re.search(r"required column\(s\) \[&#x27;final_score&#x27;\] missing", index)
@@ -182,3 +195,102 @@ def test_inputs_table_lists_side_file_columns_with_what_needs_them():
         "input": "trajectory.csv:tokens", "tier": "optional", "needed_by": "",
         "used_by": "validation: token_conservation"}
     assert "trajectory.csv:thought" not in rows  # nothing reads it
+
+
+NOTEBOOK_OF = {"run": "run_report.ipynb", "compare": "compare_runs.ipynb", "sweep": "sweep.ipynb"}
+#: Inputs each report's context gives its parts (report.run_context, compare_context, sweep_context)
+INPUTS = {"run": {"run", "tasks", "tool_calls", "validation"},
+          "compare": {"baseline", "proposed", "baseline_run", "proposed_run"},
+          "sweep": {"runs", "tasks"}}
+
+
+def _notebook_parameters(report_name: str) -> set[str]:
+    import ast
+
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / NOTEBOOK_OF[report_name], as_version=4)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    return {n.target.id for n in ast.parse(cell.source).body if isinstance(n, ast.AnnAssign)}
+
+
+@pytest.mark.parametrize("name", list(schema.SECTIONS))
+def test_each_part_names_a_function_its_arguments_and_earlier_results(name):
+    """What the catalogue says a section computes resolves: the function exists and takes the
+    keyword arguments given, parameters are the notebook's, inputs are the context's or results
+    of earlier parts, and no two parts write one file."""
+    import inspect
+
+    from dabench_analysis.schema.parts import Param
+
+    sec = schema.SECTIONS[name]
+    assert sec.parts, name
+    known = set(INPUTS[sec.report])
+    for other in schema.SECTIONS.values():  # results of the sections before it
+        if other is sec:
+            break
+        if other.report == sec.report:
+            known |= {p.result_key for p in other.parts}
+    for part in sec.parts:
+        assert set(part.inputs) <= known, (name, part.inputs)
+        if "." in part.compute:
+            func = report.resolve(part.compute)
+            params = inspect.signature(func).parameters
+            assert {k for k, _ in part.args} <= set(params), (name, part.compute)
+        else:
+            assert part.compute in known and not part.args, (name, part.compute)
+        for _, value in part.args:
+            if isinstance(value, Param):
+                assert value.name in _notebook_parameters(sec.report), (name, value)
+        known.add(part.result_key)
+    all_stems = [p.stem for s in schema.SECTIONS.values() if s.report == sec.report
+                 for p in s.parts if p.stem]
+    assert len(all_stems) == len(set(all_stems))
+
+
+def test_the_columns_a_part_shows_are_in_its_table():
+    """A part's shown columns are filtered by the table's; on the complete sample runs each
+    declared column must be there (a misspelt name would silently drop a column)."""
+    from dabench_analysis.report.compute import compute_part
+    from dabench_analysis.report.context import compare_context, run_context
+
+    base, prop = (da.load_run(ROOT / "data" / "sample_runs" / n) for n in
+                  ("baseline_react", "proposed_aat"))
+    params = {"success_threshold": 0.8, "correction": "holm"}
+    contexts = {"run": run_context(prop, params, out=Path("unused"), quiet=True),
+                "compare": compare_context(base, prop, params, out=Path("unused"), quiet=True)}
+    checked = 0
+    for sec in schema.SECTIONS.values():
+        for part in sec.parts:
+            if part.columns and sec.report in contexts:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    table = compute_part(contexts[sec.report], part)
+                assert set(part.columns) <= set(table.columns), (sec.name, part.stem)
+                checked += 1
+    assert checked == 9  # the nine tables whose notebook showed a subset of columns
+
+
+def test_a_section_of_another_report_is_refused_by_section():
+    ctx = report.run_context(da.load_run(SAMPLE), {"success_threshold": 0.8},
+                             out=Path("unused"), quiet=True)
+    with pytest.raises(ValueError, match="no section 'mcnemar' in the run report"):
+        report.section(ctx, "mcnemar")
+    with pytest.raises(ValueError, match="loaded with success_threshold=0.8, the report's "
+                                         "parameter is 0.7"):
+        report.run_context(da.load_run(SAMPLE), {"success_threshold": 0.7}, out=Path("unused"))
+
+
+def test_the_summary_states_the_threshold_and_the_common_fields(tmp_path):
+    """One builder for every report: the common fields, the threshold, no clash."""
+    s = report.write_summary("research_eval", {"n_runs": 3}, out=tmp_path,
+                             manifest={"files": []})
+    assert json.loads((tmp_path / "summary.json").read_text()) == {
+        "n_runs": 3, "schema_version": 1, "report": "research_eval", "success_threshold": None,
+        "skipped": [], "reduced": [], "manifest": {"files": []}} == s
+    with pytest.raises(ValueError, match=r"key numbers \['skipped'\] would overwrite"):
+        report.write_summary("judge", {"skipped": 1}, out=tmp_path, manifest={})
+    run = da.load_run(SAMPLE, success_threshold=0.7)
+    ctx = report.run_context(run, {"success_threshold": 0.7}, out=tmp_path / "r", quiet=True)
+    assert "**Success threshold: 0.7**" in ctx.statement()
+    assert "`final_score >= 0.7`" in ctx.statement()

@@ -8,8 +8,6 @@ import csv
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +21,6 @@ from dabench_analysis.synthetic import generate_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"
-CLI = [sys.executable, "-m", "dabench_analysis.report.cli"]
 SWEEP_TABLES = ["task_counts", "leaderboard", "pairwise", "flip_counts", "flips", "items"]
 SWEEP_FIGURES = ["leaderboard_forest", "pairwise_heatmap", "item_difficulty"]
 
@@ -134,13 +131,10 @@ def test_cli_help_documents_the_sweep():
 # --- the notebook, through the CLI on the sample runs ---------------------------------------
 
 @pytest.fixture(scope="module")
-def cli_sweep(tmp_path_factory):
-    out = tmp_path_factory.mktemp("sweep_cli")
-    proc = subprocess.run(CLI + ["report", str(SAMPLE / "baseline_react"),
-                                 str(SAMPLE / "proposed_aat"), str(SAMPLE / "pending_run"),
-                                 "--sweep", "--no-run-reports", "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=900)
-    return proc, out
+def cli_sweep(sample_report):
+    """The batch CLI with --sweep over the sample runs (one not evaluated), built once per
+    session with the run and comparison reports (conftest.sample_report)."""
+    return sample_report
 
 
 def test_cli_sweep_output_tree(cli_sweep):
@@ -155,7 +149,8 @@ def test_cli_sweep_output_tree(cli_sweep):
     for fig in SWEEP_FIGURES:
         assert (sweep / f"{fig}.png").read_bytes()[:4] == b"\x89PNG", fig
     assert not (sweep / "tables" / "repetitions.csv").exists()  # no run declares a config
-    assert sorted(p.name for p in out.iterdir()) == ["index.html", "sweep"]
+    assert json.loads((sweep / "summary.json").read_text())["success_threshold"] == 0.8
+    assert "<strong>Success threshold: 0.8</strong>" in (sweep / "report.html").read_text()
 
 
 def test_cli_sweep_numbers_and_notes(cli_sweep):
@@ -232,11 +227,7 @@ def test_cli_sweep_index_links_it(cli_sweep):
 
 # --- the notebook on generated runs: different task sets, declared configurations ------------
 
-@pytest.fixture(scope="module")
-def configured_sweep(tmp_path_factory):
-    """Four runs outside the repository, two configurations x two seeds; one run lacks two
-    tasks. The sweep notebook runs over them with a flip pair."""
-    root = tmp_path_factory.mktemp("configured")
+def _configured_sweep(root: Path) -> dict:
     runs = {}
     for config, skill in (("react", 0.0), ("aat", 0.8)):
         for seed in (1, 2):
@@ -244,15 +235,23 @@ def configured_sweep(tmp_path_factory):
                                seed=seed * 10 + int(skill * 10), skill=skill, replays=False,
                                trajectories=False)
             (run / "run_config.json").write_text(json.dumps({"config": config, "seed": seed}))
-            runs[run.name] = run
-    path = runs["aat_s2"] / "task_metrics.csv"
+            runs[run.name] = str(run)
+    path = Path(runs["aat_s2"]) / "task_metrics.csv"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text("".join(lines[:-2]), encoding="utf-8")  # drop the last two tasks
     out = root / "out"
     report.run_notebook(ROOT / "notebooks" / "sweep.ipynb", out,
-                        {"run_dirs": [str(p) for p in runs.values()], "output_dir": str(out),
+                        {"run_dirs": list(runs.values()), "output_dir": str(out),
                          "n_boot": 200, "flip_pair": ["react_s1", "aat_s1"]}, html_export=False)
-    return runs, out
+    return runs
+
+
+@pytest.fixture(scope="module")
+def configured_sweep(built_once):
+    """Four runs outside the repository, two configurations x two seeds; one run lacks two
+    tasks. The sweep notebook runs over them with a flip pair (once per session)."""
+    root, runs = built_once("configured_sweep", _configured_sweep)
+    return {name: Path(p) for name, p in runs.items()}, root / "out"
 
 
 def test_different_task_sets_are_compared_on_their_intersection(configured_sweep):

@@ -16,7 +16,7 @@ from dabench_analysis.report.jobs import (
 from dabench_analysis.report.params import check_parameters, input_dir, output_dir_for
 from dabench_analysis.report.provenance import input_files, manifest, show_manifest
 from dabench_analysis.report.runner import NOTEBOOK_DIR, ReportError, check_notebook, run_notebook
-from dabench_analysis.report.sections import SUMMARY_FIELDS, SUMMARY_SCHEMA_VERSION, Sections
+from dabench_analysis.report.sections import Sections
 
 __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections", "check_parameters",
            "input_dir", "output_dir_for", "STATES", "Job", "JobResult", "ReportError", "check_notebook",
@@ -30,3 +30,21 @@ from dabench_analysis.report.html import export_html  # noqa: E402
 from dabench_analysis.report.show import show, table_html  # noqa: E402
 
 __all__ += ["export_html", "show", "table_html"]
+
+# A report notebook's context, its sections from the catalogue, its summary.json.
+from dabench_analysis.report.compute import resolve, section  # noqa: E402
+from dabench_analysis.report.context import (  # noqa: E402
+    Context,
+    compare_context,
+    run_context,
+    sweep_context,
+)
+from dabench_analysis.report.summary import (  # noqa: E402
+    SUMMARY_FIELDS,
+    SUMMARY_SCHEMA_VERSION,
+    summary,
+    write_summary,
+)
+
+__all__ += ["Context", "compare_context", "resolve", "run_context", "section", "summary",
+            "sweep_context", "write_summary"]

@@ -1,6 +1,6 @@
 """Degrade, don't die: which report sections a run can feed, and a visible note for the others.
 
-The notebooks ask :meth:`Sections.ready` before each section; a section whose inputs are absent
+:func:`dabench_analysis.report.section` asks :meth:`Sections.ready` before each section; a section whose inputs are absent
 (:data:`dabench_analysis.schema.SECTIONS`: task_metrics columns, optional files, and columns of
 those files, which a tool_calls.csv or trajectory.csv from another harness version may lack) is
 skipped with a note in the notebook output (and so in the HTML), and listed in ``summary.json``
@@ -21,19 +21,8 @@ from dabench_analysis.schema.sections import (
     split_qualified,
 )
 
-#: Version of the ``summary.json`` layout written by the report notebooks.
-SUMMARY_SCHEMA_VERSION = 1
-#: Fields every report's ``summary.json`` has (beyond its own key numbers, see the README).
-SUMMARY_FIELDS: dict[str, str] = {
-    "schema_version": f"layout version of this file ({SUMMARY_SCHEMA_VERSION})",
-    "report": "run, compare, sweep, judge or research_eval",
-    "skipped": "sections not computed: [{section, title, missing: [column or file, ...]}]",
-    "reduced": "sections computed without some optional columns: [{section, title, absent}]",
-    "manifest": "provenance: every input file read (path, sha256, bytes), toolkit version and git "
-                "revision, library versions, notebook parameters, random seeds, time (UTC)",
-}
-
-
+#: The reports whose sections the catalogue lists.
+_REPORTS = ("run", "compare", "sweep")
 #: The Run attribute holding each optional CSV file's frame.
 _FRAMES = {TOOL_CALLS_FILE: "tool_calls", TRAJECTORY_FILE: "trajectory"}
 
@@ -67,7 +56,7 @@ class Sections:
     *runs : Run
         One run (run report) or the two runs of a comparison: a column or file counts as
         present only when every run has it.
-    report : {"run", "compare"}
+    report : {"run", "compare", "sweep"}
         The report whose sections are asked for.
     quiet : bool
         Record without displaying notes (for use outside notebooks).
@@ -124,8 +113,9 @@ class Sections:
         return self
 
     def _setup(self, columns: set, files: set, report: str, quiet: bool, where: str) -> None:
-        if report not in ("run", "compare"):
-            raise ValueError(f"report must be 'run' or 'compare', got {report!r}")
+        if report not in _REPORTS:
+            raise ValueError(f"report must be one of {', '.join(map(repr, _REPORTS))}, "
+                             f"got {report!r}")
         self.report, self.quiet, self.columns, self.files = report, quiet, columns, files
         self._runs: tuple[Run, ...] = ()
         self._file_columns: dict[str, set[str]] = {}
@@ -181,10 +171,31 @@ class Sections:
         """The entries of ``columns`` present in the run(s), in the given order."""
         return [c for c in columns if c in self.columns]
 
+    def skip(self, name: str, title: str, missing: Sequence[str], note: str) -> None:
+        """Record a section the catalogue does not decide (it depends on more than columns and
+        files), and show ``note`` (Markdown) saying why it is skipped.
+
+        Examples
+        --------
+        >>> s = Sections.from_columns(["task_id"], report="sweep")
+        >>> s.skip("repetitions", "Repetitions", ["run_config.json"], "**Skipped.**")
+        >>> s.summary()["skipped"]
+        [{'section': 'repetitions', 'title': 'Repetitions', 'missing': ['run_config.json']}]
+        """
+        self.skipped.append({"section": name, "title": title, "missing": list(missing)})
+        self._decided[name] = False
+        self._note(note)
+
     def summary(self) -> dict:
-        """``schema_version``, ``skipped`` and ``reduced``, for a report's ``summary.json``."""
-        return {"schema_version": SUMMARY_SCHEMA_VERSION, "report": self.report,
-                "skipped": list(self.skipped), "reduced": list(self.reduced)}
+        """``report``, ``skipped`` and ``reduced``, for a report's ``summary.json``.
+
+        Examples
+        --------
+        >>> Sections.from_columns(["task_id", "final_score"], report="compare").summary()
+        {'report': 'compare', 'skipped': [], 'reduced': []}
+        """
+        return {"report": self.report, "skipped": list(self.skipped),
+                "reduced": list(self.reduced)}
 
     def _note(self, text: str) -> None:
         if not self.quiet:

@@ -1,11 +1,15 @@
-"""Which analyses need which inputs: every section of the reports, as data.
+# Over 400 lines (<= 500): the catalogue of report sections is one table, each entry naming
+# what a section needs and what it computes and writes; split in two, they would drift apart.
+"""Which analyses need which inputs, and what they compute: every section of the reports, as data.
 
 A *section* is one table or figure of a report (or a group written together). It declares the
 task_metrics columns it ``needs`` (absent in the run: the section is skipped with a note), the
 optional files it needs (``tool_calls.csv``, ...), the columns of those files it needs
 (``file_needs``, written ``"tool_calls.csv:latency_seconds"``: a file from another harness
 version may lack some), and the optional columns it ``uses`` when present (absent: the section
-runs on fewer metrics or rows, which its note says). The notebooks,
+runs on fewer metrics or rows, which its note says). Its ``parts`` say what it computes (the
+function by dotted name, resolved by the report layer), writes and shows
+(:mod:`dabench_analysis.schema.parts`); a notebook cell is one ``report.section(ctx, name)``. The notebooks,
 the batch index, :func:`dabench_analysis.validate_run` (which analyses an absent column disables)
 and the README's table of columns are all driven from :data:`SECTIONS`; the lower layers read it
 here instead of importing the report layer.
@@ -33,6 +37,7 @@ from dabench_analysis.schema.files import (
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
+from dabench_analysis.schema.parts import THRESHOLD, Param, Part, Present
 
 #: What each optional file feeds besides the sections that name it.
 FILE_USES: dict[str, str] = {
@@ -101,8 +106,8 @@ class Section:
         Identifier, also the stem of the table or figure it writes.
     title : str
         Heading shown in the report.
-    report : {"run", "compare"}
-        Which notebook holds it (``run_report.ipynb``, ``compare_runs.ipynb``).
+    report : {"run", "compare", "sweep"}
+        Which notebook holds it (``run_report.ipynb``, ``compare_runs.ipynb``, ``sweep.ipynb``).
     needs : tuple of str
         task_metrics columns without which the section cannot be computed.
     files : tuple of str
@@ -115,8 +120,9 @@ class Section:
         Optional columns used when present; the section runs on those present.
     uses_at_least : int
         How many of ``uses`` must be present (e.g. a correlation needs a second metric).
-    outputs : tuple of str
-        Files it writes under the report folder (``tables/<stem>``, ``<figure stem>``).
+    parts : tuple of Part
+        What it computes, writes and shows, in order (:class:`~dabench_analysis.schema.parts.Part`:
+        the function by dotted name, its arguments, the written stem, the columns shown).
     """
 
     name: str
@@ -127,7 +133,19 @@ class Section:
     file_needs: tuple[str, ...] = ()
     uses: tuple[str, ...] = ()
     uses_at_least: int = 0
-    outputs: tuple[str, ...] = ()
+    parts: tuple[Part, ...] = ()
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Files it writes under the report folder (``tables/<stem>``, ``<figure stem>``,
+        ``<name>.md``), from its parts.
+
+        Examples
+        --------
+        >>> SECTIONS["difficulty_breakdown"].outputs
+        ('tables/difficulty_breakdown', 'difficulty_breakdown')
+        """
+        return tuple(p.stem for p in self.parts if p.stem)
 
     def missing(self, columns: Collection[str], files: Collection[str] = OPTIONAL_FILES,
                 file_columns: Mapping[str, Collection[str]] | None = None) -> list[str]:
@@ -183,87 +201,176 @@ _COORDINATOR = ("replan_requested", "replan_successful", "retry_requested", "ret
 _PARAGRAPH = ("task_id", "final_score", "difficulty", "analyst_score", "first_try_success",
               "replan_count", "tool_efficiency", "verification_triggered",
               "verification_failures_detected", "failure_category")
+_T = (("threshold", THRESHOLD),)  # the analysis' success threshold, as keyword argument
+_CORRECTION = (("correction", Param("correction")),)
+_PAIR = ("baseline", "proposed")  # a comparison's inputs: the two runs' tasks
+_ABLATION = ("comparison", "group_a", "group_b", "n_a", "n_b", "mean_a", "mean_b", "mean_diff",
+             "ci_low", "ci_high", "p_value", "effect_size", "magnitude")
+_PAIRED = ("n_pairs", "mean_baseline", "mean_proposed", "mean_diff", "ci_low", "ci_high",
+           "statistic", "p_value", "p_adjusted", "cohens_d_z", "magnitude")
+
+
+def _table(compute: str, name: str, **kw) -> Part:
+    return Part(compute, f"tables/{name}", **kw)
+
 
 _ALL = [
     # run report (notebooks/run_report.ipynb), in the order it shows them
-    Section("health", "Run health", "run", outputs=("tables/health",)),
+    Section("health", "Run health", "run", parts=(
+        _table("validate.health_section", "health", inputs=("validation",)),
+        Part("validate.findings_table", inputs=("validation",)))),
     Section("main_results", "Table 1: main results", "run", needs=("final_score",),
-            uses=tuple(MAIN_METRICS[1:]), outputs=("tables/main_results",)),
+            uses=tuple(MAIN_METRICS[1:]), parts=(_table(
+                "tables.main_results", "main_results",
+                args=(("metrics", Present(tuple(MAIN_METRICS))),)),)),
     Section("difficulty_breakdown", "Table 2: breakdown by difficulty", "run",
             needs=("difficulty", "execution_success", "final_score", "execution_time",
                    "total_tokens"),
-            outputs=("tables/difficulty_breakdown", "difficulty_breakdown")),
+            parts=(_table("tables.difficulty_breakdown", "difficulty_breakdown", args=_T),
+                   Part("figures.difficulty_bars", "difficulty_breakdown", args=_T))),
     Section("task_type_breakdown", "Table 3: by task type", "run",
-            needs=("task_type", "final_score"), uses=("analyst_score",),
-            outputs=("tables/task_type_breakdown",)),
+            needs=("task_type", "final_score"), uses=("analyst_score",), parts=(_table(
+                "tables.task_type_breakdown", "task_type_breakdown",
+                args=(("metrics", Present(("final_score", "analyst_score"))),)),)),
     Section("specialist_participation", "Table 4: specialist participation", "run",
             needs=("specialist_participation", "final_score"), uses=("autonomy_score",),
-            outputs=("tables/specialist_participation",)),
+            parts=(_table("tables.specialist_participation", "specialist_participation",
+                          args=(("metrics", Present(("final_score", "autonomy_score"))), *_T),
+                          columns=("specialists_used", "n", "answer_accuracy",
+                                   "answer_accuracy_ci_low", "answer_accuracy_ci_high",
+                                   "final_score_mean", "final_score_ci_low", "final_score_ci_high",
+                                   "autonomy_score_mean", "autonomy_score_ci_low",
+                                   "autonomy_score_ci_high", "answer_accuracy_method",
+                                   "final_score_method", "autonomy_score_method")),)),
     Section("root_causes", "Table 5: top 10 root causes", "run",
             needs=("root_cause", "final_score"), uses=("failure_category",),
-            outputs=("tables/root_causes",)),
+            parts=(_table("tables.failures.root_causes", "root_causes", args=_T),)),
     Section("score_distribution", "Score distribution", "run",
-            needs=("final_score", "difficulty"), outputs=("score_distribution",)),
+            needs=("final_score", "difficulty"), parts=(Part(
+                "figures.score_distribution", "score_distribution",
+                args=(("hue", "difficulty"), *_T)),)),
     Section("failure_distribution", "Failure distribution", "run",
-            needs=("final_score", "failure_category"), outputs=("failure_distribution",)),
+            needs=("final_score", "failure_category"),
+            parts=(Part("figures.failure_distribution", "failure_distribution", args=_T),)),
     Section("failure_categories", "MAS failure categories", "run",
-            needs=("final_score", "failure_category"), outputs=("tables/failure_categories",)),
+            needs=("final_score", "failure_category"),
+            parts=(_table("tables.failures.failure_categories", "failure_categories", args=_T),)),
     Section("failure_stages", "Failures by stage", "run", needs=("final_score", "failure_stage"),
-            outputs=("tables/failure_stages", "failure_by_stage")),
+            parts=(_table("tables.failures.failure_stages", "failure_stages", args=_T),
+                   Part("figures.failure_by_stage", "failure_by_stage", args=_T))),
     Section("outcome_error_types", "Outcome error types", "run",
-            needs=("final_score", "outcome_error_type"), outputs=("tables/outcome_error_types",)),
+            needs=("final_score", "outcome_error_type"),
+            parts=(_table("tables.failures.outcome_error_types", "outcome_error_types",
+                          args=_T),)),
     Section("outcome_status", "Outcome status", "run", needs=("outcome_status",),
-            outputs=("tables/outcome_status",)),
+            parts=(_table("tables.failures.outcome_status", "outcome_status"),)),
     Section("mas_effectiveness", "MAS effectiveness", "run",
             needs=("initial_answer_correct", "final_answer_correct"),
             uses=("recovered_after_replan", "recovered_after_retry"),
-            outputs=("tables/mas_effectiveness",)),
+            parts=(_table("tables.mas.mas_effectiveness", "mas_effectiveness", columns=(
+                "n", "first_attempt_accuracy", "first_attempt_ci_low", "first_attempt_ci_high",
+                "final_accuracy", "final_ci_low", "final_ci_high", "recovery_gain",
+                "n_recovered", "n_regressed", "p_value")),)),
     Section("coordinator_effectiveness", "Coordinator intervention effectiveness", "run",
-            needs=_COORDINATOR, outputs=("tables/coordinator_effectiveness",)),
+            needs=_COORDINATOR, parts=(_table(
+                "tables.mas.coordinator_effectiveness", "coordinator_effectiveness",
+                columns=("intervention", "requested", "successful", "success_rate", "ci_low",
+                         "ci_high")),)),
+    Section("specialist_value", "Specialist agent value", "run",
+            needs=("final_score", *_SPECIALIST_FLAGS), parts=(_table(
+                "tables.mas.specialist_value", "specialist_value", args=_T, columns=(
+                    "specialist", "n_used", "n_not_used", "accuracy_with", "ci_low_with",
+                    "ci_high_with", "accuracy_without", "ci_low_without", "ci_high_without",
+                    "delta", "ci_low", "ci_high", "p_value")),)),
     Section("verification_timeline", "Verification timeline: coordinator approval vs correctness",
             "run", needs=("final_score",),
             uses=("aat_verification_passed", "coordinator_final_decision"), uses_at_least=1,
-            outputs=("tables/verification_timeline",)),
-    Section("specialist_value", "Specialist agent value", "run",
-            needs=("final_score", *_SPECIALIST_FLAGS), outputs=("tables/specialist_value",)),
+            parts=(_table("tables.verification.verification_timeline", "verification_timeline",
+                          args=_T, columns=("measure", "count", "n", "proportion", "ci_low",
+                                            "ci_high")),)),
     Section("calibration", "Calibration by confidence bucket", "run",
             needs=("confidence_score", "final_score"),
-            outputs=("tables/calibration", "reliability_diagram")),
+            parts=(_table("stats.calibration.calibration_table", "calibration", args=_T),
+                   Part("stats.calibration.calibration_summary", args=_T),
+                   Part("figures.reliability_diagram", "reliability_diagram", args=_T))),
     Section("ablation_verification", "Ablation 1: verification", "run",
-            needs=("verification_triggered", "final_score"),
-            outputs=("tables/ablation_verification",)),
+            needs=("verification_triggered", "final_score"), parts=(_table(
+                "tables.ablation.verification", "ablation_verification", columns=_ABLATION),)),
     Section("ablation_replanning", "Ablation 2: replanning", "run",
-            needs=("first_try_success", "replan_count", "final_score"),
-            outputs=("tables/ablation_replanning",)),
+            needs=("first_try_success", "replan_count", "final_score"), parts=(_table(
+                "tables.ablation.replanning", "ablation_replanning", columns=_ABLATION),)),
     Section("ablation_efficiency_quartiles", "Ablation 3: tool-efficiency quartiles", "run",
-            needs=("tool_efficiency", "final_score"),
-            outputs=("tables/ablation_efficiency_quartiles",)),
+            needs=("tool_efficiency", "final_score"), parts=(_table(
+                "tables.ablation.efficiency_quartiles", "ablation_efficiency_quartiles"),)),
     Section("phase_timing", "Phase timing", "run", needs=(*_STAGE_COLUMNS, "execution_time"),
-            outputs=("tables/phase_timing",)),
+            parts=(_table("tables.timing.phase_timing", "phase_timing"),)),
     Section("tool_usage", "Tool latency and failures", "run", files=(TOOL_CALLS_FILE,),
             file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name", "success",
                                "latency_seconds", "tokens"),
-            outputs=("tables/tool_usage", "tool_latency")),
+            parts=(_table("tables.timing.tool_usage", "tool_usage", inputs=("tool_calls",)),
+                   Part("figures.tool_latency", "tool_latency", inputs=("tool_calls",)))),
     Section("correlation_matrix", "Correlation matrix", "run", needs=("final_score",),
-            uses=tuple(CORRELATION_METRICS[1:]), uses_at_least=1,
-            outputs=("correlation_matrix",)),
+            uses=tuple(CORRELATION_METRICS[1:]), uses_at_least=1, parts=(Part(
+                "figures.correlation_matrix", "correlation_matrix",
+                args=(("metrics", Present(tuple(CORRELATION_METRICS))),)),)),
     Section("autonomy_vs_efficiency", "Autonomy vs efficiency", "run",
             needs=("autonomy_score", "tool_efficiency", "final_score"),
-            outputs=("autonomy_vs_efficiency",)),
+            parts=(Part("figures.autonomy_vs_efficiency", "autonomy_vs_efficiency"),)),
     # comparison report (notebooks/compare_runs.ipynb); columns needed in both runs
     Section("paired_comparison", "Paired comparison of the main metrics", "compare",
-            needs=("task_id", "final_score"), uses=tuple(MAIN_METRICS[1:]),
-            outputs=("tables/paired_comparison",)),
+            needs=("task_id", "final_score"), uses=tuple(MAIN_METRICS[1:]), parts=(_table(
+                "stats.compare_runs", "paired_comparison", inputs=_PAIR,
+                args=(("metrics", Present(tuple(MAIN_METRICS))), *_CORRECTION),
+                columns=("metric", *_PAIRED)),)),
     Section("paired_by_difficulty", "Paired comparison by difficulty", "compare",
-            needs=("task_id", "difficulty", "final_score"), outputs=("tables/paired_by_difficulty",)),
+            needs=("task_id", "difficulty", "final_score"), parts=(_table(
+                "tables.comparison.by_difficulty", "paired_by_difficulty", inputs=_PAIR,
+                args=_CORRECTION, columns=("difficulty", *_PAIRED)),)),
     Section("mcnemar", "McNemar test on answer correctness", "compare",
-            needs=("task_id", "final_score"), outputs=("tables/mcnemar",)),
+            needs=("task_id", "final_score"),
+            parts=(_table("stats.mcnemar", "mcnemar", inputs=_PAIR, args=_T),)),
     Section("task_changes", "Per-task changes", "compare", needs=("task_id", "final_score"),
-            outputs=("tables/task_changes", "tables/improved_tasks", "tables/regressed_tasks")),
+            parts=(_table("tables.comparison.task_changes", "task_changes", inputs=_PAIR,
+                          args=_T, show="counts:change"),
+                   _table("task_changes", "improved_tasks", inputs=(), caption="Improved tasks",
+                          rows=("change", "improved"), sort="-diff"),
+                   _table("task_changes", "regressed_tasks", inputs=(),
+                          caption="Regressed tasks", rows=("change", "regressed")))),
     Section("paired_difference", "Paired differences", "compare",
-            needs=("task_id", "final_score"), outputs=("paired_difference",)),
+            needs=("task_id", "final_score"),
+            parts=(Part("figures.paired_difference", "paired_difference", inputs=_PAIR),)),
     Section("results_paragraph", "Results paragraph", "compare", needs=_PARAGRAPH,
-            outputs=("results_paragraph.md",)),
+            parts=(Part("export.reporting_paragraph", "results_paragraph.md",
+                        inputs=(*_PAIR, "paired_comparison"), args=_T),)),
+    # sweep report (notebooks/sweep.ipynb); tasks of every run, stacked
+    Section("task_counts", "Tasks per run and tasks shared by all runs", "sweep",
+            needs=("task_id", "final_score"), parts=(
+                _table("tables.sweep.task_counts", "task_counts", show="none",
+                       caption="Tasks per run (n_own) and tasks all runs share (n_shared)"),
+                Part("report.notes.shared_tasks_note", inputs=("task_counts",)),
+                Part("task_counts", inputs=(), max_rows=60))),
+    Section("leaderboard", "Leaderboard with rank intervals", "sweep",
+            needs=("task_id", "final_score"), parts=(
+                _table("tables.sweep.leaderboard", "leaderboard", caption="Leaderboard on the "
+                       "shared tasks, with rank intervals",
+                       args=(*_T, ("n_boot", Param("n_boot")), ("seed", Param("seed")))),
+                Part("figures.leaderboard_forest", "leaderboard_forest",
+                     inputs=("leaderboard",)))),
+    Section("pairwise", "Every pair of runs, paired on their shared tasks", "sweep",
+            needs=("task_id", "final_score"), parts=(
+                _table("tables.sweep.pairwise", "pairwise", args=_T, show="none",
+                       caption="Paired comparisons of every pair of runs"),
+                Part("pairwise", inputs=(), sort="p_holm,run_a,run_b", max_rows=60,
+                     caption="Pairs by Holm-adjusted Wilcoxon p"),
+                Part("figures.pairwise_heatmap", "pairwise_heatmap", inputs=("pairwise",)))),
+    Section("flip_counts", "Tasks that flip between runs", "sweep",
+            needs=("task_id", "final_score"), parts=(_table(
+                "tables.sweep.flip_counts", "flip_counts", args=_T, max_rows=60,
+                caption="Tasks that flip between each pair of runs"),)),
+    Section("items", "Item analysis", "sweep", needs=("task_id", "final_score"), parts=(
+        _table("tables.sweep.items", "items", args=_T, max_rows=60,
+               caption="Item analysis across the sweep"),
+        Part("figures.item_difficulty", "item_difficulty", inputs=("items",)))),
 ]
 
 #: Every section of the reports, by name, in report order.
