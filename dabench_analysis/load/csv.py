@@ -43,6 +43,9 @@ from dabench_analysis.schema.files import FileKind
 
 __all__ = ["BLOCK_SIZE", "Parsed", "block_size", "header_of", "parse", "plan", "read_header"]
 
+#: Files larger than this are parsed by pyarrow in threads of its own (smaller ones parse
+#: faster in the thread that reads them: the loader reads several files at once).
+THREADED_BYTES = 1 << 23
 #: pyarrow's read-block size: the first tried; the largest; block sizes tried below a start.
 BLOCK_SIZE, MAX_BLOCK_SIZE, _SHIFTS = 1 << 22, 1 << 30, 256
 
@@ -59,7 +62,8 @@ class Parsed:
 
 
 def parse(data: bytes, kind: FileKind, columns: tuple[str, ...] | None = None,
-          *, name: str | None = None, as_text: bool = False) -> Parsed:
+          *, name: str | None = None, as_text: bool = False,
+          has_cr: bool | None = None) -> Parsed:
     """Read one CSV file's bytes (see the module notes for what is read and reported).
 
     Parameters
@@ -74,6 +78,8 @@ def parse(data: bytes, kind: FileKind, columns: tuple[str, ...] | None = None,
         The file's name in findings (default ``kind.file``).
     as_text : bool
         Read every column as text (numbers too).
+    has_cr : bool, optional
+        Whether ``data`` holds a CR byte, if the caller knows (else looked for).
 
     Returns
     -------
@@ -109,7 +115,8 @@ def parse(data: bytes, kind: FileKind, columns: tuple[str, ...] | None = None,
     table, rows = _repeated_header(table, rows, pl, name, findings)
     if TRAILING in table.column_names:
         table = _drop_trailing(table, name, findings)
-    _line_endings(data, name, findings)
+    if has_cr if has_cr is not None else b"\r" in data:
+        _line_endings(data, name, findings)
     table = table.rename_columns([pl.canon.get(h, h) for h in table.column_names])
     return Parsed(table, rows, findings, as_text)
 
@@ -194,9 +201,11 @@ def _arrow(data, name: str, names: list[str], include: list[str],
 
 
 def _arrow_read(data, name: str, names: list[str], include: list[str], types: dict, *,
-                multiline: bool, threads: bool = True,
+                multiline: bool, threads: bool | None = None,
                 block: int | None = None) -> tuple[pa.Table, list[tuple]]:
     bad: list[tuple] = []
+    if threads is None:  # the loader reads files in threads already; a big file gets more
+        threads = len(data) > THREADED_BYTES
     undecodable: list = []
     block = block_size(data) if block is None else block
 
@@ -288,8 +297,6 @@ def _drop_trailing(table: pa.Table, name: str, findings: list) -> pa.Table:
 
 
 def _line_endings(data: bytes, name: str, findings: list) -> None:
-    if b"\r" not in data:
-        return
     crlf, lf = data.count(b"\r\n"), data.count(b"\n")
     if 0 < crlf < lf:
         findings.append(Finding("info", name, None, None, "line_endings",

@@ -40,6 +40,7 @@ PD_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(),
 #: reading a possibly huge file.
 _TASK_ESSENTIAL = ("task_id", "final_score")
 _HEAD = (1 << 20) + (1 << 16)  # what header_of may look at
+_CHUNK = 1 << 20
 _KINDS = {id(TASK_COLUMNS): TASKS, id(TRAJECTORY_COLUMNS): TRAJECTORY,
           id(TOOL_CALL_COLUMNS): TOOL_CALLS}
 
@@ -116,7 +117,7 @@ def _read_one(file: Path, kind: FileKind, columns, root: Path | None) -> FileRes
             if kind.is_tasks:  # before reading a possibly huge file
                 _essential(fh.read(_HEAD), kind, name)
                 fh.seek(0)
-            data = fh.read()
+            data, digest, has_cr = _read_hashed(fh, st.st_size)
     except OSError as exc:
         out.error = RunLoadError(f"{name}: cannot read ({exc.strerror or exc})",
                                  [Finding("error", name, None, None, "unreadable", str(exc))])
@@ -125,17 +126,40 @@ def _read_one(file: Path, kind: FileKind, columns, root: Path | None) -> FileRes
         out.error = exc
         return out
     out.stamp = {"path": os.fspath(path), "size": len(data), "mtime_ns": st.st_mtime_ns,
-                 "digest": parse_cache.digest(data)}
+                 "digest": digest}
     if root is not None:
         hit = parse_cache.lookup(root, _request(path, kind, columns), out.stamp)
         if hit is not None:
             out.table, out.rows, out.findings = hit.table, hit.rows, hit.findings
             return out
     try:
-        out._parsed = csv_reader.parse(data, kind, columns, name=name)
+        out._parsed = csv_reader.parse(data, kind, columns, name=name, has_cr=has_cr)
     except RunLoadError as exc:
         out.error = exc
     return out
+
+
+def _read_hashed(fh, size: int) -> tuple[bytearray, str, bool]:
+    """A file's bytes, their digest (:func:`.cache.digest`) and whether they hold a CR, in one
+    pass: each chunk is hashed and searched while it is in the processor's cache."""
+    data = bytearray(size)
+    view, pos, h, cr = memoryview(data), 0, parse_cache.hasher(), False
+    while pos < size:
+        n = fh.readinto(view[pos:pos + _CHUNK])
+        if not n:  # the file shrank while it was read
+            del view
+            del data[pos:]
+            break
+        h.update(view[pos:pos + n])
+        cr = cr or data.find(b"\r", pos, pos + n) >= 0
+        pos += n
+    else:
+        del view
+    while more := fh.read(_CHUNK):  # or grew
+        h.update(more)
+        cr = cr or b"\r" in more
+        data += more
+    return data, parse_cache.hexdigest_of(h), cr
 
 
 def _essential(data: bytes, kind: FileKind, name: str) -> None:
