@@ -104,9 +104,7 @@ def test_tool_latency_takes_and_returns_a_pair():
 
 def test_table_helpers_are_not_in_the_figures_namespace():
     for name in ("correct_mask", "require_columns"):
-        assert name not in figures.__all__ and name not in dir(figures)
-        with pytest.warns(DeprecationWarning, match=f"moved to dabench_analysis.tables.{name}"):
-            assert getattr(figures, name) is getattr(da.tables, name)
+        assert name not in figures.__all__ and not hasattr(figures, name)
 
 
 # --- labels that fit ---------------------------------------------------------------------

@@ -48,15 +48,3 @@ from dabench_analysis.figures.sweep import (  # noqa: E402
 
 __all__ += ["item_difficulty", "leaderboard_forest", "pairwise_heatmap", "sweep"]
 
-
-def __getattr__(name: str):
-    """``figures.correct_mask`` / ``figures.require_columns`` (before 0.2) now live in ``tables``."""
-    if name in ("correct_mask", "require_columns"):
-        import warnings
-
-        from dabench_analysis import tables
-
-        warnings.warn(f"dabench_analysis.figures.{name} moved to dabench_analysis.tables.{name}",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(tables, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
