@@ -19,7 +19,6 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from test_inline_figures import TASKS  # the same four tasks: one fixture for both files
 
-import dabench_analysis as da
 from dabench_analysis import figures
 from dabench_analysis.figures import judge as judge_plots
 from dabench_analysis.figures import research_eval as re_plots
