@@ -18,7 +18,9 @@ from dabench_analysis.figures.theme import (
     _err,
     new_panels,
 )
+from dabench_analysis.schema import TOOL_CALLS_FILE
 from dabench_analysis.tables import timing as process
+from dabench_analysis.tables.common import takes_run
 
 
 def _panels(ax: Sequence[Axes] | None, labels: list[str]) -> np.ndarray:
@@ -30,6 +32,7 @@ def _panels(ax: Sequence[Axes] | None, labels: list[str]) -> np.ndarray:
     return axes
 
 
+@takes_run(frame="tool_calls")
 def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
                  ax: Sequence[Axes] | None = None) -> np.ndarray:
     """Per tool: mean latency (t-CI) and failure rate (Wilson CI), two panels side by side.
@@ -38,8 +41,8 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
 
     Parameters
     ----------
-    tool_calls : DataFrame
-        ``run.tool_calls`` (tool_name, success, latency_seconds in seconds, tokens, task_id).
+    tool_calls : DataFrame, Run or Runs
+        ``run.tool_calls`` (a Run or Runs gives its ``tool_calls``) (tool_name, success, latency_seconds in seconds, tokens, task_id).
     top : int
         Show the ``top`` most-called tools.
     ci : float
@@ -82,7 +85,7 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
     ax1, ax2 = _panels(ax, labels)
     if usage.empty:
         ax2.set_axis_off()
-        ax1.text(0.5, 0.5, "no tool calls recorded (tool_calls.csv missing or empty)",
+        ax1.text(0.5, 0.5, f"no tool calls recorded ({TOOL_CALLS_FILE} missing or empty)",
                  ha="center", va="center", transform=ax1.transAxes, color="0.35")
         ax1.set_xticks([])
         ax1.set_yticks([])

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
+from dabench_analysis.schema import TASK_FILE, TASK_FILES
 
 STATES = ("evaluated", "not evaluated", "failed")
 #: Output folder of the sweep report (``OUT/sweep/``) and the job's name.
@@ -46,8 +47,7 @@ def is_evaluated(run_dir: Path) -> bool:
     >>> is_evaluated(Path("data/sample_runs/pending_run"))
     False
     """
-    return (run_dir / "task_metrics.csv").is_file() or \
-        (run_dir / "comprehensive_evaluation.csv").is_file()
+    return any((run_dir / name).is_file() for name in TASK_FILES)
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,7 @@ def _sweep_job(runs: Sequence[Path], out: Path, notebook_dir: Path) -> Job:
     sweep; at least two must be evaluated."""
     n_evaluated = sum(is_evaluated(r) for r in runs)
     if n_evaluated < 2:
-        raise ReportError(f"--sweep needs at least two evaluated runs (with task_metrics.csv); "
+        raise ReportError(f"--sweep needs at least two evaluated runs (with {TASK_FILE}); "
                           f"got {n_evaluated} of {len(runs)}")
     dest = _inside(out, SWEEP_NAME)
     return Job("sweep", SWEEP_NAME, notebook_dir / "sweep.ipynb",
@@ -235,7 +235,7 @@ def execute_job(job: Job, kernel_name: str = "python3", *,
                 return JobResult(job, "failed", f"{d} is not a directory")
             if not is_evaluated(d) and job.kind != "sweep":  # the sweep lists it as left out
                 return JobResult(job, "not evaluated",
-                                 f"{d.name}: no task_metrics.csv (run eval-v2 first)")
+                                 f"{d.name}: no {TASK_FILE} (run eval-v2 first)")
     _clear_previous(job.out_dir)
     try:
         run_notebook(job.notebook, job.out_dir, job.parameters, kernel_name=kernel_name,

@@ -407,16 +407,16 @@ def generate_run(
             traj += t_rows
             calls += c_rows
         if replays:
-            with atomic_write(run_dir / task.task_id / "task_replay.json") as fh:
+            with atomic_write(run_dir / task.task_id / schema.REPLAY_FILE) as fh:
                 json.dump(_replay(task, row, steps, c_rows, np.random.default_rng([seed, i, 1])),
                           fh, indent=2, ensure_ascii=False)
                 fh.write("\n")
     tasks = pd.DataFrame(rows)[list(schema.TASK_COLUMNS)]
-    _write_csv(tasks, run_dir / "task_metrics.csv")
-    _write_csv(tasks[list(LEGACY_COLUMNS)], run_dir / "comprehensive_evaluation.csv")
+    _write_csv(tasks, run_dir / schema.TASK_FILE)
+    _write_csv(tasks[list(LEGACY_COLUMNS)], run_dir / schema.LEGACY_TASK_FILE)
     if trajectories:
         _write_csv(pd.DataFrame(traj, columns=list(schema.TRAJECTORY_COLUMNS)),
-                   run_dir / "trajectory.csv")
+                   run_dir / schema.TRAJECTORY_FILE)
         _write_csv(pd.DataFrame(calls, columns=list(schema.TOOL_CALL_COLUMNS)),
-                   run_dir / "tool_calls.csv")
+                   run_dir / schema.TOOL_CALLS_FILE)
     return run_dir

@@ -192,8 +192,25 @@ def _one_table(result) -> pd.DataFrame:
     return pd.DataFrame([result]) if isinstance(result, dict) else result
 
 
+def _resolve_threshold(values: dict, default, raw: list, when: Callable | None) -> None:
+    """``values["threshold"]``: as given, else the Runs' success threshold, else the default;
+    checked when it is a success threshold (a numeric default, or the Runs')."""
+    numeric = isinstance(default, float | int) and not isinstance(default, bool)
+    if "threshold" in values:
+        if numeric:
+            values["threshold"] = check_threshold(values["threshold"])
+        return
+    run_t = run_threshold(*raw)
+    if run_t is not None and (when is None or when(values)):
+        values["threshold"] = check_threshold(run_t)
+    elif numeric:
+        values["threshold"] = check_threshold(default)
+
+
 def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequence[str] = (),
-              pools: bool = True, paired: bool = False, grouped: bool = False) -> Callable:
+              pools: bool = True, paired: bool = False, grouped: bool = False,
+              grouping: str | None = "by",
+              threshold_if: Callable[[dict], bool] | None = None) -> Callable:
     """Decorator: the one entry of a public table (a Run, a Runs or a frame in; frames inside).
 
     Parameters
@@ -214,6 +231,13 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
     grouped : bool
         With ``by`` not None, the table is computed per group of ``by`` (:func:`by_group`) and
         stacked, the ``by`` columns first (a dict result becomes one row per group).
+    grouping : str or None
+        The argument holding the grouping columns (default ``by``; None when a ``by``
+        argument means something else, e.g. a figure's category column).
+    threshold_if : callable, optional
+        For a ``threshold`` whose default is not a number (a figure's ``"auto"``): the Run's
+        threshold is passed only when ``threshold_if(arguments)`` is true (e.g. the plotted
+        column is a [0, 1] score); otherwise the function resolves its default itself.
 
     Returns
     -------
@@ -222,7 +246,8 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
         ``threshold`` argument that the caller leaves out, a Run (or Runs, or the two runs of
         a paired table) gives its ``success_threshold``, a frame the table's default
         (:data:`dabench_analysis.schema.SUCCESS_THRESHOLD`); every threshold is checked by
-        :func:`dabench_analysis.schema.check_threshold`.
+        :func:`dabench_analysis.schema.check_threshold` (a threshold whose default is not a
+        number is the function's to check).
 
     Raises
     ------
@@ -245,7 +270,8 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
     def decorate(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
         data = list(sig.parameters)[:2 if paired else 1]
-        has_threshold, has_by = "threshold" in sig.parameters, "by" in sig.parameters
+        has_threshold = "threshold" in sig.parameters
+        has_by = grouping is not None and grouping in sig.parameters
 
         @functools.wraps(fn)
         def table(*args, **kwargs):
@@ -253,11 +279,8 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
             values = bound.arguments
             raw = [values[d] for d in data]
             if has_threshold:
-                given = values.get("threshold")
-                run_t = run_threshold(*raw) if "threshold" not in values else None
-                values["threshold"] = check_threshold(
-                    given if "threshold" in values else
-                    run_t if run_t is not None else sig.parameters["threshold"].default)
+                _resolve_threshold(values, sig.parameters["threshold"].default, raw,
+                                   threshold_if)
             frames = [as_frame(x, frame, name=d if paired else frame, runs=not paired)
                       for d, x in zip(data, raw, strict=True)]
             columns = [*needs, *(c for n in named for c in _listed(
@@ -265,12 +288,12 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
             for d, fr in zip(data, frames, strict=True):
                 require_columns(fr, columns, d if paired else frame)
                 values[d] = fr
-            by = values.get("by") if has_by else None
+            by = values.get(grouping) if has_by else None
             if pools and not paired:
                 check_runs(frames[0], fn.__name__, by=by, takes_by=has_by)
             with runs_checked():
                 if grouped and by is not None:
-                    rest = {k: v for k, v in values.items() if k not in (data[0], "by")}
+                    rest = {k: v for k, v in values.items() if k not in (data[0], grouping)}
                     return by_group(frames[0], by, lambda sub: _one_table(fn(sub, **rest)))
                 return fn(*bound.args, **bound.kwargs)
 

@@ -388,7 +388,7 @@ def leaderboard_by_config(tasks, configs: pd.DataFrame, *, metric: str = "final_
     check_ci(ci)
     t = _declared_runs(_as_tasks(tasks, [metric]), configs)
     if t.empty:
-        warn(["no run declares a configuration (run_config.json or config/seed columns): "
+        warn([f"no run declares a configuration ({schema.CONFIG_FILE} or config/seed columns): "
               "no leaderboard by configuration"])
         return pd.DataFrame(columns=_CONFIG_COLUMNS)
     sh = shared_tasks(t, metric=metric)
@@ -447,7 +447,7 @@ def repetition_table(tasks, configs: pd.DataFrame, *, metric: str = "final_score
     """
     t = _declared_runs(_as_tasks(tasks, [metric]), configs)
     if t.empty:
-        warn(["no run declares a configuration (run_config.json or config/seed columns): "
+        warn([f"no run declares a configuration ({schema.CONFIG_FILE} or config/seed columns): "
               "no repetition table"])
         return repetition_variance(t, configs.iloc[:0], metric=metric, ci=ci)
     return repetition_variance(shared_tasks(t, metric=metric), configs, metric=metric, ci=ci)
