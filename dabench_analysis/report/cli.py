@@ -1,3 +1,5 @@
+# Over 400 lines (under 500): the command line in one place, its three commands (report,
+# validate, cache) with their options, exit codes and the validate printer they share.
 """The ``dabench-analysis`` command line: ``report`` (batch of notebooks), ``validate`` (findings
 and health) and ``cache`` (info, clear).
 """

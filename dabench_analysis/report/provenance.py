@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dabench_analysis.load import Run, Runs
+from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.schema import CONFIG_FILE as RUN_CONFIG_FILE
 from dabench_analysis.schema import (
     LEGACY_TASK_FILE,
@@ -32,7 +33,6 @@ from dabench_analysis.schema import (
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
-from dabench_analysis.load import cache as parse_cache
 
 #: Layout version of the ``manifest`` entry.
 MANIFEST_VERSION = 1

@@ -1,8 +1,9 @@
 """Confidence calibration of the agent's stated ``confidence_score`` (seed 000 §10).
 
-A task is *correct* when ``final_score >= threshold`` (:func:`dabench_analysis.schema.correct`;
-default 0.8, the seed's answer-accuracy threshold) unless another outcome is given. Confidence
-is binned into the seed's five ``calibration_bucket`` levels or into equal-width bins. ``figures`` draws the reliability diagram from :func:`calibration_table`.
+A task is *correct* when ``final_score >= threshold`` (:func:`~dabench_analysis.schema.correct`,
+default 0.8) unless another outcome is given. Confidence is binned into the seed's five
+``calibration_bucket`` levels or into equal-width bins. ``figures`` draws the reliability diagram
+from :func:`calibration_table`.
 
 Bin-edge convention: bins are closed on the left and open on the right, [lo, hi), except the last,
 which is closed, [0.8, 1.0]. So 0.2 is "low", 0.8 is "very_high" (matching the seed's
@@ -19,14 +20,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.binning import bin_index, edge_label, equal_edges
-from dabench_analysis.stats.inputs import (
-    as_bool,
-    as_float,
-    check_ci,
-    check_frame,
-    check_threshold,
-    warn,
-)
+from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_frame, warn
 from dabench_analysis.stats.proportions import proportion_interval
 
 #: The seed's calibration buckets, in order.
@@ -95,7 +89,7 @@ def assign_bucket(confidence):
 def _inputs(tasks, confidence, correct, threshold):
     """Resolve (confidence, correct) to aligned float/bool arrays with missing rows dropped."""
     tasks = None if tasks is None else check_frame(tasks)
-    check_threshold(threshold, scale=correct if isinstance(correct, str) else "final_score")
+    schema.check_threshold(threshold, scale=correct if isinstance(correct, str) else "final_score")
     def col(v, name):
         if isinstance(v, str):
             if tasks is None:
@@ -108,24 +102,19 @@ def _inputs(tasks, confidence, correct, threshold):
     conf = _check_confidence(as_float(conf, cname).to_numpy(), cname)
     if correct is None:
         score, sname = col("final_score", "final_score")
-        ok = _correct(as_float(score, sname), threshold)
+        ok = schema.correct(as_float(score, sname), threshold).to_numpy(float, na_value=np.nan)
     else:
         raw, name = col(correct, "correct")
         try:
             ok = as_bool(raw, name).to_numpy(dtype=float, na_value=np.nan)
         except ValueError:
-            ok = _correct(as_float(raw, name), threshold)
+            ok = schema.correct(as_float(raw, name), threshold).to_numpy(float, na_value=np.nan)
     if conf.size != ok.size:
         raise ValueError(f"confidence and correct differ in length: {conf.size} vs {ok.size}")
     keep = ~(np.isnan(conf) | np.isnan(ok))
     n_drop = int((~keep).sum())
     notes = [f"{n_drop} tasks dropped: confidence or correctness missing"] if n_drop else []
     return conf[keep], ok[keep].astype(bool), notes, n_drop
-
-
-def _correct(score: pd.Series, threshold: float) -> np.ndarray:
-    """1.0 / 0.0 / NaN: the one outcome rule, :func:`dabench_analysis.schema.correct`."""
-    return schema.correct(score, threshold).to_numpy(dtype=float, na_value=np.nan)
 
 
 def _n_bins(n_bins: int | None) -> int:
@@ -195,8 +184,7 @@ def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confiden
         thresholded at ``threshold``. None: ``final_score >= threshold``
         (:func:`dabench_analysis.schema.correct`).
     threshold : float
-        Success threshold on scores, in (0, 1] (default
-        :data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`, 0.8).
+        Success threshold on scores, in (0, 1] (default 0.8, the seed's).
     n_bins : int or None
         None: the seed's five named buckets. An integer: that many equal-width bins on [0, 1],
         labelled by their exact edges ("[0.60, 0.70)", "[1/15, 2/15)").

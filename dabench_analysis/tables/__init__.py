@@ -24,13 +24,14 @@ from dabench_analysis.tables import (
     timing,
     verification,
 )
-from dabench_analysis.tables.common import PooledRunsWarning, correct_mask, require_rows
+from dabench_analysis.tables.common import correct_mask, require_rows
 from dabench_analysis.tables.paper import (
     difficulty_breakdown,
     main_results,
     specialist_participation,
     task_type_breakdown,
 )
+from dabench_analysis.tables.pooling import PooledRunsWarning
 from dabench_analysis.tables.summary import key_numbers
 
 __all__ = ["PooledRunsWarning", "ablation", "comparison", "correct_mask", "difficulty_breakdown",

@@ -1,6 +1,6 @@
 """Many runs task by task: all-pairs paired comparisons, flips between two runs, and item
 analysis (how many runs solve each task). The leaderboards are in :mod:`.sweep`, which also
-re-exports these functions.
+re-exports these functions. Every ``threshold`` defaults to the Runs' ``success_threshold``.
 """
 
 from __future__ import annotations
@@ -87,8 +87,7 @@ def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Dat
         Stacked task frames (``load_runs(...).tasks``) with ``run_id``, ``task_id`` and
         ``final_score`` ([0, 1]).
     threshold : float
-        A task passes when ``final_score >= threshold`` (:func:`tables.correct_mask`); default: the
-        Runs' ``success_threshold``, for a frame 0.8.
+        A task passes when ``final_score >= threshold`` (:func:`tables.correct_mask`).
 
     Returns
     -------
@@ -139,8 +138,7 @@ def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
         two runs with the highest mean final score (best as ``run_a``); with fewer than two runs
         the table is empty, with a warning.
     threshold : float
-        A task passes when ``final_score >= threshold``; default: the Runs' ``success_threshold``,
-        for a frame 0.8.
+        A task passes when ``final_score >= threshold``.
 
     Returns
     -------
@@ -223,8 +221,7 @@ def pairwise(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, metric: str 
         Stacked task frames with ``run_id``, ``task_id``, ``final_score`` ([0, 1]) and
         ``metric``. Runs on different task sets are compared on each pair's intersection.
     threshold : float
-        Correct means ``final_score >= threshold`` (for McNemar's test); default: the Runs'
-        ``success_threshold``, for a frame 0.8.
+        Correct means ``final_score >= threshold`` (for McNemar's test).
     metric : str
         Score compared by the mean difference and Wilcoxon's test.
     ci : float
@@ -346,8 +343,7 @@ def items(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame
         Stacked task frames with ``run_id``, ``task_id``, ``final_score`` ([0, 1]) and
         optionally ``difficulty``.
     threshold : float
-        Solved means ``final_score >= threshold`` (:func:`tables.correct_mask`); default: the Runs'
-        ``success_threshold``, for a frame 0.8.
+        Solved means ``final_score >= threshold`` (:func:`tables.correct_mask`).
 
     Returns
     -------
