@@ -1,4 +1,5 @@
-"""dabench_analysis.ablation: verification, replanning, quantile bins, Phase 0 MAS analyses."""
+"""dabench_analysis.tables.ablation and .tables.mas: verification, replanning, quantile bins,
+Phase 0 MAS analyses."""
 
 from __future__ import annotations
 

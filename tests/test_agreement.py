@@ -1,4 +1,5 @@
-"""Tests of dabench_analysis.agreement: hand-worked values, the paper's tables, refvectors.
+"""Tests of dabench_analysis.stats.agreement and .stats.reliability: hand-worked values, the
+paper's tables, refvectors.
 
 Reference vectors: ``../shared/refvectors/vectors.json`` relative to the repo root when present,
 else ``tests/data/refvectors/vectors.json``. Tolerances are the vector's ``tol`` unless stated.

@@ -1,8 +1,10 @@
-"""Issue 14, item 5: every public function of ``stats.__all__`` and ``tables.__all__`` (and of
+"""Issue 14, item 5 and issue 22, item 5: every public function of ``tables.__all__`` (and of
 the modules listed there) takes a ``Run`` (a ``Runs`` where that makes sense) as well as a frame,
-with equal results; a new one fails here until it has a call below or a reason in ``EXCLUDED``.
-Tables 1–4 and the summaries take ``by=`` (checked against numpy: mean final score, Wilson
-interval of the accuracy) and never pool several runs silently."""
+with equal results, and takes its threshold from the Run; every public function of
+``stats.__all__`` that reads a run's frame takes the frame and refuses a Run with a TypeError
+naming what to pass. A new one fails here until it has a call below or a reason in
+``EXCLUDED``. Tables 1–4 and the summaries take ``by=`` (checked against numpy: mean final
+score, Wilson interval of the accuracy) and never pool several runs silently."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import pytest
 
 from dabench_analysis import load_runs, stats, tables
 from dabench_analysis.load import Runs
-from dabench_analysis.stats import PooledRunsWarning
+from dabench_analysis.tables import PooledRunsWarning
 
 SAMPLE_RUNS = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 THRESHOLD = 0.8
@@ -36,17 +38,22 @@ def _plain(module, names: str, pools: bool = True, which: str = "tasks") -> dict
     return {f"{prefix}.{n}": (getattr(module, n), which, pools) for n in names.split()}
 
 
+# The statistics: a frame (or arrays) in; a Run or Runs is a TypeError naming the frame to pass.
+STATS_SINGLE = {
+    "stats.clustered.clustered_mean_ci": lambda x: stats.clustered_mean_ci(x),
+    "stats.correlation.correlation": lambda x: stats.correlation(
+        x, ["final_score", "autonomy_score"]),
+    "stats.descriptive.describe": lambda x: stats.describe(x, ["final_score", "execution_time"]),
+    "stats.descriptive.interval_method": lambda x: stats.interval_method(x, "final_score"),
+    **{f"stats.calibration.{n}": getattr(stats.calibration, n) for n in (
+        "calibration_table", "calibration_summary", "brier_score", "expected_calibration_error",
+        "max_calibration_error")},
+    "stats.repetitions.repetition_variance": lambda x: stats.repetitions.repetition_variance(
+        x, _CONFIGS),
+}
+
+# The tables: a Run, a Runs or the frame.
 SINGLE = {
-    "stats.clustered.clustered_mean_ci": (lambda x: stats.clustered_mean_ci(x), "tasks", True),
-    "stats.correlation.correlation": (
-        lambda x: stats.correlation(x, ["final_score", "autonomy_score"]), "tasks", True),
-    "stats.descriptive.describe": (
-        lambda x: stats.describe(x, ["final_score", "execution_time"]), "tasks", True),
-    "stats.descriptive.interval_method": (
-        lambda x: stats.interval_method(x, "final_score"), "tasks", False),
-    "stats.inputs.as_frame": (lambda x: stats.as_frame(x), "tasks", False),
-    **_plain(stats.calibration, "calibration_table calibration_summary brier_score "
-                                "expected_calibration_error max_calibration_error"),
     **_plain(tables.common, "correct_mask require_rows", pools=False),
     **_plain(tables.paper, "main_results difficulty_breakdown task_type_breakdown "
                            "specialist_participation"),
@@ -70,18 +77,19 @@ SINGLE = {
         lambda x: tables.sweep.leaderboard_by_config(x, _CONFIGS, n_boot=200), "tasks", False),
     "tables.sweep.repetition_table": (
         lambda x: tables.sweep.repetition_table(x, _CONFIGS), "tasks", False),
-    "stats.repetitions.repetition_variance": (
-        lambda x: stats.repetitions.repetition_variance(x, _CONFIGS), "tasks", False),
 }
 
 # Two runs (baseline, proposed): a Run or a frame on each side; a Runs of several runs refused.
 PAIRED = {
+    "tables.comparison.by_difficulty": tables.comparison.by_difficulty,
+    "tables.comparison.task_changes": tables.comparison.task_changes,
+}
+# ... and the statistics of two runs: two frames (or Series, arrays); a Run is a TypeError.
+STATS_PAIRED = {
     "stats.comparison.paired_comparison": stats.paired_comparison,
     "stats.comparison.unpaired_comparison": stats.unpaired_comparison,
     "stats.multicomp.compare_runs": stats.compare_runs,
     "stats.proportions.mcnemar": stats.mcnemar,
-    "tables.comparison.by_difficulty": tables.comparison.by_difficulty,
-    "tables.comparison.task_changes": tables.comparison.task_changes,
 }
 
 # Functions that do not take a run's frames, each with the reason.
@@ -117,7 +125,6 @@ EXCLUDED = {
 
 # Tables and summaries with by=: name -> call with by.
 BY = {
-    "stats.descriptive.describe": lambda x, by: stats.describe(x, ["final_score"], by=by),
     "tables.paper.main_results": lambda x, by: tables.main_results(x, by=by),
     "tables.paper.difficulty_breakdown": lambda x, by: tables.difficulty_breakdown(x, by=by),
     "tables.paper.task_type_breakdown": lambda x, by: tables.task_type_breakdown(x, by=by),
@@ -152,14 +159,10 @@ def _auto_single(name: str, f) -> tuple | None:
     return None
 
 
-#: Functions whose module this change could not edit; each must call
-#: ``dabench_analysis.stats.inputs.as_frame`` at its entry (remove it here when it does).
-NOT_YET: dict[str, str] = {
-}
-
 PUBLIC = _public_functions()
+LISTED = set(SINGLE) | set(PAIRED) | set(STATS_SINGLE) | set(STATS_PAIRED) | set(EXCLUDED)
 AUTO = {n: spec for n, f in PUBLIC.items()
-        if n not in SINGLE | PAIRED | EXCLUDED and (spec := _auto_single(n, f))}
+        if n not in LISTED and n.startswith("tables.") and (spec := _auto_single(n, f))}
 ALL_SINGLE = SINGLE | AUTO
 
 
@@ -208,11 +211,12 @@ def _wilson(k: int, n: int, z: float = Z975) -> tuple[float, float]:
 
 # --- every public function is covered --------------------------------------------------------
 def test_every_public_function_has_a_call_or_a_reason():
-    missing = sorted(set(PUBLIC) - set(ALL_SINGLE) - set(PAIRED) - set(EXCLUDED))
+    missing = sorted(set(PUBLIC) - set(ALL_SINGLE) - LISTED)
     assert not missing, ("public functions without a Run test: add a call to SINGLE/PAIRED "
-                         f"(after calling stats.inputs.as_frame) or a reason to EXCLUDED: "
+                         "(a table decorated with tables.common.takes_run), to STATS_SINGLE/"
+                         f"STATS_PAIRED (a statistic taking frames) or a reason to EXCLUDED: "
                          f"{missing}")
-    stale = sorted((set(SINGLE) | set(PAIRED) | set(EXCLUDED)) - set(PUBLIC))
+    stale = sorted(LISTED - set(PUBLIC))
     assert not stale, f"listed but no longer public: {stale}"
     assert {"tables.paper.main_results", "stats.multicomp.compare_runs",
             "tables.timing.tool_usage", "stats.calibration.brier_score"} <= set(PUBLIC)
@@ -220,8 +224,7 @@ def test_every_public_function_has_a_call_or_a_reason():
 
 # --- Run, Runs and frame give the same result ------------------------------------------------
 def _names(specs):
-    return [pytest.param(n, marks=[pytest.mark.xfail(reason=NOT_YET[n], strict=True)]
-                         if n in NOT_YET else []) for n in sorted(specs)]
+    return sorted(specs)
 
 
 @pytest.mark.parametrize("name", _names(ALL_SINGLE))
@@ -245,7 +248,7 @@ def test_a_runs_gives_the_result_of_its_stacked_frame(name, runs):
 
 
 @pytest.mark.parametrize("name", sorted(PAIRED))
-def test_paired_functions_take_two_runs(name, runs):
+def test_paired_tables_take_two_runs(name, runs):
     f = PAIRED[name]
     base, prop = runs["baseline_react"], runs["proposed_aat"]
     from_runs, w_runs = _call(f, base, prop)
@@ -257,18 +260,56 @@ def test_paired_functions_take_two_runs(name, runs):
     _assert_same(_call(f, one, prop)[0], from_frames)
     with pytest.raises(ValueError, match=r"2 runs \(baseline_react, proposed_aat\)"):
         f(runs, prop)
-    if f is stats.unpaired_comparison:  # two groups: a frame of several runs is pooled
-        with pytest.warns(PooledRunsWarning, match="2 runs"):
-            f(runs.tasks, prop.tasks)
+    with pytest.raises(ValueError, match=r"holds 2 runs \(baseline_react, proposed_aat\)"):
+        f(runs.tasks, prop.tasks)
+
+
+# --- the statistics take frames and name the frame a Run stands for --------------------------
+@pytest.mark.parametrize("name", sorted(STATS_SINGLE))
+def test_a_statistic_refuses_a_run_and_names_the_frame(name, runs):
+    call = STATS_SINGLE[name]
+    run = runs["proposed_aat"]
+    assert not isinstance(_call(call, run.tasks)[0], Exception)
+    with pytest.raises(TypeError, match=r"is a Run; the statistics take frames: pass run\.tasks"):
+        call(run)
+    with pytest.raises(TypeError, match=r"is a Runs; .* pass runs\.tasks"):
+        call(runs)
+
+
+@pytest.mark.parametrize("name", sorted(STATS_PAIRED))
+def test_a_statistic_of_two_runs_refuses_runs(name, runs):
+    f = STATS_PAIRED[name]
+    base, prop = runs["baseline_react"], runs["proposed_aat"]
+    assert not isinstance(_call(f, base.tasks, prop.tasks)[0], Exception)
+    first, second = list(inspect.signature(f).parameters)[:2]
+    first, second = first.removesuffix("_correct"), second.removesuffix("_correct")
+    with pytest.raises(TypeError, match=rf"{first} is a Run; .* pass run\.tasks"):
+        f(base, prop.tasks)
+    with pytest.raises(TypeError, match=rf"{second} is a Run; .* pass run\.tasks"):
+        f(base.tasks, prop)
+    if f is stats.unpaired_comparison:  # two groups: any frames, several runs pooled by design
         return
     with pytest.raises(ValueError, match=r"holds 2 runs \(baseline_react, proposed_aat\)"):
         f(runs.tasks, prop.tasks)
 
 
-def test_compare_runs_takes_run_objects(runs):
-    # the reported case: AttributeError: 'Run' object has no attribute 'columns'
+def test_stats_no_longer_know_runs():
+    """stats/inputs.py turns no Run into a frame: it imports neither Run nor Runs."""
+    import ast
+
+    source = (Path(stats.__file__).parent / "inputs.py").read_text()
+    imported = {a.name for node in ast.walk(ast.parse(source))
+                if isinstance(node, ast.ImportFrom) and node.module
+                and node.module.startswith("dabench_analysis.load") for a in node.names}
+    assert imported <= {"parse_flags"}
+    assert not hasattr(stats, "as_frame") and not hasattr(stats, "PooledRunsWarning")
+
+
+def test_compare_runs_of_two_runs_tasks(runs):
+    # the reported case was AttributeError: 'Run' object has no attribute 'columns'; now a Run
+    # is a TypeError naming run.tasks (above) and the frames give the paired result
     base, prop = runs["baseline_react"], runs["proposed_aat"]
-    out, _ = _call(stats.compare_runs, base, prop, metrics=["final_score"])
+    out, _ = _call(stats.compare_runs, base.tasks, prop.tasks, metrics=["final_score"])
     common = set(base.tasks["task_id"]) & set(prop.tasks["task_id"])
     assert int(out.loc[0, "n_pairs"]) == len(common) == 80
     b = base.tasks.set_index("task_id")["final_score"]
@@ -393,8 +434,16 @@ def test_main_results_of_load_runs_tasks_warns_and_says_how(runs):
 
 def test_grouping_by_another_column_still_warns_about_runs(runs):
     with pytest.warns(PooledRunsWarning, match=r"pass by=\['run_id', 'difficulty'\]"):
-        stats.describe(runs, "final_score", by="difficulty")
+        tables.main_results(runs, metrics=["final_score"], by="difficulty")
     with warnings.catch_warnings():
         warnings.simplefilter("error", PooledRunsWarning)
-        out = stats.describe(runs, "final_score", by=["run_id", "difficulty"])
+        out = tables.main_results(runs, metrics=["final_score"], by=["run_id", "difficulty"])
     assert len(out) == 8
+
+
+def test_stats_describe_by_run_id_is_the_per_run_description(runs):
+    """The statistics do not know runs: ``by='run_id'`` is an ordinary grouping column."""
+    out = stats.describe(runs.tasks, "final_score", by="run_id").set_index("run_id")
+    for run in runs:
+        x = run.tasks["final_score"].to_numpy(dtype=float, na_value=np.nan)
+        assert out.loc[run.run_id, "mean"] == pytest.approx(np.nanmean(x), rel=1e-12)

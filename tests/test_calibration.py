@@ -1,4 +1,4 @@
-"""dabench_analysis.calibration: buckets, reliability table, ECE/MCE/Brier, edge cases."""
+"""dabench_analysis.stats.calibration: buckets, reliability table, ECE/MCE/Brier, edge cases."""
 
 from __future__ import annotations
 

@@ -256,15 +256,11 @@ def test_score_distribution_reference_lines_by_scale():
     assert [p.get_height() for p in one.patches if p.get_height() > 0] == [3]
 
 
-# --- the deprecated fig= of tool_latency ----------------------------------------------------
+# --- tool_latency: a pair of Axes or nothing -------------------------------------------------
 
-def test_tool_latency_fig_is_deprecated_but_still_draws():
+def test_tool_latency_refuses_other_than_two_axes():
     calls = pd.DataFrame({"task_id": ["a"], "tool_name": ["sql"], "success": [True],
                           "latency_seconds": [1.0], "tokens": [3]})
-    fig = Figure()
-    with pytest.warns(DeprecationWarning, match=r"tool_latency\(fig=...\) is deprecated"):
-        axes = figures.tool_latency(calls, fig=fig)
-    assert axes.shape == (2,) and all(a.figure is fig for a in axes)
     with pytest.raises(ValueError, match="two Axes"):
         figures.tool_latency(calls, ax=Figure().subplots(1, 3))
     none = figures.tool_latency(calls.iloc[:0])

@@ -19,7 +19,6 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from test_inline_figures import TASKS  # the same four tasks: one fixture for both files
 
-import dabench_analysis as da
 from dabench_analysis import figures
 from dabench_analysis.figures import judge as judge_plots
 from dabench_analysis.figures import research_eval as re_plots
@@ -104,9 +103,7 @@ def test_tool_latency_takes_and_returns_a_pair():
 
 def test_table_helpers_are_not_in_the_figures_namespace():
     for name in ("correct_mask", "require_columns"):
-        assert name not in figures.__all__ and name not in dir(figures)
-        with pytest.warns(DeprecationWarning, match=f"moved to dabench_analysis.tables.{name}"):
-            assert getattr(figures, name) is getattr(da.tables, name)
+        assert name not in figures.__all__ and not hasattr(figures, name)
 
 
 # --- labels that fit ---------------------------------------------------------------------

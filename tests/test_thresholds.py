@@ -1,19 +1,26 @@
 """One threshold check (issue 13, item 4): every public function of ``tables``, ``stats`` and
 ``figures`` with a ``threshold`` on the [0, 1] final_score scale refuses 80, 0, -0.1 and 1.5 with
-a ValueError naming the argument and the scale, and accepts 1.0."""
+a ValueError naming the argument and the scale, and accepts 1.0. One threshold (issue 22, item
+3): the outcome is computed by schema.correct alone (a test reads the package's source), a Run's
+success_threshold reaches every table, comparison, sweep, paragraph and the run quality, and
+``--success-threshold`` reaches the notebooks; expected numbers are computed here from the CSV."""
 
 from __future__ import annotations
 
+import ast
+import csv
 import importlib
 import inspect
 import pkgutil
+import re
 import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from dabench_analysis import load_run, tables
+from dabench_analysis import export, figures, load_run, load_runs, report, schema, stats, tables
+from dabench_analysis import validate_run as da_validate_run
 from dabench_analysis.stats import check_threshold
 from dabench_analysis.tables import mas
 
@@ -114,3 +121,271 @@ def test_the_threshold_reaches_the_tables(tasks):
         default = mas.specialist_value(tasks)
     assert (sv.accuracy_with <= default.accuracy_with).all()
     assert not sv.accuracy_with.equals(default.accuracy_with)
+
+
+# --- one outcome rule (issue 22, item 3) ------------------------------------------------------
+PKG = Path(tables.__file__).resolve().parents[1]
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_METHODS = {"ge", "gt", "le", "lt", "greater_equal", "greater", "less_equal", "less"}
+#: The one home of the rule, and the modules whose comparisons with a threshold are not the
+#: outcome of a task's final_score, each with the reason.
+OUTCOME_RULE = "schema/outcome.py"
+ALLOWED = {
+    "stats/reliability.py": "an annotator's rating against the judge study's pass threshold "
+                            "(0-9 scale), not a task's final_score",
+    "synthetic/judge.py": "the judge study generator's pass threshold on the 0-9 scale",
+    "synthetic/evalv2.py": "the generator plays the harness: it writes final_answer_correct, "
+                           "outcome_status and confidence_correct with the guide's 0.8, as "
+                           "eval-v2 does (validate checks them against schema.correct)",
+}
+
+
+def _tainted(scope: ast.AST) -> set[str]:
+    """Names of ``scope`` assigned from an expression holding a threshold (``t =
+    check_threshold(threshold)``), to a fixed point: a renamed threshold is still a threshold.
+    A threshold passed by keyword (``mcnemar(..., threshold=t)``) does not make the result one."""
+    names: set[str] = set()
+    assigns = [n for n in ast.walk(scope) if isinstance(n, ast.Assign | ast.AnnAssign)]
+    while True:
+        new = {t.id for a in assigns if a.value is not None and _mentions(a.value, names)
+               for t in (a.targets if isinstance(a, ast.Assign) else [a.target])
+               if isinstance(t, ast.Name)} - names
+        if not new:
+            return names
+        names |= new
+
+
+def _mentions(node: ast.AST, names: set[str]) -> bool:
+    """Whether ``node`` holds a threshold: a name or attribute containing "threshold" or one
+    of ``names``, outside keyword arguments."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.keyword):
+            continue
+        if (isinstance(n, ast.Name) and ("threshold" in n.id.lower() or n.id in names)) or (
+                isinstance(n, ast.Attribute) and "threshold" in n.attr.lower()):
+            return True
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _is_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.UnaryOp)
+                                              and isinstance(node.operand, ast.Constant))
+
+
+def _threshold_comparisons(tree: ast.AST) -> list[str]:
+    """Comparisons of a value with a threshold (an expression holding "threshold" or a name
+    assigned from one, or 0.8 against a score), and the same through ``.ge()``-style methods;
+    a threshold checked against constants (``0 < threshold <= 1``) is not a comparison with a
+    score."""
+    def visit(node: ast.AST, tainted: set[str]) -> list[str]:
+        if isinstance(node, ast.FunctionDef | ast.Lambda):
+            tainted = tainted | _tainted(node)
+        return _hits(node, tainted) + [h for child in ast.iter_child_nodes(node)
+                                       for h in visit(child, tainted)]
+
+    return visit(tree, _tainted(ast.Module(body=[n for n in getattr(tree, "body", []) if not
+                                                 isinstance(n, ast.FunctionDef | ast.ClassDef)],
+                                           type_ignores=[])))
+
+
+def _hits(node: ast.AST, tainted: set[str]) -> list[str]:
+    if isinstance(node, ast.Compare) and any(isinstance(o, _ORDERING) for o in node.ops):
+        sides = [node.left, *node.comparators]
+        others = [s for s in sides if not _mentions(s, tainted)]
+        if (len(others) < len(sides) and others and not all(map(_is_constant, others))) or (
+                any(isinstance(s, ast.Constant) and s.value == 0.8 for s in sides)
+                and any("score" in ast.unparse(s) for s in sides)):
+            return [f"{node.lineno}: {ast.unparse(node)}"]
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+          and node.func.attr in _METHODS and any(_mentions(a, tainted) for a in node.args)):
+        return [f"{node.lineno}: {ast.unparse(node)}"]
+    return []
+
+
+def test_the_scanner_finds_what_it_looks_for():
+    hits = _threshold_comparisons(ast.parse(
+        "a = s >= threshold\nb = tasks['final_score'] < 0.8\nc = x.ge(success_threshold)\n"
+        "d = 0 < threshold <= 1\ne = abs(d) < 0.8\nf = schema.correct(s, threshold)\n"
+        "t = check_threshold(threshold)\ng = x < t"))
+    assert [h.split(":")[0] for h in hits] == ["1", "2", "3", "8"]
+
+
+def test_no_module_compares_a_score_with_a_threshold_outside_the_outcome_rule():
+    """Correct/incorrect has one home, schema.correct (schema/outcome.py); every table,
+    summary, paragraph, comparison, sweep, run-quality score and the guide's own rules call it."""
+    found = {}
+    for f in sorted(PKG.rglob("*.py")):
+        rel = f.relative_to(PKG).as_posix()
+        hits = _threshold_comparisons(ast.parse(f.read_text(encoding="utf-8")))
+        if hits and rel not in ALLOWED and rel != OUTCOME_RULE:
+            found[rel] = hits
+    assert not found, f"compare through dabench_analysis.schema.correct instead: {found}"
+    assert _threshold_comparisons(ast.parse((PKG / OUTCOME_RULE).read_text())), "rule moved?"
+    for rel in ALLOWED:  # an allowance that is no longer needed goes
+        assert _threshold_comparisons(ast.parse((PKG / rel).read_text())), rel
+
+
+# --- the same run at 0.7 and 0.8: numbers computed here from the CSV ---------------------------
+def _csv_scores(run: str) -> pd.DataFrame:
+    """task_metrics.csv read with the standard library's csv module: task, difficulty, score."""
+    with (SAMPLE_RUNS / run / "task_metrics.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return pd.DataFrame({"task_id": [r["task_id"] for r in rows],
+                         "difficulty": [r["difficulty"] for r in rows],
+                         "score": [float(r["final_score"]) for r in rows]})
+
+
+@pytest.mark.parametrize("t", [0.7, 0.8])
+def test_a_runs_threshold_reaches_the_tables(t):
+    raw = _csv_scores("proposed_aat")
+    expected = float((raw["score"].to_numpy() >= t).mean())  # the rule written out here
+    run = load_run(SAMPLE_RUNS / "proposed_aat", success_threshold=t)
+    k = tables.key_numbers(run)
+    assert k["answer_accuracy"] == pytest.approx(expected, abs=1e-12)
+    assert k["success_threshold"] == t and k["n_failed"] == int((raw["score"] < t).sum())
+    by_level = tables.difficulty_breakdown(run).set_index("difficulty")["answer_accuracy"]
+    for level, sub in raw.groupby("difficulty"):
+        assert by_level[level] == pytest.approx(float((sub["score"] >= t).mean()), abs=1e-12)
+    n_failed = int((raw["score"] < t).sum())
+    assert int(tables.failures.failure_categories(run)["n"].iloc[0]) == n_failed
+    assert len(tables.failures.failed_tasks(run)) == n_failed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cal = stats.calibration.calibration_summary(run.tasks, threshold=t)
+        assert tables.verification.verification_timeline(run).set_index("measure").loc[
+            "accuracy", "proportion"] == pytest.approx(expected, abs=1e-12)
+    assert cal["accuracy"].iloc[0] == pytest.approx(expected, abs=1e-12)
+    # figures: the bars of answer accuracy are the numbers above
+    ax = figures.difficulty_bars(run)
+    levels = [lvl for lvl in schema.DIFFICULTY_ORDER if lvl in set(raw["difficulty"])]
+    heights = [p.get_height() for p in ax.patches][:len(levels)]  # the accuracy bars first
+    assert ax.get_legend().get_texts()[0].get_text() == f"answer accuracy (≥ {t})"
+    assert heights == pytest.approx([float((raw.loc[raw["difficulty"] == lvl, "score"] >= t)
+                                           .mean()) for lvl in levels], abs=1e-12)
+
+
+def test_07_and_08_differ_on_the_sample_run():
+    raw = _csv_scores("proposed_aat")["score"].to_numpy()
+    at = {t: tables.key_numbers(load_run(SAMPLE_RUNS / "proposed_aat", success_threshold=t))
+          for t in (0.7, 0.8)}
+    # the CSV: 73 of 80 scores >= 0.7, 72 of 80 >= 0.8 (Python csv module, counted above)
+    assert (int((raw >= 0.7).sum()), int((raw >= 0.8).sum())) == (
+        round(at[0.7]["answer_accuracy"] * 80), round(at[0.8]["answer_accuracy"] * 80))
+    assert at[0.7]["answer_accuracy"] > at[0.8]["answer_accuracy"]
+
+
+@pytest.mark.parametrize("t", [0.7, 0.8])
+def test_a_runs_threshold_reaches_comparisons_sweeps_paragraph_and_run_quality(t):
+    base_raw, prop_raw = _csv_scores("baseline_react"), _csv_scores("proposed_aat")
+    pair = base_raw.merge(prop_raw, on="task_id", suffixes=("_b", "_p"))
+    cb, cp = pair["score_b"] >= t, pair["score_p"] >= t
+    b, c = int((cb & ~cp).sum()), int((~cb & cp).sum())  # discordant pairs, McNemar's b and c
+    runs = load_runs([SAMPLE_RUNS / "baseline_react", SAMPLE_RUNS / "proposed_aat"],
+                     success_threshold=t)
+    base, prop = runs["baseline_react"], runs["proposed_aat"]
+    changes = tables.comparison.task_changes(base, prop)
+    assert (int((changes["flip"] == "broken").sum()), int((changes["flip"] == "fixed").sum())) \
+        == (b, c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mc = stats.mcnemar(base.tasks, prop.tasks, threshold=t).iloc[0]
+        board = tables.sweep.leaderboard(runs, n_boot=200).set_index("run_id")
+        pairs = tables.sweep.pairwise(runs).iloc[0]
+        items = tables.sweep.items(runs).set_index("task_id")
+        text = export.reporting_paragraph(
+            base, prop, stats.compare_runs(base.tasks, prop.tasks, metrics=["final_score"]))
+    assert (int(mc["b"]), int(mc["c"])) == (b, c)
+    assert board.loc["proposed_aat", "threshold"] == t
+    assert board.loc["baseline_react", "answer_accuracy"] == pytest.approx(float(cb.mean()),
+                                                                           abs=1e-12)
+    assert {int(pairs["n_pass_fail"]), int(pairs["n_fail_pass"])} == {b, c}
+    solved = (cb.astype(int) + cp.astype(int)).to_numpy()
+    assert items.loc[pair["task_id"], "n_solved"].to_numpy().tolist() == solved.tolist()
+    shown = re.search(rf"final_score ≥ {t:g}: ([0-9.]+) %", text)  # 3 significant digits
+    assert shown and float(shown[1]) == pytest.approx(100 * float(cp.mean()), abs=0.05)
+    quality = da_validate_run(prop).health
+    assert quality.answer_accuracy == pytest.approx(float(cp.mean()), abs=1e-12)
+    assert quality.success_threshold == t
+
+
+def test_runs_loaded_with_different_thresholds_are_refused():
+    base = load_run(SAMPLE_RUNS / "baseline_react", success_threshold=0.7)
+    prop = load_run(SAMPLE_RUNS / "proposed_aat")
+    with pytest.raises(ValueError, match=r"different success thresholds \(baseline_react: 0.7, "
+                                         r"proposed_aat: 0.8\)"):
+        tables.comparison.task_changes(base, prop)
+    assert len(tables.comparison.task_changes(base, prop, threshold=0.75))  # explicit: fine
+
+
+def test_an_explicit_threshold_wins_over_the_runs():
+    run = load_run(SAMPLE_RUNS / "proposed_aat", success_threshold=0.7)
+    assert tables.key_numbers(run, threshold=0.9) == tables.key_numbers(run.tasks, threshold=0.9)
+    with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\]"):
+        tables.key_numbers(run, threshold=80)
+
+
+# --- the command line -------------------------------------------------------------------------
+def test_report_success_threshold_reaches_the_run_compare_and_sweep_notebooks(tmp_path):
+    runs = [SAMPLE_RUNS / "baseline_react", SAMPLE_RUNS / "proposed_aat"]
+    jobs = report.plan_jobs(runs, tmp_path, baseline=runs[0], sweep=True, success_threshold=0.7)
+    assert {j.kind for j in jobs} == {"run", "compare", "sweep"}
+    assert all(j.parameters["success_threshold"] == 0.7 for j in jobs)
+    plain = report.plan_jobs(runs, tmp_path, sweep=True)  # default: the notebooks' own 0.8
+    assert all("success_threshold" not in j.parameters for j in plain)
+    with pytest.raises(ValueError, match="success_threshold must be in"):
+        report.plan_jobs(runs, tmp_path, success_threshold=1.5)
+
+
+@pytest.mark.parametrize("command", ["report", "validate"])
+@pytest.mark.parametrize("bad", ["80", "0", "-0.1"])
+def test_a_bad_success_threshold_is_a_one_line_usage_error(command, bad):
+    from typer.testing import CliRunner
+
+    from dabench_analysis.report.cli import app
+
+    res = CliRunner().invoke(app, [command, f"--success-threshold={bad}",
+                                   str(SAMPLE_RUNS / "proposed_aat")])
+    assert res.exit_code == 2
+    assert res.output.strip().count("\n") == 0
+    assert res.output.startswith("error: --success-threshold must be in (0, 1]")
+
+
+def test_validate_success_threshold_sets_the_run_quality():
+    from typer.testing import CliRunner
+
+    from dabench_analysis.report.cli import app
+
+    res = CliRunner().invoke(app, ["validate", "--success-threshold", "0.7",
+                                   str(SAMPLE_RUNS / "proposed_aat")], terminal_width=400)
+    raw = _csv_scores("proposed_aat")["score"].to_numpy()
+    assert res.exit_code == 0
+    assert f"answer accuracy {(raw >= 0.7).mean():.1%} at final_score >= 0.7" in res.output
+
+
+TABLES_WITH_A_THRESHOLD = {q: f for q, f in FUNCTIONS.items()
+                           if q.startswith("dabench_analysis.tables.")}
+
+
+@pytest.mark.parametrize("f", [pytest.param(f, id=q.removeprefix("dabench_analysis."))
+                               for q, f in sorted(TABLES_WITH_A_THRESHOLD.items())])
+def test_every_table_called_with_a_run_takes_its_threshold(f):
+    """table(run loaded at 0.7) == table(run.tasks, threshold=0.7), for every table with a
+    threshold (the paragraph: in the test above)."""
+    run = load_run(SAMPLE_RUNS / "proposed_aat", success_threshold=0.7)
+    first = list(inspect.signature(f).parameters)[:2]
+    two = first[1] == "proposed"
+    args = (run, run) if two else (run,)
+    frames = (run.tasks, run.tasks) if two else (run.tasks,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from_run = f(*args)
+        from_frame = f(*frames, threshold=0.7)
+    if isinstance(from_run, pd.DataFrame):
+        pd.testing.assert_frame_equal(from_run, from_frame)
+    elif isinstance(from_run, pd.Series):
+        pd.testing.assert_series_equal(from_run, from_frame)
+    else:
+        assert from_run == from_frame

@@ -317,3 +317,50 @@ def test_validate_command_prints_run_text_literally(run8, tmp_path):
 def test_validate_command_default_console_prints_to_stdout(capsys):
     assert validate_command([SAMPLE / "proposed_aat"]) == 0
     assert "proposed_aat" in capsys.readouterr().out
+
+
+# --- validate_run takes the Run the report loaded (issue 22, item 5) --------------------------
+@pytest.mark.parametrize("name", ["baseline_react", "proposed_aat"])
+def test_a_loaded_run_validates_as_its_path_without_loading_it_again(name, sample_reports,
+                                                                     monkeypatch):
+    from dabench_analysis import load_run
+    from dabench_analysis.validate import run as validate_module
+
+    run = load_run(SAMPLE / name, strict=False)
+
+    def no_second_load(*args, **kwargs):
+        raise AssertionError("validate_run(run) read the task file again")
+
+    monkeypatch.setattr(validate_module, "load_run", no_second_load)
+    report = validate_run(run)
+    by_path = sample_reports[name]
+    pd.testing.assert_frame_equal(report.findings, by_path.findings)
+    assert report.health == by_path.health and (report.run_id, report.state, report.n_tasks) \
+        == (by_path.run_id, by_path.state, by_path.n_tasks)
+
+
+def test_a_runs_success_threshold_is_the_run_qualitys():
+    """Run quality = 10 (accuracy + execution success rate) / 2 at the Run's threshold; the
+    numbers from the CSV with the standard library."""
+    import csv
+
+    from dabench_analysis import load_run
+
+    with (SAMPLE / "proposed_aat" / TM).open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    score = [float(r["final_score"]) for r in rows]
+    executed = [r["execution_success"] in ("1", "True", "true") for r in rows]
+    for t in (0.7, 0.8, 0.95):
+        h = validate_run(load_run(SAMPLE / "proposed_aat", success_threshold=t)).health
+        acc = sum(s >= t for s in score) / len(score)
+        assert h.answer_accuracy == pytest.approx(acc, abs=1e-12)
+        assert h.run_quality_score == pytest.approx(10 * (acc + sum(executed) / len(rows)) / 2,
+                                                    abs=1e-12)
+        assert h.success_threshold == t
+        assert validate_run(SAMPLE / "proposed_aat", threshold=t).health == h
+    # the guide's own rules (final_answer_correct, outcome_status, confidence_correct) check
+    # what the harness wrote at the guide's 0.8, whatever the analysis' threshold
+    at_07 = validate_run(load_run(SAMPLE / "proposed_aat", success_threshold=0.7))
+    pd.testing.assert_frame_equal(at_07.findings, validate_run(SAMPLE / "proposed_aat").findings)
+    with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\]"):
+        validate_run(SAMPLE / "proposed_aat", threshold=80)

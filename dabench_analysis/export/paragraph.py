@@ -16,7 +16,7 @@ from dabench_analysis.export.numbers import format_p
 from dabench_analysis.export.numbers import format_percent as _pct
 from dabench_analysis.schema import require_columns
 from dabench_analysis.tables import failures
-from dabench_analysis.tables.common import correct_mask
+from dabench_analysis.tables.common import correct_mask, takes_run
 
 __all__ = ["format_p", "reporting_paragraph"]
 
@@ -161,6 +161,7 @@ def _failure_lines(proposed: pd.DataFrame, threshold: float) -> list[str]:
     return lines
 
 
+@takes_run(paired=True, needs=["task_id", "final_score"])
 def reporting_paragraph(
     baseline: pd.DataFrame,
     proposed: pd.DataFrame,
@@ -173,8 +174,8 @@ def reporting_paragraph(
 
     Parameters
     ----------
-    baseline, proposed : DataFrame
-        Task frames (``run.tasks``). Required: ``task_id`` and ``final_score`` in both,
+    baseline, proposed : DataFrame or Run
+        Task frames (``run.tasks``) or the Runs. Required: ``task_id`` and ``final_score`` in both,
         ``difficulty`` in ``proposed``. Used when present (their sentence is left out
         otherwise): ``analyst_score``, ``first_try_success``, ``replan_count``,
         ``tool_efficiency``, ``verification_triggered``, ``verification_failures_detected``,
@@ -186,6 +187,7 @@ def reporting_paragraph(
         frame works too; its p is then quoted without adjustment.
     threshold : float
         Correct means ``final_score >= threshold`` (McNemar, accuracy); failed is below it.
+        In (0, 1]; default: the Runs' ``success_threshold``, for frames 0.8.
     alpha : float
         Significance level, applied to the adjusted p-value of the signed-rank test and to
         McNemar's p.
@@ -204,8 +206,8 @@ def reporting_paragraph(
     Raises
     ------
     ValueError
-        If ``comparison`` lacks the final_score row, a required column is missing, or the two
-        runs share no task.
+        If ``comparison`` lacks the final_score row, a required column is missing, the two
+        runs share no task, or ``threshold`` is outside (0, 1].
 
     Notes
     -----
@@ -234,8 +236,7 @@ def reporting_paragraph(
     rows = comparison.set_index("metric")
     if "final_score" not in rows.index:
         raise ValueError("comparison has no row for final_score")
-    require_columns(baseline, ["task_id", "final_score"], what="baseline")
-    require_columns(proposed, ["task_id", "final_score", "difficulty"], what="proposed")
+    require_columns(proposed, ["difficulty"], what="proposed")
     shared = set(baseline["task_id"]) & set(proposed["task_id"])
     if not shared:
         raise ValueError("baseline and proposed share no task_id: nothing to compare")

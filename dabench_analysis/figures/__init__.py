@@ -1,7 +1,8 @@
 """Layer 5, figures: the theme and one module per family of figures.
 
-The convention is seaborn's axes-level one: every single-panel function takes its data first,
-draws on ``ax=`` (or on a new figure in the house style) and returns that Axes, so that a call on
+The convention is seaborn's axes-level one: every single-panel function takes its data first
+(a frame, or a Run or Runs whose frame it reads, as the tables do: a figure with a ``threshold``
+called with a Run uses the Run's ``success_threshold``), draws on ``ax=`` (or on a new figure in the house style) and returns that Axes, so that a call on
 the last line of a notebook cell shows its figure once (the inline backend draws it; an Axes has
 no image repr). Save with ``export.save_figure(ax.figure, ...)``. The one multi-panel figure,
 :func:`tool_latency`, takes and returns a pair of Axes. None calls ``show()`` or ``savefig()`` or
@@ -48,15 +49,3 @@ from dabench_analysis.figures.sweep import (  # noqa: E402
 
 __all__ += ["item_difficulty", "leaderboard_forest", "pairwise_heatmap", "sweep"]
 
-
-def __getattr__(name: str):
-    """``figures.correct_mask`` / ``figures.require_columns`` (before 0.2) now live in ``tables``."""
-    if name in ("correct_mask", "require_columns"):
-        import warnings
-
-        from dabench_analysis import tables
-
-        warnings.warn(f"dabench_analysis.figures.{name} moved to dabench_analysis.tables.{name}",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(tables, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

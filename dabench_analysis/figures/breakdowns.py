@@ -10,10 +10,11 @@ from matplotlib.axes import Axes
 from dabench_analysis import schema, tables
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
-from dabench_analysis.stats import check_threshold
 from dabench_analysis.tables import failures
+from dabench_analysis.tables.common import takes_run
 
 
+@takes_run()
 def difficulty_bars(
     tasks: pd.DataFrame,
     *,
@@ -25,8 +26,10 @@ def difficulty_bars(
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         The columns of :func:`dabench_analysis.tables.difficulty_breakdown` (Table 2).
+        A Run or Runs gives its ``tasks``; called with a Run, ``threshold`` defaults to its
+        ``success_threshold``.
     threshold : float
         Answer accuracy = share with ``final_score >= threshold`` (seed: 0.8), in (0, 1].
     ci : float
@@ -58,7 +61,6 @@ def difficulty_bars(
     >>> [x.get_text() for x in difficulty_bars(t).get_xticklabels()]
     ['Easy\\nn=1', 'Medium\\nn=0', 'Hard\\nn=1', 'Extreme\\nn=0']
     """
-    threshold = check_threshold(threshold)
     ax = _axes(ax, aspect=0.7)
     label = _ci_label(ci)
     t2 = tables.difficulty_breakdown(tasks, threshold=threshold, ci=ci)
@@ -84,6 +86,7 @@ def difficulty_bars(
     return ax
 
 
+@takes_run()
 def failure_by_stage(
     tasks: pd.DataFrame,
     *,
@@ -95,8 +98,10 @@ def failure_by_stage(
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``final_score`` ([0, 1]) and ``failure_stage``.
+        A Run or Runs gives its ``tasks``; called with a Run, ``threshold`` defaults to its
+        ``success_threshold``.
     threshold : float
         Failed means ``final_score < threshold`` (seed: 0.8), in (0, 1].
     ci : float
@@ -125,7 +130,6 @@ def failure_by_stage(
     >>> [float(p.get_height()) for p in failure_by_stage(t).patches]
     [0.0, 1.0, 0.0, 0.0, 0.0]
     """
-    threshold = check_threshold(threshold)
     ax = _axes(ax, aspect=0.7)
     label = _ci_label(ci)
     table = failures.distribution(failures.failed_tasks(tasks, threshold=threshold),

@@ -16,10 +16,11 @@ from matplotlib.axes import Axes
 from dabench_analysis import schema
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
-from dabench_analysis.schema import require_columns
-from dabench_analysis.stats import calibration, check_threshold
+from dabench_analysis.stats import calibration
+from dabench_analysis.tables.common import takes_run
 
 
+@takes_run(needs=["final_score"], named=("confidence",))
 def reliability_diagram(
     tasks: pd.DataFrame,
     *,
@@ -35,8 +36,10 @@ def reliability_diagram(
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         With ``confidence`` ([0, 1]) and ``final_score``; correct = final_score ≥ threshold.
+        A Run or Runs gives its ``tasks``; called with a Run, ``threshold`` defaults to its
+        ``success_threshold``.
     confidence : str
         Confidence column.
     threshold : float
@@ -75,8 +78,6 @@ def reliability_diagram(
     >>> reliability_diagram(df, n_bins=10).get_title()
     'Reliability (ECE = 0.233, n = 3)'
     """
-    require_columns(tasks, [confidence, "final_score"])
-    threshold = check_threshold(threshold)
     label = _ci_label(ci)
     ax = _axes(ax)
     table = calibration.calibration_table(tasks, confidence=confidence, threshold=threshold,

@@ -10,8 +10,10 @@ from matplotlib.axes import Axes
 from dabench_analysis import schema, stats
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.tables.common import takes_run
 
 
+@takes_run(paired=True)
 def paired_difference(
     baseline: pd.DataFrame,
     proposed: pd.DataFrame,
@@ -25,8 +27,8 @@ def paired_difference(
 
     Parameters
     ----------
-    baseline, proposed : DataFrame
-        Task frames of the two runs with ``on`` and ``metric`` ([0, 1] score).
+    baseline, proposed : DataFrame or Run
+        Task frames of the two runs (or the Runs) with ``on`` and ``metric`` ([0, 1] score).
     metric : str
         Score to compare.
     on : str

@@ -19,10 +19,9 @@ from dabench_analysis import schema
 from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, empty_note
 from dabench_analysis.figures.theme import axes_or_new as _axes
-from dabench_analysis.schema import require_columns
 from dabench_analysis.stats import bin_index, check_threshold
 from dabench_analysis.stats.binning import equal_edges
-from dabench_analysis.tables.common import correct_mask
+from dabench_analysis.tables.common import correct_mask, takes_run
 
 
 def score_bins(
@@ -128,6 +127,13 @@ def _reference(x: str, threshold, scale) -> float | None:
     return float(threshold)
 
 
+def _success_line(arguments: dict) -> bool:
+    """Whether ``threshold="auto"`` draws the success threshold (a [0, 1] score on [0, 1])."""
+    return arguments.get("scale", "auto") is not None and _on_score_scale(
+        arguments.get("x", "final_score"))
+
+
+@takes_run(named=("x", "hue"), threshold_if=_success_line)
 def score_distribution(
     tasks: pd.DataFrame,
     *,
@@ -142,8 +148,9 @@ def score_distribution(
 
     Parameters
     ----------
-    tasks : DataFrame
-        One row per task with column ``x`` (and ``hue`` if given).
+    tasks : DataFrame, Run or Runs
+        One row per task with column ``x`` (and ``hue`` if given). A Run or Runs gives its
+        ``tasks``.
     x : str
         A column: a [0, 1] score (final_score, answer_f1, ...) or any numeric metric in its
         own unit (execution_time in seconds, total_tokens, ...).
@@ -153,8 +160,8 @@ def score_distribution(
         Bin width in the units of ``x``. Default: 0.05 on a [0, 1] scale; otherwise a round
         width (1, 2, 2.5 or 5 × 10^k) giving about 20 bins over the data's range.
     threshold : float, None or "auto"
-        Reference line. "auto": the answer-accuracy threshold (0.8) for a [0, 1] score, none
-        for other columns. A number: on a [0, 1] score a threshold in (0, 1]; on another column
+        Reference line. "auto": the success threshold for a [0, 1] score (a Run's
+        ``success_threshold``, for a frame 0.8), none for other columns. A number: on a [0, 1] score a threshold in (0, 1]; on another column
         a value in its unit. None: no line.
     scale : (low, high), None or "auto"
         Range the bins cover (see :func:`score_bins`). "auto": (0, 1) for a catalogue [0, 1]
@@ -193,7 +200,6 @@ def score_distribution(
     >>> ax.get_xlabel(), ax.texts[0].get_text()
     ('Execution time (s)', ' median 30 s')
     """
-    require_columns(tasks, [x] + ([hue] if hue else []))
     if isinstance(scale, str):
         if scale != "auto":
             raise ValueError(f"scale must be (low, high), None or 'auto', got {scale!r}")
@@ -251,6 +257,7 @@ def _category_name(value: str, by: str) -> str:
     return shorten(value)
 
 
+@takes_run(needs=["final_score"], named=("by",), grouping=None)
 def failure_distribution(
     tasks: pd.DataFrame,
     *,
@@ -262,8 +269,9 @@ def failure_distribution(
 
     Parameters
     ----------
-    tasks : DataFrame
-        One row per task with ``final_score`` and ``by``.
+    tasks : DataFrame, Run or Runs
+        One row per task with ``final_score`` and ``by``. A Run or Runs gives its ``tasks``; called with a Run, ``threshold`` defaults to its
+        ``success_threshold``.
     threshold : float
         Failed means ``final_score < threshold`` (seed: 0.8); in (0, 1].
     by : str
@@ -299,8 +307,6 @@ def failure_distribution(
     >>> [float(p.get_width()) for p in ax.patches if p.get_width() > 0], len(ax.patches)
     ([2.0], 10)
     """
-    require_columns(tasks, ["final_score", by])
-    threshold = check_threshold(threshold)
     failed = tasks[(~correct_mask(tasks, threshold=threshold)).fillna(False).to_numpy()]
     counts = failed[by].astype("string").fillna("(missing)").value_counts()
     order = list(schema.ENUMS.get(by, ()))

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
 from dabench_analysis.figures.theme import (
@@ -20,17 +18,12 @@ from dabench_analysis.figures.theme import (
     _err,
     new_panels,
 )
+from dabench_analysis.schema import TOOL_CALLS_FILE
 from dabench_analysis.tables import timing as process
+from dabench_analysis.tables.common import takes_run
 
 
-def _panels(ax: Sequence[Axes] | None, fig: Figure | None, labels: list[str]) -> np.ndarray:
-    if fig is not None:
-        warnings.warn("tool_latency(fig=...) is deprecated; pass ax=(latency_ax, failure_ax) "
-                      "or nothing", DeprecationWarning, stacklevel=3)
-        if ax is not None:
-            raise ValueError("give ax= or fig=, not both")
-        with mpl.rc_context(RC_PARAMS):
-            return fig.subplots(1, 2, sharey=True)
+def _panels(ax: Sequence[Axes] | None, labels: list[str]) -> np.ndarray:
     if ax is None:
         return new_panels(2, "two", height=max(0.45 * TWO_COLUMN, height_for(labels)))
     axes = np.asarray(ax, dtype=object).ravel()
@@ -39,16 +32,17 @@ def _panels(ax: Sequence[Axes] | None, fig: Figure | None, labels: list[str]) ->
     return axes
 
 
+@takes_run(frame="tool_calls")
 def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
-                 ax: Sequence[Axes] | None = None, fig: Figure | None = None) -> np.ndarray:
+                 ax: Sequence[Axes] | None = None) -> np.ndarray:
     """Per tool: mean latency (t-CI) and failure rate (Wilson CI), two panels side by side.
 
     A multi-panel figure: it takes and returns a pair of Axes, as ``plt.subplots(1, 2)`` does.
 
     Parameters
     ----------
-    tool_calls : DataFrame
-        ``run.tool_calls`` (tool_name, success, latency_seconds in seconds, tokens, task_id).
+    tool_calls : DataFrame, Run or Runs
+        ``run.tool_calls`` (a Run or Runs gives its ``tool_calls``) (tool_name, success, latency_seconds in seconds, tokens, task_id).
     top : int
         Show the ``top`` most-called tools.
     ci : float
@@ -57,8 +51,6 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
         (latency panel, failure-rate panel), e.g. ``plt.subplots(1, 2, sharey=True)[1]``;
         their tick labels shrink to fit (a warning below 4.5 pt). Default: a new two-column
         figure whose height grows with the number of tools.
-    fig : Figure, optional
-        Deprecated (DeprecationWarning): an empty figure to draw into; use ``ax=``.
 
     Returns
     -------
@@ -73,8 +65,7 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
     Raises
     ------
     ValueError
-        If a column is missing, ``ci`` is outside (0, 1), ``ax`` is not two Axes, or both
-        ``ax`` and ``fig`` are given.
+        If a column is missing, ``ci`` is outside (0, 1) or ``ax`` is not two Axes.
 
     Examples
     --------
@@ -90,11 +81,11 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
              else pd.DataFrame({"tool_name": [], "n_calls": []}))
     labels = [f"{shorten(t)} ({n})" for t, n in zip(usage["tool_name"], usage["n_calls"],
                                                     strict=True)]
-    given = ax is not None or fig is not None
-    ax1, ax2 = _panels(ax, fig, labels)
+    given = ax is not None
+    ax1, ax2 = _panels(ax, labels)
     if usage.empty:
         ax2.set_axis_off()
-        ax1.text(0.5, 0.5, "no tool calls recorded (tool_calls.csv missing or empty)",
+        ax1.text(0.5, 0.5, f"no tool calls recorded ({TOOL_CALLS_FILE} missing or empty)",
                  ha="center", va="center", transform=ax1.transAxes, color="0.35")
         ax1.set_xticks([])
         ax1.set_yticks([])

@@ -18,9 +18,10 @@ from matplotlib.colorbar import Colorbar
 from dabench_analysis import schema
 from dabench_analysis.figures.theme import RC_PARAMS, SEQUENTIAL, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
-from dabench_analysis.schema import require_columns
+from dabench_analysis.tables.common import takes_run
 
 
+@takes_run(named=("metrics",))
 def correlation_matrix(
     tasks: pd.DataFrame,
     *,
@@ -32,8 +33,8 @@ def correlation_matrix(
 
     Parameters
     ----------
-    tasks : DataFrame
-        One row per task with the ``metrics`` columns.
+    tasks : DataFrame, Run or Runs
+        One row per task with the ``metrics`` columns (a Run or Runs: its ``tasks``).
     metrics : sequence of str
         Default: final_score, analyst_score, autonomy_score, tool_efficiency,
         verification_score, data_understanding_score.
@@ -61,7 +62,6 @@ def correlation_matrix(
     >>> [x.get_text() for x in ax.texts], ax.images[0].colorbar.ax.get_ylabel()
     (['1.00', '0.97', '0.97', '1.00'], 'Pearson r')
     """
-    require_columns(tasks, list(metrics))
     if method not in ("pearson", "spearman", "kendall"):
         raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
     ax = _axes(ax, "one", aspect=1.0)
@@ -98,15 +98,16 @@ def _jitter(values: np.ndarray, half_width: float, seed: int = 0) -> np.ndarray:
     return np.where(x < lo, 2 * lo - x, x)
 
 
+@takes_run(needs=["autonomy_score", "tool_efficiency", "final_score"])
 def autonomy_vs_efficiency(tasks: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """Scatter of autonomy_score vs tool_efficiency coloured by final_score (seed §Generate
     Paper Figures).
 
     Parameters
     ----------
-    tasks : DataFrame
+    tasks : DataFrame, Run or Runs
         One row per task with ``autonomy_score``, ``tool_efficiency`` and ``final_score``
-        (all [0, 1]); rows missing any of them are left out.
+        (all [0, 1]); rows missing any of them are left out. A Run or Runs gives its ``tasks``.
     ax : Axes, optional
         Draw here; default a new one-column figure.
 
@@ -133,7 +134,6 @@ def autonomy_vs_efficiency(tasks: pd.DataFrame, *, ax: Axes | None = None) -> Ax
     >>> bool(ax.collections[0].get_offsets()[:, 0].max() <= 1.0), tuple(map(float, ax.get_xlim()))
     (True, (-0.05, 1.05))
     """
-    require_columns(tasks, ["autonomy_score", "tool_efficiency", "final_score"])
     ax = _axes(ax)
     d = tasks[["autonomy_score", "tool_efficiency", "final_score"]].astype("float64").dropna()
     if d.empty:

@@ -1,3 +1,5 @@
+# Over 400 lines (under 500): the command line in one place, its three commands (report,
+# validate, cache) with their options, exit codes and the validate printer they share.
 """The ``dabench-analysis`` command line: ``report`` (batch of notebooks), ``validate`` (findings
 and health) and ``cache`` (info, clear).
 """
@@ -20,6 +22,7 @@ from rich.text import Text
 from dabench_analysis import report as rep
 from dabench_analysis.export import save_table, write_json
 from dabench_analysis.report.runner import CELL_TIMEOUT
+from dabench_analysis.schema import CONFIG_FILE, check_threshold
 from dabench_analysis.validate import findings_table, health_table, validate_run
 from dabench_analysis.validate.health import NOT_EVALUATED, _num, _pct, cause_text
 
@@ -122,11 +125,13 @@ def _health_line(vr) -> Text:
            and not vr.ok and h.harness_score >= 9 else "")
         + f" — score band {h.harness_band}: {h.action}; run quality "
         f"{_num(h.run_quality_score)} {h.run_quality_status} (answer accuracy "
-        f"{_pct(h.answer_accuracy)}, execution success {_pct(h.execution_success_rate)})")
+        f"{_pct(h.answer_accuracy)} at final_score >= {h.success_threshold:g}, execution "
+        f"success {_pct(h.execution_success_rate)})")
 
 
 def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
-                     out: str | os.PathLike[str] | None = None) -> int:
+                     out: str | os.PathLike[str] | None = None,
+                     threshold: float | None = None) -> int:
     """Validate runs and print their findings grouped by check (the ``validate`` command).
 
     Parameters
@@ -137,6 +142,8 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
         Where to print; default standard output.
     out : path-like, optional
         Also write the findings and the health breakdown there (:func:`write_validation`).
+    threshold : float, optional
+        Success threshold of the run-quality score (:func:`validate_run`; default 0.8).
 
     Returns
     -------
@@ -169,7 +176,7 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     colour = {"error": "red", "warning": "yellow", "info": "cyan"}
     reports = []
     for p in paths:
-        vr = validate_run(p)
+        vr = validate_run(p, threshold=threshold)
         reports.append(vr)
         console.print(Text(f"{vr.path} — run {vr.run_id} ({vr.state}, {vr.n_tasks} tasks)",
                            style="bold"))
@@ -240,6 +247,17 @@ def _print_summary(results: list[rep.JobResult]) -> None:
     console.print(table)
 
 
+def _check_success_threshold(value: float | None) -> None:
+    """A one-line usage error (exit 2) for a --success-threshold outside (0, 1]."""
+    if value is None:
+        return
+    try:
+        check_threshold(value, name="--success-threshold")
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
 @app.command()
 def report(
     run_dirs: Annotated[list[Path] | None, typer.Argument(
@@ -258,11 +276,15 @@ def report(
     sweep: Annotated[bool, typer.Option(
         "--sweep", help="also write the sweep report over all evaluated runs into OUT/sweep/: "
                         "leaderboard with rank intervals, all-pairs paired tests, flips, item "
-                        "analysis, repetitions (run_config.json)")] = False,
+                        f"analysis, repetitions ({CONFIG_FILE})")] = False,
     run_reports: Annotated[bool, typer.Option(
         "--run-reports/--no-run-reports",
         help="write a report per run (default); --no-run-reports with --sweep writes only the "
              "sweep (and any --baseline comparisons), for sweeps of many runs")] = True,
+    success_threshold: Annotated[float | None, typer.Option(
+        "--success-threshold", help="a task is correct when final_score >= this, in (0, 1], in "
+                                    "the run, compare and sweep reports (default 0.8, the "
+                                    "eval-v2 guide's)")] = None,
 ) -> None:
     """Execute the report notebooks for each run into OUT/<run folder name>/ and write
     OUT/index.html (comparisons: OUT/compare_<baseline folder>_vs_<run folder>/).
@@ -270,7 +292,11 @@ def report(
     --sweep: also the sweep report over every evaluated run, in OUT/sweep/ (linked first).
 
     --sweep --no-run-reports: the sweep report alone (plus any --baseline comparisons).
+
+    --success-threshold 0.7: correctness (accuracy, failures, McNemar, flips, run quality) at
+    final_score >= 0.7 instead of the guide's 0.8.
     """
+    _check_success_threshold(success_threshold)
     if not run_dirs:
         root = _sample_root()
         if not (root / "sample_runs").is_dir():
@@ -296,7 +322,8 @@ def report(
         baseline = named[0]  # a folder name among the runs given
     try:
         plan = rep.plan_jobs(run_dirs, out, baseline=baseline, judge_study=judge_study,
-                             research_eval=research_eval, sweep=sweep, run_reports=run_reports)
+                             research_eval=research_eval, sweep=sweep, run_reports=run_reports,
+                             success_threshold=success_threshold)
     except rep.ReportError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from None
@@ -332,6 +359,9 @@ def validate(
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="also write findings.{csv,json} and health.{csv,json} here "
                             "(never inside a run directory)")] = None,
+    success_threshold: Annotated[float | None, typer.Option(
+        "--success-threshold", help="run quality: answer accuracy at final_score >= this, in "
+                                    "(0, 1] (default 0.8, the eval-v2 guide's)")] = None,
 ) -> None:
     """Check runs (schema, ranges, cross-file invariants, health).
 
@@ -340,8 +370,9 @@ def validate(
     Exit 2: usage error, or --out inside a run directory.
     Exit 3: no error, but a run is not evaluated (no task_metrics.csv: no health score).
     """
+    _check_success_threshold(success_threshold)
     try:
-        code = validate_command(run_dirs, console=console, out=out)
+        code = validate_command(run_dirs, console=console, out=out, threshold=success_threshold)
     except rep.ReportError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
+from dabench_analysis.schema import TASK_FILE, TASK_FILES, check_threshold
 
 STATES = ("evaluated", "not evaluated", "failed")
 #: Output folder of the sweep report (``OUT/sweep/``) and the job's name.
@@ -46,8 +47,7 @@ def is_evaluated(run_dir: Path) -> bool:
     >>> is_evaluated(Path("data/sample_runs/pending_run"))
     False
     """
-    return (run_dir / "task_metrics.csv").is_file() or \
-        (run_dir / "comprehensive_evaluation.csv").is_file()
+    return any((run_dir / name).is_file() for name in TASK_FILES)
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,7 @@ def plan_jobs(
     research_eval: str | os.PathLike[str] | None = None,
     sweep: bool = False,
     run_reports: bool = True,
+    success_threshold: float | None = None,
     notebook_dir: Path = NOTEBOOK_DIR,
 ) -> list[Job]:
     """The jobs of one report: a run report per run, and with ``baseline`` a comparison of every
@@ -113,6 +114,9 @@ def plan_jobs(
     run_reports : bool
         Plan a run report per run (default). False leaves them out, for a sweep of many runs
         whose per-run reports are not wanted; comparisons are planned either way.
+    success_threshold : float, optional
+        The success threshold of the run, compare and sweep reports (their notebooks'
+        ``success_threshold`` parameter), in (0, 1]; default: the notebooks' own (0.8).
 
     Returns
     -------
@@ -125,6 +129,8 @@ def plan_jobs(
         If two jobs would share an output folder (a run folder named ``sweep`` and the sweep
         report), an output folder would lie in an input, or ``sweep`` has fewer than two
         evaluated runs.
+    ValueError
+        A ``success_threshold`` outside (0, 1].
 
     Examples
     --------
@@ -134,13 +140,15 @@ def plan_jobs(
     >>> [(j.kind, j.name) for j in jobs][-1], len(jobs[-1].parameters["run_dirs"])
     (('sweep', 'sweep'), 3)
     """
+    extra = {} if success_threshold is None else {
+        "success_threshold": check_threshold(success_threshold, name="success_threshold")}
     out = Path(out).resolve()
     runs = [Path(r).resolve() for r in run_dirs]
     base = Path(baseline).resolve() if baseline is not None else None
     if base is not None and base not in runs:
         runs.insert(0, base)
     jobs = [Job("run", r.name, notebook_dir / "run_report.ipynb",
-                {"run_dir": str(r), "output_dir": str(_inside(out, r.name))},
+                {"run_dir": str(r), "output_dir": str(_inside(out, r.name)), **extra},
                 _inside(out, r.name), str(r)) for r in runs] if run_reports else []
     if base is not None:
         for r in runs:
@@ -149,9 +157,10 @@ def plan_jobs(
             name = f"compare_{safe_name(base.name)}_vs_{safe_name(r.name)}"
             jobs.append(Job("compare", name, notebook_dir / "compare_runs.ipynb",
                             {"baseline_dir": str(base), "proposed_dir": str(r),
-                             "output_dir": str(_inside(out, name))}, _inside(out, name), str(r)))
+                             "output_dir": str(_inside(out, name)), **extra},
+                            _inside(out, name), str(r)))
     if sweep:
-        jobs.append(_sweep_job(runs, out, notebook_dir))
+        jobs.append(_sweep_job(runs, out, notebook_dir, extra))
     for kind, path, nbname, param in (("judge", judge_study, "judge_agreement.ipynb", "judge_dir"),
                                       ("research_eval", research_eval, "research_eval.ipynb",
                                        "session_dir")):
@@ -166,16 +175,16 @@ def plan_jobs(
     return jobs
 
 
-def _sweep_job(runs: Sequence[Path], out: Path, notebook_dir: Path) -> Job:
+def _sweep_job(runs: Sequence[Path], out: Path, notebook_dir: Path, extra: dict) -> Job:
     """The sweep report over all runs: a run without artifacts is listed there as not in the
     sweep; at least two must be evaluated."""
     n_evaluated = sum(is_evaluated(r) for r in runs)
     if n_evaluated < 2:
-        raise ReportError(f"--sweep needs at least two evaluated runs (with task_metrics.csv); "
+        raise ReportError(f"--sweep needs at least two evaluated runs (with {TASK_FILE}); "
                           f"got {n_evaluated} of {len(runs)}")
     dest = _inside(out, SWEEP_NAME)
     return Job("sweep", SWEEP_NAME, notebook_dir / "sweep.ipynb",
-               {"run_dirs": [str(r) for r in runs], "output_dir": str(dest)}, dest,
+               {"run_dirs": [str(r) for r in runs], "output_dir": str(dest), **extra}, dest,
                f"the sweep report over {len(runs)} runs")
 
 
@@ -235,7 +244,7 @@ def execute_job(job: Job, kernel_name: str = "python3", *,
                 return JobResult(job, "failed", f"{d} is not a directory")
             if not is_evaluated(d) and job.kind != "sweep":  # the sweep lists it as left out
                 return JobResult(job, "not evaluated",
-                                 f"{d.name}: no task_metrics.csv (run eval-v2 first)")
+                                 f"{d.name}: no {TASK_FILE} (run eval-v2 first)")
     _clear_previous(job.out_dir)
     try:
         run_notebook(job.notebook, job.out_dir, job.parameters, kernel_name=kernel_name,

@@ -23,17 +23,16 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from dabench_analysis.load import (
+from dabench_analysis.load import Run, Runs
+from dabench_analysis.load import cache as parse_cache
+from dabench_analysis.schema import CONFIG_FILE as RUN_CONFIG_FILE
+from dabench_analysis.schema import (
     LEGACY_TASK_FILE,
     REPLAY_FILE,
     TASK_FILE,
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
-    Run,
-    Runs,
 )
-from dabench_analysis.load import cache as parse_cache
-from dabench_analysis.schema.files import CONFIG_FILE as RUN_CONFIG_FILE
 
 #: Layout version of the ``manifest`` entry.
 MANIFEST_VERSION = 1

@@ -14,12 +14,14 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from dabench_analysis.load import Run
-from dabench_analysis.schema import OPTIONAL_FILES, REPLAY_FILES, SECTIONS
-from dabench_analysis.schema.sections import (
+from dabench_analysis.schema import (
+    OPTIONAL_FILES,
+    REPLAY_FILES,
+    SECTIONS,
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
-    split_qualified,
 )
+from dabench_analysis.schema.sections import split_qualified
 
 #: The reports whose sections the catalogue lists.
 _REPORTS = ("run", "compare", "sweep")

@@ -91,7 +91,9 @@ def write_summary(report: str, numbers: Mapping[str, Any], *, out: str | os.Path
 
 def _run_numbers(ctx: Context) -> dict:
     run, validation = ctx.value("run"), ctx.value("validation")
-    return {"run_id": run.run_id, **tables.key_numbers(run.tasks, threshold=ctx.threshold),
+    numbers = tables.key_numbers(run.tasks, threshold=ctx.threshold)
+    numbers.pop("success_threshold")  # stated once, as the field every summary has
+    return {"run_id": run.run_id, **numbers,
             "health_score": validation.health.harness_score,
             "run_quality_status": validation.health.run_quality_status,
             "validation_errors": int((validation.findings["severity"] == "error").sum())}

@@ -1,5 +1,9 @@
 """Layer 3, stats: frames in, tidy result frames out; no file IO, no plotting.
 
+Every function takes DataFrames (``run.tasks``), Series or arrays, as pingouin and scipy do; a
+``Run`` is refused with a TypeError naming the frame to pass. The tables
+(:mod:`dabench_analysis.tables`) take a ``Run`` and keep several runs apart.
+
 Modules by family: ``descriptive`` (summaries, t and bootstrap intervals), ``proportions``
 (Wilson and other intervals, McNemar), ``nonparametric`` (Wilcoxon signed-rank, Mann–Whitney U),
 ``effsize`` (Cohen's d / d_z, Hedges' g), ``multicomp`` (Holm, Benjamini–Hochberg; all main
@@ -37,11 +41,6 @@ from dabench_analysis.stats.descriptive import interval_method, mean_summary  # 
 from dabench_analysis.stats.inputs import check_threshold  # noqa: E402
 
 __all__ += ["bin_index", "binning", "check_threshold", "interval_method", "mean_summary"]
-
-# every function taking tasks accepts a Run or Runs; several runs never pool silently.
-from dabench_analysis.stats.inputs import PooledRunsWarning, as_frame  # noqa: E402
-
-__all__ += ["PooledRunsWarning", "as_frame"]
 
 # Gwet's AC1/AC2, Fleiss, Conger with Gwet's variance, without irrCAC.
 from dabench_analysis.stats import gwet  # noqa: E402

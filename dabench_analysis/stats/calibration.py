@@ -1,8 +1,9 @@
 """Confidence calibration of the agent's stated ``confidence_score`` (seed 000 §10).
 
-A task is *correct* when ``final_score >= 0.8`` (the seed's answer-accuracy threshold) unless
-another outcome is given. Confidence is binned into the seed's five ``calibration_bucket`` levels
-or into equal-width bins. ``figures`` draws the reliability diagram from :func:`calibration_table`.
+A task is *correct* when ``final_score >= threshold`` (:func:`~dabench_analysis.schema.correct`,
+default 0.8) unless another outcome is given. Confidence is binned into the seed's five
+``calibration_bucket`` levels or into equal-width bins. ``figures`` draws the reliability diagram
+from :func:`calibration_table`.
 
 Bin-edge convention: bins are closed on the left and open on the right, [lo, hi), except the last,
 which is closed, [0.8, 1.0]. So 0.2 is "low", 0.8 is "very_high" (matching the seed's
@@ -18,9 +19,8 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats import inputs
 from dabench_analysis.stats.binning import bin_index, edge_label, equal_edges
-from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_threshold, warn
+from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_frame, warn
 from dabench_analysis.stats.proportions import proportion_interval
 
 #: The seed's calibration buckets, in order.
@@ -86,11 +86,10 @@ def assign_bucket(confidence):
     return pd.Series(cat, index=index, name="calibration_bucket")
 
 
-def _inputs(tasks, confidence, correct, threshold, what, depth=4):
+def _inputs(tasks, confidence, correct, threshold):
     """Resolve (confidence, correct) to aligned float/bool arrays with missing rows dropped."""
-    tasks = None if tasks is None else inputs.as_frame(tasks)
-    inputs.check_runs(tasks, what, takes_by=False, stacklevel=depth)
-    check_threshold(threshold, scale=correct if isinstance(correct, str) else "final_score")
+    tasks = None if tasks is None else check_frame(tasks)
+    schema.check_threshold(threshold, scale=correct if isinstance(correct, str) else "final_score")
     def col(v, name):
         if isinstance(v, str):
             if tasks is None:
@@ -103,23 +102,19 @@ def _inputs(tasks, confidence, correct, threshold, what, depth=4):
     conf = _check_confidence(as_float(conf, cname).to_numpy(), cname)
     if correct is None:
         score, sname = col("final_score", "final_score")
-        ok = _threshold(as_float(score, sname).to_numpy(), threshold)
+        ok = schema.correct(as_float(score, sname), threshold).to_numpy(float, na_value=np.nan)
     else:
         raw, name = col(correct, "correct")
         try:
             ok = as_bool(raw, name).to_numpy(dtype=float, na_value=np.nan)
         except ValueError:
-            ok = _threshold(as_float(raw, name).to_numpy(), threshold)
+            ok = schema.correct(as_float(raw, name), threshold).to_numpy(float, na_value=np.nan)
     if conf.size != ok.size:
         raise ValueError(f"confidence and correct differ in length: {conf.size} vs {ok.size}")
     keep = ~(np.isnan(conf) | np.isnan(ok))
     n_drop = int((~keep).sum())
     notes = [f"{n_drop} tasks dropped: confidence or correctness missing"] if n_drop else []
     return conf[keep], ok[keep].astype(bool), notes, n_drop
-
-
-def _threshold(score: np.ndarray, threshold: float) -> np.ndarray:
-    return np.where(np.isnan(score), np.nan, (score >= threshold).astype(float))
 
 
 def _n_bins(n_bins: int | None) -> int:
@@ -166,13 +161,12 @@ def _ece_mce(conf, ok, n_bins, right) -> tuple[float, float]:
 
 
 def _errors(tasks, confidence, correct, threshold, n_bins, right, what):
-    name = {"ECE": "expected_calibration_error", "MCE": "max_calibration_error"}[what]
-    conf, ok, notes, _ = _inputs(tasks, confidence, correct, threshold, name, 5)
-    warn(notes + ([f"no tasks: {what} undefined"] if conf.size == 0 else []), stacklevel=4)
+    conf, ok, notes, _ = _inputs(tasks, confidence, correct, threshold)
+    warn(notes + ([f"no tasks: {what} undefined"] if conf.size == 0 else []))
     return _ece_mce(conf, ok, n_bins, right)
 
 
-def calibration_table(tasks: inputs.TasksLike | None = None, *, confidence="confidence_score",
+def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                       correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                       n_bins: int | None = None, right: bool = False,
                       ci: float = 0.95) -> pd.DataFrame:
@@ -180,16 +174,17 @@ def calibration_table(tasks: inputs.TasksLike | None = None, *, confidence="conf
 
     Parameters
     ----------
-    tasks : DataFrame, Run or Runs, optional
-        One row per task (a Run's ``tasks``; several runs pooled with a PooledRunsWarning).
-        None when ``confidence`` and ``correct`` are arrays.
+    tasks : DataFrame, optional
+        One row per task (``run.tasks``; every row is one task, so a frame of several runs is
+        pooled). None when ``confidence`` and ``correct`` are arrays.
     confidence : str or array-like
         Column name (default ``confidence_score``, in [0, 1]) or values.
     correct : str, array-like or None
         Outcome: a flag column/array (pandas ``boolean`` or 0/1), or a score column/array
-        thresholded at ``threshold``. None: ``final_score >= threshold``.
+        thresholded at ``threshold``. None: ``final_score >= threshold``
+        (:func:`dabench_analysis.schema.correct`).
     threshold : float
-        Accuracy threshold on scores (seed: 0.8).
+        Success threshold on scores, in (0, 1] (default 0.8, the seed's).
     n_bins : int or None
         None: the seed's five named buckets. An integer: that many equal-width bins on [0, 1],
         labelled by their exact edges ("[0.60, 0.70)", "[1/15, 2/15)").
@@ -211,6 +206,8 @@ def calibration_table(tasks: inputs.TasksLike | None = None, *, confidence="conf
     ValueError
         Missing columns, confidence outside [0, 1], unequal lengths, ``threshold`` outside
         (0, 1] (:func:`~dabench_analysis.stats.inputs.check_threshold`).
+    TypeError
+        ``tasks`` is a Run or Runs (pass ``run.tasks``).
 
     Notes
     -----
@@ -228,12 +225,12 @@ def calibration_table(tasks: inputs.TasksLike | None = None, *, confidence="conf
     '   bucket  n  accuracy\\n very_low  0       NaN\\n      low  1       0.0\\n   medium  1       1.0\\n     high  0       NaN\\nvery_high  2       0.5'
     """
     check_ci(ci)
-    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold, "calibration_table")
+    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
     warn(notes)
     return _bins(conf, ok, n_bins, right, ci)
 
 
-def expected_calibration_error(tasks: inputs.TasksLike | None = None, *,
+def expected_calibration_error(tasks: pd.DataFrame | None = None, *,
                                confidence="confidence_score", correct=None,
                                threshold: float = schema.SUCCESS_THRESHOLD,
                                n_bins: int | None = None, right: bool = False) -> float:
@@ -280,7 +277,7 @@ def expected_calibration_error(tasks: inputs.TasksLike | None = None, *,
     return _errors(tasks, confidence, correct, threshold, n_bins, right, "ECE")[0]
 
 
-def max_calibration_error(tasks: inputs.TasksLike | None = None, *, confidence="confidence_score",
+def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                           correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                           n_bins: int | None = None, right: bool = False) -> float:
     """Maximum calibration error: max over non-empty bins of |accuracy_b − mean_confidence_b|.
@@ -318,7 +315,7 @@ def max_calibration_error(tasks: inputs.TasksLike | None = None, *, confidence="
     return _errors(tasks, confidence, correct, threshold, n_bins, right, "MCE")[1]
 
 
-def brier_score(tasks: inputs.TasksLike | None = None, *, confidence="confidence_score",
+def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                 correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                 scale_by_half: bool = True) -> float:
     """Brier score: mean of (confidence − correct)², lower is better.
@@ -351,7 +348,7 @@ def brier_score(tasks: inputs.TasksLike | None = None, *, confidence="confidence
     >>> round(brier_score(confidence=[0.1, 0.9, 0.8, 0.3], correct=[0, 1, 1, 0]), 6)  # sklearn
     0.0375
     """
-    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold, "brier_score")
+    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
     if conf.size == 0:
         warn(notes + ["no tasks: Brier score undefined"])
         return float("nan")
@@ -360,7 +357,7 @@ def brier_score(tasks: inputs.TasksLike | None = None, *, confidence="confidence
     return b if scale_by_half else 2 * b
 
 
-def calibration_summary(tasks: inputs.TasksLike | None = None, *, confidence="confidence_score",
+def calibration_summary(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                         correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                         n_bins: int | None = None, right: bool = False) -> pd.DataFrame:
     """One-row calibration summary for tables.
@@ -387,7 +384,7 @@ def calibration_summary(tasks: inputs.TasksLike | None = None, *, confidence="co
     >>> round(float(calibration_summary(df).ece[0]), 4)
     0.1
     """
-    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold, "calibration_summary")
+    conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
     warn(notes)
     ece, mce = _ece_mce(conf, ok, n_bins, right)
     brier, acc, mc = ((float(np.mean((conf - ok) ** 2)), float(ok.mean()), float(conf.mean()))

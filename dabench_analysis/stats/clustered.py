@@ -9,7 +9,7 @@ import pandas as pd
 from scipy import stats as st
 
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import TasksLike, as_float, as_frame, check_ci, check_runs, warn
+from dabench_analysis.stats.inputs import as_float, check_ci, check_frame, warn
 
 _SE_METHODS = ("clt", "bernoulli", "eq4", "cr0", "cr1")
 
@@ -111,16 +111,16 @@ def clustered_se(values, clusters=None, *, method: str = "cr1") -> float:
     return _se(x[keep], c, method)
 
 
-def clustered_mean_ci(tasks: TasksLike, *, metric: str = "final_score",
+def clustered_mean_ci(tasks: pd.DataFrame, *, metric: str = "final_score",
                       cluster: str | None = "task_type", ci: float = 0.95,
                       method: str = "cr1") -> pd.DataFrame:
     """Mean score with a cluster-robust normal interval (Miller 2024, Eq. 3 with Eq. 4 / App. A).
 
     Parameters
     ----------
-    tasks : DataFrame, Run or Runs
-        One row per task with ``metric`` and ``cluster`` columns. A Run or Runs gives its ``tasks``; several runs are pooled, with a
-        :class:`PooledRunsWarning`.
+    tasks : DataFrame
+        One row per task (``run.tasks``) with ``metric`` and ``cluster`` columns; every row
+        is one observation.
     metric : str
         Score column (or flag, as a rate).
     cluster : str or None
@@ -142,6 +142,8 @@ def clustered_mean_ci(tasks: TasksLike, *, metric: str = "final_score",
     ------
     ValueError
         Missing columns, unknown method, ``ci`` outside (0, 1).
+    TypeError
+        ``tasks`` is not a DataFrame (a Run: pass ``run.tasks``).
 
     Notes
     -----
@@ -161,10 +163,9 @@ def clustered_mean_ci(tasks: TasksLike, *, metric: str = "final_score",
     """
     if method not in _SE_METHODS:
         raise ValueError(f"method must be one of {', '.join(_SE_METHODS)}; got {method!r}")
-    tasks = as_frame(tasks)
+    tasks = check_frame(tasks)
     require_columns(tasks, [metric] + ([] if cluster is None else [cluster]))
     check_ci(ci)
-    check_runs(tasks, "clustered_mean_ci", takes_by=False)
     x = as_float(tasks[metric], metric).to_numpy()
     c = None if cluster is None else tasks[cluster].to_numpy(dtype=object)
     keep = ~np.isnan(x) & (np.ones(x.size, bool) if c is None else ~pd.isna(c))

@@ -9,7 +9,7 @@ import pandas as pd
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.descriptive import t_summary
 from dabench_analysis.stats.effsize import magnitude_d, magnitude_delta, standardized_effects
-from dabench_analysis.stats.inputs import as_float, as_frame, check_ci, check_runs, pair_runs, warn
+from dabench_analysis.stats.inputs import as_float, check_ci, check_frame, pair_runs, warn
 from dabench_analysis.stats.nonparametric import mann_whitney, signed_rank, welch_interval
 
 
@@ -34,12 +34,11 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
 
     Parameters
     ----------
-    baseline, proposed : DataFrame, Run or array-like
-        Task frames (or Runs, whose ``tasks`` are used; a Runs of one run) with ``on`` and
-        ``metric`` columns (paired by ``on``; tasks in only one run are counted in
-        ``n_unpaired``). Two Series are aligned on their index; two plain sequences are paired
-        by position. Scores are floats in [0, 1] or flags (pandas
-        ``boolean`` or 0/1, compared as 1.0/0.0).
+    baseline, proposed : DataFrame or array-like
+        Task frames (``run.tasks``) with ``on`` and ``metric`` columns (paired by ``on``; tasks
+        in only one run are counted in ``n_unpaired``). Two Series are aligned on their index;
+        two plain sequences are paired by position. Scores are floats in [0, 1] or flags
+        (pandas ``boolean`` or 0/1, compared as 1.0/0.0).
     metric : str
         Column to compare. Differences are ``proposed - baseline``.
     on : str
@@ -75,8 +74,10 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
     Raises
     ------
     ValueError
-        Missing columns, duplicate task keys (a frame or Runs holding several runs is named as
-        such), unequal lengths of position-paired samples, or an invalid option.
+        Missing columns, duplicate task keys (a frame holding several runs is named as such),
+        unequal lengths of position-paired samples, or an invalid option.
+    TypeError
+        A Run or Runs (pass ``run.tasks``).
 
     Notes
     -----
@@ -112,8 +113,8 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
     >>> int(out.n_pairs[0]), int(out.n_dropped_na[0]), float(out.p_value[0])
     (4, 2, 0.125)
     """
-    baseline = as_frame(baseline, name="baseline", runs=False, others=True)
-    proposed = as_frame(proposed, name="proposed", runs=False, others=True)
+    baseline = check_frame(baseline, "baseline", others=True)
+    proposed = check_frame(proposed, "proposed", others=True)
     check_ci(ci)
     pairs, counts, notes = pair_runs(baseline, proposed, metric, on, as_float)
     pairs, counts, inf_note = _drop_nonfinite(pairs, counts, metric)
@@ -145,9 +146,9 @@ def unpaired_comparison(a, b, *, metric: str = "final_score", alternative: str =
 
     Parameters
     ----------
-    a, b : DataFrame, Run or array-like
-        The two groups; frames (and a Run's tasks) contribute their ``metric`` column (a frame
-        holding several runs is pooled, with a PooledRunsWarning). Effects are of ``a``
+    a, b : DataFrame or array-like
+        The two groups; frames contribute their ``metric`` column (every row is one
+        observation: a frame of several runs is one pooled group). Effects are of ``a``
         relative to ``b`` (positive: a tends to be larger), as R ``wilcox.test(a, b)``.
     metric : str
         Column used when ``a``/``b`` are frames (scores or flags).
@@ -174,7 +175,9 @@ def unpaired_comparison(a, b, *, metric: str = "final_score", alternative: str =
     Raises
     ------
     ValueError
-        Missing ``metric`` column, a Runs of several runs, or invalid options.
+        Missing ``metric`` column or invalid options.
+    TypeError
+        A Run or Runs (pass ``run.tasks``).
 
     Notes
     -----
@@ -199,8 +202,7 @@ def unpaired_comparison(a, b, *, metric: str = "final_score", alternative: str =
     check_ci(ci)
     xs, notes = [], []
     for name, g in (("a", a), ("b", b)):
-        g = as_frame(g, name=name, runs=False, others=True)
-        check_runs(g, "unpaired_comparison", takes_by=False)
+        g = check_frame(g, name, others=True)
         if isinstance(g, pd.DataFrame):
             require_columns(g, [metric], name)
             g = g[metric]

@@ -10,7 +10,7 @@ from scipy import stats as st
 
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.descriptive import _as_list
-from dabench_analysis.stats.inputs import TasksLike, as_float, as_frame, check_ci, check_runs, warn
+from dabench_analysis.stats.inputs import as_float, check_ci, check_frame, warn
 
 
 def _kendall_method(x: np.ndarray, y: np.ndarray) -> str:
@@ -19,16 +19,15 @@ def _kendall_method(x: np.ndarray, y: np.ndarray) -> str:
     return "exact" if no_ties and x.size < 50 else "asymptotic"
 
 
-def correlation(tasks: TasksLike, metrics: Sequence[str], *, method: str = "spearman",
+def correlation(tasks: pd.DataFrame, metrics: Sequence[str], *, method: str = "spearman",
                 ci: float = 0.95) -> pd.DataFrame:
     """Pairwise correlations between metrics with p-values (long format).
 
     Parameters
     ----------
-    tasks : DataFrame, Run or Runs
-        One row per task with the ``metrics`` columns (pairwise-complete rows are used).
-        A Run or Runs gives its ``tasks``; several runs are pooled, with a
-        :class:`PooledRunsWarning`.
+    tasks : DataFrame
+        One row per task (``run.tasks``) with the ``metrics`` columns (pairwise-complete rows
+        are used).
     metrics : list of str
         At least two columns.
     method : {"spearman", "pearson", "kendall"}
@@ -47,6 +46,8 @@ def correlation(tasks: TasksLike, metrics: Sequence[str], *, method: str = "spea
     ------
     ValueError
         Fewer than two metrics, missing columns, unknown method.
+    TypeError
+        ``tasks`` is not a DataFrame (a Run: pass ``run.tasks``).
 
     Notes
     -----
@@ -73,10 +74,9 @@ def correlation(tasks: TasksLike, metrics: Sequence[str], *, method: str = "spea
     metrics = _as_list(metrics)
     if len(metrics) < 2:
         raise ValueError("need at least two metrics")
-    tasks = as_frame(tasks)
+    tasks = check_frame(tasks)
     require_columns(tasks, metrics)
     check_ci(ci)
-    check_runs(tasks, "correlation", takes_by=False)
     data = {m: as_float(tasks[m], m).to_numpy() for m in metrics}
     rows, notes = [], []
     for i, mx in enumerate(metrics):

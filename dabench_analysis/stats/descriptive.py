@@ -19,7 +19,7 @@ from scipy import stats as st
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import TasksLike, as_float, as_frame, check_ci, check_runs, warn
+from dabench_analysis.stats.inputs import as_float, check_ci, check_frame, warn
 from dabench_analysis.stats.proportions import proportion_interval
 
 #: Interval methods, as named in ``method`` columns.
@@ -145,14 +145,14 @@ def _enum_order(frame: pd.DataFrame, col: str) -> pd.Series:
     return s
 
 
-def interval_method(tasks: TasksLike, metric: str, *,
+def interval_method(tasks: pd.DataFrame, metric: str, *,
                     bounded: bool | Sequence[str] | None = None) -> str:
     """The interval method for the mean of ``metric``: "logit t", "Wilson" or "t".
 
     Parameters
     ----------
-    tasks : DataFrame, Run or Runs
-        Holds the column ``metric`` (a Run or Runs: its ``tasks``).
+    tasks : DataFrame
+        Holds the column ``metric``.
     metric : str
         Column name.
     bounded : bool, sequence of str or None
@@ -183,7 +183,7 @@ def interval_method(tasks: TasksLike, metric: str, *,
     >>> [interval_method(df, m) for m in df.columns]
     ['logit t', 't', 'Wilson']
     """
-    tasks = as_frame(tasks)
+    tasks = check_frame(tasks)
     require_columns(tasks, [metric])
     col = schema.TASK_COLUMNS.get(metric)
     kind = col.kind if col is not None else None
@@ -196,17 +196,17 @@ def interval_method(tasks: TasksLike, metric: str, *,
     return {"score": LOGIT_T, "flag": WILSON}.get(kind, T)
 
 
-def describe(tasks: TasksLike, metrics: str | Sequence[str], *,
+def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
              by: str | Sequence[str] | None = None, ci: float = 0.95,
              bounded: bool | Sequence[str] | None = None) -> pd.DataFrame:
     """Mean, spread and an interval of the mean per metric (and group).
 
     Parameters
     ----------
-    tasks : DataFrame, Run or Runs
+    tasks : DataFrame
         One row per task with the ``metrics`` columns (scores in [0, 1], seconds, tokens or flags;
-        flags are summarised as rates) and the ``by`` columns. A Run or Runs gives its
-        ``tasks`` (a Runs: every run's tasks, with ``run_id``).
+        flags are summarised as rates) and the ``by`` columns (``run.tasks``; every row is one
+        sample unless ``by`` splits them, e.g. ``by="run_id"`` for a sweep's stacked tasks).
     metrics : str or list of str
         Columns to summarise.
     by : str or list of str, optional
@@ -233,13 +233,7 @@ def describe(tasks: TasksLike, metrics: str | Sequence[str], *,
     ValueError
         If a column is missing or not numeric, or ``ci`` is not in (0, 1).
     TypeError
-        If ``tasks`` is not a DataFrame, Run or Runs.
-
-    Warns
-    -----
-    PooledRunsWarning
-        When ``tasks`` holds several runs and ``by`` does not include ``run_id``: the runs are
-        pooled into one sample (the message names them and says ``by='run_id'``).
+        If ``tasks`` is not a DataFrame (a Run: pass ``run.tasks``).
 
     Notes
     -----
@@ -258,9 +252,8 @@ def describe(tasks: TasksLike, metrics: str | Sequence[str], *,
     'difficulty  n  mean\\n      Easy  2   1.0\\n    Medium  1   1.0\\n      Hard  2   0.5\\n   Extreme  0   NaN'
     """
     metrics, by_cols = _as_list(metrics), ([] if by is None else _as_list(by))
-    tasks = as_frame(tasks)
+    tasks = check_frame(tasks)
     require_columns(tasks, metrics + by_cols)
-    check_runs(tasks, "describe", by=by_cols)
     check_ci(ci)
     how = {m: interval_method(tasks, m, bounded=bounded) for m in metrics}
     data = pd.DataFrame({m: as_float(tasks[m], m) for m in metrics}, index=tasks.index)

@@ -1,64 +1,53 @@
-"""Input handling shared by the statistics: a Run, a Runs or a frame taken as a frame
-(:func:`as_frame`), several runs never pooled silently (:func:`check_runs`), flags and scores
-coerced with clear errors, the level of an interval checked, two runs paired on their task key,
-and :class:`StatisticsWarning`.
+"""Input handling shared by the statistics: frames and arrays in (a ``Run`` or ``Runs`` is
+refused with the frame to pass, :func:`check_frame`), flags and scores coerced with clear errors,
+the level of an interval checked, two runs paired on their task key, and
+:class:`StatisticsWarning`. Turning a Run into its frame and the check that several runs are not
+pooled belong to the tables (:mod:`dabench_analysis.tables.common`).
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from dabench_analysis.load.rules import parse_flags
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import (
     check_threshold,  # noqa: F401  (re-exported: the one check)
     require_columns,
 )
+
+_PACKAGE = "dabench_analysis."
 
 
 class StatisticsWarning(UserWarning):
     """Degenerate or incomplete input: rows dropped, a test not defined, an interval of width 0."""
 
 
-class PooledRunsWarning(StatisticsWarning):
-    """A frame holding several runs (``run_id``) was summarised as one sample."""
+def _run_kind(obj) -> str | None:
+    """"Run" or "Runs" for the loader's objects (told by their class, without importing the
+    load layer's classes here), else None."""
+    kind = type(obj).__name__
+    return kind if kind in ("Run", "Runs") and type(obj).__module__.startswith(
+        "dabench_analysis.load") else None
 
+def check_frame(obj, name: str = "tasks", which: str = "tasks", *, others: bool = False):
+    """``obj`` itself when it is a DataFrame; a clear TypeError for a Run, a Runs or anything else.
 
-#: What a function taking tasks (or steps, tool calls) accepts: see :func:`as_frame`.
-TasksLike = pd.DataFrame | Run | Runs
-
-
-_FRAMES = ("tasks", "trajectory", "tool_calls")
-
-
-def as_frame(obj, which: str = "tasks", *, name: str | None = None, runs: bool = True,
-             others: bool = False):
-    """The ``which`` frame of a :class:`~dabench_analysis.load.Run` or
-    :class:`~dabench_analysis.load.Runs`; a DataFrame as it is.
-
-    Every public function of ``stats`` and ``tables`` that takes a frame of tasks, trajectory
-    steps or tool calls calls this first, so it accepts ``run``, ``runs`` and ``run.tasks``
-    alike.
+    The statistics take frames and arrays, as pingouin and scipy do; the tables
+    (:mod:`dabench_analysis.tables`) take a Run.
 
     Parameters
     ----------
-    obj : DataFrame, Run or Runs
-        A frame is returned unchanged (not copied); a Run gives ``run.<which>``; a Runs gives
-        ``runs.<which>`` (every run stacked, told apart by ``run_id``).
+    obj : DataFrame (or, with ``others``, array-like, Series or None)
+        The argument to check.
+    name : str
+        The argument's name in the message.
     which : {"tasks", "trajectory", "tool_calls"}
-        Which frame of a run the function reads.
-    name : str, optional
-        The argument's name in error messages (default ``which``).
-    runs : bool
-        False for arguments that are one run (one side of a paired comparison): a Runs with
-        several runs is refused; a Runs of one run gives that run's frame.
+        The frame of a run the function reads (named in the message for a Run).
     others : bool
         True for arguments that also take arrays, Series or None: anything that is not a Run
         or Runs is returned unchanged (the function checks it).
@@ -70,58 +59,36 @@ def as_frame(obj, which: str = "tasks", *, name: str | None = None, runs: bool =
     Raises
     ------
     TypeError
-        ``obj`` is neither a DataFrame, a Run nor a Runs (and ``others`` is False).
-    ValueError
-        An unknown ``which``, or a Runs of several runs where ``runs`` is False.
+        ``obj`` is a Run or a Runs (the message says to pass ``run.<which>``), or (without
+        ``others``) not a DataFrame.
 
     Examples
     --------
     >>> from dabench_analysis import load_run
     >>> run = load_run("data/sample_runs/baseline_react")
-    >>> as_frame(run) is run.tasks, as_frame(run.tasks) is run.tasks
-    (True, True)
-    >>> as_frame([0.5, 1.0])
+    >>> check_frame(run.tasks) is run.tasks
+    True
+    >>> check_frame(run)
     Traceback (most recent call last):
     ...
-    TypeError: tasks must be a pandas DataFrame, a Run or a Runs, got list
+    TypeError: tasks is a Run; the statistics take frames: pass run.tasks (the tables in dabench_analysis.tables take a Run)
     """
-    if which not in _FRAMES:
-        raise ValueError(f"which must be one of {', '.join(_FRAMES)}; got {which!r}")
-    name = name or which
     if isinstance(obj, pd.DataFrame):
         return obj
-    if isinstance(obj, Run):
-        return getattr(obj, which)
-    if isinstance(obj, Runs):
-        if not runs and len(obj) != 1:
-            ids = obj.run_ids
-            raise ValueError(f"{name} is a Runs of {len(ids)} runs ({_names(ids)}); pass one "
-                             f"run, e.g. runs[{ids[0]!r}]" if ids else
-                             f"{name} is a Runs holding no run")
-        return getattr(obj, which)
+    kind = _run_kind(obj)
+    if kind == "Run":
+        raise TypeError(f"{name} is a Run; the statistics take frames: pass run.{which} (the "
+                        "tables in dabench_analysis.tables take a Run)")
+    if kind == "Runs":
+        raise TypeError(f"{name} is a Runs; the statistics take frames: pass runs.{which} "
+                        f"(every run stacked, with run_id) or one run's, runs[run_id].{which}")
     if others:
         return obj
-    raise TypeError(f"{name} must be a pandas DataFrame, a Run or a Runs, got "
-                    f"{type(obj).__name__}")
+    raise TypeError(f"{name} must be a pandas DataFrame, got {type(obj).__name__}")
 
-
-def _names(ids: Sequence[str], k: int = 5) -> str:
+def id_list(ids: Sequence[str], k: int = 5) -> str:
+    """The first ``k`` run ids joined with commas, and how many there are in all."""
     return ", ".join(map(str, ids[:k])) + (f", … ({len(ids)} in all)" if len(ids) > k else "")
-
-
-_CHECKED: ContextVar[bool] = ContextVar("dabench_runs_checked", default=False)
-
-
-@contextmanager
-def runs_checked() -> Iterator[None]:
-    """Within this block :func:`check_runs` is silent: a public function that has checked its
-    input calls other public functions without a second warning."""
-    token = _CHECKED.set(True)
-    try:
-        yield
-    finally:
-        _CHECKED.reset(token)
-
 
 def run_ids(frame) -> list[str]:
     """The distinct non-missing ``run_id`` values of ``frame``, in order of appearance ([] when
@@ -130,62 +97,23 @@ def run_ids(frame) -> list[str]:
         return []
     return [str(v) for v in pd.unique(frame["run_id"].dropna())]
 
-
-def check_runs(frame, what: str, *, by: str | Sequence[str] | None = None,
-               takes_by: bool = True, stacklevel: int = 3) -> None:
-    """Warn when ``frame`` holds several runs and they would be pooled into one result.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Tasks, steps or tool calls; only its ``run_id`` column is read.
-    what : str
-        The calling function, named in the message.
-    by : str, sequence of str or None
-        The caller's grouping; nothing is pooled when it includes ``run_id``.
-    takes_by : bool
-        Whether the caller has a ``by`` argument (the message then says ``by='run_id'``;
-        otherwise it says to call the function once per run).
-    stacklevel : int
-        As :func:`warnings.warn`; 3 points at the caller of the public function.
-
-    Warns
-    -----
-    PooledRunsWarning
-        Naming the runs and how to get one result per run; not inside :func:`runs_checked`.
-
-    Examples
-    --------
-    >>> two = pd.DataFrame({"run_id": ["a", "a", "b"], "final_score": [1.0, 0.5, 0.0]})
-    >>> check_runs(two, "main_results", by="run_id")  # one row per run: nothing pooled
-    >>> with warnings.catch_warnings(record=True) as w:
-    ...     warnings.simplefilter("always")
-    ...     check_runs(two, "main_results")
-    ...     with runs_checked():
-    ...         check_runs(two, "describe")  # nested in a function that has warned
-    >>> [str(x.message) for x in w]  # doctest: +NORMALIZE_WHITESPACE
-    ["main_results: the input holds 2 runs (a, b), pooled into one result; pass by='run_id'
-      for one row per run"]
-    """
-    by_cols = [] if by is None else [by] if isinstance(by, str) else list(by)
-    ids = run_ids(frame)
-    if len(ids) < 2 or "run_id" in by_cols or _CHECKED.get():
-        return
-    pooled = f"{what}: the input holds {len(ids)} runs ({_names(ids)}), pooled into one result"
-    if takes_by:
-        hint = repr(["run_id", *by_cols]) if by_cols else "'run_id'"
-        how = f"pass by={hint} for one row per run"
-    else:
-        how = (f"for one result per run call it on each run (for run in runs: {what}(run)) or "
-               f"on one run's rows, e.g. tasks[tasks['run_id'] == {ids[0]!r}]")
-    warnings.warn(f"{pooled}; {how}", PooledRunsWarning, stacklevel=stacklevel)
+def outside_level() -> int:
+    """The ``stacklevel`` that makes a warning issued by the caller of this function point at
+    the first frame outside the package (the user's call), however many of the package's
+    functions and decorators lie between."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
-def warn(notes: Sequence[str], stacklevel: int = 3) -> None:
-    """Emit one :class:`StatisticsWarning` joining ``notes`` (nothing if empty)."""
+def warn(notes: Sequence[str], stacklevel: int | None = None) -> None:
+    """Emit one :class:`StatisticsWarning` joining ``notes`` (nothing if empty), attributed to
+    the first caller outside the package (or ``stacklevel``, as :func:`warnings.warn`)."""
     notes = [n for n in notes if n]
     if notes:
-        warnings.warn("; ".join(notes), StatisticsWarning, stacklevel=stacklevel)
+        warnings.warn("; ".join(notes), StatisticsWarning,
+                      stacklevel=outside_level() if stacklevel is None else stacklevel)
 
 
 def as_bool(values, name: str = "values") -> pd.Series:
@@ -195,7 +123,8 @@ def as_bool(values, name: str = "values") -> pd.Series:
     (:func:`dabench_analysis.load.rules.parse_flags`: true/false, 1/0, yes/no, t/f, pass/fail).
     Anything else raises ValueError naming the column and the offending values.
     """
-    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    s = values if isinstance(values, pd.Series) else pd.Series(check_frame(values, name,
+                                                                             others=True))
     if isinstance(s.dtype, pd.BooleanDtype):
         return s
     if pd.api.types.is_bool_dtype(s.dtype):
@@ -214,10 +143,10 @@ def as_bool(values, name: str = "values") -> pd.Series:
         raise ValueError(f"flag {name!r} has a value that is not a boolean: {s[bad].iloc[0]!r}")
     return flags
 
-
 def as_float(values, name: str = "values") -> pd.Series:
     """Coerce a score to float64 with NaN for missing (flags become 1.0/0.0)."""
-    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    s = values if isinstance(values, pd.Series) else pd.Series(check_frame(values, name,
+                                                                             others=True))
     if pd.api.types.is_bool_dtype(s.dtype):
         s = s.astype("boolean")
     elif not pd.api.types.is_numeric_dtype(s.dtype):
@@ -230,23 +159,20 @@ def as_float(values, name: str = "values") -> pd.Series:
                 raise ValueError(f"column {name!r} is not numeric (dtype {s.dtype})") from None
     return pd.Series(s.to_numpy(dtype="float64", na_value=np.nan), index=s.index, name=s.name)
 
-
 def check_ci(ci: float) -> None:
     if not (isinstance(ci, float | int) and 0 < ci < 1):
         raise ValueError(f"ci must be a confidence level in (0, 1), got {ci!r}")
-
 
 def unique_key(frame: pd.DataFrame, on: str, name: str) -> None:
     """Raise ValueError when ``frame[on]`` repeats a value (one side of a pairing must be one
     run; a frame holding several runs is named as such)."""
     dup = frame[on][frame[on].duplicated()]
     if len(dup) and len(ids := run_ids(frame)) > 1:
-        raise ValueError(f"{name} holds {len(ids)} runs ({_names(ids)}); a paired comparison "
+        raise ValueError(f"{name} holds {len(ids)} runs ({id_list(ids)}); a paired comparison "
                          f"takes one run per side, e.g. tasks[tasks['run_id'] == {ids[0]!r}]")
     if len(dup):
         raise ValueError(f"{on!r} is not unique in {name}: {dup.iloc[0]!r} repeats "
                          f"({len(dup)} duplicate rows)")
-
 
 def pair_runs(baseline, proposed, metric: str, on: str, convert: Callable):
     """Align two runs on ``on``; return (frame with baseline/proposed, counts, notes)."""

@@ -14,7 +14,7 @@ from statsmodels.stats.multitest import multipletests
 from dabench_analysis import schema
 from dabench_analysis.stats.comparison import paired_comparison
 from dabench_analysis.stats.descriptive import _as_list
-from dabench_analysis.stats.inputs import StatisticsWarning, TasksLike, as_frame, warn
+from dabench_analysis.stats.inputs import StatisticsWarning, check_frame, warn
 
 _ADJUST = {"holm": "holm", "bonferroni": "bonferroni", "bh": "fdr_bh", "fdr_bh": "fdr_bh",
            "by": "fdr_by", "fdr_by": "fdr_by", "hochberg": "simes-hochberg", "hommel": "hommel"}
@@ -68,16 +68,15 @@ def adjust_pvalues(p, *, method: str = "holm") -> np.ndarray:
     return out
 
 
-def compare_runs(baseline: TasksLike, proposed: TasksLike, *,
+def compare_runs(baseline: pd.DataFrame, proposed: pd.DataFrame, *,
                  metrics: Sequence[str] | None = None, correction: str = "holm",
                  on: str = "task_id", ci: float = 0.95) -> pd.DataFrame:
     """:func:`paired_comparison` for several metrics with a multiple-comparison correction.
 
     Parameters
     ----------
-    baseline, proposed : DataFrame or Run
-        Two runs (or their task frames) with ``on`` and the metric columns; a Runs of one run
-        is taken as that run.
+    baseline, proposed : DataFrame
+        The task frames of two runs (``run.tasks``) with ``on`` and the metric columns.
     metrics : list of str, optional
         Default: the seed's Table 1 metrics (``schema.MAIN_METRICS``) present in both frames
         (absent ones are skipped with a warning). Explicit metrics must exist.
@@ -98,9 +97,9 @@ def compare_runs(baseline: TasksLike, proposed: TasksLike, *,
     Raises
     ------
     ValueError
-        Missing columns, an unknown correction, or a Runs (or frame) holding several runs.
+        Missing columns, an unknown correction, or a frame holding several runs.
     TypeError
-        If a side is not a DataFrame, Run or Runs.
+        If a side is not a DataFrame (a Run: pass ``run.tasks``).
 
     Examples
     --------
@@ -111,8 +110,8 @@ def compare_runs(baseline: TasksLike, proposed: TasksLike, *,
     >>> [round(float(v), 4) for v in out.p_adjusted]
     [0.0625, 0.7656]
     """
-    baseline = as_frame(baseline, name="baseline", runs=False)
-    proposed = as_frame(proposed, name="proposed", runs=False)
+    baseline = check_frame(baseline, "baseline")
+    proposed = check_frame(proposed, "proposed")
     if correction not in _ADJUST:
         raise ValueError(f"correction must be one of {', '.join(_ADJUST)}; got {correction!r}")
     if metrics is None:

@@ -14,8 +14,8 @@ from dabench_analysis import schema
 from dabench_analysis.stats.inputs import (
     as_bool,
     as_float,
-    as_frame,
     check_ci,
+    check_frame,
     pair_runs,
     warn,
 )
@@ -146,16 +146,18 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
 
     Parameters
     ----------
-    baseline_correct, proposed_correct : array-like, Series, DataFrame or Run
+    baseline_correct, proposed_correct : array-like, Series or DataFrame
         Flags (pandas ``boolean``, bool or 0/1; <NA> allowed), paired by position (sequences),
-        index (two Series) or ``on`` (task frames; a Run gives its ``tasks``). For frames, ``column`` is used: a flag
-        column as is, a score column as ``column >= threshold``.
+        index (two Series) or ``on`` (task frames, ``run.tasks``). For frames, ``column`` is
+        used: a flag column as is, a score column as correct when ``column >= threshold``
+        (:func:`dabench_analysis.schema.correct`).
     exact : bool
         Exact binomial test on the discordant pairs (default) or the chi-square statistic.
     correction : bool
         Continuity correction of the chi-square statistic (ignored when ``exact``).
     on, column, threshold : str, str, float
-        Task key, outcome column and accuracy threshold for task frames.
+        Task key, outcome column and success threshold (in (0, 1]; default
+        :data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`) for task frames.
 
     Returns
     -------
@@ -168,8 +170,10 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
     Raises
     ------
     ValueError
-        Values that are not flags, duplicate task keys (a frame or Runs holding several runs
-        is named as such), unequal lengths.
+        Values that are not flags, duplicate task keys (a frame holding several runs is named
+        as such), unequal lengths, a threshold outside (0, 1].
+    TypeError
+        A Run or Runs (pass ``run.tasks``).
 
     Notes
     -----
@@ -191,8 +195,8 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
     >>> round(float(out.statistic[0]), 3), int(out.b[0]), int(out.c[0])
     (17.356, 150, 86)
     """
-    baseline_correct = as_frame(baseline_correct, name="baseline", runs=False, others=True)
-    proposed_correct = as_frame(proposed_correct, name="proposed", runs=False, others=True)
+    baseline_correct = check_frame(baseline_correct, "baseline", others=True)
+    proposed_correct = check_frame(proposed_correct, "proposed", others=True)
     threshold = schema.check_threshold(threshold)
 
     def convert(s, name):
@@ -200,7 +204,7 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
                 pd.api.types.is_bool_dtype(s.dtype) or isinstance(s.dtype, pd.BooleanDtype)):
             f = as_float(s, name)
             if not f.dropna().isin([0.0, 1.0]).all():
-                return (f >= threshold).astype("boolean").mask(f.isna())
+                return schema.correct(f, threshold)
         return as_bool(s, name)
 
     pairs, counts, notes = pair_runs(baseline_correct, proposed_correct, column, on, convert)

@@ -12,7 +12,7 @@ from scipy import stats as st
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.clustered import _se
 from dabench_analysis.stats.descriptive import LOGIT_T, WILSON, _logit_t, interval_method
-from dabench_analysis.stats.inputs import as_float, as_frame, check_ci, warn
+from dabench_analysis.stats.inputs import as_float, check_ci, check_frame, warn
 
 _COLUMNS = ["config", "n_runs", "n_seeds", "n_tasks", "n_tasks_dropped", "mean", "se",
             "se_naive", "design_effect", "ci_low", "ci_high", "var_between_repetitions",
@@ -153,7 +153,7 @@ def repetition_variance(tasks: pd.DataFrame, configs: pd.DataFrame, *,
     0.1732
     """
     check_ci(ci)
-    tasks = as_frame(tasks)
+    tasks = check_frame(tasks)
     long, notes = _merge(tasks, configs, metric)
     how = interval_method(tasks, metric, bounded=bounded)
     rows = []

@@ -162,10 +162,11 @@ def _scores(rng, out: dict) -> dict:
     prec = min(1.0, ratio * rec)
     gold_cols = int(rng.integers(1, 6))
     pred_cols = max(1, gold_cols + int(rng.integers(-1, 2)))
-    matched = min(pred_cols, gold_cols) if final >= 0.8 else int(rng.integers(0, min(
+    right = final >= schema.SUCCESS_THRESHOLD  # as the harness decides it (the guide's 0.8)
+    matched = min(pred_cols, gold_cols) if right else int(rng.integers(0, min(
         pred_cols, gold_cols) + 1))
     gold_rows = int(rng.integers(1, 40))
-    pred_rows = max(1, gold_rows + (0 if final >= 0.8 else int(rng.integers(-5, 6))))
+    pred_rows = max(1, gold_rows + (0 if right else int(rng.integers(-5, 6))))
     out_row = {"final_score": final, "answer_precision": _r(prec), "answer_recall": _r(rec),
                "answer_f1": _r(_f1(_r(prec), _r(rec))), "matched_columns": matched,
                "pred_rows": pred_rows, "pred_cols": pred_cols, "gold_rows": gold_rows,
@@ -260,7 +261,8 @@ def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: 
     row |= _specialists(rng, task, skill, row["matched_columns"])
     row["schema_exploration_steps"] = sum(s["stage"] == "UNDERSTAND" for s in steps)
     critic = [s for s in steps if s["agent"] == "Critic"]
-    critic_pass = bool(critic and rng.random() < (0.85 if row["final_score"] >= 0.8 else 0.35))
+    right = row["final_score"] >= schema.SUCCESS_THRESHOLD
+    critic_pass = bool(critic and rng.random() < (0.85 if right else 0.35))
     critic_score = _r(np.clip(rng.beta(8, 2) if critic_pass else rng.beta(2, 4), 0, 1)) \
         if critic else 0.0
     approve = out["final"] or rng.random() < 0.7
@@ -407,16 +409,16 @@ def generate_run(
             traj += t_rows
             calls += c_rows
         if replays:
-            with atomic_write(run_dir / task.task_id / "task_replay.json") as fh:
+            with atomic_write(run_dir / task.task_id / schema.REPLAY_FILE) as fh:
                 json.dump(_replay(task, row, steps, c_rows, np.random.default_rng([seed, i, 1])),
                           fh, indent=2, ensure_ascii=False)
                 fh.write("\n")
     tasks = pd.DataFrame(rows)[list(schema.TASK_COLUMNS)]
-    _write_csv(tasks, run_dir / "task_metrics.csv")
-    _write_csv(tasks[list(LEGACY_COLUMNS)], run_dir / "comprehensive_evaluation.csv")
+    _write_csv(tasks, run_dir / schema.TASK_FILE)
+    _write_csv(tasks[list(LEGACY_COLUMNS)], run_dir / schema.LEGACY_TASK_FILE)
     if trajectories:
         _write_csv(pd.DataFrame(traj, columns=list(schema.TRAJECTORY_COLUMNS)),
-                   run_dir / "trajectory.csv")
+                   run_dir / schema.TRAJECTORY_FILE)
         _write_csv(pd.DataFrame(calls, columns=list(schema.TOOL_CALL_COLUMNS)),
-                   run_dir / "tool_calls.csv")
+                   run_dir / schema.TOOL_CALLS_FILE)
     return run_dir

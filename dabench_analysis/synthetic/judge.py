@@ -34,18 +34,6 @@ from dabench_analysis._atomic import atomic_write
 __all__ = ["CONFIGURATIONS", "generate"]
 
 
-def __getattr__(name: str):
-    """``JudgeStudy`` / ``read_judge_study`` (before 0.2) now live in :mod:`dabench_analysis.load`."""
-    if name in ("JudgeStudy", "read_judge_study"):
-        import warnings
-
-        from dabench_analysis.load import judge
-
-        warnings.warn(f"dabench_analysis.synthetic.judge.{name} moved to "
-                      f"dabench_analysis.load.{name}", DeprecationWarning, stacklevel=2)
-        return getattr(judge, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 #: configuration -> (TP, FP, FN, TN) on the 53 comparable cases, mean tokens per test case
 CONFIGURATIONS = {"Baseline-1: No GT": ((5, 16, 20, 12), 70_000),
                   "Baseline-2: NL GT": ((23, 18, 2, 10), 29_200),

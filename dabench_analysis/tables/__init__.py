@@ -5,6 +5,11 @@ The paper's Tables 1–4 are here at the front; the other families are modules: 
 (specialists, MAS and coordinator effectiveness), ``timing`` (phase timing, tool usage),
 ``comparison`` (paired tables of two runs), ``explore`` (one task in detail), ``judge``
 (judge configurations) and ``research_eval`` (research-eval sessions).
+
+Every table that reads a run's frame takes a ``Run``, a ``Runs`` or the frame itself, and a
+table with a ``threshold`` called with a Run uses the Run's ``success_threshold``
+(:func:`dabench_analysis.tables.common.takes_run`); several runs are never pooled silently
+(:class:`PooledRunsWarning`).
 """
 
 from dabench_analysis.schema import require_columns
@@ -26,12 +31,13 @@ from dabench_analysis.tables.paper import (
     specialist_participation,
     task_type_breakdown,
 )
+from dabench_analysis.tables.pooling import PooledRunsWarning
 from dabench_analysis.tables.summary import key_numbers
 
-__all__ = ["ablation", "comparison", "correct_mask", "difficulty_breakdown", "explore",
-           "failures", "judge", "key_numbers", "main_results", "mas", "require_columns",
-           "require_rows", "research_eval", "specialist_participation", "task_type_breakdown",
-           "timing", "verification"]
+__all__ = ["PooledRunsWarning", "ablation", "comparison", "correct_mask", "difficulty_breakdown",
+           "explore", "failures", "judge", "key_numbers", "main_results", "mas",
+           "require_columns", "require_rows", "research_eval", "specialist_participation",
+           "task_type_breakdown", "timing", "verification"]
 
 # Sweeps: leaderboard, pairwise comparisons, flips, items, configurations.
 from dabench_analysis.tables import sweep  # noqa: E402

@@ -12,19 +12,11 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.binning import ULPS, bin_index
 from dabench_analysis.stats.comparison import unpaired_comparison
 from dabench_analysis.stats.descriptive import interval_method, mean_summary
-from dabench_analysis.stats.inputs import (
-    TasksLike,
-    as_bool,
-    as_float,
-    as_frame,
-    check_ci,
-    check_runs,
-    warn,
-)
+from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, warn
+from dabench_analysis.tables.common import TasksLike, takes_run
 
 
 def _two_groups(tasks, metric, mask_a, mask_b, labels, comparison, ci, n_excluded, notes):
@@ -72,6 +64,7 @@ _GROUP_DOC = """
 """
 
 
+@takes_run(named=("flag", "metric"))
 def verification(tasks: TasksLike, *, metric: str = "final_score",
                  flag: str = "verification_triggered", ci: float = 0.95) -> pd.DataFrame:
     """Ablation 1: tasks with vs without verification (seed 000 §Ablation Studies).
@@ -108,9 +101,6 @@ def verification(tasks: TasksLike, *, metric: str = "final_score",
     >>> int(out.n_a[0]), int(out.n_b[0]), int(out.n_excluded[0]), round(float(out.p_value[0]), 4)
     (3, 2, 1, 0.2)
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "verification", takes_by=False)
-    require_columns(tasks, [flag, metric])
     check_ci(ci)
     f = as_bool(tasks[flag], flag)
     n_na = int(f.isna().sum())
@@ -123,6 +113,7 @@ def verification(tasks: TasksLike, *, metric: str = "final_score",
 verification.__doc__ = verification.__doc__.replace("{returns}", _GROUP_DOC.strip("\n"))
 
 
+@takes_run(needs=["first_try_success", "replan_count"], named=("metric",))
 def replanning(tasks: TasksLike, *, metric: str = "final_score",
                ci: float = 0.95) -> pd.DataFrame:
     """Ablation 2: first-try successes vs tasks that replanned (seed 000 §Ablation Studies).
@@ -159,9 +150,6 @@ def replanning(tasks: TasksLike, *, metric: str = "final_score",
     >>> int(out.n_a[0]), int(out.n_b[0]), int(out.n_excluded[0])
     (2, 2, 1)
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "replanning", takes_by=False)
-    require_columns(tasks, ["first_try_success", "replan_count", metric])
     check_ci(ci)
     first = as_bool(tasks["first_try_success"], "first_try_success")
     rc = as_float(tasks["replan_count"], "replan_count")
@@ -272,6 +260,7 @@ def quantile_bins(values, *, q: int = 4) -> pd.Series:
     return pd.Series(cat, index=x.index, name="quantile_bin")
 
 
+@takes_run(named=("column", "metric"))
 def efficiency_quartiles(tasks: TasksLike, *, q: int = 4, column: str = "tool_efficiency",
                          metric: str = "final_score", ci: float = 0.95) -> pd.DataFrame:
     """Ablation 3: ``metric`` by quantile bin of tool efficiency (seed 000 §Ablation Studies).
@@ -319,9 +308,6 @@ def efficiency_quartiles(tasks: TasksLike, *, q: int = 4, column: str = "tool_ef
     >>> efficiency_quartiles(df)[["quantile_bin", "interval", "n"]].to_string(index=False)
     'quantile_bin  interval  n\\n       Q1–Q3 [0, 1.75]  7\\n          Q4 (1.75, 4]  3'
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "efficiency_quartiles", takes_by=False)
-    require_columns(tasks, [column, metric])
     check_ci(ci)
     if int(q) != q or q < 1:
         raise ValueError(f"q must be a positive integer, got {q!r}")

@@ -1,18 +1,239 @@
-"""Shared by the tables: correctness as ``final_score >= threshold``, the check that a run has
-rows to report, and one table per group (``by=``).
+"""The one entry of every public table: :func:`takes_run` turns a Run or Runs into its frame, gives
+the table the success threshold the Run carries, checks the columns the table declares, keeps
+several runs from being pooled silently (:class:`PooledRunsWarning`) and splits ``by=`` into one
+table per group. Also correctness (:func:`correct_mask`) and the check that a run has rows.
+
+The statistics below (:mod:`dabench_analysis.stats`) take frames and arrays only; this module is
+where a Run becomes a frame, once per call of a public table.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import TasksLike, as_frame, check_threshold, runs_checked, warn
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import check_threshold, require_columns
+from dabench_analysis.stats.inputs import id_list, warn
+from dabench_analysis.tables.pooling import check_runs, runs_checked
+
+#: What a table taking tasks (or steps, tool calls) accepts: see :func:`as_frame`.
+TasksLike = pd.DataFrame | Run | Runs
+
+_FRAMES = ("tasks", "trajectory", "tool_calls")
 
 
+def as_frame(obj, which: str = "tasks", *, name: str | None = None,
+             runs: bool = True) -> pd.DataFrame:
+    """The ``which`` frame of a :class:`~dabench_analysis.load.Run` or
+    :class:`~dabench_analysis.load.Runs`; a DataFrame as it is.
+
+    Parameters
+    ----------
+    obj : DataFrame, Run or Runs
+        A frame is returned unchanged (not copied); a Run gives ``run.<which>``; a Runs gives
+        ``runs.<which>`` (every run stacked, told apart by ``run_id``).
+    which : {"tasks", "trajectory", "tool_calls"}
+        Which frame of a run the table reads.
+    name : str, optional
+        The argument's name in error messages (default ``which``).
+    runs : bool
+        False for arguments that are one run (one side of a paired comparison): a Runs with
+        several runs is refused; a Runs of one run gives that run's frame.
+
+    Returns
+    -------
+    DataFrame
+
+    Raises
+    ------
+    TypeError
+        ``obj`` is neither a DataFrame, a Run nor a Runs.
+    ValueError
+        An unknown ``which``, or a Runs of several runs where ``runs`` is False.
+
+    Examples
+    --------
+    >>> from dabench_analysis import load_run
+    >>> run = load_run("data/sample_runs/baseline_react")
+    >>> as_frame(run) is run.tasks, as_frame(run.tasks) is run.tasks
+    (True, True)
+    >>> as_frame([0.5, 1.0])
+    Traceback (most recent call last):
+    ...
+    TypeError: tasks must be a pandas DataFrame, a Run or a Runs, got list
+    """
+    if which not in _FRAMES:
+        raise ValueError(f"which must be one of {', '.join(_FRAMES)}; got {which!r}")
+    name = name or which
+    if isinstance(obj, pd.DataFrame):
+        return obj
+    if isinstance(obj, Run):
+        return getattr(obj, which)
+    if isinstance(obj, Runs):
+        if not runs and len(obj) != 1:
+            ids = obj.run_ids
+            raise ValueError(f"{name} is a Runs of {len(ids)} runs ({id_list(ids)}); pass one "
+                             f"run, e.g. runs[{ids[0]!r}]" if ids else
+                             f"{name} is a Runs holding no run")
+        return getattr(obj, which)
+    raise TypeError(f"{name} must be a pandas DataFrame, a Run or a Runs, got "
+                    f"{type(obj).__name__}")
+
+
+def run_threshold(*objs) -> float | None:
+    """The success threshold the Runs among ``objs`` were loaded with; None without a Run.
+
+    Raises
+    ------
+    ValueError
+        The runs carry different thresholds (one analysis has one threshold).
+
+    Examples
+    --------
+    >>> from dabench_analysis import load_run
+    >>> run_threshold(load_run("data/sample_runs/baseline_react", success_threshold=0.7))
+    0.7
+    >>> run_threshold(pd.DataFrame()) is None
+    True
+    """
+    found: dict[float, str] = {}
+    for obj in objs:
+        for run in ([obj] if isinstance(obj, Run) else list(obj) if isinstance(obj, Runs)
+                    else []):
+            found.setdefault(float(run.success_threshold), run.run_id)
+    if len(found) > 1:
+        raise ValueError("the runs were loaded with different success thresholds ("
+                         + ", ".join(f"{r}: {t:g}" for t, r in found.items())
+                         + "); load them with one success_threshold or pass threshold=")
+    return next(iter(found), None)
+
+
+def _listed(value) -> list[str]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+def _one_table(result) -> pd.DataFrame:
+    """A table's result as a frame (a dict of key numbers: one row)."""
+    return pd.DataFrame([result]) if isinstance(result, dict) else result
+
+
+def _resolve_threshold(values: dict, default, raw: list, when: Callable | None) -> None:
+    """``values["threshold"]``: as given, else the Runs' success threshold, else the default;
+    checked when it is a success threshold (a numeric default, or the Runs')."""
+    numeric = isinstance(default, float | int) and not isinstance(default, bool)
+    if "threshold" in values:
+        if numeric:
+            values["threshold"] = check_threshold(values["threshold"])
+        return
+    run_t = run_threshold(*raw)
+    if run_t is not None and (when is None or when(values)):
+        values["threshold"] = check_threshold(run_t)
+    elif numeric:
+        values["threshold"] = check_threshold(default)
+
+
+def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequence[str] = (),
+              pools: bool = True, paired: bool = False, grouped: bool = False,
+              grouping: str | None = "by",
+              threshold_if: Callable[[dict], bool] | None = None) -> Callable:
+    """Decorator: the one entry of a public table (a Run, a Runs or a frame in; frames inside).
+
+    Parameters
+    ----------
+    frame : {"tasks", "trajectory", "tool_calls"}
+        The frame of a Run the table reads (its first argument; the first two with ``paired``).
+    needs : sequence of str
+        Columns the table always reads, checked by :func:`dabench_analysis.schema.require_columns`.
+    named : sequence of str
+        Arguments whose values name columns to check too (``"metric"``, ``"metrics"``,
+        ``"by"``; None or absent values skipped).
+    pools : bool
+        The table summarises its rows: a frame of several runs without ``by='run_id'`` gives
+        one :class:`PooledRunsWarning` (none from tables it calls). False for row-wise tables
+        and sweeps (several runs by design).
+    paired : bool
+        Two arguments, each one run (baseline, proposed): a Runs of several runs is refused.
+    grouped : bool
+        With ``by`` not None, the table is computed per group of ``by`` (:func:`by_group`) and
+        stacked, the ``by`` columns first (a dict result becomes one row per group).
+    grouping : str or None
+        The argument holding the grouping columns (default ``by``; None when a ``by``
+        argument means something else, e.g. a figure's category column).
+    threshold_if : callable, optional
+        For a ``threshold`` whose default is not a number (a figure's ``"auto"``): the Run's
+        threshold is passed only when ``threshold_if(arguments)`` is true (e.g. the plotted
+        column is a [0, 1] score); otherwise the function resolves its default itself.
+
+    Returns
+    -------
+    callable
+        The decorator. The decorated table has the same signature and docstring; when it has a
+        ``threshold`` argument that the caller leaves out, a Run (or Runs, or the two runs of
+        a paired table) gives its ``success_threshold``, a frame the table's default
+        (:data:`dabench_analysis.schema.SUCCESS_THRESHOLD`); every threshold is checked by
+        :func:`dabench_analysis.schema.check_threshold` (a threshold whose default is not a
+        number is the function's to check).
+
+    Raises
+    ------
+    TypeError
+        (at call) An input that is neither a DataFrame, a Run nor a Runs.
+    ValueError
+        (at call) A missing column, a threshold outside (0, 1], runs loaded with different
+        thresholds, a Runs of several runs on one side of a paired table.
+
+    Examples
+    --------
+    >>> @takes_run(needs=["final_score"])
+    ... def accuracy(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> float:
+    ...     return float(schema.correct(tasks["final_score"], threshold).mean())
+    >>> from dabench_analysis import load_run
+    >>> run = load_run("data/sample_runs/baseline_react", success_threshold=0.5)
+    >>> accuracy(run) == accuracy(run.tasks, threshold=0.5), accuracy(run.tasks)
+    (True, 0.7625)
+    """
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        data = list(sig.parameters)[:2 if paired else 1]
+        has_threshold = "threshold" in sig.parameters
+        has_by = grouping is not None and grouping in sig.parameters
+
+        @functools.wraps(fn)
+        def table(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            values = bound.arguments
+            raw = [values[d] for d in data]
+            if has_threshold:
+                _resolve_threshold(values, sig.parameters["threshold"].default, raw,
+                                   threshold_if)
+            frames = [as_frame(x, frame, name=d if paired else frame, runs=not paired)
+                      for d, x in zip(data, raw, strict=True)]
+            columns = [*needs, *(c for n in named for c in _listed(
+                values.get(n, sig.parameters[n].default)))]
+            for d, fr in zip(data, frames, strict=True):
+                require_columns(fr, columns, d if paired else frame)
+                values[d] = fr
+            by = values.get(grouping) if has_by else None
+            if pools and not paired:
+                check_runs(frames[0], fn.__name__, by=by, takes_by=has_by)
+            with runs_checked():
+                if grouped and by is not None:
+                    rest = {k: v for k, v in values.items() if k not in (data[0], grouping)}
+                    return by_group(frames[0], by, lambda sub: _one_table(fn(sub, **rest)))
+                return fn(*bound.args, **bound.kwargs)
+
+        return table
+
+    return decorate
+
+
+@takes_run(pools=False)
 def require_rows(tasks: TasksLike, *, what: str = "tasks") -> None:
     """Raise a clear error when there is nothing to analyse (e.g. a header-only file).
 
@@ -35,20 +256,23 @@ def require_rows(tasks: TasksLike, *, what: str = "tasks") -> None:
     ...
     ValueError: run r1 has no task rows: nothing to report
     """
-    if len(as_frame(tasks)) == 0:
+    if len(tasks) == 0:
         raise ValueError(f"{what} has no task rows: nothing to report")
 
 
+@takes_run(needs=["final_score"], pools=False)
 def correct_mask(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Series:
     """Answer correctness per task: ``final_score >= threshold`` (missing scores stay <NA>).
 
     Parameters
     ----------
     tasks : DataFrame, Run or Runs
-        With a ``final_score`` column in [0, 1] (a Run or Runs: its ``tasks``; one value per
-        row, so several runs are not pooled).
+        With a ``final_score`` column in [0, 1] (a Run or Runs gives its ``tasks``; one value
+        per row, so several runs are not pooled).
     threshold : float
-        In (0, 1]; seed 000 uses 0.8 (§Breakdown by Difficulty).
+        In (0, 1]; default: a Run's ``success_threshold``, for a frame
+        :data:`~dabench_analysis.schema.SUCCESS_THRESHOLD` (0.8, seed 000 §Breakdown by
+        Difficulty).
 
     Returns
     -------
@@ -62,19 +286,15 @@ def correct_mask(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOL
 
     Notes
     -----
-    The one place the tables turn a score into correctness; the threshold is checked by
-    :func:`dabench_analysis.stats.check_threshold`.
+    :func:`dabench_analysis.schema.correct` of the ``final_score`` column: the one outcome
+    rule, here with the threshold of the Run.
 
     Examples
     --------
     >>> correct_mask(pd.DataFrame({"final_score": [0.9, 0.5, None]})).tolist()
     [True, False, <NA>]
     """
-    tasks = as_frame(tasks)
-    require_columns(tasks, ["final_score"])
-    threshold = check_threshold(threshold)
-    score = tasks["final_score"].astype("Float64")
-    return (score >= threshold).astype("boolean")
+    return schema.correct(tasks["final_score"], threshold)
 
 
 def by_group(tasks: pd.DataFrame, by: str | Sequence[str],

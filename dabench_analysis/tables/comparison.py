@@ -9,9 +9,11 @@ import pandas as pd
 
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import TasksLike, as_frame, unique_key
+from dabench_analysis.stats.inputs import unique_key
+from dabench_analysis.tables.common import TasksLike, takes_run
 
 
+@takes_run(paired=True, named=("on", "metric"))
 def by_difficulty(
     baseline: TasksLike,
     proposed: TasksLike,
@@ -45,10 +47,7 @@ def by_difficulty(
     ValueError
         For a missing column, or a side holding several runs.
     """
-    baseline = as_frame(baseline, name="baseline", runs=False)
-    proposed = as_frame(proposed, name="proposed", runs=False)
-    require_columns(baseline, [on, "difficulty", metric], what="baseline")
-    require_columns(proposed, [on, metric], what="proposed")
+    require_columns(baseline, ["difficulty"], what="baseline")
     unique_key(baseline, on, "baseline")
     rows = []
     level = baseline.set_index(on)["difficulty"].astype("string")
@@ -68,6 +67,7 @@ def by_difficulty(
     return out
 
 
+@takes_run(paired=True, named=("on", "metric"))
 def task_changes(
     baseline: TasksLike,
     proposed: TasksLike,
@@ -88,7 +88,9 @@ def task_changes(
     on : str
         Task key; only tasks in both runs are listed.
     threshold : float
-        Correct means ``metric >= threshold``.
+        Correct means ``metric >= threshold`` (:func:`dabench_analysis.schema.correct`; a
+        missing score counts as not correct); default: the Runs' ``success_threshold``, for
+        frames 0.8.
 
     Returns
     -------
@@ -100,8 +102,8 @@ def task_changes(
     Raises
     ------
     ValueError
-        A missing column, a ``threshold`` outside (0, 1], or a task key that repeats (e.g. a
-        side holding several runs).
+        A missing column, a ``threshold`` outside (0, 1] (or two runs loaded with different
+        thresholds), or a task key that repeats (e.g. a side holding several runs).
 
     Examples
     --------
@@ -110,11 +112,6 @@ def task_changes(
     >>> task_changes(b, p)[["task_id", "change", "flip"]].values.tolist()
     [['b', 'regressed', 'broken'], ['c', 'unchanged', ''], ['a', 'improved', 'fixed']]
     """
-    baseline = as_frame(baseline, name="baseline", runs=False)
-    proposed = as_frame(proposed, name="proposed", runs=False)
-    threshold = schema.check_threshold(threshold)
-    require_columns(baseline, [on, metric], what="baseline")
-    require_columns(proposed, [on, metric], what="proposed")
     for name, frame in (("baseline", baseline), ("proposed", proposed)):
         unique_key(frame, on, name)
     keep = [on, metric] + (["difficulty"] if "difficulty" in baseline else [])
@@ -126,6 +123,6 @@ def task_changes(
     out["change"] = np.select([out["diff"] > 0, out["diff"] < 0], ["improved", "regressed"],
                               "unchanged")
     out.loc[out["diff"].isna(), "change"] = "unknown"
-    cb, cp = b >= threshold, p >= threshold
+    cb, cp = (schema.correct(s, threshold).fillna(False).to_numpy(dtype=bool) for s in (b, p))
     out["flip"] = np.select([~cb & cp, cb & ~cp], ["fixed", "broken"], "")
     return out.sort_values(["diff", on], kind="stable").reset_index(drop=True)

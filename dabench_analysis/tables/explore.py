@@ -12,8 +12,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.load.run import Run
-from dabench_analysis.stats.inputs import TasksLike, as_frame
-from dabench_analysis.tables.common import correct_mask
+from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
 #: The columns shown for a task's metrics, in reading order.
 SUMMARY_COLUMNS = ("task_id", "difficulty", "task_type", "final_score", "outcome_status",
@@ -58,6 +57,7 @@ class TaskDetail:
                           for k, v in fa.items()}, dtype=object)
 
 
+@takes_run(needs=["task_id"], pools=False)
 def pick_task(tasks: TasksLike, *, which: str = "first_failed",
               threshold: float = schema.SUCCESS_THRESHOLD) -> str:
     """Choose a task to look at.
@@ -70,7 +70,8 @@ def pick_task(tasks: TasksLike, *, which: str = "first_failed",
     which : {"first_failed", "worst", "first"}
         The first task with final_score < threshold, the lowest-scoring task, or the first row.
     threshold : float
-        Failure threshold.
+        Failed means ``final_score < threshold``; default: a Run's ``success_threshold``, for
+        a frame 0.8.
 
     Returns
     -------
@@ -87,7 +88,6 @@ def pick_task(tasks: TasksLike, *, which: str = "first_failed",
     >>> pick_task(pd.DataFrame({"task_id": ["a", "b"], "final_score": [0.9, 0.2]}))
     'b'
     """
-    tasks = as_frame(tasks)
     if tasks.empty:
         raise ValueError("no tasks to pick from")
     if which == "first":

@@ -1,10 +1,11 @@
 """Failure analysis tables (seed 000 §Failure Analysis for Papers, §Failure Attribution, V2.1).
 
-Frames in, tidy frames out. A task *failed* when ``final_score < threshold`` (0.8, as the seed's
-``df[df['final_score'] < 0.8]``); shares are of failed tasks, with Wilson intervals. A
-``threshold`` outside (0, 1] raises ValueError (via :func:`~dabench_analysis.tables.correct_mask`).
-Every function takes a frame, a Run or a Runs (its ``tasks``); the counting ones pool several
-runs with a :class:`~dabench_analysis.stats.PooledRunsWarning`, never silently.
+Frames in, tidy frames out. A task *failed* when it is not correct
+(:func:`~dabench_analysis.tables.correct_mask`: ``final_score < threshold``, 0.8 as the seed's
+``df[df['final_score'] < 0.8]``, or a Run's ``success_threshold``); shares are of failed tasks,
+with Wilson intervals. A ``threshold`` outside (0, 1] raises ValueError. Every function takes a
+frame, a Run or a Runs (its ``tasks``); the counting ones pool several runs with a
+:class:`~dabench_analysis.tables.PooledRunsWarning`, never silently.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from __future__ import annotations
 import pandas as pd
 
 from dabench_analysis import schema, stats
-from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import TasksLike, as_frame, check_runs, runs_checked
-from dabench_analysis.tables.common import correct_mask
+from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
 
+@takes_run(needs=["final_score"], pools=False)
 def failed_tasks(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """The tasks with ``final_score < threshold`` (tasks with a missing score are left out).
 
@@ -30,11 +30,11 @@ def failed_tasks(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOL
     >>> failed_tasks(pd.DataFrame({"final_score": [0.9, 0.1, None]})).index.tolist()
     [1]
     """
-    tasks = as_frame(tasks)
     ok = correct_mask(tasks, threshold=threshold)
     return tasks[(~ok).fillna(False).to_numpy()]
 
 
+@takes_run(named=("column",))
 def distribution(
     tasks: TasksLike,
     column: str,
@@ -78,9 +78,6 @@ def distribution(
     0  a      2  0.666667
     1  b      1  0.333333
     """
-    tasks = as_frame(tasks)
-    require_columns(tasks, [column])
-    check_runs(tasks, "distribution", takes_by=False)
     values = tasks[column].astype("string").fillna("(missing)")
     counts = values.value_counts(sort=True)
     counts = counts.sort_index(kind="stable").sort_values(ascending=False, kind="stable")
@@ -100,6 +97,7 @@ def distribution(
     return pd.DataFrame(rows, columns=[column, "count", "share", "ci_low", "ci_high", "n"])
 
 
+@takes_run(needs=["final_score"])
 def failure_categories(tasks: TasksLike, *,
                        threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """MAS failure categories among failed tasks, in the seed's taxonomy order.
@@ -117,13 +115,11 @@ def failure_categories(tasks: TasksLike, *,
     >>> failure_categories(t).query("count > 0")["failure_category"].tolist()
     ['PLANNING_FAILURE', 'REASONING_FAILURE']
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "failure_categories", takes_by=False)
-    with runs_checked():
-        return distribution(failed_tasks(tasks, threshold=threshold), "failure_category",
-                            order=schema.FAILURE_CATEGORIES)
+    return distribution(failed_tasks(tasks, threshold=threshold), "failure_category",
+                        order=schema.FAILURE_CATEGORIES)
 
 
+@takes_run(needs=["final_score"])
 def failure_stages(tasks: TasksLike, *,
                    threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Failure distribution by AAT stage (UNDERSTAND, PLAN, EXECUTE, VERIFY, AGGREGATE).
@@ -139,13 +135,11 @@ def failure_stages(tasks: TasksLike, *,
     >>> failure_stages(t)["count"].tolist()
     [0, 0, 1, 0, 0]
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "failure_stages", takes_by=False)
-    with runs_checked():
-        return distribution(failed_tasks(tasks, threshold=threshold), "failure_stage",
-                            order=schema.FAILURE_STAGES)
+    return distribution(failed_tasks(tasks, threshold=threshold), "failure_stage",
+                        order=schema.FAILURE_STAGES)
 
 
+@takes_run(needs=["final_score"])
 def outcome_error_types(tasks: TasksLike, *,
                         threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Evaluation buckets (low_recall, wrong_schema, …) among failed tasks, by count.
@@ -161,12 +155,10 @@ def outcome_error_types(tasks: TasksLike, *,
     >>> outcome_error_types(t)["share"].tolist()
     [1.0]
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "outcome_error_types", takes_by=False)
-    with runs_checked():
-        return distribution(failed_tasks(tasks, threshold=threshold), "outcome_error_type")
+    return distribution(failed_tasks(tasks, threshold=threshold), "outcome_error_type")
 
 
+@takes_run(needs=["outcome_status"])
 def outcome_status(tasks: TasksLike) -> pd.DataFrame:
     """All tasks by outcome_status (correct, partial, failed; seed V2.1 item 4).
 
@@ -180,12 +172,10 @@ def outcome_status(tasks: TasksLike) -> pd.DataFrame:
     >>> outcome_status(pd.DataFrame({"outcome_status": ["correct", "failed"]}))["count"].tolist()
     [1, 0, 1]
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "outcome_status", takes_by=False)
-    with runs_checked():
-        return distribution(tasks, "outcome_status", order=schema.OUTCOME_STATUSES)
+    return distribution(tasks, "outcome_status", order=schema.OUTCOME_STATUSES)
 
 
+@takes_run(needs=["final_score", "root_cause"])
 def root_causes(tasks: TasksLike, *, top: int = 10,
                 threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Table 5 — the most frequent root causes among failed tasks (seed: ``.head(10)``).
@@ -197,7 +187,8 @@ def root_causes(tasks: TasksLike, *, top: int = 10,
     top : int
         How many root causes to keep.
     threshold : float
-        Failed means ``final_score < threshold``.
+        Failed means ``final_score < threshold``; default: a Run's ``success_threshold``, for
+        a frame 0.8.
 
     Returns
     -------
@@ -211,11 +202,8 @@ def root_causes(tasks: TasksLike, *, top: int = 10,
     >>> root_causes(t)[["root_cause", "count"]].values.tolist()
     [['a', 2], ['b', 1]]
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "root_causes", takes_by=False)
     failed = failed_tasks(tasks, threshold=threshold)
-    with runs_checked():
-        out = distribution(failed, "root_cause", top=top)
+    out = distribution(failed, "root_cause", top=top)
     if "failure_category" in failed and len(out):
         cause = failed["root_cause"].astype("string").fillna("(missing)")
         cat = failed["failure_category"].astype("string").fillna("(missing)")

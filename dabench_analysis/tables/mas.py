@@ -12,24 +12,15 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import (
-    TasksLike,
-    as_bool,
-    as_float,
-    as_frame,
-    check_ci,
-    check_runs,
-    check_threshold,
-    warn,
-)
+from dabench_analysis.stats.inputs import as_bool, check_ci, warn
 from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
+from dabench_analysis.tables.common import TasksLike, takes_run
 
 
 def _correctness(tasks: pd.DataFrame, correct: str | None, threshold: float) -> pd.Series:
     if correct is None:
         require_columns(tasks, ["final_score"])
-        s = as_float(tasks["final_score"], "final_score")
-        return (s >= threshold).astype("boolean").mask(s.isna())
+        return schema.correct(tasks["final_score"], threshold)
     require_columns(tasks, [correct])
     return as_bool(tasks[correct], correct)
 
@@ -42,6 +33,7 @@ def _diff_ci(k1: int, n1: int, k2: int, n2: int, ci: float) -> tuple[float, floa
     return float(lo), float(hi)
 
 
+@takes_run()
 def specialist_value(tasks: TasksLike, *, correct: str | None = None,
                      threshold: float = schema.SUCCESS_THRESHOLD,
                      specialists: tuple[str, ...] = tuple(schema.SPECIALISTS),
@@ -55,9 +47,11 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
         ``final_score`` (or the ``correct`` column).
         A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     correct : str, optional
-        Flag column of correctness; default ``final_score >= threshold``.
+        Flag column of correctness; default ``final_score >= threshold``
+        (:func:`dabench_analysis.schema.correct`).
     threshold : float
-        Accuracy threshold in (0, 1] (seed: 0.8); pass the report's ``success_threshold``.
+        Success threshold in (0, 1]; default: a Run's ``success_threshold``, for a frame 0.8
+        (seed 000).
     specialists : tuple of str
         Specialists to analyse (default schema, domain, document).
     ci : float
@@ -100,10 +94,7 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
     >>> float(out.delta[0]), round(float(out.p_value[0]), 4)  # R fisher.test: p = 0.4857
     (0.5, 0.4857)
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "specialist_value", takes_by=False)
     check_ci(ci)
-    threshold = check_threshold(threshold)
     ok = _correctness(tasks, correct, threshold)
     rows, notes = [], []
     for sp in specialists:
@@ -135,6 +126,7 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
     return pd.DataFrame(rows)
 
 
+@takes_run(needs=["initial_answer_correct", "final_answer_correct"])
 def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """MAS effectiveness: first-attempt vs final accuracy and recovery (Phase 0 Task 2).
 
@@ -181,9 +173,6 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     >>> float(out.first_attempt_accuracy[0]), float(out.final_accuracy[0]), int(out.n_recovered[0])
     (0.4, 0.8, 2)
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "mas_effectiveness", takes_by=False)
-    require_columns(tasks, ["initial_answer_correct", "final_answer_correct"])
     check_ci(ci)
     ini = as_bool(tasks["initial_answer_correct"], "initial_answer_correct")
     fin = as_bool(tasks["final_answer_correct"], "final_answer_correct")
@@ -215,6 +204,7 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
                                             "n_recovered_after_retry": "Int64"})
 
 
+@takes_run()
 def coordinator_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Coordinator intervention effectiveness: replan and retry success rates (Phase 0 Task 3).
 
@@ -256,8 +246,6 @@ def coordinator_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataF
     >>> out[["intervention", "requested", "successful"]].values.tolist()
     [['replan', 3, 2], ['retry', 0, 0]]
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "coordinator_effectiveness", takes_by=False)
     check_ci(ci)
     rows, notes = [], []
     for kind in ("replan", "retry"):

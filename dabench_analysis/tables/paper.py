@@ -2,10 +2,11 @@
 
 Frames in, frames out: no IO and no plotting. Every mean comes with an interval computed by
 :mod:`dabench_analysis.stats` and named in a ``method`` column: logit-t for means of [0, 1] scores
-(never outside [0, 1]), Wilson for proportions, t for seconds and tokens. Every ``threshold`` is
-checked by :func:`dabench_analysis.stats.check_threshold`. Each takes a frame, a Run or a Runs
-and ``by=`` (``"run_id"``: one table per run, stacked); several runs without ``by`` are pooled
-with a :class:`~dabench_analysis.stats.PooledRunsWarning`, never silently.
+(never outside [0, 1]), Wilson for proportions, t for seconds and tokens. Each takes a frame,
+a Run or a Runs and ``by=`` (``"run_id"``: one table per run, stacked); several runs without
+``by`` are pooled with a :class:`~dabench_analysis.tables.PooledRunsWarning`, never silently
+(:func:`~dabench_analysis.tables.common.takes_run`). A table with a ``threshold`` called with a
+Run uses the Run's ``success_threshold``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema, stats
-from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import TasksLike, as_frame, check_runs, runs_checked
-from dabench_analysis.tables.common import by_group, correct_mask
+from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
 #: The ``by`` argument of every table here, described once.
 _BY_DOC = """by : str, sequence of str or None
@@ -27,6 +26,7 @@ _BY_DOC = """by : str, sequence of str or None
         several runs they are pooled, with a PooledRunsWarning naming them."""
 
 
+@takes_run(named=("metrics", "by"))
 def main_results(
     tasks: TasksLike,
     *,
@@ -79,12 +79,8 @@ def main_results(
     0     r1  3   0.5
     1     r2  3   1.0
     """
-    tasks = as_frame(tasks)
     by_cols = [] if by is None else [by] if isinstance(by, str) else list(by)
-    require_columns(tasks, [*metrics, *by_cols])
-    check_runs(tasks, "main_results", by=by_cols)
-    with runs_checked():
-        out = stats.describe(tasks, list(metrics), by=by_cols or None, ci=ci)
+    out = stats.describe(tasks, list(metrics), by=by_cols or None, ci=ci)
     return out[[*by_cols, "metric", "n", "mean", "std", "sem", "ci_low", "ci_high",
                 "method"]].reset_index(drop=True)
 
@@ -104,6 +100,8 @@ _T2_COLUMNS = ["difficulty", "n", "execution_success_rate", "answer_accuracy",
                "mean_tokens_ci_low", "mean_tokens_ci_high", "method"]
 
 
+@takes_run(needs=["difficulty", "execution_success", "final_score", "execution_time",
+                  "total_tokens"], grouped=True)
 def difficulty_breakdown(
     tasks: TasksLike,
     *,
@@ -121,7 +119,8 @@ def difficulty_breakdown(
         One row per task with ``difficulty``, ``execution_success`` (flag), ``final_score``
         ([0, 1]), ``execution_time`` (seconds, wall clock) and ``total_tokens`` (tokens).
     threshold : float
-        Answer accuracy = share of tasks with ``final_score >= threshold`` (seed: 0.8).
+        Answer accuracy = share of tasks with ``final_score >= threshold``, in (0, 1]; default:
+        a Run's ``success_threshold``, for a frame 0.8 (seed 000).
     empty_levels : {"omit", "keep"}
         Difficulty levels without tasks are left out (default), or kept as rows with n = 0 and
         missing rates (which :func:`dabench_analysis.export.save_table` prints as "n/a").
@@ -168,18 +167,9 @@ def difficulty_breakdown(
     1     Medium  1              1.0             4.0
     2       Hard  2              0.5            15.0
     """
-    tasks = as_frame(tasks)
-    cols = ["difficulty", "execution_success", "final_score", "execution_time", "total_tokens"]
-    require_columns(tasks, cols)
-    threshold = stats.check_threshold(threshold)
     if empty_levels not in ("omit", "keep"):
         raise ValueError(f"empty_levels must be 'omit' or 'keep', got {empty_levels!r}")
-    check_runs(tasks, "difficulty_breakdown", by=by)
-    if by is not None:
-        return by_group(tasks, by, lambda sub: difficulty_breakdown(
-            sub, threshold=threshold, empty_levels=empty_levels, ci=ci))
-    with runs_checked():
-        return _difficulty_table(tasks, threshold, empty_levels, ci)
+    return _difficulty_table(tasks, threshold, empty_levels, ci)
 
 
 difficulty_breakdown.__doc__ = difficulty_breakdown.__doc__.replace("{by}", _BY_DOC)
@@ -243,6 +233,7 @@ def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:
     return pd.concat([n, *parts], axis=1).reset_index()
 
 
+@takes_run(needs=["task_type"], named=("metrics",), grouped=True)
 def task_type_breakdown(
     tasks: TasksLike,
     *,
@@ -290,19 +281,14 @@ def task_type_breakdown(
     0      join  2               0.5
     1   ranking  1               0.5
     """
-    tasks = as_frame(tasks)
-    require_columns(tasks, ["task_type", *metrics])
-    check_runs(tasks, "task_type_breakdown", by=by)
-    if by is not None:
-        return by_group(tasks, by, lambda sub: task_type_breakdown(sub, metrics=metrics, ci=ci))
     data = tasks.assign(task_type=tasks["task_type"].astype("string").fillna("(missing)"))
-    with runs_checked():
-        return _wide(stats.describe(data, list(metrics), by="task_type", ci=ci), "task_type")
+    return _wide(stats.describe(data, list(metrics), by="task_type", ci=ci), "task_type")
 
 
 task_type_breakdown.__doc__ = task_type_breakdown.__doc__.replace("{by}", _BY_DOC)
 
 
+@takes_run(needs=["specialist_participation", "final_score"], named=("metrics",), grouped=True)
 def specialist_participation(
     tasks: TasksLike,
     *,
@@ -322,7 +308,8 @@ def specialist_participation(
     metrics : sequence of str
         Metrics summarised per level.
     threshold : float
-        Answer accuracy threshold.
+        Answer accuracy = share with ``final_score >= threshold``; default: a Run's
+        ``success_threshold``, for a frame 0.8.
     ci : float
         Interval level.
     {by}
@@ -354,15 +341,7 @@ def specialist_participation(
     0           1 of 3  1              0.0
     1           3 of 3  2              1.0
     """
-    tasks = as_frame(tasks)
-    require_columns(tasks, ["specialist_participation", "final_score", *metrics])
-    threshold = stats.check_threshold(threshold)
-    check_runs(tasks, "specialist_participation", by=by)
-    if by is not None:
-        return by_group(tasks, by, lambda sub: specialist_participation(
-            sub, metrics=metrics, threshold=threshold, ci=ci))
-    with runs_checked():
-        return _participation_table(tasks, metrics, threshold, ci)
+    return _participation_table(tasks, metrics, threshold, ci)
 
 
 specialist_participation.__doc__ = specialist_participation.__doc__.replace("{by}", _BY_DOC)

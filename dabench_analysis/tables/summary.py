@@ -9,11 +9,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from dabench_analysis import schema, stats
-from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import TasksLike, as_frame, check_runs, runs_checked
-from dabench_analysis.tables.common import by_group, correct_mask
+from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
 
+@takes_run(needs=["task_id", "final_score"], grouped=True)
 def key_numbers(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,
                 by: str | Sequence[str] | None = None) -> dict | pd.DataFrame:
     """The run's headline numbers, as written to a report's ``summary.json``.
@@ -25,18 +24,21 @@ def key_numbers(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD
         ``execution_time`` (s) and ``total_tokens`` are optional (absent: their numbers are
         None). A Run or Runs gives its ``tasks``.
     threshold : float
-        Answer accuracy threshold on ``final_score``.
+        Success threshold on ``final_score``, in (0, 1]; default: a Run's
+        ``success_threshold``, for a frame :data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`
+        (0.8).
     by : str, sequence of str or None
         None (default): one dict for all rows; when they hold several runs, the runs are
-        pooled with a :class:`~dabench_analysis.stats.PooledRunsWarning` naming them. A column
+        pooled with a :class:`~dabench_analysis.tables.PooledRunsWarning` naming them. A column
         name such as ``"run_id"``: a DataFrame with one row per group (sorted), the ``by``
         columns first, then one column per key of the dict.
 
     Returns
     -------
     dict (DataFrame with ``by``)
-        ``n_tasks``, ``threshold``, ``answer_accuracy`` (share of scored tasks with
-        ``final_score >= threshold``, in [0, 1]) with Wilson ``answer_accuracy_ci_low/high``,
+        ``n_tasks``, ``success_threshold`` (the threshold used), ``answer_accuracy`` (share of
+        scored tasks with ``final_score >= threshold``, in [0, 1]) with Wilson
+        ``answer_accuracy_ci_low/high``,
         ``mean_final_score`` with its logit-t interval ``mean_final_score_ci_low/high`` and
         ``mean_final_score_ci_method``, ``execution_success_rate``, ``mean_runtime_s``
         (seconds) and ``mean_tokens`` with t-intervals (``*_ci_low``, ``*_ci_high``),
@@ -71,15 +73,7 @@ def key_numbers(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD
     0     r1        2              0.5
     1     r2        2              1.0
     """
-    tasks = as_frame(tasks)
-    require_columns(tasks, ["task_id", "final_score"])
-    threshold = stats.check_threshold(threshold)
-    check_runs(tasks, "key_numbers", by=by)
-    if by is not None:
-        return by_group(tasks, by, lambda sub: pd.DataFrame([key_numbers(
-            sub, threshold=threshold)]))
-    with runs_checked():
-        return _key_numbers(tasks, threshold)
+    return _key_numbers(tasks, threshold)
 
 
 def _key_numbers(tasks: pd.DataFrame, threshold: float) -> dict:
@@ -88,7 +82,7 @@ def _key_numbers(tasks: pd.DataFrame, threshold: float) -> dict:
     score = stats.describe(tasks, ["final_score"]).iloc[0]
     out = {
         "n_tasks": int(len(tasks)),
-        "threshold": threshold,
+        "success_threshold": threshold,
         "answer_accuracy": float(correct.mean()) if len(correct) else None,
         "answer_accuracy_ci_low": float(acc["ci_low"].iloc[0]) if acc is not None else None,
         "answer_accuracy_ci_high": float(acc["ci_high"].iloc[0]) if acc is not None else None,

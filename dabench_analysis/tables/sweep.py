@@ -21,11 +21,11 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.descriptive import interval_method, mean_summary
-from dabench_analysis.stats.inputs import as_float, check_ci, check_threshold, warn
+from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.proportions import proportion_ci
 from dabench_analysis.stats.ranking import rank_intervals, rank_ties
 from dabench_analysis.stats.repetitions import repetition_variance
-from dabench_analysis.tables.common import correct_mask
+from dabench_analysis.tables.common import correct_mask, takes_run
 from dabench_analysis.tables.sweep_items import (
     _as_tasks,
     _higher_is_better,
@@ -130,6 +130,7 @@ def _present(t: pd.DataFrame, metric: str | None) -> pd.Series:
         as_float(t[metric], metric).notna()
 
 
+@takes_run(pools=False)
 def task_counts(tasks, *, metric: str | None = None) -> pd.DataFrame:
     """Per run: its own number of tasks and the number all runs share.
 
@@ -164,6 +165,7 @@ def task_counts(tasks, *, metric: str | None = None) -> pd.DataFrame:
                          "n_shared": n_shared}).astype({"n_own": "int64", "n_shared": "int64"})
 
 
+@takes_run(pools=False)
 def shared_tasks(tasks, *, metric: str | None = None) -> pd.DataFrame:
     """The rows of every run restricted to the tasks every run has.
 
@@ -229,6 +231,7 @@ def _cost(sh: pd.DataFrame, runs: list[str], ci: float) -> tuple[dict, list[str]
     return cols, methods
 
 
+@takes_run(pools=False)
 def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: int = 2000,
                 seed: int = 0, metric: str = "final_score", ci: float = 0.95) -> pd.DataFrame:
     """Leaderboard on the tasks all runs share: every number with its interval, and the rank
@@ -241,7 +244,8 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
         ``final_score`` ([0, 1]) and ``metric``; ``total_tokens`` (tokens) and
         ``execution_time`` (seconds) are optional.
     threshold : float
-        Answer accuracy = share of tasks with ``final_score >= threshold``.
+        Answer accuracy = share of tasks with ``final_score >= threshold``; default: the Runs'
+        ``success_threshold``, for a frame 0.8.
     n_boot, seed : int
         Bootstrap replicates and seed of the rank intervals.
     metric : str
@@ -286,7 +290,6 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
     0      a         4              1.0   1.0  False
     1      b         4              0.0   2.0  False
     """
-    threshold = check_threshold(threshold)
     check_ci(ci)
     t = _as_tasks(tasks, ["final_score", metric])
     counts = task_counts(t, metric=metric)
@@ -327,6 +330,7 @@ _CONFIG_COLUMNS = ["config", "n_runs", "n_seeds", "n_tasks", "mean", "se", "ci_l
                    "rank", "rank_low", "rank_high", "tied", "method", "rank_method", "note"]
 
 
+@takes_run(pools=False)
 def leaderboard_by_config(tasks, configs: pd.DataFrame, *, metric: str = "final_score",
                           n_boot: int = 2000, seed: int = 0, ci: float = 0.95) -> pd.DataFrame:
     """Leaderboard of configurations, each the mean over its repetitions, with intervals that
@@ -384,7 +388,7 @@ def leaderboard_by_config(tasks, configs: pd.DataFrame, *, metric: str = "final_
     check_ci(ci)
     t = _declared_runs(_as_tasks(tasks, [metric]), configs)
     if t.empty:
-        warn(["no run declares a configuration (run_config.json or config/seed columns): "
+        warn([f"no run declares a configuration ({schema.CONFIG_FILE} or config/seed columns): "
               "no leaderboard by configuration"])
         return pd.DataFrame(columns=_CONFIG_COLUMNS)
     sh = shared_tasks(t, metric=metric)
@@ -404,6 +408,7 @@ def leaderboard_by_config(tasks, configs: pd.DataFrame, *, metric: str = "final_
         .reset_index(drop=True)
 
 
+@takes_run(pools=False)
 def repetition_table(tasks, configs: pd.DataFrame, *, metric: str = "final_score",
                      ci: float = 0.95) -> pd.DataFrame:
     """Between-repetition and between-task variance per configuration, on the shared tasks.
@@ -442,7 +447,7 @@ def repetition_table(tasks, configs: pd.DataFrame, *, metric: str = "final_score
     """
     t = _declared_runs(_as_tasks(tasks, [metric]), configs)
     if t.empty:
-        warn(["no run declares a configuration (run_config.json or config/seed columns): "
+        warn([f"no run declares a configuration ({schema.CONFIG_FILE} or config/seed columns): "
               "no repetition table"])
         return repetition_variance(t, configs.iloc[:0], metric=metric, ci=ci)
     return repetition_variance(shared_tasks(t, metric=metric), configs, metric=metric, ci=ci)

@@ -1,6 +1,6 @@
 """Many runs task by task: all-pairs paired comparisons, flips between two runs, and item
 analysis (how many runs solve each task). The leaderboards are in :mod:`.sweep`, which also
-re-exports these functions.
+re-exports these functions. Every ``threshold`` defaults to the Runs' ``success_threshold``.
 """
 
 from __future__ import annotations
@@ -14,17 +14,16 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.descriptive import t_summary
-from dabench_analysis.stats.inputs import as_float, as_frame, check_ci, check_threshold, warn
+from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.multicomp import adjust_pvalues
 from dabench_analysis.stats.nonparametric import signed_rank
 from dabench_analysis.stats.proportions import mcnemar_discordant
-from dabench_analysis.tables.common import correct_mask
+from dabench_analysis.tables.common import correct_mask, takes_run
 
 
-def _as_tasks(tasks, columns=()) -> pd.DataFrame:
-    """The stacked task frame of a sweep (a ``Runs`` gives its ``.tasks``), checked: ``run_id``,
-    ``task_id`` and ``columns`` present, one row per run and task."""
-    frame = as_frame(tasks)
+def _as_tasks(frame: pd.DataFrame, columns=()) -> pd.DataFrame:
+    """The stacked task frame of a sweep, checked: ``run_id``, ``task_id`` and ``columns``
+    present, one row per run and task."""
     require_columns(frame, ["run_id", "task_id", *columns])
     if frame["run_id"].isna().any() or frame["task_id"].isna().any():
         raise ValueError("tasks has rows without a run_id or task_id")
@@ -78,6 +77,7 @@ def _correct_matrix(tasks: pd.DataFrame, runs: list[str], threshold: float) -> n
     return _wide(tasks, flags.rename("correct"), runs).to_numpy()
 
 
+@takes_run(pools=False)
 def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """For every pair of runs, how many shared tasks pass in both, fail in both, or flip.
 
@@ -109,7 +109,6 @@ def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Dat
     >>> flip_counts(t)[["n_shared", "n_pass_fail", "n_fail_pass", "n_flips"]].values.tolist()
     [[3, 1, 1, 2]]
     """
-    threshold = check_threshold(threshold)
     t = _as_tasks(tasks, ["final_score"])
     runs = _run_order(t, "final_score")
     c = _correct_matrix(t, runs, threshold)
@@ -124,6 +123,7 @@ def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Dat
     return out
 
 
+@takes_run(pools=False)
 def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
           threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """The tasks whose correctness differs between two runs (pass→fail, fail→pass).
@@ -160,7 +160,6 @@ def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
     >>> flips(t, "a", "b")[["task_id", "flip"]].values.tolist()
     [['t3', 'fail→pass'], ['t2', 'pass→fail']]
     """
-    threshold = check_threshold(threshold)
     t = _as_tasks(tasks, ["final_score"])
     cols = ["task_id", "difficulty", "score_a", "score_b", "correct_a", "correct_b", "flip"]
     known = list(pd.unique(t["run_id"].astype(str)))
@@ -211,6 +210,7 @@ def _pair_row(x: np.ndarray, y: np.ndarray, ci: float) -> dict:
             "note": sr["note"]}
 
 
+@takes_run(pools=False)
 def pairwise(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, metric: str = "final_score",
              ci: float = 0.95) -> pd.DataFrame:
     """Every pair of runs compared on the tasks the two share, corrected for k(k − 1)/2 tests.
@@ -264,7 +264,6 @@ def pairwise(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, metric: str 
     >>> pairwise(t)[["run_a", "run_b", "n_shared", "p_wilcoxon", "p_mcnemar"]].values.tolist()
     [['a', 'b', 4, 0.125, 0.125]]
     """
-    threshold = check_threshold(threshold)
     check_ci(ci)
     t = _as_tasks(tasks, ["final_score", metric])
     runs = _run_order(t, metric)
@@ -333,6 +332,7 @@ def _labels(t: pd.DataFrame) -> tuple[pd.Series, int]:
     return best.set_index("task_id")["difficulty"], n_multi
 
 
+@takes_run(pools=False)
 def items(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Item analysis across a sweep: per task, how many runs solve it (observed difficulty)
     beside its labelled difficulty.
@@ -375,7 +375,6 @@ def items(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame
     >>> items(t)[["task_id", "n_solved", "solve_rate", "solved_by"]].values.tolist()
     [['t2', 0, 0.0, 'none'], ['t3', 1, 0.5, 'some'], ['t1', 2, 1.0, 'all']]
     """
-    threshold = check_threshold(threshold)
     t = _as_tasks(tasks, ["final_score"])
     solved = correct_mask(t, threshold=threshold).astype("Float64").to_numpy(float, na_value=np.nan)
     g = pd.DataFrame({"task_id": t["task_id"].astype(str).to_numpy(), "solved": solved,

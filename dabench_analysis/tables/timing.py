@@ -11,10 +11,13 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema, stats
-from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import TasksLike, as_frame, check_runs
+from dabench_analysis.tables.common import TasksLike, takes_run
+
+#: The per-stage columns of task_metrics.csv that :func:`phase_timing` reads.
+_STAGE_COLUMNS = [f"{p}_{m}" for p in schema.STAGES.values() for m in ("time", "calls", "tokens")]
 
 
+@takes_run(needs=[*_STAGE_COLUMNS, "execution_time"])
 def phase_timing(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Per-stage time, calls and tokens per task, and the unaccounted overhead.
 
@@ -51,10 +54,6 @@ def phase_timing(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     >>> phase_timing(t).set_index("stage").loc[["PLAN", "overhead"], "mean_time_s"].tolist()
     [2.0, 5.0]
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "phase_timing", takes_by=False)
-    cols = [f"{p}_{m}" for p in schema.STAGES.values() for m in ("time", "calls", "tokens")]
-    require_columns(tasks, cols + ["execution_time"])
     wall = tasks["execution_time"].astype("float64")
     stage_times = {s: tasks[f"{p}_time"].astype("float64") for s, p in schema.STAGES.items()}
     component = sum(stage_times.values())
@@ -82,6 +81,8 @@ def phase_timing(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@takes_run(frame="tool_calls", needs=["tool_name", "success", "latency_seconds", "tokens",
+                                     "task_id"])
 def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Latency and failure rate per tool, from ``tool_calls.csv``.
 
@@ -117,10 +118,6 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     0       sql        2           0.5               2.0
     1        py        1           0.0               2.0
     """
-    tool_calls = as_frame(tool_calls, "tool_calls")
-    check_runs(tool_calls, "tool_usage", takes_by=False)
-    require_columns(tool_calls, ["tool_name", "success", "latency_seconds", "tokens", "task_id"],
-                    what="tool_calls")
     rows = []
     for tool, sub in tool_calls.groupby(tool_calls["tool_name"].astype("string"), sort=False):
         ok = sub["success"].astype("boolean").dropna().astype(bool)

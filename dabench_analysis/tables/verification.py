@@ -2,7 +2,8 @@
 
 Seed 000, Phase 0 Task 7 "Verification Timeline Clarity": eval-v2 separates "Execution
 Approval" (the coordinator's decision, ``aat_verification_passed`` /
-``coordinator_final_decision``) from "Ground Truth Result" (``final_score >= 0.8``), because an
+``coordinator_final_decision``) from "Ground Truth Result" (``final_score >= 0.8``, or the
+run's success threshold: :func:`dabench_analysis.schema.correct`), because an
 approved answer is not necessarily a correct one. This module cross-tabulates the two.
 """
 
@@ -12,17 +13,9 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.stats.inputs import (
-    TasksLike,
-    as_bool,
-    as_float,
-    as_frame,
-    check_ci,
-    check_runs,
-    warn,
-)
+from dabench_analysis.stats.inputs import as_bool, check_ci, warn
 from dabench_analysis.stats.proportions import proportion_ci
-from dabench_analysis.tables.common import require_rows
+from dabench_analysis.tables.common import TasksLike, require_rows, takes_run
 
 #: The approval columns, in the order they are read (the flag first, the decision as a check).
 APPROVAL_COLUMNS = ("aat_verification_passed", "coordinator_final_decision")
@@ -70,6 +63,7 @@ def _approval(tasks: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return flag.fillna(decision), mismatch
 
 
+@takes_run(needs=["final_score"])
 def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,
                           ci: float = 0.95) -> pd.DataFrame:
     """Coordinator approval × answer correctness: the four cells and the rates between them.
@@ -82,7 +76,8 @@ def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS
         ``coordinator_final_decision`` (APPROVE_FINAL, RETRY_EXECUTION, REPLAN).
         A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     threshold : float
-        Correct means ``final_score >= threshold``; in (0, 1], default 0.8 (seed 000).
+        Correct means ``final_score >= threshold``; in (0, 1]; default: a Run's
+        ``success_threshold``, for a frame 0.8 (seed 000).
     ci : float
         Level of the Wilson intervals, in (0, 1).
 
@@ -140,15 +135,11 @@ def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS
     >>> out.loc[["approved_incorrect", "correct_among_approved"], ["count", "n"]].values.tolist()
     [[1, 4], [2, 3]]
     """
-    tasks = as_frame(tasks)
-    check_runs(tasks, "verification_timeline", takes_by=False)
-    schema.check_threshold(threshold)
     check_ci(ci)
-    schema.require_columns(tasks, ["final_score"])
     require_rows(tasks)
     approved, mismatch = _approval(tasks)
-    score = as_float(tasks["final_score"], "final_score")
-    keep = (approved.notna() & score.notna()).to_numpy() & ~mismatch.to_numpy()
+    correct = schema.correct(tasks["final_score"], threshold)
+    keep = (approved.notna() & correct.notna()).to_numpy() & ~mismatch.to_numpy()
     notes = []
     if mismatch.any():
         notes.append(f"{int(mismatch.sum())} task(s) left out: aat_verification_passed "
@@ -156,7 +147,7 @@ def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS
     if (n_na := int((~keep).sum() - mismatch.sum())):
         notes.append(f"{n_na} task(s) left out: final_score or approval missing")
     ok = approved.to_numpy(dtype=bool, na_value=False)[keep]
-    right = score.to_numpy()[keep] >= threshold
+    right = correct.to_numpy(dtype=bool, na_value=False)[keep]
     cells = {"a": ok & right, "b": ok & ~right, "c": ~ok & right, "d": ~ok & ~right}
     count = {key: int(v.sum()) for key, v in cells.items()}
     rows = [(m, kind, app, cor, sum(count[x] for x in num), sum(count[x] for x in den))
@@ -175,5 +166,5 @@ def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS
     if not pos.all():
         notes.append(f"{int((~pos).sum())} proportion(s) with n = 0: "
                      f"{', '.join(out['measure'][~pos])} undefined (NaN)")
-    warn(notes, stacklevel=3)
+    warn(notes)
     return out[COLUMNS]

@@ -15,6 +15,7 @@ import pandas as pd
 
 from dabench_analysis.load.csv import read_header
 from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.schema import TASK_FILE, TRAJECTORY_FILE
 from dabench_analysis.schema.checks import CHECKS, checks_reading
 from dabench_analysis.schema.sections import FILE_CATALOGUES, sections_needing
 
@@ -30,7 +31,7 @@ def orphan_findings(task_ids: pd.Series, table: pd.DataFrame, file: str) -> list
     for tid, idx in table.index[orphan.to_numpy()].to_series().groupby(ids[orphan]):
         rows = tuple(int(i) + 1 for i in idx)
         out.append(Finding("error", file, rows[0], "task_id", "unknown_task_id",
-                           f"task_id {tid!r} ({len(rows)} row(s)) is not in task_metrics.csv",
+                           f"task_id {tid!r} ({len(rows)} row(s)) is not in {TASK_FILE}",
                            rows))
     return out
 
@@ -95,7 +96,7 @@ def run_id_findings(run_ids: pd.Series, source_rows: Sequence[int], task_file: s
 
 
 #: Absent columns a check of this module reports itself (missing_time: time data missing).
-_SELF_REPORTED = {("trajectory.csv", "duration_seconds")}
+_SELF_REPORTED = {(TRAJECTORY_FILE, "duration_seconds")}
 
 
 def absent_side_columns(run_dir: Path, file: str) -> list[Finding]:

@@ -60,7 +60,7 @@ CAUSES = {
 CAP_TOP, CAP_STEP = 8.0, 2.0
 
 
-NOT_EVALUATED = "not evaluated: no task_metrics.csv (run eval-v2 first); no health score"
+NOT_EVALUATED = f"not evaluated: no {schema.TASK_FILE} (run eval-v2 first); no health score"
 
 
 @dataclass(frozen=True)
@@ -82,11 +82,14 @@ class Health:
         0–10, NaN for a run without tasks.
     run_quality_status : {"HEALTHY", "DEGRADED", "UNHEALTHY", "UNDEFINED"}
     answer_accuracy, execution_success_rate : float
-        Shares in [0, 1] (final_score >= 0.8; execution_success), NaN without values.
+        Shares in [0, 1] (final_score >= the run's success threshold, default 0.8;
+        execution_success), NaN without values.
     weighted_score : float
         0–10, the weighted part of the score before any cap.
     causes : tuple of str
         Keys of :data:`CAUSES` found in the run (each caps the score below 7).
+    success_threshold : float
+        The success threshold of ``answer_accuracy`` (:func:`dabench_analysis.schema.correct`).
     """
 
     harness_score: float
@@ -100,6 +103,7 @@ class Health:
     execution_success_rate: float
     weighted_score: float = float("nan")
     causes: tuple[str, ...] = ()
+    success_threshold: float = schema.SUCCESS_THRESHOLD
 
 
 def _status(score: float, n_errors: int = 0) -> str:
@@ -191,7 +195,8 @@ def harness_score(components: dict[str, float]) -> tuple[float, float, tuple[str
 
 
 def _health(components: dict[str, float] | None, quality: dict[str, float],
-            n_errors: int, *, evaluated: bool = True) -> Health:
+            n_errors: int, *, evaluated: bool = True,
+            success_threshold: float = schema.SUCCESS_THRESHOLD) -> Health:
     if not evaluated:
         nan = float("nan")
         return Health(nan, "UNDEFINED", *_band(nan), dict.fromkeys(HARNESS_WEIGHTS, nan),
@@ -204,7 +209,8 @@ def _health(components: dict[str, float] | None, quality: dict[str, float],
     return Health(score, _status(score, n_errors), band, action,
                   components or dict.fromkeys(HARNESS_WEIGHTS, 0.0), q, _status(q),
                   quality.get("answer_accuracy", float("nan")),
-                  quality.get("execution_success_rate", float("nan")), weighted, causes)
+                  quality.get("execution_success_rate", float("nan")), weighted, causes,
+                  success_threshold)
 
 
 def _pct(x: float) -> str:
@@ -253,7 +259,10 @@ def _validity(run: Run, findings: Sequence[Finding]) -> float:
 def harness_components(run: Run, rec: pd.DataFrame, failed: pd.Series,
                        findings: Sequence[Finding]) -> dict[str, float]:
     """The five [0, 1] components of the harness health score (see :func:`harness_score`)."""
-    failing = (rec["final_score"] < schema.SUCCESS_THRESHOLD).fillna(False).to_numpy()
+    # Failed as the harness attributes failures: below the guide's 0.8 (what eval-v2 wrote a
+    # failure_category for), not the analysis' success threshold.
+    failing = (~schema.correct(rec["final_score"], schema.SUCCESS_THRESHOLD)).fillna(False) \
+        .to_numpy(dtype=bool)
     if "failure_category" not in run.tasks:  # not recorded by this harness: not assessable
         attribution = float("nan")
     elif not failing.any():
@@ -283,14 +292,13 @@ def _tool_success(rec: pd.DataFrame) -> float:
 
 def quality_components(tasks: pd.DataFrame, *,
                        threshold: float = schema.SUCCESS_THRESHOLD) -> dict[str, float]:
-    """Answer accuracy (``final_score >= threshold``, the report's success threshold) and
-    execution success rate; NaN without values. Raises ValueError for a threshold outside
-    (0, 1] (:func:`dabench_analysis.schema.check_threshold`)."""
-    threshold = schema.check_threshold(threshold)
-    out = {}
-    for key, col in (("answer_accuracy", "final_score"),
-                     ("execution_success_rate", "execution_success")):
-        s = tasks[col].dropna() if col in tasks else pd.Series([], dtype="float64")
-        value = (s >= threshold) if col == "final_score" else s.astype(bool)
-        out[key] = float(value.mean()) if len(s) else float("nan")
-    return out
+    """Answer accuracy (:func:`dabench_analysis.schema.correct` at ``threshold``, the run's
+    success threshold) and execution success rate; NaN without values. Raises ValueError for a
+    threshold outside (0, 1] (:func:`dabench_analysis.schema.check_threshold`)."""
+    empty = pd.Series([], dtype="boolean")
+    correct = schema.correct(tasks["final_score"], threshold) if "final_score" in tasks \
+        else empty
+    executed = tasks["execution_success"].astype("boolean") if "execution_success" in tasks \
+        else empty
+    return {key: float(s.dropna().astype(bool).mean()) if s.notna().any() else float("nan")
+            for key, s in (("answer_accuracy", correct), ("execution_success_rate", executed))}

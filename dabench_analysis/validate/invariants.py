@@ -97,8 +97,10 @@ def _expected_outcome(r: pd.DataFrame) -> pd.Series:
     """V2.1 item 4: correct if final_score >= 0.8; partial if executed and 0 < score < 0.8;
     failed otherwise; <NA> where the inputs do not decide."""
     score, ex = r["final_score"], r["execution_success"]
-    correct = (score >= schema.SUCCESS_THRESHOLD).fillna(False)
-    below = (score < schema.SUCCESS_THRESHOLD).fillna(False)
+    # The guide's rule checks what the harness wrote: the outcome rule at the guide's constant,
+    # never the analysis' success threshold (schema.outcome).
+    outcome = schema.correct(score, schema.SUCCESS_THRESHOLD)
+    correct, below = outcome.fillna(False), (~outcome).fillna(False)
     partial = (below & (score > 0) & ex).fillna(False)
     failed = (below & ((score <= 0) | ~ex)).fillna(False)
     out = np.select([correct, partial, failed], ["correct", "partial", "failed"], "")
@@ -152,7 +154,9 @@ def _derive(r: pd.DataFrame) -> None:
     _understanding(r)
     r["x_triggered"] = r["verification_steps"] > 0
     r["x_approved"] = r["coordinator_final_decision"] == "APPROVE_FINAL"
-    r["x_correct"] = correct = r["final_score"] >= schema.SUCCESS_THRESHOLD
+    # final_answer_correct and confidence_correct as the guide defines them, at its 0.8 (they
+    # check what the harness wrote, not the analysis' success threshold).
+    r["x_correct"] = correct = schema.correct(r["final_score"], schema.SUCCESS_THRESHOLD)
     conf = r["confidence_score"]
     r["x_confidence_correct"] = _at_least(conf, schema.SUCCESS_THRESHOLD) & correct
     binary, score = (conf - correct.astype("Float64")).abs(), (conf - r["final_score"]).abs()
@@ -303,10 +307,12 @@ def reconciliation_frame(tasks: pd.DataFrame, trajectory: pd.DataFrame | None,
 _LABELS = {"component_time": "per-stage time", "time_ratio": "time accounting ratio",
            "overhead": "execution_time - per-stage time"}
 #: The side-file column each ``tc_*`` / ``traj_*`` value is counted from (not-assessable notes).
-SOURCES = {"tc_rows": "tool_calls.csv task_id", "tc_failed": "tool_calls.csv success",
-           "tc_unique": "tool_calls.csv tool_name", "traj_steps": "trajectory.csv task_id",
-           "traj_tokens": "trajectory.csv tokens", "traj_planner": "trajectory.csv action",
-           "traj_explore": "trajectory.csv phase", "traj_tool_steps": "trajectory.csv tool"}
+SOURCES = {
+    **{f"tc_{key}": f"{schema.TOOL_CALLS_FILE} {col}" for key, col in (
+        ("rows", "task_id"), ("failed", "success"), ("unique", "tool_name"))},
+    **{f"traj_{key}": f"{schema.TRAJECTORY_FILE} {col}" for key, col in (
+        ("steps", "task_id"), ("tokens", "tokens"), ("planner", "action"), ("explore", "phase"),
+        ("tool_steps", "tool"))}}
 
 
 def _fmt(v: object) -> str:
@@ -321,15 +327,16 @@ def _fmt(v: object) -> str:
 
 def _label(col: str) -> str:
     return "expected" if col.startswith("x_") else _LABELS.get(col) or col.replace(
-        "tc_", "tool_calls.csv ").replace("traj_", "trajectory.csv ")
+        "tc_", f"{schema.TOOL_CALLS_FILE} ").replace("traj_", f"{schema.TRAJECTORY_FILE} ")
 
 
 def _finding(inv: Invariant, row: pd.Series, source_row: int, task_file: str) -> Finding:
     if inv.file == "replay":  # shows: the replay value, the task_metrics column
-        msg = (f"{row['task_id']}: task_replay.json {inv.column} = {_fmt(row[inv.shows[0]])} "
+        msg = (f"{row['task_id']}: {schema.REPLAY_FILE} {inv.column} = "
+               f"{_fmt(row[inv.shows[0]])} "
                f"but {task_file} row {source_row} has {_label(inv.shows[1])} = "
                f"{_fmt(row[inv.shows[1]])}")
-        return Finding(inv.severity, f"{row['task_id']}/task_replay.json", None, inv.column,
+        return Finding(inv.severity, f"{row['task_id']}/{schema.REPLAY_FILE}", None, inv.column,
                        inv.check, msg)
     shown = "".join(f", {_label(c)} {_fmt(row[c])}" for c in inv.shows)
     return Finding(inv.severity, task_file, source_row, inv.column, inv.check,

@@ -19,6 +19,7 @@ import pandas as pd
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.replay import read_replay, replay_file
 from dabench_analysis.load.run import Run
+from dabench_analysis.schema import REPLAY_FILE
 from dabench_analysis.schema.replay import REPLAY_FIELDS, REPLAY_TYPES, ReplayField
 from dabench_analysis.validate.invariants import Invariant, _holds, _tol, check_invariants
 
@@ -102,7 +103,7 @@ def check_structure(data: dict, tid: str, findings: list[Finding]) -> dict[str, 
     a value of the wrong type: ``replay_field_type`` (both errors). Children are checked only
     when their parent is an object (or a list) of the right type.
     """
-    where, out = f"{tid}/task_replay.json", {}
+    where, out = f"{tid}/{REPLAY_FILE}", {}
     for f in REPLAY_FIELDS.values():
         if "[]." in f.path:
             _items(f, data, tid, where, out, findings)
@@ -144,18 +145,18 @@ def replay_frame(run: Run, findings: list[Finding]) -> pd.DataFrame:
                 continue
             data = read_replay(found)
         except RunLoadError as exc:
-            findings.append(Finding("error", f"{tid}/task_replay.json", None, None,
+            findings.append(Finding("error", f"{tid}/{REPLAY_FILE}", None, None,
                                     "replay_unreadable", str(exc).split(": ", 1)[-1]))
             continue
         rows[idx] = check_structure(data, str(tid), findings)
     if n_missing:
         findings.append(Finding("info", run.task_file, None, "replay_path", "replay_missing",
                                 f"{n_missing} of {len(run.tasks)} task(s) have no "
-                                "task_replay.json"))
+                                f"{REPLAY_FILE}"))
     known = set(run.tasks["task_id"].dropna().astype(str))
-    for p in sorted(run.path.glob("*/task_replay.json")):
+    for p in sorted(run.path.glob(f"*/{REPLAY_FILE}")):
         if p.parent.name not in known:
-            findings.append(Finding("warning", f"{p.parent.name}/task_replay.json", None, None,
+            findings.append(Finding("warning", f"{p.parent.name}/{REPLAY_FILE}", None, None,
                                     "replay_unknown_task", "replay of a task that is not in "
                                     f"{run.task_file}"))
     frame = pd.DataFrame.from_dict(rows, orient="index").reindex(run.tasks.index)
@@ -196,4 +197,4 @@ def check_replays(rec: pd.DataFrame, source_rows: list[int],
 def failed_tasks(findings: list[Finding]) -> set[str]:
     """Task ids whose replay has an error finding (unreadable, missing field, wrong type)."""
     return {f.file.rsplit("/", 1)[0] for f in findings
-            if f.severity == "error" and f.file.endswith("/task_replay.json")}
+            if f.severity == "error" and f.file.endswith(f"/{REPLAY_FILE}")}

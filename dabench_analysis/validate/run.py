@@ -17,11 +17,13 @@ from dabench_analysis.load import Run, load_run
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.schema import (
     SUCCESS_THRESHOLD,
+    TOOL_CALLS_FILE,
+    TRAJECTORY_FILE,
+    check_threshold,
     optional_columns,
     sections_needing,
     sections_using,
 )
-from dabench_analysis.schema.files import TOOL_CALLS_FILE, TRAJECTORY_FILE
 from dabench_analysis.validate import files as fl
 from dabench_analysis.validate import invariants as inv
 from dabench_analysis.validate import replay as rp
@@ -186,18 +188,26 @@ def _failed_report(path: Path, exc: RunLoadError) -> ValidationReport:
                             list(findings))
 
 
-def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
-                 threshold: float = SUCCESS_THRESHOLD) -> ValidationReport:
-    """Check one eval-v2 run directory: schema, ranges, cross-file invariants, health.
+def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
+                 threshold: float | None = None) -> ValidationReport:
+    """Check one eval-v2 run: schema, ranges, cross-file invariants, health.
 
     Parameters
     ----------
-    path : path-like
-        Run directory (``task_metrics.csv``, ``trajectory.csv``, ``tool_calls.csv``,
-        ``task_*/task_replay.json``). Read only; nothing is written.
+    run : Run or path-like
+        A loaded run (:func:`dabench_analysis.load_run`): validated as it was loaded, its
+        task file not read again (its load findings are the loader's; its trajectory and tool
+        calls are read as the Run reads them). Or a run directory (``task_metrics.csv``,
+        ``trajectory.csv``, ``tool_calls.csv``, ``task_*/task_replay.json``), loaded
+        leniently (``strict=False``). Read only; nothing is written.
     replays : bool
         Also parse every ``task_replay.json``, check it against the replay catalogue and
         compare it with its task's row (slower on big runs).
+    threshold : float, optional
+        Success threshold of the run-quality score's answer accuracy, in (0, 1]; default: the
+        Run's ``success_threshold`` (a path: :data:`dabench_analysis.schema.SUCCESS_THRESHOLD`,
+        0.8). The guide's own rules (``final_answer_correct``, ``outcome_status``,
+        ``confidence_correct``) always check what the harness wrote at the guide's 0.8.
 
     Returns
     -------
@@ -205,6 +215,11 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
         ``findings`` (DataFrame: severity, file, row, column, check, message), ``ok``,
         ``health``, ``state``, ``summary()``, ``to_frame()``. A run that cannot be loaded
         gives a report with its errors (state "failed" or "not evaluated"), never an exception.
+
+    Raises
+    ------
+    ValueError
+        A ``threshold`` outside (0, 1].
 
     Notes
     -----
@@ -268,7 +283,8 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
     UNHEALTHY).
 
     ``run quality = 10 (answer accuracy + execution success rate) / 2`` (the two outcome
-    metrics V2.1 names; accuracy = share with final_score >= 0.8), same thresholds without the
+    metrics V2.1 names; accuracy = share with final_score >= the success threshold,
+    :func:`dabench_analysis.schema.correct`), same thresholds without the
     error condition. It reproduces the seed's example (64 % accuracy shown as DEGRADED for any
     execution success rate >= 76 %). No tasks: run quality NaN, status UNDEFINED; a run that
     cannot be loaded scores 0 (UNHEALTHY); a run that is not evaluated (no task_metrics.csv,
@@ -279,15 +295,23 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
     >>> report = validate_run("data/sample_runs/proposed_aat")
     >>> report.ok, report.health.harness_status
     (True, 'HEALTHY')
+    >>> from dabench_analysis import load_run
+    >>> run = load_run("data/sample_runs/proposed_aat", success_threshold=0.95)
+    >>> validate_run(run).health.run_quality_score < report.health.run_quality_score
+    True
     """
-    path = Path(path)
     extra: list[Finding] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # each loader warning is also a finding
-        try:
-            run = load_run(path, strict=False)
-        except RunLoadError as exc:
-            return _failed_report(path, exc)
+        if not isinstance(run, Run):
+            path = Path(run)
+            try:
+                run = load_run(path, strict=False)
+            except RunLoadError as exc:
+                check_threshold(SUCCESS_THRESHOLD if threshold is None else threshold)
+                return _failed_report(path, exc)
+        path = Path(run.path)
+        threshold = check_threshold(run.success_threshold if threshold is None else threshold)
         traj = _side(run, "trajectory", TRAJECTORY_FILE, extra)
         calls = _side(run, "tool_calls", TOOL_CALLS_FILE, extra)
     replay = rp.replay_frame(run, extra) if replays else None
@@ -302,6 +326,7 @@ def validate_run(path: str | os.PathLike[str], *, replays: bool = True,
     n_errors = sum(f.severity == "error" for f in findings)
     components = harness_components(run, rec, failed, findings) if len(run.tasks) \
         else None
-    health = _health(components, quality_components(run.tasks, threshold=threshold), n_errors)
+    health = _health(components, quality_components(run.tasks, threshold=threshold), n_errors,
+                     success_threshold=threshold)
     return ValidationReport(path, run.run_id, "evaluated", _frame(findings), health,
                             len(run.tasks), findings)

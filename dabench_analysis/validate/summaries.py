@@ -22,7 +22,7 @@ _MEASURES = {
     "attribution": "failed tasks with a failure_category (V2.1: attribution coverage)",
     "time_accounting": "timed tasks with at most 50 % of execution_time unaccounted",
     "tool_reliability": "tool calls that succeeded: 1 - tool failure rate",
-    "answer_accuracy": "share of tasks with final_score >= the success threshold (0.8 default)",
+    "answer_accuracy": "share of tasks with final_score >= {threshold:g} (the success threshold)",
     "execution_success_rate": "share of tasks whose code ran (execution_success)",
 }
 
@@ -99,7 +99,8 @@ def health_table(report: ValidationReport) -> pd.DataFrame:
         for k, v in quality.items():
             w = 1 / len(known) if k in known else 0.0
             rows.append(("run_quality", k, v, nan, w, 10 * w * v if k in known else nan,
-                         h.run_quality_status, _MEASURES[k]))
+                         h.run_quality_status,
+                         _MEASURES[k].format(threshold=h.success_threshold)))
         rows.append(("run_quality", "score", h.run_quality_score, nan, 1.0,
                      h.run_quality_score, h.run_quality_status,
                      "HEALTHY >= 9.0, DEGRADED >= 7.0 (V2.1)"))
