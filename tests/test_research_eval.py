@@ -89,7 +89,8 @@ def copy_tiny(tmp_path: Path) -> Path:
     ("{not json\n", r"alpha/artifacts/results.jsonl:3: malformed JSON"),
     ('{"case_id": "c9"}\n', r"results.jsonl:3: missing field 'status'"),
     ('{"case_id": "c9", "status": "SKIPPED"}\n', r"results.jsonl:3: status 'SKIPPED'"),
-    ('{"case_id": "c1", "status": "PASS"}\n', r"duplicate case 'c1'"),
+    ('{"case_id": "c1", "status": "PASS"}\n', r"results.jsonl:3: field 'case_id': duplicate "
+                                              r"case 'c1' \(first at line 1\)"),
     ('[1, 2]\n', r"results.jsonl:3: expected a JSON object"),
 ])
 @pytest.mark.filterwarnings("ignore:.*summary.json:UserWarning")  # counts change with the line

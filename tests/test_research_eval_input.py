@@ -309,8 +309,17 @@ def test_bad_lines_are_errors_naming_file_and_line(tmp_path, raw, what):
 def test_only_case_id_and_status_are_required(tmp_path):
     root, file = with_line(tmp_path, b'{"case_id": "bare", "status": "FAIL"}')
     ev, messages = load_recording(root)
+    # line 3's case is now "bare": the other two profiles lack "bare", this one lacks the case
+    # it replaced (a case absent from one file, issue 24 item 5)
+    absent = [("research-glmflash-local", "bare"), (RUN, CASE), ("research-gf-no-web-search",
+                                                                "bare")]
     assert messages == [f"{RUN}: summary.json passed_cases=12 but results.jsonl has 11 PASS",
-                        f"{RUN}: summary.json failed_cases=9 but results.jsonl has 10 FAIL"]
+                        f"{RUN}: summary.json failed_cases=9 but results.jsonl has 10 FAIL",
+                        *(f"warning: {r}/artifacts/results.jsonl, column 'case_id': 1 case(s) "
+                          f"other runs have are absent here: {c} [case_missing]"
+                          for r, c in absent)]
+    assert [(f.check, f.file) for f in ev.findings] == [
+        ("case_missing", f"{r}/artifacts/results.jsonl") for r, _ in absent]
     bare = case(ev, "bare")
     assert bare["status"] == "FAIL" and pd.isna(bare["passed"]) and pd.isna(bare["elapsed_ms"])
     assert pd.isna(bare["total_tokens"]) and bare["n_tool_calls"] == 0 and bare["doc_ids"] == ""
@@ -318,3 +327,29 @@ def test_only_case_id_and_status_are_required(tmp_path):
         warnings.simplefilter("error")
         out = rev.describe_profiles(ev.cases).set_index(["run_id", "metric"])
     assert out.loc[(RUN, "elapsed_ms"), "n"] == 23
+
+
+# --- issue 24 item 5: a BOM, a case listed twice, a case absent from one file -------------------
+
+def test_a_bom_is_accepted_as_in_the_other_readers(tmp_path):
+    root = Path(shutil.copytree(SAMPLE, tmp_path / "s"))
+    files = [root / "summary.json", *root.glob("*/artifacts/*.json*")]
+    for f in files:
+        f.write_bytes(b"\xef\xbb\xbf" + f.read_bytes())
+    ev, clean = load_research_eval(root), load_research_eval(SAMPLE)
+    pd.testing.assert_frame_equal(ev.cases.drop(columns="source"),
+                                  clean.cases.drop(columns="source"))
+    assert len(files) == 7  # the session summary, then results.jsonl + summary.json of 3 runs
+
+
+@pytest.mark.filterwarnings("ignore:.*summary.json:UserWarning")  # its counts change too
+def test_a_case_listed_twice_names_both_lines(tmp_path):
+    root = Path(shutil.copytree(SAMPLE, tmp_path / "s"))
+    file = root / RUN / "artifacts" / "results.jsonl"
+    lines = file.read_bytes().splitlines(keepends=True)
+    file.write_bytes(b"".join([*lines, lines[4]]))  # line 5 again, as line 25
+    with pytest.raises(ValueError) as err:
+        load_research_eval(root)
+    case_id = json.loads(lines[4])["case_id"]
+    assert str(err.value) == (f"{RUN}/artifacts/results.jsonl:25: field 'case_id': duplicate "
+                              f"case {case_id!r} (first at line 5); one line per case")

@@ -504,22 +504,56 @@ def test_run_configs_from_file_and_columns(two_runs):
 
 @pytest.mark.parametrize(("text", "message"), [
     ("{not json", "not valid JSON"),
-    ('{"config": "a", "seed": NaN}', "not valid JSON .*NaN is not JSON"),
     ('["a", 1]', "expected a JSON object"),
-    ('{"config": 3}', "'config' must be a string"),
-    ('{"config": "a", "seed": true}', "'seed' must be a whole number"),
-    ('{"config": "a", "seed": "3"}', "'seed' must be a whole number"),
-    ('{"config": "a", "seed": 2.5}', "'seed' must be a whole number")])
+    ('{"config": 3}', "key 'config' must be a string"),
+    ('{"config": "a", "seed": true}', "key 'seed' must be a whole number"),
+    ('{"config": "a", "seed": "3"}', "key 'seed' must be a whole number"),
+    # issue 24 item 6: a float in an integer field, integers beyond int64, NaN / Infinity,
+    # each named by file and key (Python's json accepts NaN, Infinity and 1e400 as floats)
+    ('{"config": "a", "seed": 2.5}', "key 'seed': 2.5 is a float"),
+    ('{"config": "a", "seed": 3.0}', "key 'seed': 3.0 is a float"),
+    ('{"config": "a", "seed": 1e20}', "key 'seed': 1e20 is a float"),
+    ('{"config": "a", "seed": 9223372036854775808}', "key 'seed': 9223372036854775808 is "
+                                                      "outside the 64-bit integer range"),
+    ('{"config": "a", "seed": -9223372036854775809}', "key 'seed': -9223372036854775809 is "
+                                                       "outside the 64-bit"),
+    ('{"config": "a", "seed": ' + "9" * 400 + "}", "key 'seed': an integer of 400 digits is "
+                                                   "outside the 64-bit"),
+    ('{"config": "a", "seed": NaN}', "key 'seed': NaN, Infinity .* are not JSON numbers"),
+    ('{"config": "a", "seed": -Infinity}', "key 'seed': NaN, Infinity"),
+    ('{"config": "a", "params": {"temperature": [0.7, Infinity]}}',
+     r"key 'params.temperature\[1\]': NaN, Infinity"),
+    ('{"config": "a", "params": {"top_p": 1e400}}', "key 'params.top_p': NaN, Infinity")])
 def test_bad_run_config_names_the_file(two_runs, text, message):
     path = two_runs[0] / CONFIG_FILE
     path.write_text(text)
-    with pytest.raises(ValueError, match=f"{CONFIG_FILE}.*{message}"):
+    with pytest.raises(ValueError, match=f"{CONFIG_FILE}: {message}"):
         run_configs(two_runs)
 
 
-def test_run_config_seed_3_0_is_3_and_conflicts_warn(two_runs):
+def test_run_config_limits_of_a_seed_and_a_bom(two_runs):
     path = two_runs[0] / CONFIG_FILE
-    path.write_text('{"config": "a", "seed": 3.0}')
+    for seed in (2**63 - 1, -(2**63), 0):  # the 64-bit range is closed
+        path.write_text(json.dumps({"config": "a", "seed": seed}))
+        assert read_run_config(path) == {"config": "a", "seed": seed}
+    path.write_bytes(b'\xef\xbb\xbf{"config": "a", "seed": 3}')  # a BOM, as the CSV readers
+    assert read_run_config(path) == {"config": "a", "seed": 3}
+    out = run_configs(two_runs)
+    assert out["seed"].astype(object).tolist() == [3, pd.NA]
+
+
+def test_a_seed_column_of_floats_or_beyond_int64_is_named(two_runs):
+    tasks = da.load_runs(two_runs).tasks.copy()
+    for value, message in (("3.0", "whole number written without a decimal point"),
+                           (str(2**63), "outside the 64-bit integer range")):
+        tasks["seed"] = value
+        with pytest.raises(ValueError, match=f"task_metrics of run 'baseline_react': .*{message}"):
+            run_configs(two_runs, tasks)
+
+
+def test_run_config_conflicts_warn(two_runs):
+    path = two_runs[0] / CONFIG_FILE
+    path.write_text('{"config": "a", "seed": 3}')
     assert read_run_config(path) == {"config": "a", "seed": 3}
     tasks = da.load_runs(two_runs).tasks.assign(config="b")
     with pytest.warns(UserWarning, match="config differ.*the file is used"):

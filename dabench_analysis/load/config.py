@@ -6,7 +6,9 @@ The file (optional, UTF-8 JSON, read only, never written by the toolkit)::
     {"config": "gpt-x / react / temperature 0.7", "seed": 3}
 
 ``config`` (a string) names the configuration; runs with the same ``config`` are repetitions of
-it, told apart by ``seed`` (a whole number; optional). Other keys are ignored. Without the file,
+it, told apart by ``seed`` (optional: an integer in the 64-bit range, written without a
+decimal point: ``3``, not ``3.0``). Other keys are ignored, but no key may hold ``NaN`` or
+``Infinity`` (not JSON): each refused value is an error naming the file and the key. Without the file,
 columns ``config`` and ``seed`` in task_metrics.csv, each holding one value for the whole run,
 say the same. A run with neither declares no configuration (``config`` missing).
 """
@@ -30,8 +32,36 @@ _MAX_BYTES = 1 << 20
 _COLUMNS = ["run_id", "config", "seed", "source"]
 
 
-def _reject_constant(token: str):
-    raise ValueError(f"{token} is not JSON")
+#: Range of a seed: a 64-bit signed integer (numpy, pandas Int64 and most RNGs take no more).
+SEED_MIN, SEED_MAX = -(2**63), 2**63 - 1
+
+
+class _Float(float):
+    """A JSON number written with a fraction or an exponent (``3.0``, ``1e20``), or the
+    non-JSON ``NaN`` / ``Infinity`` that Python's json would accept: kept with its text so that
+    a field that needs a whole number can refuse it by name."""
+
+    def __new__(cls, text: str) -> _Float:
+        obj = super().__new__(cls, float(text))
+        obj.text = text if len(text) <= 30 else f"{text[:12]}... ({len(text)} characters)"
+        return obj
+
+
+def _loads(text: str):
+    return json.loads(text, parse_float=_Float, parse_constant=_Float)
+
+
+def _not_finite(value, key: str = "") -> str | None:
+    """The key path (``a.b[2]``) of the first NaN / Infinity / overflowing number, if any."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return key or "(top level)"
+    if isinstance(value, dict):
+        items = ((f"{key}.{k}" if key else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{key}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    return next((hit for k, v in items if (hit := _not_finite(v, k)) is not None), None)
 
 
 def read_run_config(path: str | os.PathLike[str]) -> dict:
@@ -40,7 +70,7 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
     Parameters
     ----------
     path : path-like
-        The JSON file (UTF-8, at most 1 MiB).
+        The JSON file (UTF-8, a BOM accepted, at most 1 MiB).
 
     Returns
     -------
@@ -50,9 +80,12 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
     Raises
     ------
     ValueError
-        Naming the file: unreadable, not UTF-8, not JSON (``NaN``/``Infinity`` included), not
-        an object, ``config`` not a string, ``seed`` not a whole number (``true``, ``"3"`` and
-        ``3.5`` are refused; ``3.0`` is read as 3).
+        Naming the file, and the key where a value is refused: unreadable, not UTF-8, not
+        JSON, not an object; ``NaN``, ``Infinity`` or a number too large for a float (``1e400``)
+        under any key (Python's json accepts them; they are not JSON); ``config`` not a
+        string; ``seed`` not a whole number written as one: ``true``, ``"3"``, ``2.5``, and
+        also ``3.0`` and ``1e20`` (a float in an integer field), or an integer outside the
+        64-bit range [-2**63, 2**63 - 1] (``2**63`` itself).
 
     Examples
     --------
@@ -61,6 +94,11 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
     >>> _ = p.write_text('{"config": " react-t0.7 ", "seed": 3, "note": "ignored"}')
     >>> read_run_config(p)
     {'config': 'react-t0.7', 'seed': 3}
+    >>> _ = p.write_text('{"config": "a", "seed": 1e20}')
+    >>> read_run_config(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...run_config.json: key 'seed': 1e20 is a float; a seed is a whole number written without a decimal point or exponent (e.g. 3)
     """
     path = Path(path)
     try:
@@ -68,11 +106,13 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
             raw = fh.read(_MAX_BYTES + 1)
         if len(raw) > _MAX_BYTES:
             raise ValueError(f"{path}: larger than 1 MiB; a run config is a few keys")
-        data = json.loads(raw.decode("utf-8-sig"), parse_constant=_reject_constant)
+        data = _loads(raw.decode("utf-8-sig"))
     except OSError as exc:
         raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
         if str(exc).startswith(str(path)):
             raise
@@ -80,6 +120,10 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object such as "
                          f'{{"config": "name", "seed": 1}}, got {type(data).__name__}')
+    bad = _not_finite(data)
+    if bad is not None:
+        raise ValueError(f"{path}: key {bad!r}: NaN, Infinity and numbers beyond the float "
+                         "range are not JSON numbers; write null for a missing value")
     return {"config": _config_value(data.get("config"), str(path)),
             "seed": _seed_value(data.get("seed"), str(path))}
 
@@ -88,22 +132,35 @@ def _config_value(value, where: str) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if not isinstance(value, str):
-        raise ValueError(f"{where}: 'config' must be a string, got {value!r}")
+        raise ValueError(f"{where}: key 'config' must be a string, got {_text(value)}")
     return value.strip() or None
 
 
+def _text(value) -> str:
+    return getattr(value, "text", None) or repr(value)
+
+
 def _seed_value(value, where: str, *, text: bool = False) -> int | None:
+    """A seed: a whole number in the 64-bit range, written as an integer (file) or as the text
+    of one (a task_metrics column: ``"3"``; ``"3.0"`` is refused as in the file)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if text and isinstance(value, str):  # task_metrics columns arrive as text
         try:
-            value = float(value.strip())
+            value = int(value.strip())
         except ValueError:
-            raise ValueError(f"{where}: 'seed' must be a whole number, got {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, int | float) or (
-            isinstance(value, float) and not value.is_integer()):
-        raise ValueError(f"{where}: 'seed' must be a whole number, got {value!r}")
-    return int(value)
+            raise ValueError(f"{where}: 'seed' must be a whole number written without a "
+                             f"decimal point or exponent, got {value!r}") from None
+    if isinstance(value, float):
+        raise ValueError(f"{where}: key 'seed': {_text(value)} is a float; a seed is a whole "
+                         "number written without a decimal point or exponent (e.g. 3)")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{where}: key 'seed' must be a whole number, got {_text(value)}")
+    if not SEED_MIN <= value <= SEED_MAX:
+        shown = str(value) if len(str(value)) <= 30 else f"an integer of {len(str(value))} digits"
+        raise ValueError(f"{where}: key 'seed': {shown} is outside the 64-bit integer range "
+                         f"[-2**63, 2**63 - 1]")
+    return value
 
 
 def _constant(tasks: pd.DataFrame, run_id: str, column: str):

@@ -94,3 +94,15 @@ def report_rows(findings: list, rows, values, file: str, col: str | None, check:
     findings.append(Finding(severity, file, rows[0] if len(rows) == 1 else None, col, check,
                             f"{what}: {shown}{more}", rows))
 
+
+
+def report(findings: list, mask, values, file: str, col: str | None, check: str, what: str,
+           severity: str = "error") -> None:
+    """:func:`report_rows` for the rows of ``values`` (a Series indexed by the 0-based data row)
+    where ``mask`` is true."""
+    import numpy as np
+
+    flags = np.asarray(mask.to_numpy(dtype=bool, na_value=False) if hasattr(mask, "to_numpy")
+                       else mask, dtype=bool)
+    report_rows(findings, values.index[flags].to_numpy() + 1, values[flags].tolist(), file, col,
+                check, what, severity)

@@ -1,25 +1,62 @@
 """Judge studies (seed 004): the four CSV files of cases, judge verdicts and human ratings, read
-into a :class:`JudgeStudy`.
+into a :class:`JudgeStudy`, with the same treatment as a run's files: every value checked by its
+column's kind and range, duplicates, unknown and absent cases and raters without labels reported
+as findings naming file, row and column (:class:`~dabench_analysis.load.findings.Finding`).
+
+The files (``data/judge_study/README.md``), one row per:
+
+* ``cases.csv``: test case: ``test_case_id, query`` (+ ``vertical, sub_task``);
+* ``judge_verdicts.csv``: test case x judge configuration: ``exec_score`` (0-9),
+  ``n_response_factoids, n_gt_factoids, n_matched_factoids`` (counts), the rubric scores
+  ``coverage, conciseness, tone, clarity, overall`` (0-9), ``tokens``;
+* ``factoid_ratings.csv``: factoid x annotator: ``factoid_id, annotator, rating`` (Likert 1-5);
+* ``dimension_ratings.csv``: test case x annotator x dimension: ``rating`` (Likert 1-5).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from dabench_analysis.load.findings import Finding, RunLoadError, report
+from dabench_analysis.load.rules import type_values
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.columns import Column
+
+CASES, VERDICTS, FACTOIDS, DIMENSIONS = ("cases.csv", "judge_verdicts.csv",
+                                         "factoid_ratings.csv", "dimension_ratings.csv")
+#: Required columns of each file, and the columns that identify one of its rows.
+REQUIRED = {CASES: ["test_case_id", "query"],
+            VERDICTS: ["test_case_id", "configuration", "exec_score", "tokens"],
+            FACTOIDS: ["test_case_id", "factoid_id", "annotator", "rating"],
+            DIMENSIONS: ["test_case_id", "annotator", "dimension", "rating"]}
+KEYS = {CASES: ["test_case_id"], VERDICTS: ["test_case_id", "configuration"],
+        FACTOIDS: ["test_case_id", "factoid_id", "annotator"],
+        DIMENSIONS: ["test_case_id", "annotator", "dimension"]}
+#: The judge's 0-9 scores (seed 004 §5) and the annotators' Likert scale.
+SCORE_RANGE, LIKERT = (0.0, 9.0), (1, 5)
+_SCORES = ("exec_score", "coverage", "conciseness", "tone", "clarity", "overall")
+_COUNTS = ("n_response_factoids", "n_gt_factoids", "n_matched_factoids", "tokens")
 
 
 @dataclass(frozen=True)
 class JudgeStudy:
-    """The four tables of a judge study (see the module docstring for their columns)."""
+    """The four tables of a judge study (see the module docstring for their columns).
+
+    ``findings`` lists what :func:`read_judge_study` found (errors are raised unless
+    ``strict=False``); ``path`` is the study's folder.
+    """
 
     cases: pd.DataFrame
     verdicts: pd.DataFrame
     factoid_ratings: pd.DataFrame
     dimension_ratings: pd.DataFrame
+    findings: tuple[Finding, ...] = ()
+    path: Path | None = None
 
     def rating_table(self, level: str = "factoid") -> pd.DataFrame:
         """Items × annotators Likert table: ``"factoid"`` (items = case, factoid),
@@ -36,46 +73,231 @@ class JudgeStudy:
         mean = self.factoid_ratings.groupby(["test_case_id", "annotator"])["rating"].mean()
         return ((mean - 1) * 9 / 4).unstack("annotator")
 
+    def default_worked_case(self, configuration: str) -> str:
+        """The worked case when none is named: the first case of ``cases.csv`` whose verdict
+        of ``configuration`` has its three factoid counts.
 
-def read_judge_study(path: str | Path) -> JudgeStudy:
-    """Read a judge study written by :func:`dabench_analysis.synthetic.judge.generate` (or by hand in the same format).
+        Raises
+        ------
+        ValueError
+            No verdict of ``configuration`` has them (naming the configurations there are).
+
+        Examples
+        --------
+        >>> read_judge_study("data/judge_study").default_worked_case("GT-as-code")
+        'tc000'
+        """
+        v = self._verdicts_of(configuration)
+        counted = v.dropna(subset=["n_response_factoids", "n_gt_factoids",
+                                   "n_matched_factoids"])["test_case_id"]
+        first = [c for c in self.cases["test_case_id"] if c in set(counted)]
+        if not first:
+            raise ValueError(f"no verdict of configuration {configuration!r} has the factoid "
+                             "counts (n_response_factoids, n_gt_factoids, n_matched_factoids) "
+                             "a worked case needs")
+        return first[0]
+
+    def worked_verdict(self, case: str, configuration: str) -> pd.Series:
+        """The verdict row of one case under one configuration (Table 4's worked case).
+
+        Raises
+        ------
+        ValueError
+            ``case`` is not a case with a verdict of ``configuration``: the message names it
+            and a few cases that are.
+
+        Examples
+        --------
+        >>> s = read_judge_study("data/judge_study")
+        >>> int(s.worked_verdict("tc000", "GT-as-code")["n_gt_factoids"])
+        12
+        """
+        v = self._verdicts_of(configuration)
+        row = v[v["test_case_id"] == case]
+        if row.empty:
+            known = v["test_case_id"].dropna().tolist()
+            raise ValueError(f"worked case {case!r} has no verdict of configuration "
+                             f"{configuration!r} in {VERDICTS}; cases with one: "
+                             f"{', '.join(known[:5])}{' ...' if len(known) > 5 else ''}")
+        return row.iloc[0]
+
+    def _verdicts_of(self, configuration: str) -> pd.DataFrame:
+        v = self.verdicts
+        known = list(v["configuration"].dropna().unique())
+        if configuration not in known:
+            raise ValueError(f"configuration {configuration!r} not in {VERDICTS}; known: "
+                             f"{', '.join(map(str, known))}")
+        return v[v["configuration"] == configuration]
+
+
+def _read(file: Path) -> pd.DataFrame:
+    """Every cell as text (a BOM accepted, as the run readers do); a damaged file is one line."""
+    try:
+        return pd.read_csv(file, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"{file}: not a readable CSV file ({' '.join(str(exc).split())})") \
+            from None
+    except OSError as exc:
+        raise ValueError(f"{file}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _numbers(frame: pd.DataFrame, name: str, findings: list) -> None:
+    """Type the numeric columns in place: scores 0-9 (float), counts (Int64), Likert 1-5."""
+    for col in frame.columns:
+        if name == VERDICTS and col in _SCORES:
+            spec, bounds = Column(col, "float", "", "", None, ""), SCORE_RANGE
+        elif name == VERDICTS and col in _COUNTS:
+            spec, bounds = Column(col, "count", "", "", None, ""), (0, None)
+        elif col == "rating" and name in (FACTOIDS, DIMENSIONS):
+            spec, bounds = Column(col, "count", "", "", None, ""), LIKERT
+        else:
+            continue
+        raw = frame[col]
+        values = type_values(raw, spec, name, findings)
+        low, high = bounds
+        out = values.lt(low) | (values.gt(high) if high is not None else False)
+        out = out.fillna(False).astype(bool)
+        what = (f"not a Likert rating {low}-{high}" if col == "rating" else
+                f"outside the judge's {low:g}-{high:g} scale" if high is not None else "negative")
+        report(findings, out, raw, name, col, "range", f"{what}; set to missing")
+        values = values.mask(out)
+        # ratings: whole numbers checked, kept as float64 (NaN = not rated) for the agreement
+        frame[col] = values.to_numpy(dtype="float64", na_value=np.nan) if col == "rating" \
+            else values
+
+
+def _duplicates(frame: pd.DataFrame, name: str, findings: list) -> pd.DataFrame:
+    """Rows repeating another row's key: one error per key naming every row; the first kept."""
+    key = KEYS[name]
+    dup = frame.duplicated(key, keep=False)
+    for _, group in frame[dup].groupby(key, sort=False):
+        rows = tuple(int(i) + 1 for i in group.index)
+        what = ", ".join(f"{k} {v!r}" for k, v in zip(key, group.iloc[0][key], strict=True))
+        findings.append(Finding("error", name, None, key[-1] if len(key) == 1 else None,
+                                "duplicate_key", f"{what} is listed {len(rows)} times (rows "
+                                f"{', '.join(map(str, rows))}); only row {rows[0]} is used, "
+                                "so that nothing is counted twice", rows))
+    return frame[~frame.duplicated(key, keep="first")]
+
+
+def _blank_keys(frame: pd.DataFrame, name: str, findings: list) -> pd.DataFrame:
+    blank = frame[KEYS[name]].apply(lambda s: s.str.strip() == "").any(axis=1)
+    for col in KEYS[name]:
+        report(findings, frame[col].str.strip() == "", frame[col], name, col,
+               "required_value", "empty; the row is left out")
+    return frame[~blank]
+
+
+def _cross_file(frames: dict[str, pd.DataFrame], findings: list) -> dict[str, pd.DataFrame]:
+    """Cases unknown to cases.csv (errors: rows left out), cases of cases.csv absent from a file
+    and raters whose every rating is missing (warnings: their rows left out)."""
+    known = set(frames[CASES]["test_case_id"])
+    for name in (VERDICTS, FACTOIDS, DIMENSIONS):
+        frame = frames[name]
+        unknown = ~frame["test_case_id"].isin(known)
+        report(findings, unknown, frame["test_case_id"], name, "test_case_id", "unknown_case",
+               f"not a test_case_id of {CASES}; the row is left out")
+        frame = frames[name] = frame[~unknown]
+        absent = [c for c in frames[CASES]["test_case_id"] if c not in set(frame["test_case_id"])]
+        if absent:
+            findings.append(Finding("warning", name, None, "test_case_id", "case_missing",
+                                    f"{len(absent)} case(s) of {CASES} have no row here: "
+                                    f"{', '.join(absent[:10])}{' ...' if len(absent) > 10 else ''}"
+                                    "; they are left out of what this file feeds"))
+        if name == VERDICTS:
+            continue
+        labelled = frame.groupby("annotator", sort=False)["rating"].count()
+        for rater in labelled.index[labelled == 0]:
+            rows = tuple(int(i) + 1 for i in frame.index[frame["annotator"] == rater])
+            findings.append(Finding("warning", name, None, "annotator", "rater_without_labels",
+                                    f"annotator {rater!r} has no rating in any of their "
+                                    f"{len(rows)} row(s); left out of the agreement", rows))
+        frames[name] = frame[~frame["annotator"].isin(labelled.index[labelled == 0])]
+    return frames
+
+
+def read_judge_study(path: str | Path, *, strict: bool = True) -> JudgeStudy:
+    """Read a judge study written by :func:`dabench_analysis.synthetic.judge.generate` (or by
+    hand in the same format); never writes into it.
 
     Parameters
     ----------
     path : path-like
-        Folder holding the four CSV files.
+        Folder holding the four CSV files (UTF-8, a BOM accepted).
+    strict : bool
+        Raise when an error finding is found (default). False: return what could be read, the
+        rows or values in error left out, with every finding in ``findings``.
 
     Returns
     -------
     JudgeStudy
+        Ids and text as strings; ``exec_score`` and the rubric scores float (0-9), the counts and
+        ``tokens`` Int64, ``rating`` float64 holding whole numbers 1-5 (NaN: not rated),
+        ``configuration`` categorical in order of appearance.
 
     Raises
     ------
     ValueError
-        A file or a required column is missing.
+        A folder, file or required column missing; a file that is not UTF-8 or not a CSV table.
+    RunLoadError
+        With ``strict``, any error finding: every finding listed, each naming file, row
+        (1-based data row) and column.
+
+    Warns
+    -----
+    UserWarning
+        One per warning finding (a case absent from a file, a rater without labels).
+
+    Notes
+    -----
+    Findings (check names): ``number_value`` (not a number), ``integer`` (not a whole number),
+    ``range`` (a score outside 0-9, a rating outside the Likert scale 1-5, a negative count),
+    ``required_value`` (an empty id), ``duplicate_key`` (a case, verdict or rating listed twice:
+    only its first row is used, so that n, TP and MCC never count it twice), ``unknown_case``
+    (a row whose test case is not in cases.csv): errors; ``case_missing`` (a case of
+    cases.csv without a row in a file), ``rater_without_labels`` (an annotator whose every
+    rating is empty; left out): warnings; ``missing_values`` (empty ratings or scores, read
+    as missing): info.
 
     Examples
     --------
-    >>> read_judge_study("data/judge_study").verdicts.shape
-    (165, 12)
+    >>> study = read_judge_study("data/judge_study")
+    >>> study.verdicts.shape, study.findings
+    ((165, 12), ())
     """
-    need = {"cases.csv": ["test_case_id", "query"],
-            "judge_verdicts.csv": ["test_case_id", "configuration", "exec_score", "tokens"],
-            "factoid_ratings.csv": ["test_case_id", "factoid_id", "annotator", "rating"],
-            "dimension_ratings.csv": ["test_case_id", "annotator", "dimension", "rating"]}
-    frames = {}
-    for name, cols in need.items():
-        file = Path(path) / name
+    root = Path(path)
+    if not root.is_dir():
+        raise ValueError(f"judge study folder {root} not found")
+    frames, findings = {}, []
+    for name, cols in REQUIRED.items():
+        file = root / name
         if not file.is_file():
-            raise ValueError(f"judge study file {file} not found; expected {', '.join(need)}")
-        frame = pd.read_csv(file, dtype={"test_case_id": "string"})
+            raise ValueError(f"judge study file {file} not found; expected {', '.join(REQUIRED)}")
+        frame = _read(file)
         require_columns(frame, cols, str(file))
-        frames[name] = frame
-    verdicts = frames["judge_verdicts.csv"]
-    for col in ("n_response_factoids", "n_gt_factoids", "n_matched_factoids", "tokens"):
-        if col in verdicts:
-            verdicts[col] = verdicts[col].astype("Int64")
+        frame = _blank_keys(frame, name, findings)
+        _numbers(frame, name, findings)
+        frames[name] = _duplicates(frame, name, findings)
+    frames = _cross_file(frames, findings)
+    for name in (FACTOIDS, DIMENSIONS, VERDICTS):
+        col = "rating" if name != VERDICTS else "exec_score"
+        empty = frames[name][col].isna()
+        if empty.any():
+            findings.append(Finding("info", name, None, col, "missing_values",
+                                    f"{int(empty.sum())} of {len(empty)} values empty (read as "
+                                    "missing)"))
+    errors = [f for f in findings if f.severity == "error"]
+    if errors and strict:
+        raise RunLoadError(f"judge study {root}: {len(errors)} error(s); pass strict=False to "
+                           "read the rest", findings)
+    for f in findings:
+        if f.severity == "warning":
+            warnings.warn(str(f), stacklevel=2)
+    verdicts = frames[VERDICTS].reset_index(drop=True)
     verdicts["configuration"] = pd.Categorical(
         verdicts["configuration"], categories=list(dict.fromkeys(verdicts["configuration"])))
-    return JudgeStudy(frames["cases.csv"], verdicts, frames["factoid_ratings.csv"],
-                      frames["dimension_ratings.csv"])
+    return JudgeStudy(frames[CASES].reset_index(drop=True), verdicts,
+                      frames[FACTOIDS].reset_index(drop=True),
+                      frames[DIMENSIONS].reset_index(drop=True), tuple(findings), root)

@@ -1,3 +1,5 @@
+# Over 400 lines: one reader of the research-eval harness layout, whose field kinds (the Notes
+# of load_research_eval) form one table; split, the kinds and their checks would drift apart.
 """Research-eval harness sessions (seed 002): ``results.jsonl`` and ``summary.json`` of each run
 folder, read into a :class:`ResearchEval`. Values are checked by their field's kind; what is
 converted (with a warning) and what is an error: :func:`load_research_eval`, Notes.
@@ -15,6 +17,7 @@ from typing import Any, NoReturn
 
 import pandas as pd
 
+from dabench_analysis.load.findings import Finding
 from dabench_analysis.load.rules import parse_flags
 from dabench_analysis.schema import NULL_VALUES
 from dabench_analysis.schema.rules import MAX_COUNT
@@ -61,6 +64,8 @@ class ResearchEval:
         One row per call: ``run_id, case_id, call_index, tool, arguments`` (JSON text).
     session : dict
         The session ``summary.json`` as parsed (only its ``runs`` list is checked).
+    findings : tuple of Finding
+        Warnings about the session as a whole (``case_missing``: a case absent from a run).
     """
 
     path: Path
@@ -68,6 +73,7 @@ class ResearchEval:
     runs: pd.DataFrame
     tool_calls: pd.DataFrame
     session: dict = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
 
 
 class _Number(float):
@@ -192,7 +198,7 @@ def _decode(file: Path, data: bytes | None = None, line: int | None = None) -> A
     if data is None and not file.is_file():
         raise ValueError(f"{file}: file not found")
     try:
-        return _loads((file.read_bytes() if data is None else data).decode("utf-8"))
+        return _loads((file.read_bytes() if data is None else data).decode("utf-8-sig"))
     except UnicodeDecodeError as err:
         raise ValueError(f"{where}: not UTF-8 text (byte {err.start})") from None
     except json.JSONDecodeError as err:
@@ -285,10 +291,28 @@ def _typed_cases(rows: list[dict]) -> pd.DataFrame:
     df = pd.concat([df[first + [c for c in df if c not in first + ["source"]]],
                     counts.set_axis(df.index), df[["source"]]], axis=1)
     dup = df.duplicated(["run_id", "case_id"])
-    if dup.any():
-        raise ValueError(f"duplicate case {df.loc[dup, 'case_id'].iloc[0]!r} in "
-                         f"{df.loc[dup, 'source'].iloc[0]}")
+    if dup.any():  # a case counted twice would change n and the pass rate without a word
+        row = df[dup].iloc[0]
+        first = df.loc[(df["run_id"] == row["run_id"]) & (df["case_id"] == row["case_id"]),
+                       "source"].iloc[0].rsplit(":", 1)[1]
+        raise ValueError(f"{row['source']}: field 'case_id': duplicate case "
+                         f"{row['case_id']!r} (first at line {first}); one line per case")
     return df
+
+
+def _absent_cases(cases: pd.DataFrame) -> list[Finding]:
+    """``case_missing`` warnings: a case of the session absent from some run's results.jsonl
+    (comparisons of two profiles use the cases both have)."""
+    every = list(dict.fromkeys(cases["case_id"]))
+    out = []
+    for run_id, ids in cases.groupby("run_id", sort=False)["case_id"]:
+        absent = [c for c in every if c not in set(ids)]
+        if absent:
+            out.append(Finding("warning", f"{run_id}/artifacts/results.jsonl", None, "case_id",
+                               "case_missing", f"{len(absent)} case(s) other runs have are "
+                               f"absent here: {', '.join(absent[:10])}"
+                               + (" ..." if len(absent) > 10 else "")))
+    return out
 
 
 def _warnings(notes: list[tuple[str, str, str, str]], shown: int = 5) -> list[str]:
@@ -310,7 +334,7 @@ def load_research_eval(path: str | Path) -> ResearchEval:
     ----------
     path : path-like
         Session directory: ``summary.json`` and ``<run_id>/artifacts/{results.jsonl,
-        summary.json}`` per run profile.
+        summary.json}`` per run profile (UTF-8, a leading BOM accepted).
 
     Returns
     -------
@@ -329,8 +353,10 @@ def load_research_eval(path: str | Path) -> ResearchEval:
     Warns
     -----
     UserWarning
-        When a run summary's case counts disagree with its results.jsonl; one per conversion
-        rule (Notes), saying how many values, which fields, and the first five places.
+        When a run summary's case counts disagree with its results.jsonl; when a case of the
+        session is absent from a run's results.jsonl (also in ``findings``); one per
+        conversion rule (Notes), saying how many values, which fields, and the first five
+        places.
 
     Notes
     -----
@@ -397,4 +423,9 @@ def load_research_eval(path: str | Path) -> ResearchEval:
         raise ValueError(f"{root}: the results.jsonl files hold no test cases")
     tool_calls = pd.DataFrame(calls, columns=["run_id", "case_id", "call_index", "tool",
                                               "arguments"])
-    return ResearchEval(root, _typed_cases(rows), pd.DataFrame(runs, columns=["run_id", *RUN_TYPES]).astype(RUN_TYPES), tool_calls, session)
+    cases = _typed_cases(rows)
+    findings = _absent_cases(cases)
+    for f in findings:
+        warnings.warn(str(f), stacklevel=2)
+    return ResearchEval(root, cases, pd.DataFrame(runs, columns=["run_id", *RUN_TYPES]).astype(
+        RUN_TYPES), tool_calls, session, tuple(findings))
