@@ -194,6 +194,16 @@ def run_id_mixed(run: Run) -> list:
     return [E("run_id_mixed", "run_id", 41)]  # the first row where it changes
 
 
+def control_characters(file: str, column: str, task: str, value: str) -> Callable:
+    # issue 24 item 8: a NUL in task_metrics free text, an ESC in a heavy trajectory text column
+    # (not loaded by default: found by the byte scan, then read), a BEL in a tool-call message
+    def damage(run: Run) -> list:
+        k = run.row(_is("task_id", task), file)
+        run.set(k, column, run.get(k, column, file) + value, file)
+        return [W("control_characters", column, k, file)]
+    return damage
+
+
 def run_id_mismatch(run: Run) -> list:
     c = run.row(_is("task_id", "task_3"), CALLS)
     run.set(c, "run_id", "other_run", CALLS)
@@ -443,6 +453,10 @@ CASES = [
     Case("unknown_task_id", "unknown_task_id", unknown_task_id),
     Case("run_id_mixed", "run_id_mixed", run_id_mixed),
     Case("run_id_mismatch", "run_id_mismatch", run_id_mismatch),
+    *[Case(f"control_characters_{file}", "control_characters",
+           control_characters(file, column, task, value)) for file, column, task, value in (
+        (TM, "trajectory_summary", "task_4", "\x00"), (TRAJ, "observation", "task_6", "\x1b[31m"),
+        (CALLS, "error_message", "task_2", "cut\x07here"))],
     Case("missing_trajectory", "missing_trajectory", missing_trajectory),
     Case("missing_time_data", "missing_time_data", missing_time_data),
     Case("trajectory_length", "trajectory_length_count", trajectory_length),

@@ -25,3 +25,8 @@ __all__ += ["format_estimate", "format_percent", "format_pvalue"]
 from dabench_analysis.export.presentation import column_label, find_intervals, present  # noqa: E402
 
 __all__ += ["column_label", "find_intervals", "format_interval", "present"]
+
+# Control characters from the data as visible escapes, in every file written: export/text.py.
+from dabench_analysis.export.text import visible  # noqa: E402
+
+__all__ += ["visible"]

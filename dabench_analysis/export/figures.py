@@ -166,7 +166,8 @@ class SavedFigure:
         return iter(self.paths)
 
     def __repr__(self) -> str:
-        stem = self.paths[0].with_suffix("") if self.paths else "?"
+        # the file name only: a report runs in a staging folder that is gone once it has finished
+        stem = self.paths[0].with_suffix("").name if self.paths else "?"
         return f"<SavedFigure {stem}: {', '.join(p.suffix for p in self.paths)}>"
 
     def display_size(self) -> tuple[int, int] | None:

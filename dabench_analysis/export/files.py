@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis._atomic import atomic_write
+from dabench_analysis.export.text import visible
 
 
 def _json_default(value: Any) -> Any:
@@ -82,7 +83,8 @@ def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
 
 
 def write_text(text: str, path: str | os.PathLike[str]) -> Path:
-    """Write UTF-8 text atomically (e.g. a results paragraph as Markdown).
+    """Write UTF-8 text atomically (e.g. a results paragraph as Markdown), control characters
+    and lone surrogates from the data as escapes (:func:`dabench_analysis.export.text.visible`).
 
     Examples
     --------
@@ -92,5 +94,5 @@ def write_text(text: str, path: str | os.PathLike[str]) -> Path:
     """
     dest = Path(path)
     with atomic_write(dest) as fh:
-        fh.write(text)
+        fh.write(visible(text))
     return dest

@@ -21,6 +21,7 @@ from dabench_analysis.export.numbers import (
     format_interval,
     format_pvalue,
 )
+from dabench_analysis.export.text import visible, visible_frame
 from dabench_analysis.schema import ALIASES, TASK_COLUMNS, label, require_columns
 from dabench_analysis.schema.labels import LABELS
 
@@ -344,6 +345,7 @@ def present(
         require_columns(flat, columns, "the table")
         flat = flat[list(columns)]
     require_columns(flat, list(labels or {}), "the table's shown columns (labels=)")
+    flat = visible_frame(flat, names=False)  # control characters as \x00 (export.text)
     pairs = find_intervals(flat) if intervals is None else dict(intervals)
     require_columns(flat, [c for e, b in pairs.items() for c in (e, *b)], "the table")
     drop, notes = _notes(flat, keep=[*pairs, *(labels or {})])
@@ -371,5 +373,6 @@ def present(
     shown = pd.DataFrame(out, index=flat.index).reset_index(drop=True)
     if any(NO_INTERVAL in str(v) for h in out if h.endswith(suffix) for v in out[h]):
         notes.append(f"Interval {NO_INTERVAL}: not computable (too few values)")
-    shown.attrs.update(notes=notes, align="".join(align))
+    shown.columns = [visible(c) for c in shown.columns]
+    shown.attrs.update(notes=[visible(n) for n in notes], align="".join(align))
     return shown

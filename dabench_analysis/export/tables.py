@@ -16,6 +16,7 @@ import pandas as pd
 from dabench_analysis._atomic import atomic_write
 from dabench_analysis.export.numbers import ESTIMATE_DIGITS
 from dabench_analysis.export.presentation import present
+from dabench_analysis.export.text import visible_frame
 from dabench_analysis.schema import require_columns
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "tex", "md")
@@ -175,6 +176,10 @@ def save_table(
 ) -> list[Path]:
     """Write a table as CSV (full precision), LaTeX (booktabs) and Markdown, atomically.
 
+    Text from the data is written as read, except control characters and lone surrogates,
+    which every format shows as escapes (``\\x00``; :func:`dabench_analysis.export.text.visible`):
+    a NUL would stop LaTeX, and a lone surrogate cannot be written as UTF-8.
+
     Parameters
     ----------
     df : DataFrame
@@ -230,8 +235,8 @@ def save_table(
     for fmt in formats:
         dest = stem.with_name(f"{stem.name}.{fmt}")
         with atomic_write(dest) as fh:
-            if fmt == "csv":
-                flat.to_csv(fh, index=False, lineterminator="\n")
+            if fmt == "csv":  # as read, but for control characters: \x00 (export.text)
+                visible_frame(flat).to_csv(fh, index=False, lineterminator="\n")
             elif fmt == "tex":
                 fh.write(to_latex(flat, caption=caption, **shown) + "\n")
             else:

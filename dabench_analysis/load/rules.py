@@ -174,14 +174,15 @@ def _column(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray
     if kind == "enum":
         return _enum(name, _nulled(arr, kind), spec, out)
     if kind in FLOAT_KINDS or kind in INTEGER_KINDS:
+        shown = None  # what a finding quotes: the text as written, when the file was text
         if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-            arr = _number(name, arr, out)
+            shown, arr = arr, _number(name, arr, out)
         nan = pc.is_nan(arr)
         if pc.any(nan).as_py():  # "NAN", "-nan": no number (pandas would call them missing)
             arr = pc.if_else(nan, pa.scalar(None, arr.type), arr)
         if kind in INTEGER_KINDS:
-            arr = _integer(name, arr, out)
-        return _domain(name, arr, kind, out)
+            arr = _integer(name, arr, out, shown)
+        return _domain(name, arr, kind, out, shown)
     return _nulled(arr, kind)
 
 
@@ -299,7 +300,8 @@ def _is(text: str, pattern: str) -> bool:
     return re.fullmatch(pattern, text.strip()) is not None
 
 
-def _integer(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
+def _integer(name: str, arr: pa.ChunkedArray, out: _Out,
+             shown: pa.ChunkedArray | None = None) -> pa.ChunkedArray:
     """float64 -> int64; a fraction, an infinity or a value of 2**53 or more is an error."""
     mm = pc.min_max(arr)
     low, high = mm["min"].as_py(), mm["max"].as_py()
@@ -313,12 +315,15 @@ def _integer(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
     f = arr.to_numpy(zero_copy_only=False).astype("float64")
     with np.errstate(invalid="ignore"):
         bad = ~np.isnan(f) & (~np.isfinite(f) | (np.abs(f) >= MAX_COUNT) | (f != np.floor(f)))
-    out.rows(bad, out.written(name, arr, bad & (np.abs(np.nan_to_num(f)) >= MAX_COUNT)), name,
+    text = shown if shown is not None else \
+        out.written(name, arr, bad & (np.abs(np.nan_to_num(f)) >= MAX_COUNT))
+    out.rows(bad, text, name,
              "integer", "not a whole number below 2**53; set to missing")
     return pc.cast(pc.if_else(pa.array(bad), pa.scalar(None, pa.float64()), arr), pa.int64())
 
 
-def _domain(name: str, arr: pa.ChunkedArray, kind: str, out: _Out) -> pa.ChunkedArray:
+def _domain(name: str, arr: pa.ChunkedArray, kind: str, out: _Out,
+            shown: pa.ChunkedArray | None = None) -> pa.ChunkedArray:
     """The catalogue's :data:`RULES` for ``kind``: each is an interval, so the column passes
     when its extremes do; else its failing values are reported and set to missing."""
     rules = [r for r in RULES if kind in r.kinds]
@@ -335,7 +340,8 @@ def _domain(name: str, arr: pa.ChunkedArray, kind: str, out: _Out) -> pa.Chunked
         if bad.any():
             hint = " (percentages? scores are on a [0, 1] scale)" if rule.name == \
                 "unit_interval" and np.all((f[bad] >= 1) & (f[bad] <= 100)) else ""
-            out.rows(bad, arr, name, rule.check, f"{rule.message}{hint}; set to missing")
+            out.rows(bad, arr if shown is None else shown, name, rule.check,
+                     f"{rule.message}{hint}; set to missing")
             failed |= bad
     return pc.if_else(pa.array(failed), pa.scalar(None, arr.type), arr)
 
@@ -414,6 +420,30 @@ def _missing_flags(table: pa.Table, kind: FileKind, out: _Out) -> None:
                     "info", out.stack.names[f], None, name, "missing_values",
                     f"{int(n)} of {int(total)} values missing (read as <NA>: counted neither "
                     "as true nor as false)"))
+
+
+def type_values(raw: pd.Series, spec, file: str, findings: list) -> pd.Series:
+    """One column of text (a Series indexed by the 0-based data row) typed and checked by the
+    rules of its catalogue kind, for readers of other files (judge studies): the findings name
+    ``file``, the row (index + 1) and the column.
+
+    Examples
+    --------
+    >>> from dabench_analysis.schema import Column
+    >>> found = []
+    >>> type_values(pd.Series(["3", "x", "-1"]), Column("n", "count", "", "", None, ""),
+    ...             "f.csv", found).tolist(), [(f.row, f.check) for f in found]
+    ([3, <NA>, <NA>], [(2, 'number_value'), (3, 'range')])
+    """
+    text = pa.chunked_array([pa.array(raw.astype("string").array, TEXT)], type=TEXT)
+    stack = Stack(pa.table({spec.name: text}), np.array([0, len(raw)]),
+                  raw.index.to_numpy(dtype=np.int64) + 1, [file], [frozenset([spec.name])])
+    out = _Out(stack)
+    typed = _column(spec.name, text, spec, out)
+    findings.extend(out.findings[0])
+    types = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(), TEXT: pd.StringDtype()}
+    return pd.Series(typed.to_pandas(types_mapper=types.get).array, index=raw.index,
+                     name=raw.name)
 
 
 def parse_flags(values: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:

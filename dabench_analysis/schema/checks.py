@@ -30,6 +30,10 @@ Where the guide names a rule but not its formula, the rule here is our reading, 
   an edge is on it, as in ``stats.binning``.
 * ``confidence_error = |conf - correctness|``: the guide does not say whether correctness is
   the 0/1 outcome (final_score >= 0.8) or final_score; either is accepted.
+* ``control_characters`` (ours; the guide says nothing of text encoding): a NUL or another
+  invisible control character in free text is kept in the frames as read and reported as a
+  warning, once per file and column with its rows; the files the toolkit writes show it as
+  ``\\x00``.
 * ``run_id`` (§Data Model Schema 1-3, Identification): every file of a run directory names
   the run, so task_metrics.csv holds one value and the side files' rows carry it (when
   task_metrics.csv itself is mixed, a side-file row is compared with its set of values).
@@ -37,18 +41,55 @@ Where the guide names a rule but not its formula, the rule here is our reading, 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["CALIBRATION_EDGES", "CHECKS", "Check", "checks_markdown", "checks_reading",
-           "checks_table"]
+__all__ = ["CALIBRATION_EDGES", "CHECKS", "CONTROL_CHARACTERS", "Check", "control_mask", "checks_markdown",
+           "checks_reading", "checks_table"]
 
 #: Lower edges of the low ... very_high calibration buckets (§Key Metrics 10).
 CALIBRATION_EDGES: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)
 
 TM, TRAJ, CALLS, REPLAY = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv",
                            "task_replay.json")
+
+#: Characters of free text a reader cannot see and some writers refuse (LaTeX stops at NUL, a
+#: lone surrogate cannot be encoded as UTF-8): the C0 controls except tab, line feed and carriage
+#: return (the text's own layout), and UTF-16 surrogates not paired (JSON's ``"\ud800"``).
+#: ``control_characters`` finds them; every writer shows them as escapes
+#: (:func:`dabench_analysis.export.text.visible`).
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+#: The same C0 controls in UTF-8 bytes (a file is scanned before its text columns are read).
+CONTROL_BYTES = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+#: The C0 part as a regular expression for Arrow-backed strings (which cannot hold a lone
+#: surrogate).
+_C0_PATTERN = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"
+
+
+def control_mask(values: pd.Series) -> pd.Series:
+    r"""Which values are text holding a :data:`CONTROL_CHARACTERS` character.
+
+    Parameters
+    ----------
+    values : Series
+        Any dtype; only text cells (``str``) can hit.
+
+    Returns
+    -------
+    Series of bool
+        Same index; False for missing and non-text values.
+
+    Examples
+    --------
+    >>> control_mask(pd.Series(["ok", "a\x00b", None, 3, "tab\tand\nline"])).tolist()
+    [False, True, False, False, False]
+    """
+    if isinstance(values.dtype, pd.StringDtype) and values.dtype.storage == "pyarrow":
+        return values.str.contains(_C0_PATTERN, regex=True, na=False).astype(bool)
+    return values.map(lambda v: isinstance(v, str) and CONTROL_CHARACTERS.search(v) is not None
+                      ).astype(bool)
 
 
 @dataclass(frozen=True)
@@ -164,6 +205,9 @@ _CHECKS = [
        "\"planner\")", reads=_in(TRAJ, "task_id", "action")),
     _c("schema_exploration_steps_count", "warning", _K5, "schema_exploration_steps = "
        "count(trajectory.csv phase = \"explore\")", reads=_in(TRAJ, "task_id", "phase")),
+    _c("control_characters", "warning", "README (Faults)", "free text holds no control "
+       "character (C0 but tab and line ends) and no lone surrogate; kept as read, written as "
+       "visible escapes (\\x00)"),
     _c("invariant_skipped", "info", "README (Runs from other eval-v2 versions)", "a check "
        "whose inputs are absent for every task is listed once, not run"),
     # 1. Correctness

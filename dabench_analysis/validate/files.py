@@ -1,6 +1,7 @@
-"""The optional CSV files of a run as files: task ids they name that task_metrics.csv lacks,
-steps without a duration, the ``run_id`` every file must share, and the catalogue columns a
-trajectory.csv or tool_calls.csv from another harness version lacks.
+"""The CSV files of a run as files: task ids the side files name that task_metrics.csv lacks,
+steps without a duration, the ``run_id`` every file must share, the catalogue columns a
+trajectory.csv or tool_calls.csv from another harness version lacks, and control characters in
+free text.
 
 Private to :mod:`dabench_analysis.validate` (:func:`~dabench_analysis.validate.validate_run`
 calls each); severities come from :data:`dabench_analysis.schema.CHECKS`.
@@ -15,8 +16,14 @@ import pandas as pd
 
 from dabench_analysis.load.csv import read_header
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.schema import TASK_FILE, TRAJECTORY_FILE
-from dabench_analysis.schema.checks import CHECKS, checks_reading
+from dabench_analysis.schema import TASK_FILE, TOOL_CALLS_FILE, TRAJECTORY_FILE
+from dabench_analysis.schema.checks import (
+    CHECKS,
+    CONTROL_BYTES,
+    CONTROL_CHARACTERS,
+    checks_reading,
+    control_mask,
+)
 from dabench_analysis.schema.sections import FILE_CATALOGUES, sections_needing
 
 
@@ -124,4 +131,74 @@ def absent_side_columns(run_dir: Path, file: str) -> list[Finding]:
         out.append(Finding("info", file, None, None, "absent_column",
                            f"{len(unused)} optional catalogue columns absent, which no report "
                            f"section or check needs: {', '.join(unused)}"))
+    return out
+
+
+#: Bytes read at a time when a file is scanned for control characters.
+_SCAN_BYTES = 1 << 23
+#: Characters of a value shown on each side of its first control character.
+_CONTEXT = 12
+
+
+def _has_control_bytes(path: Path) -> bool:
+    """True when the file holds a C0 control byte other than tab and line ends (a quick scan:
+    its text columns are only read, with the heavy free text, when it does)."""
+    try:
+        with path.open("rb") as fh:
+            while chunk := fh.read(_SCAN_BYTES):
+                if CONTROL_BYTES.search(chunk):
+                    return True
+    except OSError:  # the loader reports an unreadable file
+        return False
+    return False
+
+
+def _excerpt(value: str) -> str:
+    hit = CONTROL_CHARACTERS.search(value).start()
+    part = value[max(0, hit - _CONTEXT):hit + _CONTEXT + 1]
+    return ("…" if hit > _CONTEXT else "") + repr(part)[1:-1] + (
+        "…" if hit + _CONTEXT + 1 < len(value) else "")
+
+
+def _control_in(frame: pd.DataFrame, file: str, rows: Sequence[int] | None) -> list[Finding]:
+    """One finding per text column holding control characters; ``rows``: the 1-based file row
+    of each frame row (None: the frame's 0-based index + 1)."""
+    out = []
+    for col in frame.columns:
+        if pd.api.types.is_numeric_dtype(frame[col]) or pd.api.types.is_bool_dtype(frame[col]):
+            continue
+        mask = control_mask(frame[col]).to_numpy()
+        if not mask.any():
+            continue
+        where = mask.nonzero()[0]
+        hit = tuple(int(rows[i]) if rows is not None else int(frame.index[i]) + 1 for i in where)
+        shown = ", ".join(f"row {r} ({_excerpt(frame[col].iloc[i])})"
+                          for r, i in zip(hit[:3], where[:3], strict=False))
+        out.append(Finding(CHECKS["control_characters"].severity, file,
+                           hit[0] if len(hit) == 1 else None, str(col), "control_characters",
+                           f"{len(hit)} value(s) of {col} hold control characters (NUL, other "
+                           f"C0 controls, lone surrogates), kept as read and written as escapes "
+                           f"such as \\x00: {shown}" + (f" and {len(hit) - 3} more"
+                                                         if len(hit) > 3 else ""), hit))
+    return out
+
+
+def control_findings(run, sides: Mapping[str, pd.DataFrame | None]) -> list[Finding]:
+    """``control_characters`` (schema.checks): free text with a NUL, another C0 control (tab and
+    line ends excepted) or a lone surrogate, in task_metrics.csv and in every text column of the
+    side files (their heavy free text, which the loaded frames leave out, is read only when a
+    scan of the file's bytes finds a control byte). The frames keep the text as read.
+
+    ``run``: the loaded :class:`~dabench_analysis.load.Run`; ``sides``: file name -> its loaded
+    frame (None: absent or unreadable). One finding per file and column, naming every row.
+    """
+    tasks = run.tasks.drop(columns=["replay_path"], errors="ignore")
+    out = _control_in(tasks, run.task_file, list(run.source_rows))
+    names = {TRAJECTORY_FILE: "trajectory", TOOL_CALLS_FILE: "tool_calls"}
+    for file, table in sides.items():
+        if table is None or file not in names or not _has_control_bytes(run.path / file):
+            continue
+        text = [c for c, spec in FILE_CATALOGUES[file].items() if spec.kind == "text"]
+        frame = run.select(names[file], [c for c in table.columns] + text)
+        out += _control_in(frame, file, None)
     return out

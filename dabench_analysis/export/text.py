@@ -1,0 +1,92 @@
+"""Text from the data as every writer shows it: invisible control characters and lone surrogates
+as visible escapes (``\\x00``, ``\\ud800``), so that no ``.tex``, ``.md``, ``.csv`` or HTML file
+carries a NUL (LaTeX stops at it, browsers replace it) or a character UTF-8 cannot encode.
+
+The one escaping function: :func:`visible`. The characters are the catalogue's
+(:data:`dabench_analysis.schema.checks.CONTROL_CHARACTERS`), which ``validate`` reports as
+``control_characters``; the frames keep the text as read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from dabench_analysis.schema.checks import CONTROL_CHARACTERS, control_mask
+
+__all__ = ["visible", "visible_frame"]
+
+
+def _escape(match) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: Any) -> Any:
+    r"""``text`` with every control character and lone surrogate written as an escape.
+
+    Parameters
+    ----------
+    text : Any
+        A string (anything else is returned unchanged, so cells of any type can pass).
+
+    Returns
+    -------
+    Any
+        The string with each C0 control except tab, line feed and carriage return as
+        ``\xNN`` (two lower-case hex digits) and each lone UTF-16 surrogate as ``\uNNNN``;
+        every other character unchanged.
+
+    Notes
+    -----
+    The escape is Python's own notation (``repr``), so a reader can tell what the data held; a
+    literal backslash followed by ``x00`` in the data reads the same (the escape is for
+    reading, not for round trips: the frames keep the text as read).
+
+    Examples
+    --------
+    >>> visible("a\x00b\tc\x1bd\ud800")
+    'a\\x00b\tc\\x1bd\\ud800'
+    >>> visible(3)
+    3
+    """
+    if not isinstance(text, str) or CONTROL_CHARACTERS.search(text) is None:
+        return text
+    return CONTROL_CHARACTERS.sub(_escape, text)
+
+
+def visible_frame(df: pd.DataFrame, *, names: bool = True) -> pd.DataFrame:
+    r"""``df`` with :func:`visible` applied to its text cells and its column names.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Any frame; numeric columns are left as they are.
+    names : bool
+        Also the column names (default).
+
+    Returns
+    -------
+    DataFrame
+        The same frame when nothing needs escaping, else a copy in which every text cell
+        (object, string and categorical columns) and every column name is visible.
+
+    Examples
+    --------
+    >>> visible_frame(pd.DataFrame({"note": ["ok", "a\x00b"], "n": [1, 2]}))["note"].tolist()
+    ['ok', 'a\\x00b']
+    """
+    text = [c for c in df.columns if not (pd.api.types.is_numeric_dtype(df[c])
+                                          or pd.api.types.is_bool_dtype(df[c]))]
+    hit = [c for c in text if control_mask(df[c]).any()]
+    names = [visible(c) for c in df.columns] if names else list(df.columns)
+    if not hit and names == list(df.columns):
+        return df
+    out = df.copy()
+    for c in hit:
+        column = out[c].astype(object).map(visible)
+        out[c] = column.astype(out[c].dtype) if isinstance(out[c].dtype, pd.StringDtype) \
+            else column
+    out.columns = names
+    return out

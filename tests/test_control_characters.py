@@ -1,0 +1,101 @@
+"""Control characters in free text (issue 24 item 8): a NUL, an ESC or a BEL in a damaged copy of
+a sample run is kept in the frames as read, reported by ``validate`` (``control_characters``,
+naming file, row and column) and written as a visible escape (``\\x00``) in every file the
+toolkit writes: .csv, .tex, .md, the HTML of a table, a report page and the index.
+
+The expected escapes are Python's own notation: ``repr("\\x00")`` is ``'\\x00'``.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+import dabench_analysis as da
+from dabench_analysis.export import save_table, visible, write_text
+from dabench_analysis.report import JobResult, export_html, table_html, write_index
+from dabench_analysis.report.jobs import Job
+from dabench_analysis.tables import failures
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
+NUL, ESC = "\x00", "\x1b"
+
+
+def _set(path: Path, column: str, edits: dict[int, str]) -> None:
+    """Write ``edits`` (1-based data row -> value) into ``column`` with the csv module."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        header, *rows = list(csv.reader(fh))
+    for row, value in edits.items():
+        rows[row - 1][header.index(column)] = value
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([header, *rows])
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory) -> Path:
+    run = Path(shutil.copytree(SAMPLE / "baseline_react", tmp_path_factory.mktemp("c") / "r"))
+    tasks = pd.read_csv(run / "task_metrics.csv", dtype=str, keep_default_na=False)
+    failed = [i + 1 for i in tasks.index[tasks["final_score"].astype(float) < 0.8][:2]]
+    # two failed tasks share one root cause holding a NUL and an ESC sequence
+    _set(run / "task_metrics.csv", "root_cause", dict.fromkeys(failed, f"bad{NUL}join{ESC}[0m"))
+    return run
+
+
+def test_frames_keep_the_text_as_read(damaged):
+    run = da.load_run(damaged)
+    assert (run.tasks["root_cause"] == f"bad{NUL}join{ESC}[0m").sum() == 2
+
+
+def test_validate_names_file_row_and_column(damaged):
+    found = da.validate_run(damaged).findings
+    hit = found[found["check"] == "control_characters"]
+    assert set(hit["severity"]) == {"warning"}
+    assert set(hit["file"]) == {"task_metrics.csv"} and set(hit["column"]) == {"root_cause"}
+    tasks = pd.read_csv(damaged / "task_metrics.csv", dtype=str, keep_default_na=False)
+    rows = [i + 1 for i in tasks.index[tasks["root_cause"].str.contains(NUL, regex=False)]]
+    assert hit["row"].tolist() == rows and len(rows) == 2
+    assert "bad\\x00join\\x1b[0m" in hit["message"].iloc[0]  # the message itself is visible
+
+
+def test_every_table_format_shows_the_escape(damaged, tmp_path):
+    table = failures.root_causes(da.load_run(damaged))
+    assert f"bad{NUL}join{ESC}[0m" in set(table["root_cause"])  # analyses see it as read
+    paths = save_table(table, tmp_path / "root_causes")
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert NUL not in text and ESC not in text, path.name
+    csv_text, tex, md = (p.read_text(encoding="utf-8") for p in paths)
+    assert "bad\\x00join\\x1b[0m" in csv_text and "bad\\x00join\\x1b[0m" in md
+    assert r"bad\textbackslash{}x00join\textbackslash{}x1b[0m" in tex  # typeset as \x00
+    page = table_html(table)
+    assert NUL not in page and "bad\\x00join\\x1b[0m" in page
+
+
+def test_lone_surrogates_and_the_layout_characters(tmp_path):
+    # a lone surrogate (JSON "\ud800") cannot be written as UTF-8: shown as \ud800; tab,
+    # line feed and carriage return are the text's own layout and stay
+    assert visible("a\ud800b\tc\nd\re") == "a\\ud800b\tc\nd\re"
+    frame = pd.DataFrame({"answer": pd.Series(["x\ud800y"], dtype=object), "n": [1]})
+    paths = save_table(frame, tmp_path / "t")
+    assert "x\\ud800y" in paths[0].read_text(encoding="utf-8")
+    assert write_text(f"p{NUL}q\n", tmp_path / "p.md").read_text() == "p\\x00q\n"
+
+
+def test_report_page_and_index_show_the_escape(tmp_path):
+    nb = new_notebook(cells=[new_code_cell("print('out\\x00put')")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="out\x00put\n")]
+    src = tmp_path / "r.ipynb"
+    nbformat.write(nb, src)
+    page = export_html(src, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert NUL not in page and "out\\x00put" in page
+    job = Job("run", f"run{NUL}x", Path("run_report.ipynb"), {}, (tmp_path / "o" / "r").resolve())
+    index = write_index([JobResult(job, "failed", f"cell said {ESC}[31mno")], tmp_path / "o")
+    text = index.read_text(encoding="utf-8")
+    assert NUL not in text and ESC not in text
+    assert "run\\x00x" in text and "cell said \\x1b[31mno" in text
