@@ -322,8 +322,10 @@ def test_validate_out_writes_findings_and_health(tmp_path):
     out = tmp_path / "val"
     runs = [SAMPLE / "proposed_aat", SAMPLE / "pending_run"]
     assert validate_command(runs, out=out, console=None) == 3
-    assert sorted(p.name for p in out.iterdir()) == ["findings.csv", "findings.json",
-                                                      "health.csv", "health.json"]
+    # + the list of what validate wrote there (report.outputs), so a rerun replaces the set
+    assert sorted(p.name for p in out.iterdir()) == [".dabench-validate.json", "findings.csv",
+                                                      "findings.json", "health.csv",
+                                                      "health.json"]
     reports = [validate_run(r) for r in runs]
     with (out / "findings.csv").open(newline="") as fh:
         found = list(csv.DictReader(fh))
@@ -416,3 +418,53 @@ def test_without_failure_category_attribution_is_not_assessable(tmp_path, drop_c
     assert table.loc["missing_attribution", "status"] == "not assessable"
     assert "not assessable in this run" in table.loc["attribution", "note"]
     assert math.isnan(table.loc["attribution", "points"])
+
+
+# --- missing data is never rated (issue 24 item 7) ----------------------------------------------
+
+def test_every_final_score_blank_has_no_run_quality(tmp_path):
+    # was run quality 9.9 HEALTHY: execution success alone, the answers unknown
+    run = _copy(tmp_path)
+    fields, rows = _read(run / TM)
+    for r in rows:
+        r["final_score"] = ""
+    _write(run / TM, fields, rows)
+    rep = validate_run(run)
+    assert math.isnan(rep.health.answer_accuracy)
+    assert math.isnan(rep.health.run_quality_score)
+    assert rep.health.run_quality_status == "UNDEFINED"
+    # no score tells failed tasks apart: attribution is not assessable, never 1
+    assert math.isnan(rep.health.components["attribution"])
+    table = health_table(rep).set_index(["assessment", "measure"])
+    assert table.loc[("run_quality", "score"), "status"] == "UNDEFINED"
+    assert math.isnan(table.loc[("run_quality", "score"), "value"])
+    assert table.loc[("harness_health", "missing_attribution"), "status"] == "not assessable"
+
+
+def test_no_tool_call_and_no_failed_task_are_not_assessable(tmp_path):
+    # a share of nothing (0 tool calls; 0 failed tasks) is left out of the score, never 1
+    run = _copy(tmp_path)
+    fields, rows = _read(run / TM)
+    for r in rows:
+        r["tool_calls"] = r["tool_failures"] = ""
+    _write(run / TM, fields, rows)
+    (run / TC).write_text(",".join(_read(run / TC)[0]) + "\n", encoding="utf-8")
+    rep = validate_run(run)
+    c = rep.health.components
+    assert math.isnan(c["tool_reliability"])
+    # A: the sample's 8 failed tasks are all attributed; T = 1 (proposed_aat is clean)
+    weights = {"reconciliation": 0.4, "validity": 0.2, "attribution": 0.2, "time_accounting": 0.1}
+    expected = 10 * sum(w * c[k] for k, w in weights.items()) / sum(weights.values())
+    assert rep.health.weighted_score == pytest.approx(expected, abs=1e-12)
+    assert "tool_failures" not in rep.health.causes
+
+
+def test_a_run_without_tasks_is_not_rated(tmp_path):
+    run = _copy(tmp_path)
+    fields, _ = _read(run / TM)
+    _write(run / TM, fields, [])
+    rep = validate_run(run)
+    assert rep.state == "evaluated" and rep.n_tasks == 0
+    assert math.isnan(rep.health.harness_score) and rep.health.harness_status == "UNDEFINED"
+    assert math.isnan(rep.health.run_quality_score)
+    assert rep.health.run_quality_status == "UNDEFINED"

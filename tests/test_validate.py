@@ -206,7 +206,7 @@ def test_missing_side_files_skip_their_invariants(run8, tmp_path):
     (float("nan"), 0, "UNDEFINED")])
 def test_status_thresholds(score, n_errors, status):
     # seed 000 V2.1: HEALTHY (9.0+, no errors), DEGRADED (7.0+), UNHEALTHY (else)
-    assert health._status(score, n_errors) == status
+    assert health.health_status(score, n_errors=n_errors) == status
 
 
 @pytest.mark.parametrize("score, band", [(10, "HEALTHY"), (9, "HEALTHY"), (8.9, "GOOD"),
@@ -214,6 +214,20 @@ def test_status_thresholds(score, n_errors, status):
                                          (3, "POOR"), (2.9, "UNHEALTHY"), (0, "UNHEALTHY")])
 def test_health_score_interpretation_bands(score, band):
     assert health._band(score)[0] == band
+
+
+# seed 000 §Health Score Interpretation: 9-10 Ready to use, 7-8 Review warnings, 5-6 Fix issues
+# before publication, 3-4 Investigation required, 0-2 Do not use; issue 25: never more
+# favourable than the V2.1 status (a DEGRADED run at 9.8 has errors: at best "Review warnings")
+@pytest.mark.parametrize("score, n_errors, text", [
+    (9.8, 0, "9.8/10 HEALTHY: Ready to use"), (9.8, 3, "9.8/10 DEGRADED: Review warnings"),
+    (8.0, 0, "8.0/10 DEGRADED: Review warnings"), (6.0, 0, "6.0/10 UNHEALTHY: Fix issues "
+                                                    "before publication"),
+    (4.0, 1, "4.0/10 UNHEALTHY: Investigation required"), (2.0, 0, "2.0/10 UNHEALTHY: Do not use"),
+    (float("nan"), 0, "n/a UNDEFINED")])
+def test_one_status_and_an_action_never_better_than_it(score, n_errors, text):
+    status = health.health_status(score, n_errors=n_errors)
+    assert health.health_text(score, status) == text
 
 
 def test_harness_score_formula_on_a_damaged_run(run8, tmp_path):

@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): the health formula, its causes, bands and status rules are one idea,
+# with the tables that show them.
 """Harness health (0–10) and run quality: the components, the weights, the three causes that cap
 the score (seed 000 §Troubleshooting "Health score < 7"), the bands, and the validation's tables
 (health breakdown, full findings).
@@ -17,6 +19,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load.findings import Finding
 from dabench_analysis.load.run import Run
+from dabench_analysis.schema.files import NOT_EVALUATED_HINT
 from dabench_analysis.validate.invariants import _INVARIANT_CHECKS, GAP_LIMIT, TOOL_FAILURE_LIMIT
 
 #: §Health Score Interpretation: lower bound of each band and its action.
@@ -60,7 +63,13 @@ CAUSES = {
 CAP_TOP, CAP_STEP = 8.0, 2.0
 
 
-NOT_EVALUATED = f"not evaluated: no {schema.TASK_FILE} (run eval-v2 first); no health score"
+#: The not-evaluated state where a health score would be: the one hint for the state
+#: (:data:`dabench_analysis.schema.files.NOT_EVALUATED_HINT`).
+NOT_EVALUATED = f"not evaluated: {NOT_EVALUATED_HINT}; no health score"
+
+#: The best action of §Health Score Interpretation each V2.1 status allows: a DEGRADED run (a
+#: score of 9 with error findings, or 7-9) is at best "Review warnings", never "Ready to use".
+STATUS_BEST_BAND = {"HEALTHY": "HEALTHY", "DEGRADED": "GOOD", "UNHEALTHY": "FAIR"}
 
 
 @dataclass(frozen=True)
@@ -106,8 +115,32 @@ class Health:
     success_threshold: float = schema.SUCCESS_THRESHOLD
 
 
-def _status(score: float, n_errors: int = 0) -> str:
-    """V2.1: HEALTHY (9.0+, no errors), DEGRADED (7.0+), UNHEALTHY (else); NaN -> UNDEFINED."""
+def health_status(score: float, *, n_errors: int = 0) -> str:
+    """The V2.1 status of a 0-10 health or quality score: the one status shown everywhere.
+
+    Parameters
+    ----------
+    score : float
+        0-10; NaN when there is nothing to rate.
+    n_errors : int
+        Error findings of the run (harness health: HEALTHY needs none; run quality passes 0).
+
+    Returns
+    -------
+    {"HEALTHY", "DEGRADED", "UNHEALTHY", "UNDEFINED"}
+        HEALTHY at 9.0 or more without an error finding, DEGRADED at 7.0 or more, else
+        UNHEALTHY; UNDEFINED for NaN (no data: never a rating).
+
+    Notes
+    -----
+    Seed 000 V2.1 item 2: "Status thresholds: HEALTHY (9.0+, no errors), DEGRADED (7.0+),
+    UNHEALTHY (else)".
+
+    Examples
+    --------
+    >>> health_status(9.8), health_status(9.8, n_errors=1), health_status(float("nan"))
+    ('HEALTHY', 'DEGRADED', 'UNDEFINED')
+    """
     if math.isnan(score):
         return "UNDEFINED"
     return "HEALTHY" if score >= 9.0 and n_errors == 0 else "DEGRADED" if score >= 7.0 \
@@ -118,6 +151,56 @@ def _band(score: float) -> tuple[str, str]:
     if math.isnan(score):
         return "UNDEFINED", NOT_EVALUATED
     return next((name, act) for low, name, act in BANDS if score >= low)
+
+
+def health_action(score: float, status: str) -> str:
+    """What to do with a run of this harness health: the §Health Score Interpretation action
+    for the score, never more favourable than the status.
+
+    Parameters
+    ----------
+    score : float
+        Harness health, 0-10 (NaN: not rated).
+    status : str
+        Its :func:`health_status`.
+
+    Returns
+    -------
+    str
+        The action of the score's row of the table (9-10 "Ready to use", 7-8 "Review
+        warnings", 5-6 "Fix issues before publication", 3-4 "Investigation required", 0-2 "Do
+        not use"), or of the best row the status allows (:data:`STATUS_BEST_BAND`) when that
+        is lower: a run with error findings is never "Ready to use". NaN: the reason there is
+        no score.
+
+    Examples
+    --------
+    >>> health_action(9.8, "HEALTHY"), health_action(9.8, "DEGRADED")
+    ('Ready to use', 'Review warnings')
+    >>> health_action(6.0, "UNHEALTHY")
+    'Fix issues before publication'
+    """
+    if math.isnan(score) or status not in STATUS_BEST_BAND:
+        return _band(float("nan"))[1]
+    names = [name for _, name, _ in BANDS]
+    band = _band(score)[0]
+    worst = max(names.index(band), names.index(STATUS_BEST_BAND[status]))
+    return BANDS[worst][2]
+
+
+def health_text(score: float, status: str) -> str:
+    """A health score as every output writes it: ``"9.9/10 HEALTHY: Ready to use"``.
+
+    Examples
+    --------
+    >>> health_text(9.8, "DEGRADED")
+    '9.8/10 DEGRADED: Review warnings'
+    >>> health_text(float("nan"), "UNDEFINED")
+    'n/a UNDEFINED'
+    """
+    if math.isnan(score):
+        return f"n/a {status}"
+    return f"{_num(score)} {status}: {health_action(score, status)}"
 
 
 def _cause_found(key: str, components: dict[str, float]) -> bool:
@@ -156,10 +239,12 @@ def harness_score(components: dict[str, float]) -> tuple[float, float, tuple[str
     assessable" rather than clear or found): R tasks passing
     every error-level invariant; V task rows without a loader error (0 after a file-level
     error); A failed tasks (final_score < 0.8) with a failure_category other than
-    UNKNOWN_FAILURE (1 without failed tasks; NaN without the column); T timed tasks whose unaccounted time
+    UNKNOWN_FAILURE (NaN without a failed task, without the column or without any
+    final_score); T timed tasks whose unaccounted time
     (1 - sum of the five per-stage ``*_time`` / ``execution_time``) is at most 50 %; F tool
     calls that succeeded (1 - sum(tool_failures) / sum(tool_calls), from tool_calls.csv's rows
-    when task_metrics lacks the counts; 1 without calls).
+    when task_metrics lacks the counts; NaN without calls). Every component NaN: no
+    score (NaN, UNDEFINED), never a number.
 
     Causes, each ``1 - component > limit``: **time_gaps** 1 - T > 10 % (more than 10 % of the
     timed tasks have > 50 % of their wall clock unaccounted); **tool_failures** 1 - F > 10 %
@@ -188,26 +273,47 @@ def harness_score(components: dict[str, float]) -> tuple[float, float, tuple[str
     (6.0, 8.75, ('tool_failures',))
     """
     known = {k: w for k, w in HARNESS_WEIGHTS.items() if not math.isnan(components[k])}
+    if not known:  # nothing measured: no rating (UNDEFINED), never a number
+        return float("nan"), float("nan"), ()
     weighted = 10 * sum(w * components[k] for k, w in known.items()) / sum(known.values())
     causes = tuple(k for k in CAUSES if _cause_found(k, components))
     score = min(weighted, CAP_TOP - CAP_STEP * len(causes)) if causes else weighted
     return score, weighted, causes
 
 
+def run_quality_score(quality: dict[str, float]) -> float:
+    """Run quality, 0-10: ``10 × mean`` of the known shares of :func:`quality_components`;
+    NaN (UNDEFINED) when answer accuracy has no data (no final_score value: nothing to rate).
+
+    Examples
+    --------
+    >>> run_quality_score({"answer_accuracy": 0.9, "execution_success_rate": 1.0})
+    9.5
+    >>> run_quality_score({"answer_accuracy": float("nan"), "execution_success_rate": 0.99})
+    nan
+    """
+    if math.isnan(quality.get("answer_accuracy", float("nan"))):
+        return float("nan")
+    known = [v for v in quality.values() if not math.isnan(v)]
+    return 10 * sum(known) / len(known)
+
+
 def _health(components: dict[str, float] | None, quality: dict[str, float],
             n_errors: int, *, evaluated: bool = True,
             success_threshold: float = schema.SUCCESS_THRESHOLD) -> Health:
+    """``components`` None: a run that could not be loaded (harness health 0, UNHEALTHY);
+    ``evaluated=False``: not evaluated (no score). A run without tasks passes components of
+    NaN: nothing is rated."""
     if not evaluated:
         nan = float("nan")
         return Health(nan, "UNDEFINED", *_band(nan), dict.fromkeys(HARNESS_WEIGHTS, nan),
                       nan, "UNDEFINED", nan, nan)
     score, weighted, causes = (0.0, 0.0, ()) if components is None else \
         harness_score(components)
-    band, action = _band(score)
-    known = [v for v in quality.values() if not math.isnan(v)]
-    q = 10 * sum(known) / len(known) if known else float("nan")
-    return Health(score, _status(score, n_errors), band, action,
-                  components or dict.fromkeys(HARNESS_WEIGHTS, 0.0), q, _status(q),
+    status = health_status(score, n_errors=n_errors)
+    q = run_quality_score(quality)
+    return Health(score, status, _band(score)[0], health_action(score, status),
+                  components or dict.fromkeys(HARNESS_WEIGHTS, 0.0), q, health_status(q),
                   quality.get("answer_accuracy", float("nan")),
                   quality.get("execution_success_rate", float("nan")), weighted, causes,
                   success_threshold)
@@ -263,10 +369,10 @@ def harness_components(run: Run, rec: pd.DataFrame, failed: pd.Series,
     # failure_category for), not the analysis' success threshold.
     failing = (~schema.correct(rec["final_score"], schema.SUCCESS_THRESHOLD)).fillna(False) \
         .to_numpy(dtype=bool)
-    if "failure_category" not in run.tasks:  # not recorded by this harness: not assessable
-        attribution = float("nan")
+    if "failure_category" not in run.tasks or rec["final_score"].isna().all():
+        attribution = float("nan")  # not recorded, or no score to tell failed tasks by
     elif not failing.any():
-        attribution = 1.0
+        attribution = float("nan")  # no failed task: a share of nothing, not assessable
     else:
         cat = run.tasks["failure_category"][failing]
         attribution = float((cat.notna() & (cat != "UNKNOWN_FAILURE")).mean())
@@ -279,15 +385,15 @@ def harness_components(run: Run, rec: pd.DataFrame, failed: pd.Series,
 
 def _tool_success(rec: pd.DataFrame) -> float:
     """1 - tool failure rate from task_metrics' counts, else from tool_calls.csv's rows; NaN
-    when neither holds a count (not measured: left out of the score, never counted as 1)."""
+    when neither holds a count or no call was made (a share without data: left out of the
+    score, never counted as 1)."""
     for calls_col, fails_col in (("tool_calls", "tool_failures"), ("tc_rows", "tc_failed")):
         both = rec[[calls_col, fails_col]].dropna()
         if len(both):
             calls, fails = both[calls_col].sum(), both[fails_col].sum()
-            return float(min(max((calls - fails) / calls, 0.0), 1.0)) if calls > 0 else 1.0
+            if calls > 0:
+                return float(min(max((calls - fails) / calls, 0.0), 1.0))
     return float("nan")
-
-
 
 
 def quality_components(tasks: pd.DataFrame, *,

@@ -28,6 +28,7 @@ from dabench_analysis.validate import files as fl
 from dabench_analysis.validate import invariants as inv
 from dabench_analysis.validate import replay as rp
 from dabench_analysis.validate.health import (
+    HARNESS_WEIGHTS,
     Health,
     _health,
     _num,
@@ -165,13 +166,15 @@ def _absent_columns(run: Run) -> list[Finding]:
 
 
 def _side_file_findings(run: Run, sides: dict[str, pd.DataFrame | None]) -> list[Finding]:
-    """Unknown task ids, missing step durations, run_id consistency across the files, and the
-    catalogue columns each side file lacks (as :func:`_absent_columns` for task_metrics)."""
+    """Unknown task ids, missing step durations, run_id consistency across the files, control
+    characters in free text, and the catalogue columns each side file lacks (as
+    :func:`_absent_columns` for task_metrics)."""
     out = [f for file, table in sides.items()
            for f in fl.orphan_findings(run.tasks["task_id"], table, file)]
     out += fl.missing_time(sides[TRAJECTORY_FILE], TRAJECTORY_FILE)
     out += fl.run_id_findings(run.tasks["run_id"], run.source_rows, run.task_file, sides,
                               fill=run.run_id)
+    out += fl.control_findings(run, sides)
     return out + [f for file in sides if (run.path / file).is_file()
                   for f in fl.absent_side_columns(run.path, file)]
 
@@ -273,22 +276,26 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
     of the guide's causes are found, with R the share of tasks that pass every error-level
     invariant (reconciliation pass rate), V the share of task rows without a loader error
     (validator errors; 0 if the task file has a file-level error), A the share of tasks below
-    0.8 with a failure_category other than UNKNOWN_FAILURE (attribution coverage; 1 if none),
-    T the share of timed tasks whose unaccounted time is at most 50 % of execution_time, F the
-    share of tool calls that succeeded. Causes (§Troubleshooting "Health score < 7"): time
-    gaps (1 - T > 10 %), tool failure rate (1 - F > 10 %), missing failure attribution
-    (1 - A > 10 %); one caps the score at 6, two at 4, three at 2. Status: HEALTHY if >= 9.0
-    and no error finding, DEGRADED if >= 7.0, else UNHEALTHY (V2.1); ``harness_band`` follows
-    §Health Score Interpretation (>= 9 HEALTHY, >= 7 GOOD, >= 5 FAIR, >= 3 POOR, else
-    UNHEALTHY).
+    0.8 with a failure_category other than UNKNOWN_FAILURE (attribution coverage; not
+    assessable without a failed task), T the share of timed tasks whose unaccounted time is at
+    most 50 % of execution_time, F the share of tool calls that succeeded (not assessable
+    without calls); a component without data is left out, never counted as 1. Causes
+    (§Troubleshooting "Health score < 7"): time gaps (1 - T > 10 %), tool failure rate
+    (1 - F > 10 %), missing failure attribution (1 - A > 10 %); one caps the score at 6, two at
+    4, three at 2. The one status (shown by validate, the report and the index): HEALTHY if
+    >= 9.0 and no error finding, DEGRADED if >= 7.0, else UNHEALTHY (V2.1), with the action of
+    §Health Score Interpretation for the score, never more favourable than the status
+    (:func:`dabench_analysis.validate.health.health_action`: a run with error findings is
+    never "Ready to use").
 
     ``run quality = 10 (answer accuracy + execution success rate) / 2`` (the two outcome
     metrics V2.1 names; accuracy = share with final_score >= the success threshold,
     :func:`dabench_analysis.schema.correct`), same thresholds without the
     error condition. It reproduces the seed's example (64 % accuracy shown as DEGRADED for any
-    execution success rate >= 76 %). No tasks: run quality NaN, status UNDEFINED; a run that
-    cannot be loaded scores 0 (UNHEALTHY); a run that is not evaluated (no task_metrics.csv,
-    seed 003) has no score (NaN, UNDEFINED).
+    execution success rate >= 76 %). Without any final_score value (or without tasks) run
+    quality is NaN, status UNDEFINED, never a number; a run without tasks has no harness
+    health either; a run that cannot be loaded scores 0 (UNHEALTHY); a run that is not
+    evaluated (no task_metrics.csv, seed 003) has no score (NaN, UNDEFINED).
 
     Examples
     --------
@@ -325,7 +332,7 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
     findings = list(run.findings) + extra + _absent_columns(run)
     n_errors = sum(f.severity == "error" for f in findings)
     components = harness_components(run, rec, failed, findings) if len(run.tasks) \
-        else None
+        else dict.fromkeys(HARNESS_WEIGHTS, float("nan"))  # no task: nothing is rated
     health = _health(components, quality_components(run.tasks, threshold=threshold), n_errors,
                      success_threshold=threshold)
     return ValidationReport(path, run.run_id, "evaluated", _frame(findings), health,

@@ -48,8 +48,8 @@ def _harness_rows(h: Health) -> list[tuple]:
                                               if found else "; not measured in this run"
                                               if math.isnan(value) else "")))
     rows.append(("harness_health", "score", h.harness_score, nan, 1.0, h.harness_score,
-                 h.harness_status, f"band {h.harness_band}: {h.action} (§Health Score "
-                 "Interpretation)"))
+                 h.harness_status, f"{h.action} (§Health Score Interpretation for the score, "
+                 "never more favourable than the status)"))
     return rows
 
 
@@ -69,8 +69,8 @@ def health_table(report: ValidationReport) -> pd.DataFrame:
         ``points``, ``status``, ``note``. Harness rows: the five components (value a share
         in [0, 1], ``weight``, ``points`` = 10 × weight × value), ``weighted_score`` (0–10),
         one row per cause of :data:`CAUSES` (value the measured share, ``limit``, ``points`` the
-        cap when found, ``status`` found or clear) and ``score`` (0–10, status, band and
-        action). Run-quality rows: ``answer_accuracy``, ``execution_success_rate`` (equal
+        cap when found, ``status`` found, clear or not assessable) and ``score`` (0–10, the
+        V2.1 status, the action in ``note``: :func:`~dabench_analysis.validate.health.health_action`). Run-quality rows: ``answer_accuracy``, ``execution_success_rate`` (equal
         weights over the known ones) and ``score``. A run that is not evaluated has one
         ``score`` row per assessment, NaN, status UNDEFINED.
 
