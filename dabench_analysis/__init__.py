@@ -13,7 +13,18 @@ The folders are the pipeline, each layer importing only those below it::
 ['Easy', 'Medium', 'Hard', 'Extreme']
 """
 
-from dabench_analysis import export, figures, load, report, schema, stats, tables, validate
+# _mplbackend first: it checks MPLBACKEND before matplotlib's own import would fail on it
+from dabench_analysis import (  # noqa: F401
+    _mplbackend,
+    export,
+    figures,
+    load,
+    report,
+    schema,
+    stats,
+    tables,
+    validate,
+)
 from dabench_analysis.load import Finding, Run, RunLoadError, Runs, load_run, load_runs
 from dabench_analysis.validate import ValidationReport, validate_run
 

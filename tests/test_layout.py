@@ -54,7 +54,8 @@ def test_the_layer_folders_are_the_pipeline():
     assert folders == {"schema", "load", "validate", "stats", "tables", "figures", "export",
                        "report", "synthetic"}
     loose = {p.name for p in PKG.glob("*.py")}
-    assert loose == {"__init__.py", "_atomic.py"}
+    # below every layer: the one atomic writer, and MPLBACKEND checked before matplotlib loads
+    assert loose == {"__init__.py", "_atomic.py", "_mplbackend.py"}
 
 
 # One flag vocabulary: the loader and the statistics read every spelling the same way.

@@ -6,6 +6,7 @@ and health) and ``cache`` (info, clear).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,104 +14,29 @@ from typing import Annotated
 
 import pandas as pd
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from dabench_analysis import report as rep
-from dabench_analysis.export import save_table, write_json
+from dabench_analysis.report import edge
 from dabench_analysis.report.runner import CELL_TIMEOUT
+from dabench_analysis.report.validation import check_out_dir, write_validation
 from dabench_analysis.schema import CONFIG_FILE, check_threshold
-from dabench_analysis.validate import findings_table, health_table, validate_run
-from dabench_analysis.validate.health import NOT_EVALUATED, _num, _pct, cause_text
+from dabench_analysis.validate import validate_run
+from dabench_analysis.validate.health import (
+    NOT_EVALUATED,
+    _num,
+    _pct,
+    cause_text,
+    health_text,
+)
 
 #: Exit codes of ``validate``: no error; an error finding (or a run that cannot be read);
 #: usage (typer, or an --out inside a run directory); no error but a run not evaluated.
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOT_EVALUATED = 0, 1, 2, 3
-
-
-def check_out_dir(out: str | os.PathLike[str], run_dirs: Sequence[str | os.PathLike[str]]
-                  ) -> Path:
-    """Refuse an output folder that is a run directory or inside one (links resolved).
-
-    Parameters
-    ----------
-    out : path-like
-        The ``--out`` folder (need not exist).
-    run_dirs : sequence of path-like
-        The run directories being read.
-
-    Returns
-    -------
-    Path
-        ``out``, resolved.
-
-    Raises
-    ------
-    ReportError
-        If ``out`` would write into one of ``run_dirs``.
-
-    Examples
-    --------
-    >>> check_out_dir("data/sample_runs/proposed_aat/x", ["data/sample_runs/proposed_aat"])
-    Traceback (most recent call last):
-    ...
-    dabench_analysis.report.runner.ReportError: --out data/sample_runs/proposed_aat/x would \
-write into the run directory data/sample_runs/proposed_aat; choose a folder outside it
-    """
-    dest = Path(out).resolve()
-    for r in run_dirs:
-        if dest.is_relative_to(Path(r).resolve()):
-            raise rep.ReportError(f"--out {out} would write into the run directory {r}; "
-                                  "choose a folder outside it")
-    return dest
-
-
-def write_validation(reports: Sequence, out: str | os.PathLike[str]) -> list[Path]:
-    """Write the findings and the health breakdown of validated runs into ``out``, atomically.
-
-    Parameters
-    ----------
-    reports : sequence of ValidationReport
-    out : path-like
-        Output folder (created); never a run directory (see :func:`check_out_dir`).
-
-    Returns
-    -------
-    list of Path
-        ``findings.csv``, ``findings.json`` (:func:`dabench_analysis.validate.findings_table`
-        of every run, one record per row) and ``health.csv``, ``health.json``
-        (:func:`dabench_analysis.validate.health_table`), each with a leading ``run_id``.
-
-    Raises
-    ------
-    OSError
-        If ``out`` cannot be created or written (nothing is left half-written).
-
-    Notes
-    -----
-    Files go through :func:`dabench_analysis.export.save_table` and
-    :func:`~dabench_analysis.export.write_json` (atomic; JSON keys sorted, NaN as null). Call
-    :func:`check_out_dir` first: this function does not know which folders are runs.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> out = Path(tempfile.mkdtemp())
-    >>> paths = write_validation([validate_run("data/sample_runs/pending_run")], out)
-    >>> [p.name for p in paths]
-    ['findings.csv', 'findings.json', 'health.csv', 'health.json']
-    """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, fn in (("findings", findings_table), ("health", health_table)):
-        frame = pd.concat([fn(r) for r in reports], ignore_index=True)
-        paths += save_table(frame, out / name, formats=("csv",))
-        paths.append(write_json(frame, out / f"{name}.json"))
-    return paths
 
 
 def _health_line(vr) -> Text:
@@ -119,12 +45,11 @@ def _health_line(vr) -> Text:
     h = vr.health
     causes = cause_text(h)
     return Text(
-        f"harness health {_num(h.harness_score)} {h.harness_status}"
+        f"harness health {health_text(h.harness_score, h.harness_status)}"
         + (f" (capped: {causes}; §Troubleshooting)" if causes else "")
-        + (" (not HEALTHY while there are errors)" if h.harness_status != h.harness_band
+        + (" (not HEALTHY while there are errors)" if h.harness_status == "DEGRADED"
            and not vr.ok and h.harness_score >= 9 else "")
-        + f" — score band {h.harness_band}: {h.action}; run quality "
-        f"{_num(h.run_quality_score)} {h.run_quality_status} (answer accuracy "
+        + f"; run quality {_num(h.run_quality_score)} {h.run_quality_status} (answer accuracy "
         f"{_pct(h.answer_accuracy)} at final_score >= {h.success_threshold:g}, execution "
         f"success {_pct(h.execution_success_rate)})")
 
@@ -164,7 +89,7 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     Examples
     --------
     >>> import io
-    >>> from rich.console import Console
+    >>> from rich.console import Console, ConsoleDimensions
     >>> validate_command(["data/sample_runs/proposed_aat"], console=Console(file=io.StringIO()))
     0
     >>> validate_command(["data/sample_runs/pending_run"], console=Console(file=io.StringIO()))
@@ -172,7 +97,7 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     """
     if out is not None:
         check_out_dir(out, paths)
-    console = console or Console(soft_wrap=False)
+    console = console or LogConsole()
     colour = {"error": "red", "warning": "yellow", "info": "cyan"}
     reports = []
     for p in paths:
@@ -213,10 +138,42 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Analyse eval-v2 runs of LLM data agents: reports, validation, cache.")
 
 
-console = Console(stderr=False)
+class LogConsole(Console):
+    """A rich console that never hard-wraps when its output is not a terminal: piped into a
+    file or a CI log, every line and table row is written whole (no 80-column folding of run
+    names and check names); in a terminal it wraps at the terminal's width as usual."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        dims = super().size
+        return dims if self.is_terminal else ConsoleDimensions(LOG_WIDTH, dims.height)
 
 
-err = Console(stderr=True)
+#: The width of a line written to a file or a log (long enough for any row, never folded).
+LOG_WIDTH = 10_000
+
+console = LogConsole(stderr=False)
+
+
+err = LogConsole(stderr=True)
+
+
+#: ``--debug`` on every command: the traceback of an error instead of its one line.
+Debug = Annotated[bool, typer.Option("--debug", help="on an error, show the Python traceback "
+                                     "instead of one line (also: DABENCH_DEBUG=1)")]
+
+
+def _say(line: str) -> None:
+    err.print(Text(line, style="red"), soft_wrap=True)
+
+
+def _edge(command):
+    """Run a command so that what escapes it is one line with its exit code (report.edge)."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        with edge.at_the_edge(_say, debug=kwargs.get("debug", False)):
+            return command(*args, **kwargs)
+    return wrapper
 
 
 SAMPLE_DATA = Path("data")
@@ -259,6 +216,7 @@ def _check_success_threshold(value: float | None) -> None:
 
 
 @app.command()
+@_edge
 def report(
     run_dirs: Annotated[list[Path] | None, typer.Argument(
         help="eval-v2 run directories; default: every run in data/sample_runs/ with "
@@ -285,6 +243,10 @@ def report(
         "--success-threshold", help="a task is correct when final_score >= this, in (0, 1], in "
                                     "the run, compare and sweep reports (default 0.8, the "
                                     "eval-v2 guide's)")] = None,
+    worked_case: Annotated[str | None, typer.Option(
+        help="the judge study's worked case (Table 4), a test_case_id of its cases.csv; "
+             "default: the first case with factoid counts")] = None,
+    debug: Debug = False,
 ) -> None:
     """Execute the report notebooks for each run into OUT/<run folder name>/ and write
     OUT/index.html (comparisons: OUT/compare_<baseline folder>_vs_<run folder>/).
@@ -320,13 +282,17 @@ def report(
                       highlight=False)
             raise typer.Exit(2)
         baseline = named[0]  # a folder name among the runs given
+    edge.check_report_inputs(judge_study, research_eval, worked_case)
     try:
         plan = rep.plan_jobs(run_dirs, out, baseline=baseline, judge_study=judge_study,
                              research_eval=research_eval, sweep=sweep, run_reports=run_reports,
-                             success_threshold=success_threshold)
+                             success_threshold=success_threshold, worked_case=worked_case)
     except rep.ReportError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from None
+    edge.check_folder(out, what="--out")  # before any report runs: read-only, full, ...
+    edge.check_scratch()
+    edge.check_cache()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, disable=not err.is_terminal) as bar:
         task = bar.add_task("reports", total=len(plan))
@@ -335,10 +301,10 @@ def report(
             bar.advance(task)
             if res.state == "failed":
                 err.print(f"[red]failed[/] {escape(res.job.name)}: {escape(res.reason)}",
-                          highlight=False)
+                          highlight=False, soft_wrap=True)  # one line, whatever the width
             elif res.state == "not evaluated":
                 err.print(f"[yellow]not evaluated[/] {escape(res.job.name)}: "
-                          f"{escape(res.reason)}", highlight=False)
+                          f"{escape(res.reason)}", highlight=False, soft_wrap=True)
 
         try:
             results = rep.run_jobs(plan, n_jobs=jobs, scheduler=scheduler, on_done=done,
@@ -346,7 +312,11 @@ def report(
         except rep.ReportError as exc:
             err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(2) from None
-    index = rep.write_index(results, out)
+    try:
+        index = rep.write_index(results, out)
+    except OSError as exc:
+        raise edge.EdgeError(f"cannot write {Path(out) / 'index.html'} "
+                             f"({exc.strerror or exc})") from None
     _print_summary(results)
     console.print(f"index: {escape(str(index))}", highlight=False, soft_wrap=True)
     if any(r.state == "failed" for r in results):
@@ -354,6 +324,7 @@ def report(
 
 
 @app.command()
+@_edge
 def validate(
     run_dirs: Annotated[list[Path], typer.Argument(help="eval-v2 run directories")],
     out: Annotated[Path | None, typer.Option(
@@ -362,6 +333,7 @@ def validate(
     success_threshold: Annotated[float | None, typer.Option(
         "--success-threshold", help="run quality: answer accuracy at final_score >= this, in "
                                     "(0, 1] (default 0.8, the eval-v2 guide's)")] = None,
+    debug: Debug = False,
 ) -> None:
     """Check runs (schema, ranges, cross-file invariants, health).
 
@@ -371,7 +343,11 @@ def validate(
     Exit 3: no error, but a run is not evaluated (no task_metrics.csv: no health score).
     """
     _check_success_threshold(success_threshold)
+    edge.check_cache()
     try:
+        if out is not None:
+            check_out_dir(out, run_dirs)
+            edge.check_folder(out, what="--out")  # before anything is validated
         code = validate_command(run_dirs, console=console, out=out, threshold=success_threshold)
     except rep.ReportError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
@@ -387,9 +363,12 @@ app.add_typer(cache_app, name="cache")
 
 
 @cache_app.command("info")
-def cache_info() -> None:
+@_edge
+def cache_info(debug: Debug = False) -> None:
     """Show where the parse cache is, how many entries it holds and their size."""
     from dabench_analysis.load import cache
+
+    edge.check_cache(writing=False)
 
     info = cache.info()
     console.print(f"cache: {escape(str(info['path']))}\nentries: {info['entries']}\n"
@@ -398,9 +377,14 @@ def cache_info() -> None:
 
 
 @cache_app.command("clear")
-def cache_clear() -> None:
+@_edge
+def cache_clear(debug: Debug = False) -> None:
     """Delete every parsed table from the parse cache (run files are never touched)."""
     from dabench_analysis.load import cache
+
+    edge.check_cache()
+    if Path(cache.cache_dir()).is_dir():
+        edge.check_folder(cache.cache_dir(), what="cache folder")
 
     done = cache.clear()
     console.print(f"removed {done['removed']} entries ({done['bytes'] / 2**20:.1f} MiB) "

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dabench_analysis._atomic import atomic_write
+from dabench_analysis.export.text import visible
 
 if TYPE_CHECKING:  # imported where used: its import takes seconds (runner.py says why)
     import nbformat
@@ -337,5 +338,5 @@ def export_html(notebook: str | os.PathLike[str], html_path: str | os.PathLike[s
                       "network; it will be incomplete offline", stacklevel=2)
     dest = Path(html_path)
     with atomic_write(dest) as fh:
-        fh.write(page)
+        fh.write(visible(page))  # a NUL from the data as \x00 (export.text), as in every file
     return dest

@@ -18,7 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dabench_analysis._atomic import atomic_write
+from dabench_analysis.export.text import visible
 from dabench_analysis.report.jobs import JobResult
+from dabench_analysis.validate.health import health_status, health_text
 
 _INDEX_CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}"
               "table{border-collapse:collapse}td,th{padding:.3rem .8rem;border-bottom:1px solid #ddd;"
@@ -39,7 +41,17 @@ def _summary_text(summary: dict) -> str:
         value = summary.get(key)
         if isinstance(value, (int, float)) and value == value:
             parts.append(fmt.format(value))
-    return ", ".join(parts)
+    return ", ".join(parts + _health(summary))
+
+
+def _health(summary: dict) -> list[str]:
+    """The run report's harness health as validate prints it (one status everywhere):
+    ``health_score`` and ``validation_errors`` of its summary.json."""
+    score, errors = summary.get("health_score", "absent"), summary.get("validation_errors", 0)
+    if score == "absent" or not isinstance(errors, int) or isinstance(errors, bool):
+        return []
+    score = float("nan") if not isinstance(score, (int, float)) else float(score)
+    return [f"harness health {health_text(score, health_status(score, n_errors=errors))}"]
 
 
 def _summary(res: JobResult) -> dict:
@@ -168,5 +180,5 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
             + "\n".join(rows) + "</tbody></table></body></html>\n")
     dest = out / "index.html"
     with atomic_write(dest) as fh:
-        fh.write(page)
+        fh.write(visible(page))  # control characters from run names or reasons as \x00
     return dest

@@ -9,15 +9,16 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dabench_analysis.report import outputs
 from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
 from dabench_analysis.schema import TASK_FILE, TASK_FILES, check_threshold
+from dabench_analysis.schema.files import NOT_EVALUATED_HINT
 
 STATES = ("evaluated", "not evaluated", "failed")
 #: Output folder of the sweep report (``OUT/sweep/``) and the job's name.
@@ -91,6 +92,7 @@ def plan_jobs(
     run_reports: bool = True,
     success_threshold: float | None = None,
     notebook_dir: Path = NOTEBOOK_DIR,
+    worked_case: str | None = None,
 ) -> list[Job]:
     """The jobs of one report: a run report per run, and with ``baseline`` a comparison of every
     other run against it; with ``sweep`` one sweep report over all runs; optionally the
@@ -117,6 +119,9 @@ def plan_jobs(
     success_threshold : float, optional
         The success threshold of the run, compare and sweep reports (their notebooks'
         ``success_threshold`` parameter), in (0, 1]; default: the notebooks' own (0.8).
+    worked_case : str, optional
+        The judge study's worked case (Table 4); default: the notebook's, the first case
+        present in the data (:meth:`dabench_analysis.load.JudgeStudy.default_worked_case`).
 
     Returns
     -------
@@ -166,10 +171,11 @@ def plan_jobs(
                                        "session_dir")):
         if path is not None:
             name = "judge_study" if kind == "judge" else "research_eval"
+            extra = {"worked_case": worked_case} if kind == "judge" and worked_case else {}
             jobs.append(Job(kind, name, notebook_dir / nbname,
                             {param: str(Path(path).resolve()),
-                             "output_dir": str(_inside(out, name))}, _inside(out, name),
-                            str(path)))
+                             "output_dir": str(_inside(out, name)), **extra},
+                            _inside(out, name), str(path)))
     inputs = runs + [Path(p).resolve() for p in (judge_study, research_eval) if p is not None]
     _check_outputs(jobs, inputs, out)
     return jobs
@@ -203,16 +209,15 @@ def _check_outputs(jobs: Sequence[Job], inputs: Sequence[Path], out: Path) -> No
                                   "output folder outside the run directories")
 
 
-_OURS = ("report.ipynb", "report.failed.ipynb", "summary.json")
-
-
-def _clear_previous(out_dir: Path) -> None:
-    """Remove a previous report from ``out_dir`` so that a failing re-run cannot leave the old
-    numbers looking current. Only folders this toolkit wrote (holding one of its marker files)
-    are removed."""
-    if out_dir.is_dir() and not out_dir.is_symlink() and any(
-            (out_dir / m).exists() for m in _OURS):
-        shutil.rmtree(out_dir)
+def _without_report(job: Job, state: str, reason: str) -> JobResult:
+    """A job that runs no notebook: a previous report in its folder is removed (only the files
+    the toolkit wrote there), so that an old report never looks current."""
+    try:
+        outputs.install(None, job.out_dir)
+    except OSError as exc:
+        reason += f" (its previous report in {job.out_dir} could not be removed: " \
+                  f"{exc.strerror or exc})"
+    return JobResult(job, state, reason)
 
 
 def execute_job(job: Job, kernel_name: str = "python3", *,
@@ -241,11 +246,10 @@ def execute_job(job: Job, kernel_name: str = "python3", *,
     if job.kind in ("run", "compare", "sweep"):
         for d in dirs:
             if not d.is_dir():
-                return JobResult(job, "failed", f"{d} is not a directory")
+                return _without_report(job, "failed", f"{d} is not a directory")
             if not is_evaluated(d) and job.kind != "sweep":  # the sweep lists it as left out
-                return JobResult(job, "not evaluated",
-                                 f"{d.name}: no {TASK_FILE} (run eval-v2 first)")
-    _clear_previous(job.out_dir)
+                return _without_report(job, "not evaluated", (
+                    f"{d.name}: " if job.kind == "compare" else "") + NOT_EVALUATED_HINT)
     try:
         run_notebook(job.notebook, job.out_dir, job.parameters, kernel_name=kernel_name,
                      timeout=cell_timeout)

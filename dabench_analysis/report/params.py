@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from dabench_analysis.report.jobs import safe_name
+from dabench_analysis.report.outputs import staged
 
 _KINDS = {str: "a string", float: "a number", int: "an integer", bool: "true or false"}
 
@@ -88,7 +89,9 @@ def output_dir_for(output_dir: str, name: str) -> Path:
     -------
     Path
         ``output_dir``, or ``../figures/<safe name>`` when the notebook runs in ``notebooks/``,
-        else ``figures/<safe name>`` under the working folder.
+        else ``figures/<safe name>`` under the working folder; when the toolkit's runner runs
+        the notebook, the staging folder that stands in for it until the report has finished
+        (:func:`dabench_analysis.report.outputs.staged`).
 
     Examples
     --------
@@ -96,7 +99,7 @@ def output_dir_for(output_dir: str, name: str) -> Path:
     'run_7'
     """
     if output_dir:
-        return Path(output_dir).expanduser()
+        return staged(Path(output_dir).expanduser())
     here = Path.cwd()
     base = here.parent if here.name == "notebooks" else here
-    return base / "figures" / safe_name(name)
+    return staged(base / "figures" / safe_name(name))

@@ -16,13 +16,13 @@ import functools
 import logging
 import os
 import re
-import signal
-import tempfile
-import uuid
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
+from dabench_analysis.report import outputs
+from dabench_analysis.report.edge import cause
 from dabench_analysis.report.html import export_html
+from dabench_analysis.report.kernel import INLINE_BACKEND, _exit_status, _kernel_manager  # noqa: F401
 
 if TYPE_CHECKING:  # imported where used: nbformat's import takes seconds (jsonschema formats),
     import nbformat  # and every report kernel imports this package
@@ -36,7 +36,7 @@ NOTEBOOK_DIR = (Path(__file__).resolve().parents[2] / "notebooks"
 #: Default seconds one cell may run before the report fails (``--cell-timeout``).
 CELL_TIMEOUT = 1200
 #: Files a failed run leaves in its output folder (removed again by a successful run).
-FAILED_FILES = ("report.failed.ipynb", "report.failed.html", "report.failed.kernel.log")
+FAILED_FILES = outputs.FAILED_NAMES
 _ENGINE = "dabench"
 
 
@@ -78,78 +78,6 @@ def _check_injected(nb: nbformat.NotebookNode, parameters: dict, name: str) -> N
         seen[stmt.targets[0].id] = ast.literal_eval(stmt.value)
     if seen != parameters:
         raise ReportError(f"{name}: injected parameters differ from those passed; refusing")
-
-
-#: The kernel's matplotlib backend, even when the caller set MPLBACKEND=Agg (as headless
-#: scripts and CI do): otherwise figures are not embedded in report.html.
-INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
-
-
-def _kernel_manager(log: IO[bytes] | None = None, cwd: str | None = None) -> dict:
-    """nbclient's kernel manager: IPC sockets on POSIX, the kernel's output into ``log``, its
-    working folder ``cwd`` and :data:`INLINE_BACKEND`.
-
-    The folder and the backend are the kernel's own (``start_kernel`` passes ``cwd`` and
-    ``env`` to the process), never the caller's: papermill's ``cwd=`` changes the working
-    folder of the whole process, which two reports run at once (``--jobs 2``, one thread each)
-    would undo for each other.
-
-    With TCP, jupyter_client picks five free ports and the kernel binds them a moment later;
-    two kernels started at once (``--jobs 2``) can pick the same port, and one fails with
-    "Address already in use" after a 60 s start timeout (seen in ``bench/run_bench.py``).
-    IPC sockets are files named after each kernel's own connection file, so they cannot
-    collide (and the kernel's "running over TCP without encryption" warning goes away).
-
-    The kernel process inherits the caller's terminal otherwise, and writes its own log there:
-    jupyter_client 8 interrupts (SIGINT) a kernel before asking it to shut down, and when the
-    signal lands while ipykernel is still in a message handler it logs "KeyboardInterrupt
-    caught in kernel"; after a timeout it logs a ZMQ traceback. ``log`` receives both streams
-    (``start_kernel`` passes Popen keywords through). The class lists the processes it
-    started in ``launched``, so that a dead kernel's exit status can be reported.
-    """
-    from jupyter_client.manager import AsyncKernelManager
-    from traitlets import default
-
-    class ReportKernelManager(AsyncKernelManager):
-        launched: list = []  # a new class, so a new list, for every run
-
-        if os.name == "posix":
-            @default("transport")
-            def _transport_default(self) -> str:
-                return "ipc"
-
-            @default("ip")
-            def _ip_default(self) -> str:
-                # jupyter_client's default ("kernel-ipc" in the working directory when the
-                # connection file is not named yet) is shared by kernels started in one folder
-                return os.path.join(tempfile.gettempdir(),
-                                    f"dabench-kernel-{uuid.uuid4().hex}-ipc")
-
-        async def start_kernel(self, **kw) -> None:
-            kw["env"] = {**kw.get("env", os.environ), "MPLBACKEND": INLINE_BACKEND}
-            if cwd is not None:
-                kw.setdefault("cwd", cwd)
-            if log is not None:
-                kw.setdefault("stdout", log)
-                kw.setdefault("stderr", log)
-            await super().start_kernel(**kw)
-            if getattr(self.provisioner, "process", None) is not None:
-                type(self).launched.append(self.provisioner.process)
-
-    return {"kernel_manager_class": ReportKernelManager}
-
-
-def _exit_status(launched: list) -> str:
-    code = launched[-1].poll() if launched else None
-    if code is None:
-        return "exit status unknown"
-    if code < 0:
-        with contextlib.suppress(ValueError):
-            name = signal.Signals(-code).name
-            return f"killed by {name}" + (", often the out-of-memory killer"
-                                          if name == "SIGKILL" else "")
-        return f"killed by signal {-code}"
-    return f"exit code {code}"
 
 
 def _fail_cell(nb_man, index: int, ename: str, evalue: str) -> None:
@@ -270,15 +198,20 @@ def _cell_reason(name: str, exc) -> str:
 
 
 def _keep_failed(tmp: Path, out: Path, *, html_export: bool) -> None:
-    """Keep the failed notebook (+ HTML) and a non-empty kernel log in ``out``."""
+    """Install the failed notebook (+ HTML) and a non-empty kernel log as ``out``'s report: the
+    previous report's files go, the failed run's partial tables are not kept (its notebook
+    shows every output it made)."""
+    failed = tmp / "failed"
+    failed.mkdir()
     with contextlib.suppress(FileNotFoundError):
-        os.replace(tmp / "report.ipynb", out / "report.failed.ipynb")
+        os.replace(tmp / "report.ipynb", failed / "report.failed.ipynb")
         if html_export:
             with contextlib.suppress(Exception):  # the cell's error matters more than the HTML
-                _export_html(out / "report.failed.ipynb", out / "report.failed.html")
+                _export_html(failed / "report.failed.ipynb", failed / "report.failed.html")
     log = tmp / "kernel.log"
     if log.is_file() and log.stat().st_size:
-        os.replace(log, out / "report.failed.kernel.log")
+        os.replace(log, failed / "report.failed.kernel.log")
+    outputs.install(failed, out)
 
 
 def _kernel_log_tail(tmp: Path) -> str:
@@ -320,7 +253,12 @@ def run_notebook(
     Returns
     -------
     Path
-        The executed notebook. Both files are written to temporary names and renamed into place.
+        The executed notebook. The notebook runs with its outputs in a staging folder inside
+        ``out_dir`` (its ``output_dir`` parameter, when it names ``out_dir``, is that folder:
+        :func:`dabench_analysis.report.outputs.staged`); when it has finished, every file the
+        previous run wrote there is removed or replaced by the new ones, ``report.ipynb``,
+        ``summary.json`` and ``report.html`` last (:func:`dabench_analysis.report.outputs.install`).
+        A killed run leaves no file under those names and nothing the next run does not remove.
 
     Raises
     ------
@@ -330,8 +268,10 @@ def run_notebook(
         number as in ``In [n]`` and its first line) and the exception with its message; the
         executed notebook is kept as ``out_dir/report.failed.ipynb`` (with ``html_export`` also
         ``report.failed.html``) and the kernel's log, if any, as
-        ``report.failed.kernel.log``. A kernel that cannot start or dies outside a cell gives a
-        ReportError naming the exception and the last line of the kernel's log.
+        ``report.failed.kernel.log`` (the previous report's files removed, the failed run's
+        partial tables not kept). A kernel that cannot start or dies outside a cell gives a
+        ReportError naming the exception and the last line of the kernel's log; an output
+        folder that cannot be written, one naming the folder and the cause (errno text).
 
     Notes
     -----
@@ -346,8 +286,6 @@ def run_notebook(
     ...
     dabench_analysis.report.runner.ReportError: notebook no_such.ipynb not found
     """
-    import nbformat
-    import papermill as pm
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
@@ -359,34 +297,48 @@ def run_notebook(
     check_notebook(nb, parameters, name=notebook.name)
     nb = parameterize_notebook(nb, parameters, kernel_name=kernel_name)
     _check_injected(nb, parameters, notebook.name)
-    out.mkdir(parents=True, exist_ok=True)
-    final = out / "report.ipynb"
-    with tempfile.TemporaryDirectory(dir=out, prefix=".papermill-") as tmp:
-        tmp = Path(tmp)
-        src, dst = tmp / "input.ipynb", tmp / "report.ipynb"
-        nbformat.write(nb, src)
-        try:
-            with _quiet_restated(), open(tmp / "kernel.log", "wb") as log:
-                # The notebook is written once at the end (and on a cell error), not before and
-                # after every cell: those ~2 saves per cell land in a temporary folder nobody
-                # reads and cost a full JSON dump each of a notebook that grows with its figures.
-                pm.execute_notebook(str(src), str(dst), parameters=None,
-                                    kernel_name=kernel_name, cwd=None,
-                                    progress_bar=False, execution_timeout=timeout,
-                                    request_save_on_cell_execute=False, engine_name=_engine(),
-                                    **_kernel_manager(log, str(notebook.parent.resolve())))
-        except pm.PapermillExecutionError as exc:
-            _keep_failed(tmp, out, html_export=html_export)
-            raise ReportError(_cell_reason(notebook.name, exc)) from None
-        except Exception as exc:  # noqa: BLE001 - a kernel that would not start, died outside a cell
-            reason = f"{notebook.name} failed: {type(exc).__name__}: {_clip(exc, 300)}"
-            reason += _kernel_log_tail(tmp)
-            _keep_failed(tmp, out, html_export=html_export)
-            raise ReportError(reason) from None
-        os.replace(dst, final)
-    for name in FAILED_FILES:
-        with contextlib.suppress(FileNotFoundError):
-            (out / name).unlink()
+    try:
+        with outputs.stage(out) as tmp:
+            return _execute(nb, notebook, out, tmp, kernel_name=kernel_name,
+                            html_export=html_export, timeout=timeout)
+    except OSError as exc:
+        raise ReportError(f"{notebook.name}: cannot write the report into {out}: "
+                          f"{cause(exc)}") from None
+
+
+def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html_export: bool,
+             timeout: int | None) -> Path:
+    """Run ``nb`` with its outputs in the staging folder ``tmp`` and install them into
+    ``out`` (:mod:`dabench_analysis.report.outputs`)."""
+    import nbformat
+    import papermill as pm
+
+    files = tmp / "out"  # what the notebook writes into its output_dir lands here first
+    files.mkdir()
+    src, dst = tmp / "input.ipynb", tmp / "report.ipynb"
+    nbformat.write(nb, src)
+    env = {outputs.OUTPUT_ENV: str(out.resolve()), outputs.STAGE_ENV: str(files)}
+    try:
+        with _quiet_restated(), open(tmp / "kernel.log", "wb") as log:
+            # The notebook is written once at the end (and on a cell error), not before and
+            # after every cell: those ~2 saves per cell land in a temporary folder nobody
+            # reads and cost a full JSON dump each of a notebook that grows with its figures.
+            pm.execute_notebook(str(src), str(dst), parameters=None,
+                                kernel_name=kernel_name, cwd=None,
+                                progress_bar=False, execution_timeout=timeout,
+                                request_save_on_cell_execute=False, engine_name=_engine(),
+                                **_kernel_manager(log, str(notebook.parent.resolve()), env))
+    except pm.PapermillExecutionError as exc:
+        _keep_failed(tmp, out, html_export=html_export)
+        raise ReportError(_cell_reason(notebook.name, exc).replace(
+            str(files), str(out.resolve()))) from None  # the folder it was meant for
+    except Exception as exc:  # noqa: BLE001 - a kernel that would not start, died outside a cell
+        reason = f"{notebook.name} failed: {type(exc).__name__}: {_clip(exc, 300)}"
+        reason += _kernel_log_tail(tmp)
+        _keep_failed(tmp, out, html_export=html_export)
+        raise ReportError(reason.replace(str(files), str(out.resolve()))) from None
+    os.replace(dst, files / "report.ipynb")
     if html_export:
-        _export_html(final, out / "report.html")
-    return final
+        _export_html(files / "report.ipynb", files / "report.html")
+    outputs.install(files, out)
+    return out / "report.ipynb"

@@ -36,6 +36,11 @@ CONFIG_FILE = "run_config.json"
 TASK_FILES: tuple[str, ...] = (TASK_FILE, LEGACY_TASK_FILE)
 #: Optional files of a run directory (the task file is the one required file).
 OPTIONAL_FILES: tuple[str, ...] = (TRAJECTORY_FILE, TOOL_CALLS_FILE, REPLAY_FILES)
+#: The one hint for the *not evaluated* state (a folder without ``task_metrics.csv``), written
+#: the same by the loader, ``validate``, the report and the index; the command is the eval-v2
+#: harness's own, not this toolkit's.
+NOT_EVALUATED_HINT = (f"no {TASK_FILE}: evaluate the run with the eval-v2 harness first "
+                      "(the harness's command: `dabench eval-v2 <RUN_ID>`)")
 
 
 def _frozen(mapping: Mapping) -> MappingProxyType:

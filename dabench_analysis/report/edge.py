@@ -1,0 +1,203 @@
+"""Errors at the edge of the command line: every one is one line naming the path and the cause
+(the ``errno`` text), with the README's exit codes: 2 for an output, cache or temporary folder
+that cannot be used and for bad parameters, 1 for anything else that stops a command. No
+Python traceback unless ``--debug`` or ``DABENCH_DEBUG=1``.
+
+The folders are tried before any work starts (:func:`check_folder` writes, syncs and removes a
+small file, so a read-only or full file system is found at once, not after an hour of reports).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import typer
+
+#: Set to 1 (or any value but 0 and empty) to see the traceback of an error at the edge.
+DEBUG_ENV = "DABENCH_DEBUG"
+#: Exit codes (README, "Command line"): usage or an unusable location; a failed command.
+EXIT_USAGE, EXIT_FAILED = 2, 1
+_MAX = 400
+
+
+class EdgeError(Exception):
+    """A location or a parameter the command cannot use; ``code`` is its exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+def debug_enabled(flag: bool = False) -> bool:
+    """``--debug`` given, or ``DABENCH_DEBUG`` set to anything but ``""`` and ``"0"``.
+
+    Examples
+    --------
+    >>> debug_enabled(True)
+    True
+    """
+    return flag or os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
+
+
+def cause(exc: BaseException) -> str:
+    """The cause of an error in one line: an ``OSError`` as its errno text and file
+    (``Read-only file system: '/out/x'``), anything else as ``Type: message`` (whitespace
+    folded, at most 400 characters).
+
+    Examples
+    --------
+    >>> cause(OSError(28, "No space left on device", "/out/summary.json"))
+    "No space left on device: '/out/summary.json'"
+    >>> cause(ValueError("bad\\n  value"))
+    'ValueError: bad value'
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": {str(exc.filename)!r}" if exc.filename is not None else "")
+    text = " ".join(str(exc).split())
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= _MAX else text[:_MAX - 1] + "…"
+
+
+def check_folder(path: str | os.PathLike[str], *, what: str) -> Path:
+    """Create ``path`` if needed and prove it writable: a small file is written, synced to disk
+    and removed.
+
+    Parameters
+    ----------
+    path : path-like
+        The folder.
+    what : str
+        How the message names it (``"--out"``, ``"DABENCH_CACHE_DIR"``).
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2, one line: ``--out /x: cannot write there (Read-only file system)``.
+
+    Examples
+    --------
+    >>> check_folder("/proc/dabench", what="--out")
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: --out /proc/dabench: cannot write there \
+(No such file or directory)
+    """
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".dabench-probe-", dir=folder)
+        try:
+            os.write(fd, b"dabench-analysis checks that it can write here\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(probe)
+    except OSError as exc:
+        raise EdgeError(f"{what} {folder}: cannot write there ({exc.strerror or exc})") \
+            from None
+    return folder
+
+
+def check_scratch() -> None:
+    """The temporary folder (kernel sockets) and Jupyter's runtime folder (kernel connection
+    files) a report needs, each proved writable.
+
+    Raises
+    ------
+    EdgeError
+        Naming the folder and the variable that sets it (``TMPDIR``, ``JUPYTER_RUNTIME_DIR``).
+    """
+    try:
+        tmp = tempfile.gettempdir()
+    except (OSError, FileNotFoundError) as exc:  # "No usable temporary directory found in ..."
+        raise EdgeError(f"temporary folder: {cause(exc)}; set TMPDIR to a writable folder") \
+            from None
+    check_folder(tmp, what="temporary folder (TMPDIR)")
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    check_folder(jupyter_runtime_dir(), what="Jupyter runtime folder (JUPYTER_RUNTIME_DIR)")
+
+
+def check_cache(*, writing: bool = True) -> None:
+    """The parse cache's folder when ``$DABENCH_CACHE_DIR`` names one: a folder, writable when
+    ``writing``. The default user cache folder is not checked: reading works without it.
+
+    Raises
+    ------
+    EdgeError
+        ``DABENCH_CACHE_DIR=/x: not a folder`` or ``... cannot write there (...)``.
+    """
+    from dabench_analysis.load.cache import ENV_VAR
+
+    value = os.environ.get(ENV_VAR)
+    if not value:
+        return
+    path = Path(value).expanduser()
+    if path.exists() and not path.is_dir():
+        raise EdgeError(f"{ENV_VAR}={value}: not a folder; point it at a folder (or unset it "
+                        "for the user cache folder)")
+    if writing:
+        check_folder(path, what=ENV_VAR)
+
+
+@contextlib.contextmanager
+def at_the_edge(say: Callable[[str], None], *, debug: bool = False) -> Iterator[None]:
+    """Turn what escapes a command into one line (through ``say``) and its exit code.
+
+    :class:`EdgeError`: its code (2); ``OSError``: 2 (the file system around the command:
+    output, cache or temporary folder); anything else: 1. With ``debug`` (or
+    ``DABENCH_DEBUG=1``) the exception propagates with its traceback.
+    """
+    try:
+        yield
+    except (typer.Exit, typer.Abort, typer.TyperException):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the edge: one line, never a traceback
+        if debug_enabled(debug):
+            raise
+        code = exc.code if isinstance(exc, EdgeError) else \
+            EXIT_USAGE if isinstance(exc, OSError) else EXIT_FAILED
+        text = str(exc) if isinstance(exc, EdgeError) else cause(exc)
+        hint = "" if isinstance(exc, EdgeError) else f" (--debug or {DEBUG_ENV}=1 shows where)"
+        say(f"error: {text}{hint}")
+        raise typer.Exit(code) from None
+
+
+def check_report_inputs(judge_study: Path | None, research_eval: Path | None,
+                  worked_case: str | None) -> None:
+    """The report's input folders given as options exist, and ``--worked-case`` is a case of
+    the judge study.
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2 (a bad parameter), naming the option and what is wrong.
+    """
+    for option, folder in (("--judge-study", judge_study), ("--research-eval", research_eval)):
+        if folder is not None and not Path(folder).is_dir():
+            raise EdgeError(f"{option} {folder}: no such folder")
+    if worked_case is None:
+        return
+    if judge_study is None:
+        raise EdgeError("--worked-case needs a judge study (--judge-study DIR)")
+    import warnings
+
+    from dabench_analysis.load import read_judge_study
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the report lists the study's findings
+        cases = read_judge_study(judge_study, strict=False).cases["test_case_id"].tolist()
+    if worked_case not in cases:
+        raise EdgeError(f"--worked-case {worked_case!r}: not a test_case_id of "
+                             f"{Path(judge_study) / 'cases.csv'} (it has "
+                             f"{', '.join(cases[:5])}{' ...' if len(cases) > 5 else ''})")
