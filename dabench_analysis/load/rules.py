@@ -146,8 +146,8 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
     findings : list of list of Finding
         Per file, in column order.
     drop : numpy.ndarray of bool
-        Rows a task file cannot keep (no task_id, or a later repeat of a task_id); all False
-        for other kinds.
+        Rows a file cannot keep: in a task file no task_id or a later repeat of a task_id; in
+        a side file a later row equal in every column to an earlier one with its key.
     """
     out, table = _Out(stack), stack.table
     out.text_of = text_of
@@ -356,12 +356,14 @@ def _required(table: pa.Table, name: str, out: _Out) -> None:
 
 
 def _keys(table: pa.Table, kind: FileKind, out: _Out) -> np.ndarray:
-    """Repeated keys within a file: one finding per key (``kind.key_severity``). For task
-    files, the rows to drop: no task_id, or a later repeat of one."""
+    """Repeated keys within a file: one finding per key (``kind.key_severity``), and the rows
+    to drop: in task files no task_id or a later repeat of one; in side files a later row
+    equal to an earlier one in every column (``cat a.csv a.csv``: counted once). A side file
+    without one of its key columns (another harness version) is not checked for keys."""
     n = table.num_rows
     keys = [k for k in kind.keys if k in table.column_names]
     drop = np.zeros(n, dtype=bool)
-    if not keys or n == 0:
+    if not keys or n == 0 or (not kind.is_tasks and len(keys) < len(kind.keys)):
         return drop
     code = np.repeat(np.arange(len(out.stack.names), dtype=np.int64), np.diff(out.stack.starts))
     valid = np.ones(n, dtype=bool)
@@ -375,20 +377,25 @@ def _keys(table: pa.Table, kind: FileKind, out: _Out) -> np.ndarray:
     keyed = code[valid]
     if pc.count_distinct(pa.array(keyed)).as_py() == len(keyed):
         return drop
-    _describe_duplicates(table, keys, kind, code, valid, out)
-    if kind.is_tasks:
-        first = pd.Series(code).where(valid).duplicated(keep="first").to_numpy() & valid
-        drop |= first
-    return drop
+    repeats = pd.Series(code).where(valid).duplicated(keep="first").to_numpy() & valid
+    if not kind.is_tasks:  # only a repeat equal to its first row in every column
+        dup = np.flatnonzero(pd.Series(code).where(valid).duplicated(keep=False).to_numpy()
+                             & valid)
+        rows = table.take(pa.array(dup)).to_pandas().astype(str)
+        rows.insert(0, "_code", code[dup])
+        same = np.zeros(n, dtype=bool)
+        same[dup] = rows.duplicated(keep="first").to_numpy()
+        repeats &= same
+    _describe_duplicates(table, keys, kind, code, valid, out, repeats)
+    return drop | repeats
 
 
 def _describe_duplicates(table: pa.Table, keys: Sequence[str], kind: FileKind, code: np.ndarray,
-                         valid: np.ndarray, out: _Out) -> None:
+                         valid: np.ndarray, out: _Out, dropped: np.ndarray) -> None:
     s = pd.Series(code).where(valid)
     dup = s.duplicated(keep=False).to_numpy() & valid
     pos = np.flatnonzero(dup)
     check = "duplicate_task_id" if list(keys) == ["task_id"] else "duplicate_key"
-    note = " (the first is kept)" if kind.is_tasks else ""
     values = {k: table.column(k).take(pa.array(pos)).to_pylist() for k in keys}
     groups: dict[int, list[int]] = {}
     for i, p in enumerate(pos):
@@ -397,6 +404,11 @@ def _describe_duplicates(table: pa.Table, keys: Sequence[str], kind: FileKind, c
         first = pos[members[0]]
         f = int(out.stack.files(np.array([first]))[0])
         rows = tuple(int(out.stack.rows[pos[i]]) for i in members)
+        gone = [int(out.stack.rows[pos[i]]) for i in members if dropped[pos[i]]]
+        note = (" (the first is kept)" if kind.is_tasks else
+                f"; row(s) {', '.join(map(str, gone))} repeat an earlier row in every column "
+                "and are left out, so nothing is counted twice" if gone else
+                "; the rows differ, and all are kept")
         what = ", ".join(f"{k} {values[k][members[0]]!r}" for k in keys)
         out.findings[f].append(Finding(kind.key_severity, out.stack.names[f], rows[1], keys[-1],
                                        check, f"{what} appears in rows "
