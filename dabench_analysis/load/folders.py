@@ -40,8 +40,16 @@ def check_dir(path: Path) -> Path:
     return path
 
 
+def task_file(path: Path) -> str | None:
+    """The name of the task file a run folder holds (``task_metrics.csv``, else the legacy
+    name), or None. A name that is there but is not a readable file (a link to nothing, a
+    folder) counts: reading it then fails with an error naming it, instead of the legacy file
+    or "not evaluated" being taken in its place."""
+    return next((f for f in TASK_FILES if os.path.lexists(path / f)), None)
+
+
 def _evaluated(path: Path) -> bool:
-    return any((path / f).is_file() for f in TASK_FILES)
+    return task_file(path) is not None
 
 
 def candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:

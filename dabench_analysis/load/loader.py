@@ -28,8 +28,8 @@ from dabench_analysis.load.sweep import SKIPPED_COLUMNS, Runs
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
     LEGACY_TASKS,
+    REPLAY_FILE,
     TASK_FILE,
-    TASK_FILES,
     TASKS,
 )
 
@@ -109,7 +109,7 @@ def load_run(
     columns = requested_columns(columns)
     success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
     run_dir = check_dir(Path(path))
-    if not any((run_dir / f).is_file() for f in TASK_FILES):
+    if folders.task_file(run_dir) is None:
         raise RunLoadError(f"{run_dir / TASK_FILE} not found: {run_dir} has no eval-v2 "
                            f"artifacts ({NOT_EVALUATED})",
                            [Finding("error", TASK_FILE, None, None, "missing_file",
@@ -226,8 +226,8 @@ def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache:
           stack: bool) -> tuple[list[Run | RunLoadError], pd.DataFrame | None]:
     """Every run's tasks through the pipeline: the runs (or their load errors) in ``dirs``
     order, and the stacked frame (``stack``) of the runs loaded."""
-    kinds = [TASKS if (d / TASK_FILE).is_file() else
-             LEGACY_TASKS if (d / LEGACY_TASK_FILE).is_file() else None for d in dirs]
+    kinds = [{TASK_FILE: TASKS, LEGACY_TASK_FILE: LEGACY_TASKS}.get(folders.task_file(d))
+             for d in dirs]
     files = [d / (k.file if k else TASK_FILE) for d, k in zip(dirs, kinds, strict=True)]
     results = pipeline.read_files(files, kinds, columns, cache=cache,
                                   mapper=partial(mapper, label="runs"))
@@ -290,7 +290,7 @@ def _accept(run_dir: Path, res, strict: bool):
     if len(unsafe):
         findings.append(Finding("warning", name, None, "task_id", "task_id_path",
                                 f"task_id(s) {unsafe.to_pylist()[:5]} are not plain folder "
-                                "names; their task_replay.json is not looked up"))
+                                f"names; their {REPLAY_FILE} is not looked up"))
     if name == LEGACY_TASK_FILE:
         warnings.warn(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
                       "loading its subset of columns", stacklevel=4)

@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load.findings import RunLoadError
 from dabench_analysis.schema.files import REPLAY_FILE
 
@@ -19,8 +20,16 @@ from dabench_analysis.schema.files import REPLAY_FILE
 MAX_REPLAY_BYTES = 256 << 20
 
 
-def read_replay(path: str | os.PathLike[str]) -> dict:
+def read_replay(path: str | os.PathLike[str], *, stamped: bool = False
+                ) -> dict | tuple[dict, dict]:
     """Parse one ``task_replay.json`` with :func:`json.loads` (data only, never executed).
+
+    Parameters
+    ----------
+    path : path-like
+    stamped : bool
+        Also return the stamp of the bytes parsed (:func:`dabench_analysis.load.cache.stamp`),
+        which a :class:`~dabench_analysis.load.Run` keeps for the report's manifest.
 
     Raises
     ------
@@ -38,7 +47,8 @@ def read_replay(path: str | os.PathLike[str]) -> dict:
     try:
         if path.stat().st_size > MAX_REPLAY_BYTES:
             raise RunLoadError(f"{where}: larger than {MAX_REPLAY_BYTES >> 20} MiB; not parsed")
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RunLoadError(f"{where}: cannot read ({exc})") from None
     if not text.strip():
@@ -52,7 +62,7 @@ def read_replay(path: str | os.PathLike[str]) -> dict:
         raise RunLoadError(f"{where}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise RunLoadError(f"{where}: expected a JSON object, got {type(data).__name__}")
-    return data
+    return (data, parse_cache.stamp(path, raw)) if stamped else data
 
 
 def plain_name(task_id: object) -> bool:

@@ -25,6 +25,7 @@ from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.replay import read_replay, replay_file
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
+    REPLAY_FILE,
     SIDE_FILES,
     TASK_FILE,
     TOOL_CALLS_FILE,
@@ -181,7 +182,7 @@ class Run:
         names = (TASK_FILE, LEGACY_TASK_FILE, TRAJECTORY_FILE, TOOL_CALLS_FILE)
         found = [n for n in names if (self.path / n).is_file()]
         n_replays = len(self.replays)
-        return found + ([f"{n_replays} task_replay.json"] if n_replays else [])
+        return found + ([f"{n_replays} {REPLAY_FILE}"] if n_replays else [])
 
     def __repr__(self) -> str:
         n = len(self.tasks)
@@ -199,22 +200,30 @@ class Run:
 
 class _Replays(Mapping[str, dict]):
     """task_id -> parsed replay; lists the tasks whose replay file exists (one stat each, on
-    first use), reads each file on first access."""
+    first use), reads a file on access. The last :data:`KEPT` replays read are kept; every
+    read is stamped in ``run.inputs`` (a file that changed between two reads is an error)."""
+
+    #: Parsed replays kept in memory (a validation reads every replay of a run once).
+    KEPT = 256
 
     def __init__(self, run: Run):
         paths = run.tasks.set_index("task_id")["replay_path"].dropna()
         self._paths = {str(k): Path(v) for k, v in paths.items() if os.path.isfile(v)}
-        self._run_dir = run.path
+        self._run_dir, self._run = run.path, run
         self._cache: dict[str, dict] = {}
 
     def __getitem__(self, task_id: str) -> dict:
         if task_id not in self._paths:
-            raise KeyError(f"no task_replay.json for task {task_id!r}")
+            raise KeyError(f"no {REPLAY_FILE} for task {task_id!r}")
         if task_id not in self._cache:
             path = replay_file(self._run_dir, self._paths[task_id])
             if path is None:
-                raise KeyError(f"no task_replay.json for task {task_id!r} (removed?)")
-            self._cache[task_id] = read_replay(path)
+                raise KeyError(f"no {REPLAY_FILE} for task {task_id!r} (removed?)")
+            data, stamp = read_replay(path, stamped=True)
+            record_input(self._run, f"{task_id}/{REPLAY_FILE}", stamp)
+            if len(self._cache) >= self.KEPT:
+                del self._cache[next(iter(self._cache))]
+            self._cache[task_id] = data
         return self._cache[task_id]
 
     def __contains__(self, task_id: object) -> bool:
@@ -270,6 +279,26 @@ def load_sides(runs: Sequence[Run], name: str, *, mapper: Callable = map) -> pd.
     return pipeline.concat_frames([r.__dict__[name] for r in runs])
 
 
+def record_input(run: Run, key: str, stamp: dict | None) -> None:
+    """Note in ``run.inputs`` the bytes a file of the run was parsed from; a second read of the
+    file that found other bytes (rewritten since) is an error: one run's frames never mix two
+    versions of a file, and the report's manifest can name the bytes its numbers came from.
+
+    Raises
+    ------
+    RunLoadError
+        ``key`` was read before and held other bytes then.
+    """
+    was = run.inputs.get(key)
+    if was is not None and stamp is not None and was.get("digest") != stamp.get("digest"):
+        raise RunLoadError(f"{run.path}: {key} changed after it was first read ({was['size']:,} "
+                           f"bytes then, {stamp['size']:,} now); load the run again",
+                           [Finding("error", key, None, None, "input_changed",
+                                    "the file changed while the run was in use")])
+    if stamp is not None:
+        run.inputs.setdefault(key, stamp)
+
+
 def _groups(runs: Sequence[Run]) -> list[list[Run]]:
     """Runs that read their side files with the same columns and cache setting."""
     out: dict[tuple, list[Run]] = {}
@@ -294,7 +323,7 @@ def _side_frames(runs: Sequence[Run], kind, columns: list[str], *,
         if res.error is not None:
             raise RunLoadError(f"{run.path}: {res.error.message}", res.error.findings)
         run.findings.extend(res.findings)
-        run.inputs[kind.file] = res.stamp
+        record_input(run, kind.file, res.stamp)
         errors = sum(f.severity == "error" for f in res.findings)
         if errors:
             warnings.warn(f"{run.run_id}: {errors} problem(s) in {kind.file}; rejected values "

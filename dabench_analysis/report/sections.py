@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from dabench_analysis.load import Run
+from dabench_analysis.load import Run, RunLoadError
 from dabench_analysis.schema import (
     OPTIONAL_FILES,
     REPLAY_FILES,
@@ -121,6 +121,7 @@ class Sections:
         self.report, self.quiet, self.columns, self.files = report, quiet, columns, files
         self._runs: tuple[Run, ...] = ()
         self._file_columns: dict[str, set[str]] = {}
+        self._unreadable: dict[str, str] = {}
         self.skipped: list[dict] = []
         self.reduced: list[dict] = []
         self._decided: dict[str, bool] = {}
@@ -147,13 +148,28 @@ class Sections:
         return answer
 
     def _columns_of(self, file: str) -> set[str] | None:
-        """Columns of an optional CSV file present in every run (None: not known, unchecked)."""
+        """Columns of an optional CSV file present in every run (None: not known, unchecked).
+        A file that cannot be read as a whole (empty, its header damaged) counts as absent:
+        the sections that need it are skipped, naming the reason (validation lists it)."""
         if file not in self._file_columns and self._runs and file in _FRAMES:
-            self._file_columns[file] = set.intersection(
-                *(set(map(str, getattr(r, _FRAMES[file]).columns)) for r in self._runs))
+            try:
+                self._file_columns[file] = set.intersection(
+                    *(set(map(str, getattr(r, _FRAMES[file]).columns)) for r in self._runs))
+            except RunLoadError as exc:
+                self.files.discard(file)
+                self._unreadable[file] = exc.message.rpartition(f"{file}: ")[2]
         return self._file_columns.get(file)
 
     def _decide(self, name: str, sec) -> bool:
+        for f in dict.fromkeys([*sec.files, *(split_qualified(n)[0] for n in sec.file_needs)]):
+            if f in self.files:
+                self._columns_of(f)
+        bad = [f for f in sec.files if f in self._unreadable]
+        if bad:
+            self.skipped.append({"section": name, "title": sec.title, "missing": bad})
+            self._note(f"**Skipped: {sec.title}**. "
+                       + " ".join(f"`{f}` cannot be read: {self._unreadable[f]}." for f in bad))
+            return False
         side = {f: self._columns_of(f) for f in dict.fromkeys(
             split_qualified(n)[0] for n in sec.file_needs) if f in self.files}
         missing = sec.missing(self.columns, self.files,

@@ -294,7 +294,8 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
     error condition. It reproduces the seed's example (64 % accuracy shown as DEGRADED for any
     execution success rate >= 76 %). Without any final_score value (or without tasks) run
     quality is NaN, status UNDEFINED, never a number; a run without tasks has no harness
-    health either; a run that cannot be loaded scores 0 (UNHEALTHY); a run that is not
+    health either; a run that cannot be loaded has no score either (NaN, UNDEFINED: its error
+    findings say why, and the state is "failed"); a run that is not
     evaluated (no task_metrics.csv, seed 003) has no score (NaN, UNDEFINED).
 
     Examples
