@@ -19,8 +19,42 @@ from dabench_analysis.schema.files import REPLAY_FILE
 MAX_REPLAY_BYTES = 256 << 20
 
 
-def read_replay(path: str | os.PathLike[str]) -> dict:
+class Replay(dict):
+    """A parsed ``task_replay.json``: the JSON object as a dict, shown in one line.
+
+    Everything a dict does (``replay["evaluation_result"]``, ``json.dumps(replay)``); only the
+    text representation is short, so that a notebook cell or a print does not fill screens
+    with the snapshot (``dict(replay)`` or ``json.dumps(replay, indent=1)`` shows it all; in
+    JupyterLab the report layer's HTML display shows its parts).
+
+    Examples
+    --------
+    >>> Replay({"task_id": "task_1", "outcome_status": "failed", "tool_calls": [{}, {}],
+    ...         "evaluation_result": {"final_score": 0.25},
+    ...         "failure_attribution": {"failure_category": "TOOL_EXECUTION_FAILURE"}})
+    <Replay task_1: failed, final_score 0.25, 2 tool calls, failure TOOL_EXECUTION_FAILURE>
+    """
+
+    def __repr__(self) -> str:
+        score = (self.get("evaluation_result") or {}).get("final_score") \
+            if isinstance(self.get("evaluation_result"), dict) else None
+        calls = self.get("tool_calls")
+        fa = self.get("failure_attribution")
+        parts = [str(self.get("outcome_status") or "no outcome_status"),
+                 f"final_score {score:.3g}" if isinstance(score, int | float) else "no score",
+                 f"{len(calls)} tool calls" if isinstance(calls, list) else "no tool calls",
+                 f"failure {fa.get('failure_category')}" if isinstance(fa, dict)
+                 else "no failure attribution"]
+        return f"<Replay {self.get('task_id', '?')}: {', '.join(parts)}>"
+
+
+def read_replay(path: str | os.PathLike[str]) -> Replay:
     """Parse one ``task_replay.json`` with :func:`json.loads` (data only, never executed).
+
+    Returns
+    -------
+    Replay
+        The JSON object (a dict with a one-line text representation).
 
     Raises
     ------
@@ -52,7 +86,7 @@ def read_replay(path: str | os.PathLike[str]) -> dict:
         raise RunLoadError(f"{where}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise RunLoadError(f"{where}: expected a JSON object, got {type(data).__name__}")
-    return data
+    return Replay(data)
 
 
 def plain_name(task_id: object) -> bool:
