@@ -161,9 +161,16 @@ def table_html(
     -------
     str
         HTML with every cell escaped; every column shown (wide tables transposed or split,
-        see the module notes), a constant ``method`` column as a note under the table; text
-        longer than :data:`LONG_TEXT` characters cut at a word with the whole text in a
-        ``<details>`` element and a tooltip.
+        see the module notes), a constant ``method`` column as a note under the table. In a
+        column holding text longer than :data:`LONG_TEXT` characters (at least
+        :data:`TEXT_MIN_WIDTH` wide), a value longer than :data:`CUT_TEXT` shows on one line
+        cut with "…" where the column ends, the whole text in a ``<details>`` element (a click)
+        and a tooltip.
+
+    Raises
+    ------
+    ValueError
+        A column of ``columns`` not in ``df``, or ``row_attrs`` with fewer entries than rows.
 
     Examples
     --------
@@ -178,6 +185,8 @@ def table_html(
     shown = present(_head(_frame(df), max_rows), columns=columns, labels=labels, digits=digits)
     align = shown.attrs["align"]
     rows = list(row_attrs)[:len(shown)] if row_attrs is not None else None
+    if rows is not None and len(rows) < len(shown):
+        raise ValueError(f"row_attrs has {len(rows)} entries for {len(shown)} rows")
     if not fit or sum(_width(shown)) <= PAGE_CHARACTERS:
         parts = [(shown, align)]
     elif len(shown) <= TRANSPOSE_ROWS:
