@@ -127,6 +127,15 @@ def test_the_panel_selects_filters_and_shows_a_task(base):
     assert "No task matches" in ex._panes[0].value
 
 
+def test_explore_takes_runs_only(base):
+    from dabench_analysis import load_runs
+
+    with pytest.raises(TypeError, match=r"got Runs \(a Runs: pick one"):
+        explore(load_runs(RUNS))
+    with pytest.raises(TypeError, match="as proposed, got DataFrame"):
+        explore(base, base.tasks)
+
+
 def test_pair_panel_and_display_bundle(base, prop):
     ex = explore(base, prop, task_id="task_13")
     assert repr(ex) == "<Explorer of 'proposed_aat' against 'baseline_react': 80 tasks, " \

@@ -16,6 +16,7 @@ import pandas as pd
 
 from dabench_analysis.export import format_estimate
 from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
 from dabench_analysis.report.display import task_html
 from dabench_analysis.report.show import table_html
 from dabench_analysis.tables.explore import TaskDetail, filter_tasks, task_detail, task_list
@@ -294,6 +295,8 @@ def explore(run: Run, proposed: Run | None = None, *, task_id: str | None = None
 
     Raises
     ------
+    TypeError
+        An argument that is not a Run (a Runs: pick one, ``runs["run_id"]``).
     KeyError
         A ``task_id`` that is not one of the (shared) tasks.
     ValueError
@@ -317,6 +320,10 @@ def explore(run: Run, proposed: Run | None = None, *, task_id: str | None = None
     >>> len(ex.filter(outcome="failed", sort_by="steps", descending=True)), ex.selected
     (7, 'task_24')
     """
+    for name, value in (("run", run), ("proposed", proposed)):
+        if value is not None and not isinstance(value, Run):
+            hint = " (a Runs: pick one, runs['<run_id>'])" if isinstance(value, Runs) else ""
+            raise TypeError(f"explore() takes a Run as {name}, got {type(value).__name__}{hint}")
     if proposed is None:
         return Explorer(run, task_id=task_id, rows=rows)
     return Explorer(proposed, run, task_id=task_id, rows=rows)
