@@ -20,8 +20,37 @@ from dabench_analysis.schema.files import REPLAY_FILE
 MAX_REPLAY_BYTES = 256 << 20
 
 
+class Replay(dict):
+    """A parsed ``task_replay.json``: the JSON object as a dict, shown in one line.
+
+    Everything a dict does (``replay["evaluation_result"]``, ``json.dumps(replay)``); only the
+    text representation is short, so that a notebook cell or a print does not fill screens
+    with the snapshot (``dict(replay)`` or ``json.dumps(replay, indent=1)`` shows it all; in
+    JupyterLab the report layer's HTML display shows its parts).
+
+    Examples
+    --------
+    >>> Replay({"task_id": "task_1", "outcome_status": "failed", "tool_calls": [{}, {}],
+    ...         "evaluation_result": {"final_score": 0.25},
+    ...         "failure_attribution": {"failure_category": "TOOL_EXECUTION_FAILURE"}})
+    <Replay task_1: failed, final_score 0.25, 2 tool calls, failure TOOL_EXECUTION_FAILURE>
+    """
+
+    def __repr__(self) -> str:
+        score = (self.get("evaluation_result") or {}).get("final_score") \
+            if isinstance(self.get("evaluation_result"), dict) else None
+        calls = self.get("tool_calls")
+        fa = self.get("failure_attribution")
+        parts = [str(self.get("outcome_status") or "no outcome_status"),
+                 f"final_score {score:.3g}" if isinstance(score, int | float) else "no score",
+                 f"{len(calls)} tool calls" if isinstance(calls, list) else "no tool calls",
+                 f"failure {fa.get('failure_category')}" if isinstance(fa, dict)
+                 else "no failure attribution"]
+        return f"<Replay {self.get('task_id', '?')}: {', '.join(parts)}>"
+
+
 def read_replay(path: str | os.PathLike[str], *, stamped: bool = False
-                ) -> dict | tuple[dict, dict]:
+                ) -> Replay | tuple[Replay, dict]:
     """Parse one ``task_replay.json`` with :func:`json.loads` (data only, never executed).
 
     Parameters
@@ -30,6 +59,12 @@ def read_replay(path: str | os.PathLike[str], *, stamped: bool = False
     stamped : bool
         Also return the stamp of the bytes parsed (:func:`dabench_analysis.load.cache.stamp`),
         which a :class:`~dabench_analysis.load.Run` keeps for the report's manifest.
+
+    Returns
+    -------
+    Replay
+        The JSON object (a dict with a one-line text representation); with ``stamped``, a
+        tuple of it and the stamp.
 
     Raises
     ------
@@ -62,7 +97,7 @@ def read_replay(path: str | os.PathLike[str], *, stamped: bool = False
         raise RunLoadError(f"{where}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise RunLoadError(f"{where}: expected a JSON object, got {type(data).__name__}")
-    return (data, parse_cache.stamp(path, raw)) if stamped else data
+    return (Replay(data), parse_cache.stamp(path, raw)) if stamped else Replay(data)
 
 
 def plain_name(task_id: object) -> bool:

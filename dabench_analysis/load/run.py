@@ -22,7 +22,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load import pipeline
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.replay import read_replay, replay_file
+from dabench_analysis.load.replay import Replay, read_replay, replay_file
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
     REPLAY_FILE,
@@ -119,11 +119,11 @@ class Run:
         return load_sides([self], "tool_calls")
 
     @cached_property
-    def replays(self) -> Mapping[str, dict]:
+    def replays(self) -> Mapping[str, Replay]:
         """task_id -> parsed ``task_replay.json``, each file read on first access."""
         return _Replays(self)
 
-    def replay(self, task_id: str) -> dict:
+    def replay(self, task_id: str) -> Replay:
         """The parsed ``task_<id>/task_replay.json`` of one task (JSON only, never executed).
 
         Raises
@@ -184,6 +184,18 @@ class Run:
         n_replays = len(self.replays)
         return found + ([f"{n_replays} {REPLAY_FILE}"] if n_replays else [])
 
+    @property
+    def files_absent(self) -> list[str]:
+        """The eval-v2 files the run directory lacks: the side files, and the tasks without a
+        ``task_replay.json`` (legacy ``comprehensive_evaluation.csv`` is never missed)."""
+        names = (TRAJECTORY_FILE, TOOL_CALLS_FILE)
+        missing = [n for n in names if not (self.path / n).is_file()]
+        if not any((self.path / n).is_file() for n in (TASK_FILE, LEGACY_TASK_FILE)):
+            missing.insert(0, TASK_FILE)
+        lacking = len(self.tasks) - len(self.replays)
+        return missing + ([f"{REPLAY_FILE} for {lacking} of {len(self.tasks)} tasks"]
+                          if lacking > 0 else [])
+
     def __repr__(self) -> str:
         n = len(self.tasks)
         score = (self.tasks["final_score"] if "final_score" in self.tasks
@@ -193,12 +205,15 @@ class Run:
         if len(score) < n:
             acc += f" of {len(score)} scored"
         errs = sum(f.severity == "error" for f in self.findings)
+        k = len(self.findings)
+        found = f"{k} finding{'' if k == 1 else 's'}" + \
+            (f" ({errs} error{'' if errs == 1 else 's'})" if errs else "")
         return (f"<Run {self.run_id!r}: {n} tasks, answer accuracy {acc} "
                 f"(final_score >= {self.success_threshold:g}), files: "
-                f"{', '.join(self.files_present)}{f', {errs} load errors' if errs else ''}>")
+                f"{', '.join(self.files_present)}; {found}>")
 
 
-class _Replays(Mapping[str, dict]):
+class _Replays(Mapping[str, Replay]):
     """task_id -> parsed replay; lists the tasks whose replay file exists (one stat each, on
     first use), reads a file on access. The last :data:`KEPT` replays read are kept; every
     read is stamped in ``run.inputs`` (a file that changed between two reads is an error)."""
@@ -210,9 +225,9 @@ class _Replays(Mapping[str, dict]):
         paths = run.tasks.set_index("task_id")["replay_path"].dropna()
         self._paths = {str(k): Path(v) for k, v in paths.items() if os.path.isfile(v)}
         self._run_dir, self._run = run.path, run
-        self._cache: dict[str, dict] = {}
+        self._cache: dict[str, Replay] = {}
 
-    def __getitem__(self, task_id: str) -> dict:
+    def __getitem__(self, task_id: str) -> Replay:
         if task_id not in self._paths:
             raise KeyError(f"no {REPLAY_FILE} for task {task_id!r}")
         if task_id not in self._cache:
@@ -234,6 +249,10 @@ class _Replays(Mapping[str, dict]):
 
     def __len__(self) -> int:
         return len(self._paths)
+
+    def __repr__(self) -> str:
+        return (f"<replays of {self._run_dir.name!r}: {len(self._paths)} {REPLAY_FILE} files, "
+                "each read when asked for: run.replay(task_id)>")
 
 
 def _columns(kind, include_text: bool) -> list[str]:

@@ -48,3 +48,9 @@ from dabench_analysis.report.summary import (  # noqa: E402
 
 __all__ += ["Context", "compare_context", "resolve", "run_context", "section", "summary",
             "sweep_context", "write_summary"]
+
+# In notebooks: HTML displays of runs, tasks and replays, da.show's tables, the explorer.
+from dabench_analysis.report.display import register as register_displays  # noqa: E402
+from dabench_analysis.report.explorer import Explorer, explore  # noqa: E402
+
+__all__ += ["Explorer", "explore", "register_displays"]
