@@ -25,8 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from dabench_analysis.load.findings import RunLoadError
-from dabench_analysis.schema.checks import CONTROL_CHARACTERS
 from dabench_analysis.load.loader import load_run
+from dabench_analysis.schema.checks import CONTROL_CHARACTERS
 from dabench_analysis.schema.files import CONFIG_FILE
 
 _MAX_BYTES = 1 << 20
