@@ -163,8 +163,8 @@ def test_legacy_file_only(small_run, tmp_path):
     with pytest.warns(UserWarning, match="legacy"):
         loaded = load_run(run)
     assert loaded.task_file == "comprehensive_evaluation.csv" and len(loaded.tasks) == 8
-    assert loaded.run_id == "small"  # no run_id column: the folder name
-    assert any(f.check == "required_column" and f.severity == "info" for f in loaded.findings)
+    assert loaded.run_id == "small"  # no run_id column (an optional column): the folder name
+    assert not any(f.check == "required_column" for f in loaded.findings)
 
 
 def test_newlines_inside_quoted_values_and_row_numbers(tmp_path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dabench_analysis import schema
-from dabench_analysis.load import folders, pipeline
+from dabench_analysis.load import folders, formats, pipeline
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.folders import NOT_EVALUATED, candidates, check_dir
 from dabench_analysis.load.replay import replay_paths
@@ -46,15 +46,19 @@ def load_run(
     include_text: bool = False,
     cache: bool = True,
     success_threshold: float = schema.SUCCESS_THRESHOLD,
+    format: str | None = None,
+    mapping: Mapping[str, str] | None = None,
 ) -> Run:
-    """Load one eval-v2 run directory.
+    """Load one run: an eval-v2 run directory, or another harness's output.
 
     Parameters
     ----------
     path : path-like
         ``artifacts/runs/<RUN_ID>`` holding ``task_metrics.csv`` (or only the legacy
         ``comprehensive_evaluation.csv``), optionally ``trajectory.csv``, ``tool_calls.csv`` and
-        ``task_*/task_replay.json`` (seed 000 §Generated Artifacts).
+        ``task_*/task_replay.json`` (seed 000 §Generated Artifacts). Or a file of another
+        harness (the README's "Other harnesses"): an Inspect log (``.eval``, ``.json``), a
+        tau-bench or tau2-bench results JSON, a per-task table (CSV, JSON lines, Parquet).
     columns : sequence of str, optional
         Task columns to load, e.g. ``schema.CORRECTNESS + schema.COST``; the required columns
         are always loaded. Default: all.
@@ -73,11 +77,18 @@ def load_run(
     success_threshold : float
         The analysis' success threshold in (0, 1], carried by the Run
         (:attr:`Run.success_threshold`).
+    format : {"eval-v2", "inspect", "tau-bench", "table"}, optional
+        The format of ``path``; default: detected from the content
+        (:func:`dabench_analysis.load.formats.detect_format`).
+    mapping : mapping of str to str, optional
+        For a per-task table: catalogue column -> the table's column
+        (``{"final_score": "score"}``; :func:`dabench_analysis.load_table`).
 
     Returns
     -------
     Run
-        ``tasks`` is loaded now; ``trajectory``, ``tool_calls`` and ``replays`` on first access
+        Another harness's run: its tasks (one row per task and trial), steps and tool calls
+        as it records them (:attr:`Run.format`). An eval-v2 run: ``tasks`` is loaded now; ``trajectory``, ``tool_calls`` and ``replays`` on first access
         (a missing trajectory.csv or tool_calls.csv gives an empty frame with the catalogue
         columns and a warning).
 
@@ -108,6 +119,10 @@ def load_run(
     """
     columns = requested_columns(columns)
     success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
+    fmt = formats.check_format(format) or formats.detect_format(path)
+    if fmt not in (None, "eval-v2") or (fmt is None and Path(path).is_file()):
+        return _one_file(Path(path), fmt, mapping=mapping, strict=strict,
+                         include_text=include_text, success_threshold=success_threshold)
     run_dir = check_dir(Path(path))
     if not any((run_dir / f).is_file() for f in TASK_FILES):
         raise RunLoadError(f"{run_dir / TASK_FILE} not found: {run_dir} has no eval-v2 "
@@ -123,6 +138,17 @@ def load_run(
     return run
 
 
+def _one_file(path: Path, fmt: str | None, **kw) -> Run:
+    """The one run of another harness's file (load_run)."""
+    if fmt is None:
+        raise formats.not_readable(path)
+    runs = formats.load_file(path, fmt, **kw)
+    if len(runs) != 1:
+        raise ValueError(f"{path} holds {len(runs)} runs ({', '.join(r.run_id for r in runs)}"
+                         "); load them with load_runs or load_table(path, run_id=...)")
+    return runs[0]
+
+
 def load_runs(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
@@ -133,16 +159,20 @@ def load_runs(
     progress: bool | None = None,
     cache: bool = True,
     success_threshold: float = schema.SUCCESS_THRESHOLD,
+    format: str | None = None,
+    mapping: Mapping[str, str] | None = None,
 ) -> Runs:
-    """Load every eval-v2 run of a sweep.
+    """Load every run of a sweep: eval-v2 run folders and other harnesses' files.
 
     Parameters
     ----------
     paths : path-like, glob pattern or sequence of path-like
-        A list of run directories; a glob string (``"runs/sweep_*"``, or
-        ``"runs/*/task_metrics.csv"``: matched files stand for their folder); or one folder,
-        which is loaded as a run if it holds ``task_metrics.csv`` and otherwise searched for
-        run subfolders (hidden ones ignored).
+        A list of run directories or files of other harnesses (Inspect logs, tau-bench
+        results, per-task tables: see :func:`load_run`); a glob string (``"runs/sweep_*"``,
+        ``"logs/*.eval"``, or ``"runs/*/task_metrics.csv"``: matched task files stand for
+        their folder); or one folder, which is loaded as a run if it holds
+        ``task_metrics.csv`` and otherwise searched for run subfolders, Inspect logs and
+        tau-bench files (hidden ones ignored).
     columns : sequence of str, optional
         Task columns to load (see :func:`load_run`); default all.
     strict : bool
@@ -160,6 +190,8 @@ def load_runs(
         Read and fill the parse cache (:mod:`dabench_analysis.load.cache`).
     success_threshold : float
         The analysis' success threshold in (0, 1], carried by every Run.
+    format, mapping
+        As :func:`load_run`, for the files among ``paths`` (folders are eval-v2 runs).
 
     Returns
     -------
@@ -190,11 +222,20 @@ def load_runs(
     """
     columns = requested_columns(columns)
     success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
-    dirs, skipped = candidates(paths)
+    fmt = formats.check_format(format)
+    dirs, skipped = candidates(paths, fmt)
     mapper = folders.mapper(parallel, progress, len(dirs))
-    loaded, stacked = _load(dirs, columns=columns, strict=strict, include_text=include_text,
-                            cache=cache, success_threshold=success_threshold, mapper=mapper,
-                            stack=True)
+    folders_ = [d for d in dirs if d.is_dir()]
+    loaded, stacked = _load(folders_, columns=columns, strict=strict,
+                            include_text=include_text, cache=cache,
+                            success_threshold=success_threshold, mapper=mapper, stack=True)
+    if len(folders_) < len(dirs):  # files of other harnesses, in their place among the paths
+        loaded, stacked = _with_files(dirs, loaded, fmt, skipped, mapping=mapping,
+                                      strict=strict, include_text=include_text,
+                                      success_threshold=success_threshold), None
+    dirs = [d for d, r in zip(dirs, loaded, strict=True) for _ in (r if isinstance(r, list)
+                                                                    else [r])]
+    loaded = [x for r in loaded for x in (r if isinstance(r, list) else [r])]
     failed = [(d, r) for d, r in zip(dirs, loaded, strict=True) if isinstance(r, Exception)]
     if failed and strict:
         lines = [f"{d}: {str(e).splitlines()[0]}" for d, e in failed]
@@ -219,6 +260,27 @@ def load_runs(
         warn_absent(columns, {c for r in runs for c in r.tasks.columns}, "load_runs")
     return Runs(runs, pd.DataFrame(skipped, columns=SKIPPED_COLUMNS, dtype="string"),
                 mapper=mapper, stacked=stacked)
+
+
+def _with_files(paths: list[Path], loaded: list, fmt: str | None,
+                skipped: list[tuple[str, str]], **kw) -> list:
+    """``loaded`` (the folders' runs, in order) with each file's runs (a list) in its place;
+    a file whose run is *not evaluated* goes to ``skipped``, any other failure stays as its
+    error."""
+    it, out = iter(loaded), []
+    for p in paths:
+        if p.is_dir():
+            out.append(next(it))
+            continue
+        try:
+            out.append(formats.load_file(p, fmt or formats.detect_format(p), **kw))
+        except RunLoadError as exc:
+            if any(f.check == "missing_file" for f in exc.findings):
+                skipped.append((str(p), exc.findings[0].message))
+                out.append([])
+            else:
+                out.append(exc)
+    return out
 
 
 def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache: bool,

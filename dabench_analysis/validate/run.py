@@ -16,6 +16,7 @@ import pandas as pd
 from dabench_analysis.load import Run, load_run
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.schema import (
+    OTHER_HARNESS_COLUMNS,
     SUCCESS_THRESHOLD,
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
@@ -146,7 +147,7 @@ def _absent_columns(run: Run) -> list[Finding]:
     """
     present, out, unused = set(run.tasks.columns), [], []
     for name in optional_columns():
-        if name in present:
+        if name in present or (run.format == "eval-v2" and name in OTHER_HARNESS_COLUMNS):
             continue
         off, used = sections_needing(name), sections_using(name)
         if off:
