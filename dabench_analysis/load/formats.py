@@ -125,6 +125,47 @@ def read_records(path: Path, fmt: str, mapping: Mapping[str, str] | None = None)
     raise ValueError(f"read_records reads files of another harness, not {fmt!r}")
 
 
+def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
+    """Why a run cannot be analysed yet, or ``""`` when it can (read only as far as needed).
+
+    Returns
+    -------
+    str
+        For an eval-v2 folder without a task file, its hint; for an Inspect log without any
+        score, why (its results are read first, its samples only when they are absent); for a
+        file of no known format, that; else ``""``.
+
+    Examples
+    --------
+    >>> not_evaluated("data/sample_runs/pending_run")[:30]
+    'no task_metrics.csv: evaluate t'
+    >>> not_evaluated("tests/data/harness/inspect_ai/log_streaming.eval")
+    ''
+    """
+    from dabench_analysis.schema.files import NOT_EVALUATED_HINT, TASK_FILES
+
+    p = Path(path)
+    fmt = fmt or detect_format(p)
+    if fmt == "eval-v2" or p.is_dir():
+        return "" if any((p / f).is_file() for f in TASK_FILES) else NOT_EVALUATED_HINT
+    if fmt is None:
+        return "not a run this toolkit reads (pass its format)"
+    if fmt == "inspect":
+        try:
+            from inspect_ai.log import read_eval_log
+
+            head = read_eval_log(str(p), header_only=True)
+            if head.results is not None and head.results.scores:
+                return ""
+        except Exception:  # noqa: BLE001 - then the full read says what is wrong
+            pass
+        try:
+            return read_records(p, fmt)[0].not_evaluated
+        except RunLoadError:
+            return ""  # readable or not, the report says why
+    return ""
+
+
 def not_readable(path: Path) -> RunLoadError:
     """The error for a file of no known format."""
     return RunLoadError(f"{path}: not a run this toolkit reads (an eval-v2 run folder, an "

@@ -47,7 +47,7 @@ def _usage(sample) -> dict:
     total = {k: sum(getattr(u, k) or 0 for u in usage)
              for k in ("input_tokens", "output_tokens", "total_tokens")}
     costs = [u.total_cost for u in usage if getattr(u, "total_cost", None) is not None]
-    return {**total, "cost": sum(costs) if costs else None}
+    return {**total, **({"cost": sum(costs)} if costs else {})}
 
 
 def _score(sample, scorer: str | None, to_float, name: str, findings: list) -> dict:

@@ -76,6 +76,8 @@ def _present(folder: Path, names: Iterable[str]) -> list[Path]:
 def _run_files(run: Run, *, side: bool, replays: bool, config: bool) -> list[Path]:
     """A run's files: its task file, run_config.json (with ``config``), trajectory.csv and
     tool_calls.csv (all of them with ``side``, else only those already loaded), its replays."""
+    if run.format != "eval-v2":  # another harness's run: the one file it was read from
+        return [Path(run.path)]
     folder = Path(run.path)
     loaded = vars(run)
     names = [run.task_file or TASK_FILE] + [RUN_CONFIG_FILE] * config

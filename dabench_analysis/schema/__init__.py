@@ -57,6 +57,7 @@ from dabench_analysis.schema.files import (
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
+from dabench_analysis.schema.inputs_table import columns_markdown, columns_table
 from dabench_analysis.schema.labels import LABELS, UNITS, label
 from dabench_analysis.schema.outcome import correct
 from dabench_analysis.schema.replay import (
@@ -71,8 +72,6 @@ from dabench_analysis.schema.sections import (
     REPLAY_FILES,
     SECTIONS,
     Section,
-    columns_markdown,
-    columns_table,
     optional_columns,
     sections_needing,
     sections_using,

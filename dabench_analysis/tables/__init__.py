@@ -39,7 +39,8 @@ __all__ = ["PooledRunsWarning", "ablation", "comparison", "correct_mask", "diffi
            "require_columns", "require_rows", "research_eval", "specialist_participation",
            "task_type_breakdown", "timing", "verification"]
 
-# Sweeps: leaderboard, pairwise comparisons, flips, items, configurations.
-from dabench_analysis.tables import sweep  # noqa: E402
+# Sweeps: leaderboard, pairwise comparisons, flips, items, configurations, the frontier;
+# repeated trials: pass@k, pass^k, flakiness.
+from dabench_analysis.tables import sweep, trials  # noqa: E402
 
-__all__ += ["sweep"]
+__all__ += ["sweep", "trials"]
