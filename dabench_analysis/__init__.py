@@ -25,10 +25,18 @@ from dabench_analysis import (  # noqa: F401
     tables,
     validate,
 )
-from dabench_analysis.load import Finding, Run, RunLoadError, Runs, load_run, load_runs
+from dabench_analysis.load import (
+    Finding,
+    Run,
+    RunLoadError,
+    Runs,
+    load_run,
+    load_runs,
+    load_table,
+)
 from dabench_analysis.validate import ValidationReport, validate_run
 
 __version__ = "0.1.0"
 __all__ = ["Finding", "Run", "RunLoadError", "Runs", "ValidationReport", "__version__", "export",
-           "figures", "load", "load_run", "load_runs", "report", "schema", "stats", "tables",
+           "figures", "load", "load_run", "load_runs", "load_table", "report", "schema", "stats", "tables",
            "validate", "validate_run"]

@@ -153,7 +153,8 @@ def test_aliases_and_column_subset(small_run, tmp_path):
                                                        1))
     loaded = load_run(run, columns=schema.CORRECTNESS + ["schema_agent_used"])
     assert "schema_agent_used" in loaded.tasks and "schema_agent_called" not in loaded.tasks
-    assert set(schema.IDENTIFICATION[:4]) - {"trace_id"} <= set(loaded.tasks.columns)
+    required = {c for c, col in schema.TASK_COLUMNS.items() if col.required}
+    assert required | {"run_id"} <= set(loaded.tasks.columns)  # run_id: from the file
     assert "tool_calls" not in loaded.tasks
 
 

@@ -327,11 +327,11 @@ _ALL = [
             needs=("autonomy_score", "tool_efficiency", "final_score"),
             parts=(Part("figures.autonomy_vs_efficiency", "autonomy_vs_efficiency"),)),
     Section("pass_k", "Repeated trials: pass@k and pass^k", "run",
-            needs=("task_id", "final_score"), trials="several", parts=(
+            needs=("task_id", "final_score"), uses=("trial",), trials="several", parts=(
                 _table("tables.trials.pass_k", "pass_k", inputs=("run",)),
                 Part("figures.pass_k_curve", "pass_k_curve", inputs=("pass_k",)))),
     Section("flakiness", "Repeated trials: tasks with mixed outcomes", "run",
-            needs=("task_id", "final_score"), trials="several",
+            needs=("task_id", "final_score"), uses=("trial",), trials="several",
             parts=(_table("tables.trials.flakiness", "flakiness", inputs=("run",)),)),
     # comparison report (notebooks/compare_runs.ipynb); columns needed in both runs
     Section("paired_comparison", "Paired comparison of the main metrics", "compare",
