@@ -90,7 +90,8 @@ def frontier(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     table : DataFrame
         :func:`dabench_analysis.tables.sweep.frontier`: ``run_id``, ``accuracy``,
         ``accuracy_ci_low/high``, ``mean_cost``, ``mean_cost_ci_low/high``, ``on_frontier``,
-        ``cost`` (the cost column's name); ``p_frontier`` labels each point when present.
+        ``cost`` (the cost column's name); ``p_frontier`` (the bootstrap probability of being
+        on the frontier) labels each point, as a percentage, when present.
     ax : Axes, optional
         Draw here; default a new one-column figure.
 

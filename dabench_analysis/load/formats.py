@@ -137,8 +137,8 @@ def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
 
     Examples
     --------
-    >>> not_evaluated("data/sample_runs/pending_run")[:30]
-    'no task_metrics.csv: evaluate t'
+    >>> not_evaluated("data/sample_runs/pending_run")[:29]
+    'no task_metrics.csv: evaluate'
     >>> not_evaluated("tests/data/harness/inspect_ai/log_streaming.eval")
     ''
     """
@@ -168,8 +168,8 @@ def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
 
 def not_readable(path: Path) -> RunLoadError:
     """The error for a file of no known format."""
-    return RunLoadError(f"{path}: not a run this toolkit reads (an eval-v2 run folder, an "
-                        "Inspect log, a tau-bench results file or a per-task table; pass "
+    return RunLoadError(f"{path} is a file, not a run folder, and not a run this toolkit reads "
+                        "(an Inspect log, a tau-bench results file or a per-task table; pass "
                         f"format= one of {', '.join(FORMATS)})")
 
 
@@ -190,3 +190,43 @@ def load_file(path: Path, fmt: str, *, mapping: Mapping[str, str] | None = None,
     return [build_run(path, rec, fmt, strict=strict, include_text=include_text,
                       success_threshold=success_threshold)
             for rec in read_records(path, fmt, mapping)]
+
+
+def one_run(path: Path, fmt: str | None, **kw):
+    """The one run of another harness's file (:func:`dabench_analysis.load_run`).
+
+    Raises
+    ------
+    RunLoadError
+        A file of no known format, or as :func:`load_file`.
+    ValueError
+        A file holding several runs (a per-task table with a ``run_id`` column).
+    """
+    if fmt is None:
+        raise not_readable(path)
+    runs = load_file(path, fmt, **kw)
+    if len(runs) != 1:
+        raise ValueError(f"{path} holds {len(runs)} runs ({', '.join(r.run_id for r in runs)}"
+                         "); load them with load_runs or load_table(path, run_id=...)")
+    return runs[0]
+
+
+def runs_in_place(paths: list[Path], loaded: list, fmt: str | None,
+                  skipped: list[tuple[str, str]], **kw) -> list:
+    """``loaded`` (the folders' runs, in order) with each file's runs (a list) in its place
+    (:func:`dabench_analysis.load_runs`); a file whose run is *not evaluated* goes to
+    ``skipped``, any other failure stays as its error."""
+    it, out = iter(loaded), []
+    for p in paths:
+        if p.is_dir():
+            out.append(next(it))
+            continue
+        try:
+            out.append(load_file(p, fmt or detect_format(p), **kw))
+        except RunLoadError as exc:
+            if any(f.check == "missing_file" for f in exc.findings):
+                skipped.append((str(p), exc.findings[0].message))
+                out.append([])
+            else:
+                out.append(exc)
+    return out

@@ -121,8 +121,8 @@ def load_run(
     success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
     fmt = formats.check_format(format) or formats.detect_format(path)
     if fmt not in (None, "eval-v2") or (fmt is None and Path(path).is_file()):
-        return _one_file(Path(path), fmt, mapping=mapping, strict=strict,
-                         include_text=include_text, success_threshold=success_threshold)
+        return formats.one_run(Path(path), fmt, mapping=mapping, strict=strict,
+                               include_text=include_text, success_threshold=success_threshold)
     run_dir = check_dir(Path(path))
     if not any((run_dir / f).is_file() for f in TASK_FILES):
         raise RunLoadError(f"{run_dir / TASK_FILE} not found: {run_dir} has no eval-v2 "
@@ -136,17 +136,6 @@ def load_run(
         raise run
     warn_absent(columns, run.tasks.columns, f"{run.run_id}: {run.task_file}")
     return run
-
-
-def _one_file(path: Path, fmt: str | None, **kw) -> Run:
-    """The one run of another harness's file (load_run)."""
-    if fmt is None:
-        raise formats.not_readable(path)
-    runs = formats.load_file(path, fmt, **kw)
-    if len(runs) != 1:
-        raise ValueError(f"{path} holds {len(runs)} runs ({', '.join(r.run_id for r in runs)}"
-                         "); load them with load_runs or load_table(path, run_id=...)")
-    return runs[0]
 
 
 def load_runs(
@@ -230,9 +219,9 @@ def load_runs(
                             include_text=include_text, cache=cache,
                             success_threshold=success_threshold, mapper=mapper, stack=True)
     if len(folders_) < len(dirs):  # files of other harnesses, in their place among the paths
-        loaded, stacked = _with_files(dirs, loaded, fmt, skipped, mapping=mapping,
-                                      strict=strict, include_text=include_text,
-                                      success_threshold=success_threshold), None
+        loaded, stacked = formats.runs_in_place(dirs, loaded, fmt, skipped, mapping=mapping,
+                                                strict=strict, include_text=include_text,
+                                                success_threshold=success_threshold), None
     dirs = [d for d, r in zip(dirs, loaded, strict=True) for _ in (r if isinstance(r, list)
                                                                     else [r])]
     loaded = [x for r in loaded for x in (r if isinstance(r, list) else [r])]
@@ -260,27 +249,6 @@ def load_runs(
         warn_absent(columns, {c for r in runs for c in r.tasks.columns}, "load_runs")
     return Runs(runs, pd.DataFrame(skipped, columns=SKIPPED_COLUMNS, dtype="string"),
                 mapper=mapper, stacked=stacked)
-
-
-def _with_files(paths: list[Path], loaded: list, fmt: str | None,
-                skipped: list[tuple[str, str]], **kw) -> list:
-    """``loaded`` (the folders' runs, in order) with each file's runs (a list) in its place;
-    a file whose run is *not evaluated* goes to ``skipped``, any other failure stays as its
-    error."""
-    it, out = iter(loaded), []
-    for p in paths:
-        if p.is_dir():
-            out.append(next(it))
-            continue
-        try:
-            out.append(formats.load_file(p, fmt or formats.detect_format(p), **kw))
-        except RunLoadError as exc:
-            if any(f.check == "missing_file" for f in exc.findings):
-                skipped.append((str(p), exc.findings[0].message))
-                out.append([])
-            else:
-                out.append(exc)
-    return out
 
 
 def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache: bool,

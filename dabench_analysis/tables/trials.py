@@ -83,7 +83,7 @@ def trial_outcomes(tasks, *, configs: pd.DataFrame | None = None,
     return out.astype({"n": "int64", "c": "int64"})
 
 
-def pass_k(runs, *, configs: pd.DataFrame | None = None, ks=None,
+def pass_k(tasks, *, configs: pd.DataFrame | None = None, ks=None,
            threshold: float | None = None, n_boot: int = 2000, seed: int = 0,
            ci: float = 0.95) -> pd.DataFrame:
     """pass@k and pass^k for k = 1 ... n per run (or configuration), with bootstrap intervals
@@ -91,7 +91,7 @@ def pass_k(runs, *, configs: pd.DataFrame | None = None, ks=None,
 
     Parameters
     ----------
-    runs : Run, Runs or DataFrame
+    tasks : Run, Runs or DataFrame
         Runs with repeated trials (``trial``: Inspect epochs, tau-bench trials), or eval-v2
         runs declaring a configuration (a Runs: read with
         :func:`dabench_analysis.load.run_configs`; a frame: pass ``configs``).
@@ -141,10 +141,10 @@ def pass_k(runs, *, configs: pd.DataFrame | None = None, ks=None,
     [[1.0, 0.75, 0.75, 2.0], [2.0, 1.0, 0.5, 2.0]]
     """
     check_ci(ci)
-    configs = _configs(runs, configs)
+    configs = _configs(tasks, configs)
     kw = {} if threshold is None else {"threshold": threshold}
-    counts = trial_outcomes(runs, configs=configs, **kw)
-    used = kw.get("threshold", _threshold(runs))
+    counts = trial_outcomes(tasks, configs=configs, **kw)
+    used = kw.get("threshold", _threshold(tasks))
     parts = []
     for (unit, kind), g in counts.groupby(["unit", "unit_kind"], sort=False):
         out = pass_k_summary(g["n"].to_numpy(), g["c"].to_numpy(), ks=ks, n_boot=n_boot,
@@ -164,14 +164,14 @@ def _threshold(runs) -> float:
     return run_threshold(runs) or schema.SUCCESS_THRESHOLD
 
 
-def flakiness(runs, *, configs: pd.DataFrame | None = None, threshold: float | None = None,
+def flakiness(tasks, *, configs: pd.DataFrame | None = None, threshold: float | None = None,
               ci: float = 0.95) -> pd.DataFrame:
     """Per run (or configuration): the share of tasks whose trials disagree (some succeed,
     some fail), with a Wilson interval.
 
     Parameters
     ----------
-    runs : Run, Runs or DataFrame
+    tasks : Run, Runs or DataFrame
         As :func:`pass_k`.
     configs, threshold
         As :func:`pass_k`.
@@ -200,9 +200,9 @@ def flakiness(runs, *, configs: pd.DataFrame | None = None, threshold: float | N
     [[3, 1, 1, 1]]
     """
     check_ci(ci)
-    configs = _configs(runs, configs)
+    configs = _configs(tasks, configs)
     kw = {} if threshold is None else {"threshold": threshold}
-    counts = trial_outcomes(runs, configs=configs, **kw)
+    counts = trial_outcomes(tasks, configs=configs, **kw)
     rows = []
     for (unit, kind), g in counts.groupby(["unit", "unit_kind"], sort=False):
         multi = g[g["n"] >= 2]
@@ -215,7 +215,7 @@ def flakiness(runs, *, configs: pd.DataFrame | None = None, threshold: float | N
                      "n_always": int((multi["c"] == multi["n"]).sum()),
                      "n_never": int((multi["c"] == 0).sum()),
                      "n_single": int((g["n"] < 2).sum()),
-                     "threshold": kw.get("threshold", _threshold(runs)), "method": "Wilson"})
+                     "threshold": kw.get("threshold", _threshold(tasks)), "method": "Wilson"})
     warn([f"{r['run_id']}: no task with two or more trials: flakiness undefined"
           for r in rows if r["n_tasks"] == 0])
     return pd.DataFrame(rows)
