@@ -17,6 +17,7 @@ from dabench_analysis.report.context import Context
 from dabench_analysis.report.provenance import manifest
 from dabench_analysis.report.sections import Sections
 from dabench_analysis.report.show import show
+from dabench_analysis.tables.pooling import runs_checked
 
 #: Version of the ``summary.json`` layout written by the report notebooks.
 SUMMARY_SCHEMA_VERSION = 1
@@ -115,7 +116,8 @@ def _trial_numbers(ctx: Context, numbers: dict) -> dict:
 
 def _run_numbers(ctx: Context) -> dict:
     run, validation = ctx.value("run"), ctx.value("validation")
-    numbers = tables.key_numbers(run.tasks, threshold=ctx.threshold)
+    with runs_checked():  # repeated trials: the per-task numbers replace these below
+        numbers = tables.key_numbers(run.tasks, threshold=ctx.threshold)
     numbers.pop("success_threshold")  # stated once, as the field every summary has
     if run.trials > 1:
         numbers = _trial_numbers(ctx, numbers)

@@ -26,7 +26,7 @@ _BY_DOC = """by : str, sequence of str or None
         several runs they are pooled, with a PooledRunsWarning naming them."""
 
 
-@takes_run(named=("metrics", "by"))
+@takes_run(named=("metrics", "by"), trials=True)
 def main_results(
     tasks: TasksLike,
     *,
