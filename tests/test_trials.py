@@ -14,6 +14,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import matplotlib as mpl
 import numpy as np
 import pandas as pd
 import pytest
@@ -216,7 +217,7 @@ def test_frontier_and_pass_k_figures_draw_what_the_tables_say(rng):
 # --- reports on other harnesses -----------------------------------------------------------------
 
 def test_run_reports_on_tau_bench_and_inspect(tmp_path):
-    with figures_not_rendered(), warnings.catch_warnings():
+    with figures_not_rendered(), warnings.catch_warnings(), mpl.rc_context():  # style kept
         warnings.simplefilter("ignore")
         ns = run_cells(NOTEBOOKS / "run_report.ipynb", {
             "run_dir": str(TAU.resolve()), "output_dir": str(tmp_path / "tau")})
@@ -243,7 +244,7 @@ def test_sweep_and_compare_on_inspect_logs_skip_what_trials_would_average(tmp_pa
     logs = [INSPECT / "log_streaming.eval",
             INSPECT / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval",
             INSPECT / "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"]
-    with figures_not_rendered(), warnings.catch_warnings():
+    with figures_not_rendered(), warnings.catch_warnings(), mpl.rc_context():  # style kept
         warnings.simplefilter("ignore")
         ns = run_cells(NOTEBOOKS / "sweep.ipynb", {
             "run_dirs": [str(p.resolve()) for p in logs], "output_dir": str(tmp_path / "s")})

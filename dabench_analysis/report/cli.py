@@ -302,8 +302,8 @@ def report(
                                       else None)
         research_eval = research_eval or (root / "research_eval" if (root / "research_eval")
                                           .is_dir() else None)
-    if baseline is not None and not Path(baseline).is_dir():
-        named = [d for d in run_dirs if Path(d).name == str(baseline)]
+    if baseline is not None and not Path(baseline).exists():  # a run folder or a file
+        named = [d for d in run_dirs if str(baseline) in (Path(d).name, rep.run_name(d))]
         if len(named) != 1:
             err.print(f"[red]error:[/] --baseline {escape(str(baseline))}: no such directory"
                       + (" (and not the folder name of exactly one run given)" if not named
