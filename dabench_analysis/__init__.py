@@ -29,14 +29,22 @@ from dabench_analysis import (  # noqa: F401
     tables,
     validate,
 )
-from dabench_analysis.load import Finding, Run, RunLoadError, Runs, load_run, load_runs
+from dabench_analysis.load import (
+    Finding,
+    Run,
+    RunLoadError,
+    Runs,
+    load_run,
+    load_runs,
+    load_table,
+)
 from dabench_analysis.report import explore, show
 from dabench_analysis.validate import ValidationReport, validate_run
 
 __version__ = "0.1.0"
 __all__ = ["Finding", "Run", "RunLoadError", "Runs", "ValidationReport", "__version__", "explore",
-           "export", "figures", "load", "load_run", "load_runs", "report", "schema", "show",
-           "stats", "tables", "validate", "validate_run"]
+           "export", "figures", "load", "load_run", "load_runs", "load_table", "report", "schema",
+           "show", "stats", "tables", "validate", "validate_run"]
 
 
 def __dir__() -> list[str]:

@@ -45,7 +45,7 @@ def test_the_catalogue_names_only_known_columns_and_files():
         f"tool_calls.csv:{c}" for c in ("task_id", "tool_name", "success", "latency_seconds",
                                          "tokens"))
     required = {c.name for c in schema.TASK_COLUMNS.values() if c.required}
-    assert required == {"run_id", "task_id", "difficulty", "final_score"}
+    assert required == {"task_id", "final_score"}
 
 
 def test_validate_lists_absent_optional_inputs_with_the_sections_they_disable(run_copy, drop_columns):

@@ -101,7 +101,7 @@ def parse(data: bytes, kind: FileKind, columns: tuple[str, ...] | None = None,
     >>> p.as_text, p.table.column("final_score").to_pylist(), p.rows.tolist()
     (True, ['0.5', '1'], [1, 3])
     >>> [f.check for f in p.findings if f.severity != "info"]
-    ['required_column', 'repeated_header']
+    ['repeated_header']
     """
     name = name or kind.file
     header = header_of(data, name)

@@ -52,8 +52,21 @@ def _evaluated(path: Path) -> bool:
     return task_file(path) is not None
 
 
-def candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
-    """Run directories named by ``paths`` (list, glob or parent folder) and what was skipped.
+def _harness_file(path: Path, fmt: str | None, *, tables: bool = True) -> bool:
+    """Whether ``path`` is a file of another harness (``fmt`` given, or detected; a parent
+    folder's files count only when their content says so: no per-task tables)."""
+    from dabench_analysis.load.formats import detect_format
+
+    if fmt is not None:
+        return fmt != "eval-v2"
+    found = detect_format(path)
+    return found not in (None, "eval-v2") and (tables or found != "table")
+
+
+def candidates(paths, fmt: str | None = None) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Run directories and files of other harnesses named by ``paths`` (list, glob or parent
+    folder: its run folders and the Inspect logs and tau-bench files in it), with what was
+    skipped; ``fmt`` is the format of the files (None: detected).
 
     Raises
     ------
@@ -83,8 +96,9 @@ def candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
             if _evaluated(root):
                 return [root], skipped
             own = _cache_layout()  # $DABENCH_CACHE_DIR may be the sweep folder itself
-            items = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
-                           and not (own and p.resolve() == own))
+            items = sorted(p for p in root.iterdir() if not p.name.startswith(".") and (
+                (p.is_dir() and not (own and p.resolve() == own))
+                or (p.is_file() and _harness_file(p, fmt, tables=False))))
     else:
         try:
             items = [Path(p) for p in paths]
@@ -93,7 +107,10 @@ def candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
                             f"{paths!r}") from None
     dirs, seen = [], set()
     for p in items:
-        if not p.is_dir():
+        if p.is_file() and _harness_file(p, fmt) and p.resolve() not in seen:
+            seen.add(p.resolve())
+            dirs.append(p)
+        elif not p.is_dir():
             skipped.append((str(p), "does not exist" if not p.exists() else "not a directory"))
         elif not _evaluated(p):
             skipped.append((str(p), NOT_EVALUATED))

@@ -40,6 +40,7 @@ from dabench_analysis.schema.rules import (
     INTEGER_KINDS,
     LEGACY_STAGES,
     MAX_COUNT,
+    OUTCOME_FLAG_COLUMNS,
     RULES,
     missing_spellings,
 )
@@ -53,6 +54,7 @@ _ALL_FLAGS = {**{v.lower(): True for v in FLAG_TRUE}, **{v.lower(): False for v 
 _FLAG_KEYS = pa.array(list(_ALL_FLAGS), TEXT)
 _FLAG_VALUES = pa.array(list(_ALL_FLAGS.values()))
 _COERCED_KEYS = pa.array(list(FLAG_COERCED), TEXT)
+_DIGIT_FLAGS = pa.array(["0", "1", "0.0", "1.0"], TEXT)
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$"
 
 
@@ -175,7 +177,9 @@ def _column(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray
         return _enum(name, _nulled(arr, kind), spec, out)
     if kind in FLOAT_KINDS or kind in INTEGER_KINDS:
         shown = None  # what a finding quotes: the text as written, when the file was text
-        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        if name in OUTCOME_FLAG_COLUMNS and _is_text(arr):
+            arr = _outcome_flags(name, arr, out)
+        if _is_text(arr):
             shown, arr = arr, _number(name, arr, out)
         nan = pc.is_nan(arr)
         if pc.any(nan).as_py():  # "NAN", "-nan": no number (pandas would call them missing)
@@ -184,6 +188,22 @@ def _column(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray
             arr = _integer(name, arr, out, shown)
         return _domain(name, arr, kind, out, shown)
     return _nulled(arr, kind)
+
+
+def _is_text(arr: pa.ChunkedArray) -> bool:  # a file read as text
+    return pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
+
+def _outcome_flags(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
+    """An outcome column whose every value is a flag (true/false, pass/fail, yes/no, 0/1) as
+    1.0 / 0.0 (:data:`~dabench_analysis.schema.rules.OUTCOME_FLAG_COLUMNS`), else unchanged."""
+    text = pc.utf8_trim_whitespace(_nulled(arr, "flag"))
+    flags, _, bad = _flag_values(text)
+    if (bad is not None and pc.any(bad).as_py()) or flags.null_count == len(flags):
+        return arr
+    words = pc.invert(pc.fill_null(pc.is_in(text, value_set=_DIGIT_FLAGS), True))
+    out.rows(words, arr, name, "outcome_flag", "outcome written as a flag (true/false, "
+             "pass/fail, yes/no): read as 1.0 / 0.0", "info")
+    return pc.cast(pc.cast(flags, pa.int8()), pa.float64())
 
 
 def _nulled(arr: pa.ChunkedArray, kind: str | None) -> pa.ChunkedArray:

@@ -26,6 +26,7 @@ from dabench_analysis.load.replay import Replay, read_replay, replay_file
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
     REPLAY_FILE,
+    REPLAY_FILES,
     SIDE_FILES,
     TASK_FILE,
     TOOL_CALLS_FILE,
@@ -87,6 +88,15 @@ class Run:
     inputs : dict
         File name -> stamp of the bytes each frame was parsed from (``path``, ``size``,
         ``mtime_ns``, ``digest``): the manifest checks that the file it hashes is that file.
+    format : str
+        ``"eval-v2"`` (a run folder), or the other harness's format the run was read from
+        (``"inspect"``, ``"tau-bench"``, ``"table"``: :mod:`dabench_analysis.load.formats`);
+        then ``path`` is that file and ``tasks`` may hold several trials per task
+        (``trial``).
+    meta : dict
+        Run-level facts another harness records (model, task, ...); empty for eval-v2.
+    recorded : set of str
+        For another harness's run, which of ``trajectory`` and ``tool_calls`` it records.
     """
 
     run_id: str
@@ -99,6 +109,9 @@ class Run:
     cache: bool = True
     success_threshold: float = schema.SUCCESS_THRESHOLD
     inputs: dict = field(default_factory=dict, repr=False, compare=False)
+    format: str = "eval-v2"
+    meta: dict = field(default_factory=dict, repr=False, compare=False)
+    recorded: set = field(default_factory=set, repr=False, compare=False)
 
     @cached_property
     def trajectory(self) -> pd.DataFrame:
@@ -171,14 +184,43 @@ class Run:
             raise ValueError(f"name must be one of {', '.join(keys)}; got {name!r}")
         frame = getattr(self, name)
         want = list(dict.fromkeys([*keys[name], *columns]))
-        if name != "tasks" and any(c not in frame for c in want):
+        if self.format != "eval-v2":  # another harness's frames are in memory, text and all
+            frame = self.__dict__.get(f"_{name}_full", frame)
+        elif name != "tasks" and any(c not in frame for c in want):
             kind = SIDE_FILES[name]
             frame = _side_frames([self], kind, [c for c in want if c in kind.catalogue])[0][0]
         return frame[[c for c in want if c in frame]]
 
     @property
+    def side_files(self) -> set[str]:
+        """The optional inputs the run has (entries of
+        :data:`dabench_analysis.schema.OPTIONAL_FILES`): files of the run folder, or for
+        another harness's run the steps and tool calls it records."""
+        if self.format != "eval-v2":
+            return {f for a, f in ((a, k.file) for a, k in SIDE_FILES.items())
+                    if a in self.recorded}
+        files = {f for f in (TRAJECTORY_FILE, TOOL_CALLS_FILE) if (self.path / f).is_file()}
+        return files | ({REPLAY_FILES} if len(self.replays) else set())
+
+    @property
+    def trials(self) -> int:
+        """The most trials any task has (rows per ``task_id``; 1 for an eval-v2 run).
+
+        Examples
+        --------
+        >>> from dabench_analysis import load_run
+        >>> load_run("data/sample_runs/baseline_react").trials
+        1
+        """
+        ids = self.tasks["task_id"] if "task_id" in self.tasks else pd.Series([], dtype=object)
+        return int(ids.value_counts().max()) if len(ids) else 0
+
+    @property
     def files_present(self) -> list[str]:
-        """Which eval-v2 files the run directory holds."""
+        """Which eval-v2 files the run directory holds (another harness's run: its file and
+        what it records)."""
+        if self.format != "eval-v2":
+            return [f"{self.path.name} ({self.format})", *sorted(self.recorded)]
         names = (TASK_FILE, LEGACY_TASK_FILE, TRAJECTORY_FILE, TOOL_CALLS_FILE)
         found = [n for n in names if (self.path / n).is_file()]
         n_replays = len(self.replays)
@@ -208,7 +250,12 @@ class Run:
         k = len(self.findings)
         found = f"{k} finding{'' if k == 1 else 's'}" + \
             (f" ({errs} error{'' if errs == 1 else 's'})" if errs else "")
-        return (f"<Run {self.run_id!r}: {n} tasks, answer accuracy {acc} "
+        trials = self.trials
+        if trials > 1:
+            n = f"{self.tasks['task_id'].nunique()} tasks x up to {trials} trials ({n} rows),"
+        else:
+            n = f"{n} tasks,"
+        return (f"<Run {self.run_id!r}: {n} answer accuracy {acc} "
                 f"(final_score >= {self.success_threshold:g}), files: "
                 f"{', '.join(self.files_present)}; {found}>")
 
@@ -222,7 +269,8 @@ class _Replays(Mapping[str, Replay]):
     KEPT = 256
 
     def __init__(self, run: Run):
-        paths = run.tasks.set_index("task_id")["replay_path"].dropna()
+        paths = run.tasks.set_index("task_id")["replay_path"].dropna() \
+            if "replay_path" in run.tasks else pd.Series([], dtype=object)
         self._paths = {str(k): Path(v) for k, v in paths.items() if os.path.isfile(v)}
         self._run_dir, self._run = run.path, run
         self._cache: dict[str, Replay] = {}

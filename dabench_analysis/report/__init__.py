@@ -13,7 +13,13 @@ from dabench_analysis.report.jobs import (
     run_jobs,
     safe_name,
 )
-from dabench_analysis.report.params import check_parameters, input_dir, output_dir_for
+from dabench_analysis.report.params import (
+    check_parameters,
+    input_dir,
+    input_path,
+    output_dir_for,
+    run_name,
+)
 from dabench_analysis.report.provenance import input_files, manifest, show_manifest
 from dabench_analysis.report.runner import NOTEBOOK_DIR, ReportError, check_notebook, run_notebook
 from dabench_analysis.report.sections import Sections
@@ -23,6 +29,7 @@ __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections
            "execute_job", "is_evaluated", "plan_jobs", "run_jobs", "run_notebook", "safe_name",
            "write_index"]
 
+__all__ += ["input_path", "run_name"]
 __all__ += ["input_files", "manifest", "show_manifest"]
 
 # Report pages that read as reports: tables as a reader sees them, the HTML page.

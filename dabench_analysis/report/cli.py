@@ -215,11 +215,30 @@ def _check_success_threshold(value: float | None) -> None:
         raise typer.Exit(EXIT_USAGE) from None
 
 
+def _mapping(run_format: str | None, items: list[str] | None) -> dict[str, str]:
+    """``--format`` checked and ``--map NAME=COLUMN`` as a dict; a usage error (exit 2)."""
+    from dabench_analysis.load.formats import check_format
+    from dabench_analysis.load.table import check_mapping
+
+    try:
+        check_format(run_format)
+        pairs = [i.split("=", 1) for i in items or []]
+        bad = [i for i, p in zip(items or [], pairs, strict=True) if len(p) != 2 or not all(p)]
+        if bad:
+            raise ValueError(f"--map takes NAME=COLUMN (a catalogue column and the table's "
+                             f"column), got {bad[0]!r}")
+        return check_mapping(dict(pairs))
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
 @app.command()
 @_edge
 def report(
     run_dirs: Annotated[list[Path] | None, typer.Argument(
-        help="eval-v2 run directories; default: every run in data/sample_runs/ with "
+        help="eval-v2 run directories or other harnesses' files (Inspect logs, tau-bench "
+             "results, per-task tables); default: every run in data/sample_runs/ with "
              "baseline_react as baseline, plus the sample judge study and research-eval session")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="output root")] = Path("figures"),
     baseline: Annotated[Path | None, typer.Option(help="compare every other run to this one")] = None,
@@ -246,6 +265,12 @@ def report(
     worked_case: Annotated[str | None, typer.Option(
         help="the judge study's worked case (Table 4), a test_case_id of its cases.csv; "
              "default: the first case with factoid counts")] = None,
+    run_format: Annotated[str | None, typer.Option(
+        "--format", help="format of the files among RUN_DIR: inspect, tau-bench or table "
+                         "(default: detected from the content; folders are eval-v2 runs)")] = None,
+    column_map: Annotated[list[str] | None, typer.Option(
+        "--map", help="a per-task table's column for a catalogue column, NAME=COLUMN "
+                      "(repeat: --map task_id=sample_id --map final_score=score)")] = None,
     debug: Debug = False,
 ) -> None:
     """Execute the report notebooks for each run into OUT/<run folder name>/ and write
@@ -257,8 +282,12 @@ def report(
 
     --success-threshold 0.7: correctness (accuracy, failures, McNemar, flips, run quality) at
     final_score >= 0.7 instead of the guide's 0.8.
+
+    Other harnesses: RUN_DIR may be an Inspect log, a tau-bench results file or a per-task
+    table (CSV, JSON lines, Parquet; --map NAME=COLUMN for its columns).
     """
     _check_success_threshold(success_threshold)
+    mapping = _mapping(run_format, column_map)
     if not run_dirs:
         root = _sample_root()
         if not (root / "sample_runs").is_dir():
@@ -273,8 +302,8 @@ def report(
                                       else None)
         research_eval = research_eval or (root / "research_eval" if (root / "research_eval")
                                           .is_dir() else None)
-    if baseline is not None and not Path(baseline).is_dir():
-        named = [d for d in run_dirs if Path(d).name == str(baseline)]
+    if baseline is not None and not Path(baseline).exists():  # a run folder or a file
+        named = [d for d in run_dirs if str(baseline) in (Path(d).name, rep.run_name(d))]
         if len(named) != 1:
             err.print(f"[red]error:[/] --baseline {escape(str(baseline))}: no such directory"
                       + (" (and not the folder name of exactly one run given)" if not named
@@ -286,7 +315,8 @@ def report(
     try:
         plan = rep.plan_jobs(run_dirs, out, baseline=baseline, judge_study=judge_study,
                              research_eval=research_eval, sweep=sweep, run_reports=run_reports,
-                             success_threshold=success_threshold, worked_case=worked_case)
+                             success_threshold=success_threshold, worked_case=worked_case,
+                             run_format=run_format, column_map=mapping)
     except rep.ReportError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from None

@@ -76,10 +76,11 @@ def _present(folder: Path, names: Iterable[str]) -> list[Path]:
 
 
 def _run_files(run: Run, *, side: bool, replays: bool, config: bool) -> list[Path]:
-    """A run's files: its task file, run_config.json (with ``config``), trajectory.csv and
-    tool_calls.csv (all of them with ``side``, else only those already loaded), its replays."""
-    folder = Path(run.path)
-    loaded = vars(run)
+    """A run's files: task file, run_config.json (``config``), side files (all with ``side``),
+    replays; another harness's run: the one file it was read from."""
+    if run.format != "eval-v2":
+        return [Path(run.path)]
+    folder, loaded = Path(run.path), vars(run)
     names = [run.task_file or TASK_FILE] + [RUN_CONFIG_FILE] * config
     names += [f for f, attr in ((TRAJECTORY_FILE, "trajectory"), (TOOL_CALLS_FILE, "tool_calls"))
               if side or attr in loaded]
