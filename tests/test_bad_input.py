@@ -220,7 +220,7 @@ CASES = [
     Case("header_whitespace", edit_header("final_score", " final_score"), "warning",
          "header_whitespace"),
     Case("newline_in_quoted_text", set_cell("task_type", 2, "line one\nline two"), "ok"),
-    Case("unbalanced_quote", raw(lambda b: b.rstrip(b"\n") + b',"\n'), "error", "column_count",
+    Case("unbalanced_quote", raw(lambda b: b.rstrip(b"\n") + b',"\n'), "error", "unclosed_quote",
          row=8),
     Case("trajectory_unknown_task", set_cell("task_id", 5, "task_999", "trajectory.csv"),
          "error", "unknown_task_id", file="trajectory.csv", row=5, column="task_id"),
@@ -342,7 +342,7 @@ def test_task_file_is_a_directory(base_run, tmp_path):
     (run / TM).unlink()
     (run / "comprehensive_evaluation.csv").unlink()
     (run / TM).mkdir()
-    with pytest.raises(RunLoadError, match="not found"):
+    with pytest.raises(RunLoadError, match="task_metrics.csv: cannot read \\(Is a directory\\)"):
         load_run(run)
 
 

@@ -167,6 +167,8 @@ NOT_FROM_RUN = {
                      "plot_configurations"], "draws a finished table"),
     "score_bins": "bin edges, not a figure",
     "research_eval": "research-eval cases, not a run", "sweep": "a module (its figures above)",
+    **dict.fromkeys(["pass_k_curve", "frontier"], "draws a finished table"),
+    "trials": "a module (its figures above)",
     **dict.fromkeys(["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
                      "axes_or_new", "empty_note", "new_figure"], "the theme"),
 }

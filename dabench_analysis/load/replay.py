@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -176,3 +177,57 @@ def replay_file(run_dir: Path, path: str | os.PathLike[str]) -> Path | None:
         raise RunLoadError(f"{p.parent.name}/{p.name}: leads outside the run directory "
                            f"{run_dir}; not read")
     return p
+
+
+class RunReplays(Mapping[str, Replay]):
+    """task_id -> parsed replay of one run (``Run.replays``).
+
+    Lists the tasks whose replay file exists (one stat each), reads a file on access. The
+    last :data:`KEPT` replays read are kept; every read is stamped through ``record`` (the
+    run's ``inputs``: a file that changed between two reads is an error).
+
+    Parameters
+    ----------
+    run_dir : Path
+        The run directory (a replay path outside it is never read).
+    paths : iterable of (task_id, path)
+        The task table's ``replay_path`` column, missing values left out.
+    record : callable
+        ``record(key, stamp)``, called after each read with ``<task_id>/task_replay.json``.
+    """
+
+    #: Parsed replays kept in memory (a validation reads every replay of a run once).
+    KEPT = 256
+
+    def __init__(self, run_dir: Path, paths: Iterable[tuple[object, object]],
+                 record: Callable[[str, dict | None], None]):
+        self._paths = {str(k): Path(v) for k, v in paths if os.path.isfile(v)}
+        self._run_dir, self._record = run_dir, record
+        self._cache: dict[str, Replay] = {}
+
+    def __getitem__(self, task_id: str) -> Replay:
+        if task_id not in self._paths:
+            raise KeyError(f"no {REPLAY_FILE} for task {task_id!r}")
+        if task_id not in self._cache:
+            path = replay_file(self._run_dir, self._paths[task_id])
+            if path is None:
+                raise KeyError(f"no {REPLAY_FILE} for task {task_id!r} (removed?)")
+            data, stamp = read_replay(path, stamped=True)
+            self._record(f"{task_id}/{REPLAY_FILE}", stamp)
+            if len(self._cache) >= self.KEPT:
+                del self._cache[next(iter(self._cache))]
+            self._cache[task_id] = data
+        return self._cache[task_id]
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._paths  # without reading (a corrupt file raises when read)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __repr__(self) -> str:
+        return (f"<replays of {self._run_dir.name!r}: {len(self._paths)} {REPLAY_FILE} files, "
+                "each read when asked for: run.replay(task_id)>")

@@ -14,7 +14,8 @@
    legacy stage names with a warning), numbers from text (a file read as text), whole numbers
    checked and cast to int64.
 3. *Domain* (:data:`~dabench_analysis.schema.rules.RULES`): finite numbers, scores in [0, 1],
-   counts and times >= 0; required values; keys unique within each file.
+   counts and times >= 0; required values; keys unique within each file
+   (:mod:`dabench_analysis.load.keys`).
 
 A value that fails is set to missing. The fast path of every step is one kernel on the whole
 column (an index lookup, a min/max); only a column that fails is looked at value by value, and
@@ -24,7 +25,7 @@ only its failing values are described (file, row, column, value as written, chec
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dabench_analysis.load.findings import Finding, report_rows
+from dabench_analysis.load.keys import repeated_keys
 from dabench_analysis.schema import ENUMS, FLAG_COERCED, FLAG_FALSE, FLAG_TRUE, NULL_VALUES
 from dabench_analysis.schema.files import FileKind
 from dabench_analysis.schema.rules import (
@@ -161,7 +163,7 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
     for name in kind.required:
         if name in typed.column_names and name != "run_id":
             _required(typed, name, out)
-    drop = _keys(typed, kind, out)
+    drop = repeated_keys(typed, kind, out)
     _missing_flags(typed, kind, out)
     for f in np.flatnonzero(np.diff(stack.starts) == 0):
         out.findings[f].append(Finding("warning", stack.names[f], None, None, "no_rows",
@@ -373,66 +375,6 @@ def _required(table: pa.Table, name: str, out: _Out) -> None:
         mask &= out.stack.holding(name)  # a file without the column: reported on its header
         mask[out.rejected.get(name, [])] = False  # a value rejected while typing: reported once
         out.rows(mask, col, name, "required_value", "missing value in a required column")
-
-
-def _keys(table: pa.Table, kind: FileKind, out: _Out) -> np.ndarray:
-    """Repeated keys within a file: one finding per key (``kind.key_severity``), and the rows
-    to drop: in task files no task_id or a later repeat of one; in side files a later row
-    equal to an earlier one in every column (``cat a.csv a.csv``: counted once). A side file
-    without one of its key columns (another harness version) is not checked for keys."""
-    n = table.num_rows
-    keys = [k for k in kind.keys if k in table.column_names]
-    drop = np.zeros(n, dtype=bool)
-    if not keys or n == 0 or (not kind.is_tasks and len(keys) < len(kind.keys)):
-        return drop
-    code = np.repeat(np.arange(len(out.stack.names), dtype=np.int64), np.diff(out.stack.starts))
-    valid = np.ones(n, dtype=bool)
-    for k in keys:
-        enc = pc.dictionary_encode(table.column(k)).combine_chunks()
-        idx = enc.indices.to_numpy(zero_copy_only=False)
-        valid &= ~pd.isna(idx)
-        code = code * (len(enc.dictionary) + 1) + np.nan_to_num(idx, nan=-1).astype(np.int64) + 1
-    if kind.is_tasks:
-        drop |= ~valid
-    keyed = code[valid]
-    if pc.count_distinct(pa.array(keyed)).as_py() == len(keyed):
-        return drop
-    repeats = pd.Series(code).where(valid).duplicated(keep="first").to_numpy() & valid
-    if not kind.is_tasks:  # only a repeat equal to its first row in every column
-        dup = np.flatnonzero(pd.Series(code).where(valid).duplicated(keep=False).to_numpy()
-                             & valid)
-        rows = table.take(pa.array(dup)).to_pandas().astype(str)
-        rows.insert(0, "_code", code[dup])
-        same = np.zeros(n, dtype=bool)
-        same[dup] = rows.duplicated(keep="first").to_numpy()
-        repeats &= same
-    _describe_duplicates(table, keys, kind, code, valid, out, repeats)
-    return drop | repeats
-
-
-def _describe_duplicates(table: pa.Table, keys: Sequence[str], kind: FileKind, code: np.ndarray,
-                         valid: np.ndarray, out: _Out, dropped: np.ndarray) -> None:
-    s = pd.Series(code).where(valid)
-    dup = s.duplicated(keep=False).to_numpy() & valid
-    pos = np.flatnonzero(dup)
-    check = "duplicate_task_id" if list(keys) == ["task_id"] else "duplicate_key"
-    values = {k: table.column(k).take(pa.array(pos)).to_pylist() for k in keys}
-    groups: dict[int, list[int]] = {}
-    for i, p in enumerate(pos):
-        groups.setdefault(int(code[p]), []).append(i)
-    for members in groups.values():
-        first = pos[members[0]]
-        f = int(out.stack.files(np.array([first]))[0])
-        rows = tuple(int(out.stack.rows[pos[i]]) for i in members)
-        gone = [int(out.stack.rows[pos[i]]) for i in members if dropped[pos[i]]]
-        note = (" (the first is kept)" if kind.is_tasks else
-                f"; row(s) {', '.join(map(str, gone))} repeat an earlier row in every column "
-                "and are left out, so nothing is counted twice" if gone else
-                "; the rows differ, and all are kept")
-        what = ", ".join(f"{k} {values[k][members[0]]!r}" for k in keys)
-        out.findings[f].append(Finding(kind.key_severity, out.stack.names[f], rows[1], keys[-1],
-                                       check, f"{what} appears in rows "
-                                       f"{', '.join(map(str, rows))}{note}", rows))
 
 
 def _missing_flags(table: pa.Table, kind: FileKind, out: _Out) -> None:

@@ -9,9 +9,8 @@ Extreme, the seed's enums categorical.
 
 from __future__ import annotations
 
-import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,7 +21,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load import pipeline
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.replay import Replay, read_replay, replay_file
+from dabench_analysis.load.replay import Replay, RunReplays
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
     REPLAY_FILE,
@@ -134,7 +133,10 @@ class Run:
     @cached_property
     def replays(self) -> Mapping[str, Replay]:
         """task_id -> parsed ``task_replay.json``, each file read on first access."""
-        return _Replays(self)
+        paths = self.tasks.set_index("task_id")["replay_path"].dropna() \
+            if "replay_path" in self.tasks else pd.Series([], dtype=object)
+        return RunReplays(self.path, paths.items(),
+                          lambda key, stamp: record_input(self, key, stamp))
 
     def replay(self, task_id: str) -> Replay:
         """The parsed ``task_<id>/task_replay.json`` of one task (JSON only, never executed).
@@ -258,49 +260,6 @@ class Run:
         return (f"<Run {self.run_id!r}: {n} answer accuracy {acc} "
                 f"(final_score >= {self.success_threshold:g}), files: "
                 f"{', '.join(self.files_present)}; {found}>")
-
-
-class _Replays(Mapping[str, Replay]):
-    """task_id -> parsed replay; lists the tasks whose replay file exists (one stat each, on
-    first use), reads a file on access. The last :data:`KEPT` replays read are kept; every
-    read is stamped in ``run.inputs`` (a file that changed between two reads is an error)."""
-
-    #: Parsed replays kept in memory (a validation reads every replay of a run once).
-    KEPT = 256
-
-    def __init__(self, run: Run):
-        paths = run.tasks.set_index("task_id")["replay_path"].dropna() \
-            if "replay_path" in run.tasks else pd.Series([], dtype=object)
-        self._paths = {str(k): Path(v) for k, v in paths.items() if os.path.isfile(v)}
-        self._run_dir, self._run = run.path, run
-        self._cache: dict[str, Replay] = {}
-
-    def __getitem__(self, task_id: str) -> Replay:
-        if task_id not in self._paths:
-            raise KeyError(f"no {REPLAY_FILE} for task {task_id!r}")
-        if task_id not in self._cache:
-            path = replay_file(self._run_dir, self._paths[task_id])
-            if path is None:
-                raise KeyError(f"no {REPLAY_FILE} for task {task_id!r} (removed?)")
-            data, stamp = read_replay(path, stamped=True)
-            record_input(self._run, f"{task_id}/{REPLAY_FILE}", stamp)
-            if len(self._cache) >= self.KEPT:
-                del self._cache[next(iter(self._cache))]
-            self._cache[task_id] = data
-        return self._cache[task_id]
-
-    def __contains__(self, task_id: object) -> bool:
-        return task_id in self._paths  # without reading (a corrupt file raises when read)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._paths)
-
-    def __len__(self) -> int:
-        return len(self._paths)
-
-    def __repr__(self) -> str:
-        return (f"<replays of {self._run_dir.name!r}: {len(self._paths)} {REPLAY_FILE} files, "
-                "each read when asked for: run.replay(task_id)>")
 
 
 def _columns(kind, include_text: bool) -> list[str]:

@@ -2,9 +2,8 @@
 library versions made it, with which parameters and random seeds, and when.
 
 :func:`manifest` builds the ``manifest`` entry of a report's ``summary.json``;
-:func:`show_manifest` displays it at the end of the notebook (so in its HTML export too).
-Re-running a report gives the same manifest except ``time_utc`` (and the versions, if they
-changed): two tables with equal manifests came from the same bytes.
+:func:`show_manifest` displays it at the end of the notebook (and its HTML). A re-run gives
+the same manifest but ``time_utc`` (and changed versions): equal manifests, same bytes.
 """
 
 from __future__ import annotations
