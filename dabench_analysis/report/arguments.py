@@ -19,10 +19,10 @@ from dabench_analysis.report.outputs import in_the_way
 
 
 def check_runs(paths: Sequence[str | os.PathLike[str]], *,
-               say: Callable[[str], None] | None = None) -> list[Path]:
+               say: Callable[[str], None] | None = None, fmt: str | None = None) -> list[Path]:
     """The runs of a command: each a readable folder (eval-v2) or a readable file (another
-    harness's results); a run given twice (also through a link) is one run, with a note
-    through ``say``.
+    harness's results, in ``fmt`` or a format recognised from its content); a run given twice
+    (also through a link) is one run, with a note through ``say``.
 
     Returns
     -------
@@ -33,7 +33,8 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *,
     ------
     EdgeError
         Exit code 2, naming the first path that is neither a readable folder nor a readable
-        file (does not exist, cannot be read).
+        file of a known format (does not exist, cannot be read, no ``fmt`` and none
+        recognised: :func:`dabench_analysis.load.formats.detect_format`).
 
     Examples
     --------
@@ -47,6 +48,7 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *,
     """
     from dabench_analysis.load.findings import RunLoadError
     from dabench_analysis.load.folders import check_dir
+    from dabench_analysis.load.formats import FORMATS, detect_format
 
     kept: dict[tuple[int, int], Path] = {}
     for path in map(Path, paths):
@@ -54,6 +56,10 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *,
             if path.is_file():  # another harness's file (an Inspect log, tau-bench results)
                 with path.open("rb"):
                     st = path.stat()
+                if fmt is None and detect_format(path) is None:
+                    raise EdgeError(f"run {visible(str(path))} is a file of no format this "
+                                    f"toolkit recognises: pass a run folder, or --format "
+                                    f"({', '.join(f for f in FORMATS if f != 'eval-v2')})")
             else:
                 st = check_dir(path).stat()
         except RunLoadError as exc:

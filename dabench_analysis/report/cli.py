@@ -123,7 +123,7 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
                 table.add_column(col, overflow="fold")
             for r in summary.itertuples(index=False):
                 row = "" if pd.isna(r.first_row) else f" row {r.first_row}"
-                where = f"{r.files}{row}" + (f" [{r.columns}]" if r.columns else "")
+                where = f"{r.files}{row}" + (f" [{_first(r.columns)}]" if r.columns else "")
                 table.add_row(Text(r.severity, style=colour[r.severity]), Text(r.check),
                               str(r.n), Text(visible(where)), Text(visible(str(r.example))))
             console.print(table)
@@ -147,6 +147,13 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
 
 app = typer.Typer(cls=OneLineGroup, add_completion=False, no_args_is_help=True,
                   help="Analyse eval-v2 runs of LLM data agents: reports, validation, cache.")
+
+
+def _first(names: str, shown: int = 6) -> str:
+    """A comma-separated list cut to its first ``shown`` names and how many more."""
+    parts = names.split(", ")
+    return names if len(parts) <= shown else \
+        f"{', '.join(parts[:shown])}, ... ({len(parts) - shown} more)"
 
 
 class LogConsole(Console):
@@ -324,7 +331,7 @@ def report(
                                       else None)
         research_eval = research_eval or (root / "research_eval" if (root / "research_eval")
                                           .is_dir() else None)
-    run_dirs = arguments.check_runs(run_dirs, say=_note)  # each a folder or file, each once
+    run_dirs = arguments.check_runs(run_dirs, say=_note, fmt=run_format)  # each once
     if baseline is not None and not Path(baseline).exists():  # a run folder or a file
         named = [d for d in run_dirs if str(baseline) in (Path(d).name, rep.run_name(d))]
         if len(named) != 1:
