@@ -117,6 +117,11 @@ def _select(header: list, body: list, keep: list) -> tuple[list, list]:
     return keep, [[r[i] for i in idx] for r in body]
 
 
+#: Columns every shape keeps (the required columns of the eval-v2 versions the shapes stand for;
+#: the catalogue now requires only task_id and final_score).
+ALWAYS = frozenset({"run_id", "task_id", "difficulty", "final_score"})
+
+
 def _task_shape(i: int):
     """Run ``i``'s task file as another eval-v2 version writes it (see the module notes)."""
     from dabench_analysis import schema
@@ -124,7 +129,7 @@ def _task_shape(i: int):
     rng = random.Random(i)
     groups: dict[str, list[str]] = {}
     for c in schema.TASK_COLUMNS.values():
-        if not c.required:
+        if c.name not in ALWAYS:
             groups.setdefault(c.group, []).append(c.name)
     old_name = {v: k for k, v in schema.ALIASES.items()}
 
@@ -161,7 +166,7 @@ def _older_task_shape(i: int):
     old_name = {v: k for k, v in schema.ALIASES.items()}
 
     def fn(header, body):
-        keep = [h for h in header if schema.TASK_COLUMNS[h].required
+        keep = [h for h in header if h in ALWAYS
                 or schema.TASK_COLUMNS[h].group not in OLDER_ABSENT_GROUPS]
         header, body = _select(header, body, keep)
         flags = [j for j, h in enumerate(header) if schema.TASK_COLUMNS[h].kind == "flag"]
