@@ -85,7 +85,7 @@ def reliability_diagram(
     if table["n"].sum() == 0:
         return _note(ax, "no tasks with a confidence score")
     ece = calibration.expected_calibration_error(tasks, confidence=confidence,
-                                                 threshold=threshold, n_bins=n_bins)
+                                                 threshold=threshold, n_bins=n_bins).estimate
     mid = ((table["lower"] + table["upper"]) / 2).to_numpy()
     n = table["n"].to_numpy()
     with mpl.rc_context(RC_PARAMS):

@@ -205,7 +205,7 @@ _T = (("threshold", THRESHOLD),)  # the analysis' success threshold, as keyword 
 _CORRECTION = (("correction", Param("correction")),)
 _PAIR = ("baseline", "proposed")  # a comparison's inputs: the two runs' tasks
 _ABLATION = ("comparison", "group_a", "group_b", "n_a", "n_b", "mean_a", "mean_b", "mean_diff",
-             "ci_low", "ci_high", "p_value", "effect_size", "magnitude")
+             "ci_low", "ci_high", "p_value", "effect_size", "effect", "magnitude")
 _PAIRED = ("n_pairs", "mean_baseline", "mean_proposed", "mean_diff", "ci_low", "ci_high",
            "statistic", "p_value", "p_adjusted", "cohens_d_z", "magnitude")
 

@@ -225,7 +225,7 @@ def tool_mix_test(cases: pd.DataFrame, *, by: str = "run_id") -> pd.DataFrame:
     -------
     DataFrame
         One row: ``n_calls, n_profiles, n_tools, statistic, dof, p_value, effect_size``
-        (Cramér's V), ``method, note`` (a note if > 20 % of expected counts are < 5, or if the
+        (Cramér's V), ``effect`` ("Cramér's V"), ``method, note`` (a note if > 20 % of expected counts are < 5, or if the
         test is undefined: fewer than 2 profiles or tools with calls, p = 1.0 then).
 
     Notes
@@ -255,14 +255,16 @@ def tool_mix_test(cases: pd.DataFrame, *, by: str = "run_id") -> pd.DataFrame:
            "(scipy.stats.chi2_contingency), Cramér's V"}
     if min(table.shape) < 2:
         return pd.DataFrame([row | {"statistic": 0.0, "dof": 0, "p_value": 1.0,
-                                    "effect_size": np.nan, "note": "not testable: fewer than 2 "
+                                    "effect_size": np.nan, "effect": "Cramér's V",
+                                    "note": "not testable: fewer than 2 "
                                     "profiles or tools with calls"}])
     res = stats.chi2_contingency(table.to_numpy())
     low = float((res.expected_freq < 5).mean())
     v = float(stats.contingency.association(table.to_numpy(), method="cramer"))
     note = f"{low:.0%} of expected counts < 5: p approximate" if low > 0.2 else ""
     return pd.DataFrame([row | {"statistic": float(res.statistic), "dof": int(res.dof),
-                                "p_value": float(res.pvalue), "effect_size": v, "note": note}])
+                                "p_value": float(res.pvalue), "effect_size": v,
+                                "effect": "Cramér's V", "note": note}])
 
 
 def failures(cases: pd.DataFrame, run_id: str, *, by: str = "run_id") -> pd.DataFrame:

@@ -18,6 +18,7 @@ from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.multicomp import adjust_pvalues
 from dabench_analysis.stats.nonparametric import signed_rank
 from dabench_analysis.stats.proportions import mcnemar_discordant
+from dabench_analysis.stats.results import TestResult
 from dabench_analysis.tables.common import correct_mask, takes_run
 
 
@@ -196,7 +197,7 @@ def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
 
 
 @cache
-def _mcnemar(b: int, c: int, n: int) -> tuple:
+def _mcnemar(b: int, c: int, n: int) -> TestResult:
     return mcnemar_discordant(b, c, n=n)
 
 
@@ -207,7 +208,8 @@ def _pair_row(x: np.ndarray, y: np.ndarray, ci: float) -> dict:
             "mean_b": y.mean() if d.size else np.nan, "mean_diff": summ["mean"],
             "ci_low": summ["ci_low"], "ci_high": summ["ci_high"], "statistic": sr["statistic"],
             "p_wilcoxon": sr["p_value"], "wilcoxon_method": sr["wilcoxon_method"],
-            "note": sr["note"]}
+            "note": "; ".join(n for n in (sr["note"], summ["note"] and
+                                           f"mean difference: {summ['note']}") if n)}
 
 
 @takes_run(pools=False)
@@ -294,10 +296,10 @@ _ADDED = ("p_holm", "p_bh", "p_mcnemar_holm", "p_mcnemar_bh", "threshold")
 
 
 def _adjusted(out: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    out["p_holm"] = adjust_pvalues(out["p_wilcoxon"].to_numpy(float), method="holm")
-    out["p_bh"] = adjust_pvalues(out["p_wilcoxon"].to_numpy(float), method="bh")
-    out["p_mcnemar_holm"] = adjust_pvalues(out["p_mcnemar"].to_numpy(float), method="holm")
-    out["p_mcnemar_bh"] = adjust_pvalues(out["p_mcnemar"].to_numpy(float), method="bh")
+    for col, source, method in (("p_holm", "p_wilcoxon", "holm"), ("p_bh", "p_wilcoxon", "bh"),
+                                ("p_mcnemar_holm", "p_mcnemar", "holm"),
+                                ("p_mcnemar_bh", "p_mcnemar", "bh")):
+        out[col] = adjust_pvalues(out[source].to_numpy(float), method=method).p_adjusted
     out["threshold"] = threshold
     none = int((out["n_shared"] == 0).sum())
     zero = int(out["wilcoxon_method"].str.contains("0 non-zero").sum())
