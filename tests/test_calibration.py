@@ -151,8 +151,8 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="column 'confidence' not in tasks"):
         cal.calibration_table(tasks(), confidence="confidence")
     with pytest.raises(ValueError, match="differ in length"):
-        cal.brier_score(confidence=[0.1, 0.2], correct=[1]).estimate
+        cal.brier_score(confidence=[0.1, 0.2], correct=[1])
     with pytest.raises(ValueError, match="no tasks frame"):
-        cal.brier_score(confidence="confidence_score", correct=[1]).estimate
+        cal.brier_score(confidence="confidence_score", correct=[1])
     with pytest.raises(ValueError, match="n_bins"):
         cal.calibration_table(tasks().iloc[:7], n_bins=0)

@@ -180,7 +180,9 @@ def test_show_manifest_escapes_and_shortens():
     assert page.count("<code>/x/") == M.SHOWN_FILES and "… and 3 more files" in page
     assert "git abc (with uncommitted changes)" in page and "1,000" in page
     md = view._repr_markdown_()
-    assert "| pandas | 3.0 |" in md and "| seeds | bootstrap=0 |" in md
+    # parameters one per row and seeds as words: no Python literal (issue 25)
+    assert "| pandas | 3.0 |" in md and "| seeds | bootstrap 0 |" in md
+    assert "| parameter run_dirs | <b> |" in md and "=" not in md.split("| seeds")[0][-40:]
     assert repr(view).splitlines()[0] == "created (UTC): 2026-05-01T10:00:00+00:00"
     with pytest.raises(TypeError, match="needs the manifest dict"):
         report.show_manifest([1])

@@ -25,6 +25,7 @@ from dabench_analysis.report import edge
 from dabench_analysis.report.runner import CELL_TIMEOUT
 from dabench_analysis.report.validation import check_out_dir, write_validation
 from dabench_analysis.schema import CONFIG_FILE, check_threshold
+from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.validate import validate_run
 from dabench_analysis.validate.health import (
     NOT_EVALUATED,
@@ -134,7 +135,9 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     return status
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+# Help in click's plain layout (rich_markup_mode=None): at 80 columns rich's option panels
+# left each option's text about 16 characters; plain text keeps 50.
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Analyse eval-v2 runs of LLM data agents: reports, validation, cache.")
 
 
@@ -200,7 +203,7 @@ def _print_summary(results: list[rep.JobResult]) -> None:
     style = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
     for r in results:
         table.add_row(r.job.kind, escape(r.job.name), f"[{style[r.state]}]{r.state}[/]",
-                      f"{r.seconds:.1f}", escape(r.reason))
+                      format_estimate(r.seconds), escape(r.reason))
     console.print(table)
 
 
@@ -355,8 +358,9 @@ def validate(
     raise typer.Exit(code)
 
 
-cache_app = typer.Typer(no_args_is_help=True, help="The parse cache: parsed CSV files kept as "
-                        "Parquet in the user cache directory (or $DABENCH_CACHE_DIR).")
+cache_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="The parse cache: parsed CSV files kept as Parquet in the user "
+                             "cache directory (or $DABENCH_CACHE_DIR).")
 
 
 app.add_typer(cache_app, name="cache")

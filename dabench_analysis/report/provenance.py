@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): what a report records about its inputs and how the report shows it
+# are one idea; the view reads exactly the fields the manifest writes.
 """Provenance of a report: which input files it read (SHA-256 and size), which toolkit and
 library versions made it, with which parameters and random seeds, and when.
 
@@ -33,6 +35,7 @@ from dabench_analysis.schema import (
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
+from dabench_analysis.schema.numbers import format_parameter
 
 #: Layout version of the ``manifest`` entry.
 MANIFEST_VERSION = 1
@@ -314,6 +317,15 @@ def manifest(*, inputs: Sequence[Any], parameters: Mapping[str, Any],
     }
 
 
+def _shown(value: Any) -> str:
+    """A parameter as a reader reads it: text as is, lists joined, None as "none"; no repr."""
+    if value is None or value == "":
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_shown(v) for v in value) or "none"
+    return format_parameter(value)
+
+
 @dataclass(frozen=True)
 class ManifestView:
     """A manifest as displayed: HTML in a notebook (and its export), Markdown or text elsewhere."""
@@ -329,11 +341,11 @@ class ManifestView:
         rows = [("created (UTC)", str(m.get("time_utc"))),
                 ("toolkit", f"{tk.get('name')} {tk.get('version')}, git {rev}")]
         rows += [(k, str(v)) for k, v in m.get("versions", {}).items() if k != TOOLKIT]
-        rows += [("parameters", ", ".join(f"{k}={v!r}" for k, v in
-                                          m.get("parameters", {}).items()) or "none"),
-                 ("seeds", ", ".join(f"{k}={v!r}" for k, v in m.get("seeds", {}).items())
+        rows += [(f"parameter {k}", _shown(v)) for k, v in m.get("parameters", {}).items()] \
+            or [("parameters", "none")]
+        rows += [("seeds", "; ".join(f"{k} {_shown(v)}" for k, v in m.get("seeds", {}).items())
                   or "none"),
-                 ("input files", f"{m.get('n_files', 0)} ({m.get('total_bytes', 0):,} bytes)")]
+                 ("input files", f"{m.get('n_files', 0)} ({m.get('total_bytes', 0)} bytes)")]
         return rows
 
     def _files(self) -> tuple[list[dict], int]:

@@ -301,7 +301,10 @@ _ALL = [
                 "tables.ablation.replanning", "ablation_replanning", columns=_ABLATION),)),
     Section("ablation_efficiency_quartiles", "Ablation 3: tool-efficiency quartiles", "run",
             needs=("tool_efficiency", "final_score"), parts=(_table(
-                "tables.ablation.efficiency_quartiles", "ablation_efficiency_quartiles"),)),
+                "tables.ablation.efficiency_quartiles", "ablation_efficiency_quartiles",
+                # the bounds by the number rule; the .csv keeps the exact interval text
+                columns=("quantile_bin", "lower", "upper", "n", "mean", "std", "ci_low",
+                         "ci_high", "method", "note")),)),
     Section("phase_timing", "Phase timing", "run", needs=(*_STAGE_COLUMNS, "execution_time"),
             parts=(_table("tables.timing.phase_timing", "phase_timing"),)),
     Section("tool_usage", "Tool latency and failures", "run", files=(TOOL_CALLS_FILE,),
@@ -361,7 +364,10 @@ _ALL = [
                 _table("tables.sweep.pairwise", "pairwise", args=_T, show="none",
                        caption="Paired comparisons of every pair of runs"),
                 Part("pairwise", inputs=(), sort="p_holm,run_a,run_b", max_rows=60,
-                     caption="Pairs by Holm-adjusted Wilcoxon p"),
+                     caption="Pairs by Holm-adjusted Wilcoxon p", columns=(
+                         "run_a", "run_b", "n_shared", "mean_diff", "ci_low", "ci_high",
+                         "p_wilcoxon", "p_holm", "n_pass_fail", "n_fail_pass", "p_mcnemar",
+                         "p_mcnemar_holm")),
                 Part("figures.pairwise_heatmap", "pairwise_heatmap", inputs=("pairwise",)))),
     Section("flip_counts", "Tasks that flip between runs", "sweep",
             needs=("task_id", "final_score"), parts=(_table(

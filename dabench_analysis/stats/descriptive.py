@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): every interval of a mean (t, logit t with its bounds, Wilson, the
+# bootstrap) and the summaries built on them; the bounded-interval rule is shared from here.
 """Descriptive summaries with intervals of the mean, and bootstrap intervals
 (scipy.stats.bootstrap).
 
@@ -185,7 +187,8 @@ def bounded_interval(mean: float, se: float, *, n: int, ci: float = 0.95,
     Interval
         ``low``, ``high`` (inside [0, 1]), ``method`` ("logit t" or "logit normal", with the
         bound rule named when it applies) and ``note``. Not estimable (NaN, with the reason
-        in ``note``): n < 2, a missing SE, or zero SE with a mean inside (0, 1).
+        in ``note``): n < 2, a missing SE, or a zero SE (to rounding: se <= 10 ε · mean, R's
+        ``t.test`` rule) with a mean inside (0, 1).
 
     Notes
     -----
@@ -218,8 +221,9 @@ def bounded_interval(mean: float, se: float, *, n: int, ci: float = 0.95,
         return Interval(bound, 1.0, f"{name}; Clopper-Pearson bound (all values 1)")
     if mean <= 0.0:
         return Interval(0.0, 1.0 - bound, f"{name}; Clopper-Pearson bound (all values 0)")
-    if se <= 0:
-        return Interval(np.nan, np.nan, name, NOT_ESTIMABLE_CONSTANT.format(v=mean))
+    if se <= 10 * np.finfo(float).eps * abs(mean):  # zero, to rounding (R's t.test rule)
+        return Interval(np.nan, np.nan, name,
+                        NOT_ESTIMABLE_CONSTANT.format(v=float(f"{mean:.12g}")))
     q = st.t.ppf(0.5 + ci / 2, df) if df is not None else st.norm.ppf(0.5 + ci / 2)
     half = q * se / (mean * (1 - mean))
     centre = special.logit(mean)
@@ -358,8 +362,8 @@ def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
     def summary(m: str, v: np.ndarray) -> dict:
         r = mean_summary(v, ci, method=how[m])
         note = r.pop("note")
-        if note:
-            notes.append(f"{m}: {note}")
+        if note and not note.startswith("n = "):  # n = 1 speaks for itself in the n column
+            notes.append(f"{schema.label(m)}: {note}")
         return r
 
     if not by_cols:
