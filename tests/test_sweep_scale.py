@@ -145,3 +145,27 @@ def test_sweep_tables_name_the_direction_of_flips(sweep40):
     assert set(flips["flip"]) <= {f"solved by {a} only", f"solved by {b} only"}
     md = da.export.to_markdown(tables.sweep.flip_counts(runs).head(3))
     assert "Solved by run a only" in md and "Solved by run b only" in md
+
+
+def test_the_report_heatmap_keeps_the_leaderboard_order(sweep40, tmp_path):
+    # the page lists the pairs sorted by p; the heatmap drawn after it must still show the
+    # runs best first (the sorted rows once replaced the pairs it reads)
+    from pathlib import Path
+
+    from dabench_analysis import schema
+    from dabench_analysis.report.compute import compute_part
+    from dabench_analysis.report.context import sweep_context
+
+    ctx = sweep_context(sweep40["runs"], {"success_threshold": 0.8, "n_boot": 200, "seed": 0},
+                        out=Path(tmp_path), quiet=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for part in schema.SECTIONS["pairwise"].parts:
+            value = compute_part(ctx, part)
+            if part.compute.startswith("figures."):
+                rows = [t.get_text().split(". ", 1)[1] for t in value.get_yticklabels()]
+            else:
+                ctx.results[part.result_key] = value
+    best_first = sweep40["board"].sort_values("mean_score", ascending=False)["run_id"]
+    short = [r.removeprefix("dabench-eval-v2-public-sweep-2026-03-14-") for r in best_first]
+    assert rows[:5] == [s[:40] for s in short[:5]]

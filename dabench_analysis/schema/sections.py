@@ -363,11 +363,12 @@ _ALL = [
             needs=("task_id", "final_score"), parts=(
                 _table("tables.sweep.pairwise", "pairwise", args=_T, show="none",
                        caption="Paired comparisons of every pair of runs"),
+                # its own key: the heatmap below keeps the pairs in leaderboard order
                 Part("pairwise", inputs=(), sort="p_holm,run_a,run_b", max_rows=60,
-                     caption="Pairs by Holm-adjusted Wilcoxon p", columns=(
+                     key="pairwise_by_p", caption="Pairs by Holm-adjusted Wilcoxon p", columns=(
                          "run_a", "run_b", "n_shared", "mean_diff", "ci_low", "ci_high",
                          "p_wilcoxon", "p_holm", "n_pass_fail", "n_fail_pass", "p_mcnemar",
-                         "p_mcnemar_holm")),
+                         "p_mcnemar_holm", "wilcoxon_method", "mcnemar_method")),
                 Part("figures.pairwise_heatmap", "pairwise_heatmap", inputs=("pairwise",)))),
     Section("flip_counts", "Tasks that flip between runs", "sweep",
             needs=("task_id", "final_score"), parts=(_table(
