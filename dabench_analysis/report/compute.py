@@ -138,11 +138,11 @@ def _table(ctx: Context, sec: Section, part: Part, value: pd.DataFrame) -> None:
     if part.stem:
         export.save_table(value, ctx.out / part.stem, caption=part.caption or sec.title,
                           columns=shown)
-    if part.show == "table":
-        show(value, columns=shown, max_rows=part.max_rows,
-             caption=None if part.stem else part.caption or None)
+    if part.show == "table":  # a caption of its own labels a table that shares its section
+        show(value, columns=shown, max_rows=part.max_rows, caption=part.caption or None)
     elif part.show.startswith("counts:"):
-        show(value[part.show.removeprefix("counts:")].value_counts())
+        column = part.show.removeprefix("counts:")
+        show(value[column].value_counts(), caption=f"Tasks by {export.column_label(column).lower()}")
     elif part.show != "none":
         raise ValueError(f"section {sec.name!r}: show must be 'table', 'none' or "
                          f"'counts:<column>', got {part.show!r}")

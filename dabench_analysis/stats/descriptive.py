@@ -32,6 +32,8 @@ T, LOGIT_T, WILSON = "t", "logit t", "Wilson"
 #: Why an interval is NaN, as its ``note`` says.
 NOT_ESTIMABLE_N = "n = {n}: interval not estimable (needs 2 values)"
 NOT_ESTIMABLE_CONSTANT = "zero variance (every value {v:g}): interval not estimable"
+NOT_ESTIMABLE_ROUNDING = "zero variance to rounding (R: data are essentially constant): " \
+    "interval not estimable"
 
 
 def t_summary(x: np.ndarray, ci: float = 0.95) -> dict:
@@ -79,7 +81,8 @@ def t_summary(x: np.ndarray, ci: float = 0.95) -> dict:
     sem = sd / np.sqrt(n)
     out.update(std=sd, sem=sem)
     if sem <= 10 * np.finfo(float).eps * abs(out["mean"]) or np.all(x == x[0]):  # R's rule
-        return out | {"note": NOT_ESTIMABLE_CONSTANT.format(v=float(f"{out['mean']:.12g}"))}
+        return out | {"note": NOT_ESTIMABLE_CONSTANT.format(v=float(f"{x[0]:.12g}"))
+                      if np.all(x == x[0]) else NOT_ESTIMABLE_ROUNDING}
     half = st.t.ppf(0.5 + ci / 2, n - 1) * sem
     out.update(ci_low=float(out["mean"] - half), ci_high=float(out["mean"] + half))
     return out
@@ -161,7 +164,7 @@ def mean_summary(x, ci: float = 0.95, *, method: str = T) -> dict:
         return out | {"ci_low": res.low, "ci_high": res.high, "note": res.note}
     res = bounded_interval(out["mean"], out["sem"], n=out["n"], ci=ci, df=out["n"] - 1)
     return out | {"ci_low": res.low, "ci_high": res.high, "method": res.method,
-                  "note": res.note}
+                  "note": (out["note"] or res.note) if res.note else ""}
 
 
 def bounded_interval(mean: float, se: float, *, n: int, ci: float = 0.95,
@@ -210,7 +213,7 @@ def bounded_interval(mean: float, se: float, *, n: int, ci: float = 0.95,
     >>> round(res.low, 4), round(res.high, 4), res.method
     (0.6773, 0.9942, 'logit t')
     >>> bounded_interval(0.5, 0.0, n=4, df=3).note
-    'zero variance (every value 0.5): interval not estimable'
+    'zero variance to rounding (R: data are essentially constant): interval not estimable'
     """
     name = LOGIT_T if df is not None else "logit normal"
     if n < 2 or not np.isfinite(se):
@@ -222,8 +225,7 @@ def bounded_interval(mean: float, se: float, *, n: int, ci: float = 0.95,
     if mean <= 0.0:
         return Interval(0.0, 1.0 - bound, f"{name}; Clopper-Pearson bound (all values 0)")
     if se <= 10 * np.finfo(float).eps * abs(mean):  # zero, to rounding (R's t.test rule)
-        return Interval(np.nan, np.nan, name,
-                        NOT_ESTIMABLE_CONSTANT.format(v=float(f"{mean:.12g}")))
+        return Interval(np.nan, np.nan, name, NOT_ESTIMABLE_ROUNDING)
     q = st.t.ppf(0.5 + ci / 2, df) if df is not None else st.norm.ppf(0.5 + ci / 2)
     half = q * se / (mean * (1 - mean))
     centre = special.logit(mean)
