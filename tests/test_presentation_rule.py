@@ -127,6 +127,13 @@ def test_one_comparison_value_prints_the_same_everywhere(sample_report):
     assert f"single-test p = {p_text}, Holm-adjusted p = {holm_text}" in paragraph
     index = (out / "index.html").read_text()
     assert f"Wilcoxon p = {holm_text} (Holm-adjusted)" in index
+    # McNemar's discordant pairs name the run that solved the task (b = 3, c = 14 by the .csv)
+    mc = pd.read_csv(comp / "tables" / "mcnemar.csv").iloc[0]
+    header = (comp / "tables" / "mcnemar.md").read_text().splitlines()[0]
+    cells = _cells((comp / "tables" / "mcnemar.md").read_text(), str(int(mc["n_pairs"])))
+    heads = [h.strip() for h in header.strip("|").split("|")]
+    assert cells[heads.index("Solved by baseline only")] == str(int(mc["b"]))
+    assert cells[heads.index("Solved by proposed only")] == str(int(mc["c"]))
     page = (comp / "report.html").read_text()
     assert f">{holm_text}<" in page and f">{diff_text}<" in page
     assert ">0.0928<" not in page and ">0.28<" not in page  # the two forms the audit saw

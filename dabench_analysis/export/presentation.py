@@ -167,7 +167,7 @@ def column_label(name: Any) -> str:
     for pattern, template in ((r"^mean_(.+)$", "{}"), (r"^(.+)_mean$", "{}"),
                               (r"^(.+)_std$", "{} SD")):
         match = re.match(pattern, name)
-        if match and match[1] in known:
+        if match and len(match[1]) > 1 and match[1] in known:  # "mean_b" is not a label of "b"
             return _words(template.format(label(match[1])))
     if name.startswith("n_"):
         return _words(f"n ({name[2:].replace('_', ' ')})")

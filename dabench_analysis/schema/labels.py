@@ -72,7 +72,9 @@ LABELS: dict[str, str] = {
     "median_elapsed_s": "Median time per case (s)", "tool_mix_p_value": "p (tool mix)",
     "n_failures": "Failures", "mcnemar": "McNemar's test", "profile": "Profile",
     "profile_a": "Profile a", "profile_b": "Profile b", "a_only": "A only", "b_only": "B only",
-    "case": "Case", "configuration": "Configuration"}
+    "case": "Case", "configuration": "Configuration",
+    # McNemar's concordant pairs (stats.mcnemar; b and c are labelled by its section)
+    "n_both_correct": "Solved by both", "n_both_wrong": "Solved by neither"}
 #: Units of result-frame columns, appended by :func:`label` (catalogue columns carry theirs).
 UNITS: dict[str, str] = dict.fromkeys(("mean_runtime_s", "mean_time_s", "total_time_s",
                                        "mean_latency_s", "median_latency_s", "p90_latency_s"), "s")

@@ -331,7 +331,8 @@ _ALL = [
                 args=_CORRECTION, columns=("difficulty", *_PAIRED)),)),
     Section("mcnemar", "McNemar test on answer correctness", "compare",
             needs=("task_id", "final_score"),
-            parts=(_table("stats.mcnemar", "mcnemar", inputs=_PAIR, args=_T),)),
+            parts=(_table("stats.mcnemar", "mcnemar", inputs=_PAIR, args=_T, labels=(
+                ("b", "Solved by baseline only"), ("c", "Solved by proposed only"))),)),
     Section("task_changes", "Per-task changes", "compare", needs=("task_id", "final_score"),
             parts=(_table("tables.comparison.task_changes", "task_changes", inputs=_PAIR,
                           args=_T, show="counts:change"),
