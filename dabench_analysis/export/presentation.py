@@ -300,7 +300,7 @@ def present(
     intervals : mapping, optional
         ``{estimate: (low, high)}`` to merge; default :func:`find_intervals`.
     digits : int
-        Significant digits of estimates (:func:`export.numbers.format_estimate`, default 3).
+        Significant digits of estimates (:func:`schema.numbers.format_estimate`, default 3).
     ci_level : float or None
         Level named in the header of a merged column (``Mean [95% CI]``); None: ``[CI]``.
 
@@ -308,7 +308,7 @@ def present(
     -------
     DataFrame
         Text cells (object dtype), one column per shown column, an interval's three merged
-        into ``estimate [low, high]`` (:func:`export.numbers.format_interval`); an estimate
+        into ``estimate [low, high]`` (:func:`schema.numbers.format_interval`); an estimate
         whose interval has a missing bound prints ``0.859 [–]`` (:data:`NO_INTERVAL`, with
         the note "Interval [–]: not computable (too few values)"), a missing estimate ``n/a``.
         Integer columns (and float columns of counts: ``n``, ``n_*``, ``count``, seeds,

@@ -49,3 +49,9 @@ from dabench_analysis.figures.sweep import (  # noqa: E402
 
 __all__ += ["item_difficulty", "leaderboard_forest", "pairwise_heatmap", "sweep"]
 
+# Repeated trials and costs: pass^k against k, the cost-accuracy frontier.
+from dabench_analysis.figures import trials  # noqa: E402
+from dabench_analysis.figures.trials import frontier, pass_k_curve  # noqa: E402
+
+__all__ += ["frontier", "pass_k_curve", "trials"]
+
