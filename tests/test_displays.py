@@ -81,7 +81,7 @@ def test_runs_display_has_a_row_per_run():
     k = sum(s >= 0.8 for s in _scores("proposed_aat"))
     lo, hi = _wilson(k, 80)
     assert f"{k / 80:.3f} [{lo:.3f}, {hi:.3f}]" in page  # 0.900 [0.815, 0.948]
-    table, skipped = page.split("Skipped (1)")  # pending_run: not evaluated
+    table, skipped = page.split("Not in the sweep (1)")  # pending_run: not evaluated
     assert table.count("<tr><td") == 2 and "pending_run" in skipped
     assert repr(runs).startswith("<Runs: 2 runs (baseline_react, proposed_aat), 160 tasks")
 

@@ -241,3 +241,16 @@ def test_a_study_file_rewritten_after_it_was_read_fails_the_manifest(tmp_path, k
     changed.write_bytes(changed.read_bytes() + b"\n")
     with pytest.raises(M.InputChanged, match=f"{changed.name} changed while the report ran"):
         report.manifest(inputs=[loaded], parameters={})
+
+
+def test_manifest_view_shows_a_mapping_parameter_without_a_python_literal():
+    from dabench_analysis.report.provenance import ManifestView
+
+    view = ManifestView({"parameters": {"column_map": {}, "other_map": {"task_id": "sample"},
+                                        "flip_pair": None}})
+    page = view._repr_html_()
+    assert "{}" not in page and "{&#x27;" not in page  # no dict literal, empty or not
+    rows = dict(view._rows())
+    assert rows["parameter column_map"] == "none"
+    assert rows["parameter other_map"] == "task_id = sample"
+    assert rows["parameter flip_pair"] == "none"

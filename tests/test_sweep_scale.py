@@ -169,3 +169,25 @@ def test_the_report_heatmap_keeps_the_leaderboard_order(sweep40, tmp_path):
     best_first = sweep40["board"].sort_values("mean_score", ascending=False)["run_id"]
     short = [r.removeprefix("dabench-eval-v2-public-sweep-2026-03-14-") for r in best_first]
     assert rows[:5] == [s[:40] for s in short[:5]]
+
+
+def test_forty_runs_frontier_numbers_its_points_with_a_key(sweep40):
+    # above 8 runs the frontier's runs are marked by numbers, the key under the x label names
+    # them (without the shared prefix) and fits the figure's width
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = tables.sweep.frontier(sweep40["runs"], n_boot=100)
+    ax = figures.frontier(table)
+    renderer = _layout(ax)
+    on = table.loc[table["on_frontier"], "run_id"].tolist()
+    assert [t.get_text() for t in ax.texts] == [str(i + 1) for i in range(len(on))]
+    lines = ax.get_xlabel().split("\n")
+    assert lines[0] == "Mean tokens per task"
+    prefix = "dabench-eval-v2-public-sweep-2026-03-14-"
+    for i, run in enumerate(on):  # "1: <name without the prefix> (P = 0.xyz)"
+        assert re.fullmatch(rf"{i + 1}: {re.escape(run.removeprefix(prefix)[:40])}"
+                            r" \(P = [01]\.\d{3}\)", lines[i + 1]), lines[i + 1]
+    assert prefix in lines[-1]
+    box, fig = ax.xaxis.label.get_window_extent(renderer), ax.figure
+    assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1 and box.y0 >= fig.bbox.y0
+    assert ax.get_position().width >= 0.4

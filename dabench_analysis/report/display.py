@@ -30,6 +30,7 @@ from dabench_analysis.load.replay import Replay
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.report.show import table_html
+from dabench_analysis.schema.numbers import format_parameter
 from dabench_analysis.tables.explore import TaskDetail
 from dabench_analysis.tables.summary import key_numbers
 
@@ -161,13 +162,14 @@ def runs_html(runs: Runs) -> str:
     for run in runs:
         numbers = _numbers(run)
         rows.append({"run_id": run.run_id, "n_tasks": len(run.tasks),
-                     "success_threshold": run.success_threshold,
+                     "success_threshold": format_parameter(run.success_threshold),
                      **{k: numbers.get(k) for k in ("answer_accuracy", "answer_accuracy_ci_low",
                                                     "answer_accuracy_ci_high")},
                      "files_absent": ", ".join(run.files_absent) or "none",
                      "findings": _findings(run.findings)})
     table = table_html(pd.DataFrame(rows)) if rows else "<p>No run loaded.</p>"
-    skipped = (_heading(f"Skipped ({len(runs.skipped)})", 5) + table_html(runs.skipped)
+    skipped = (_heading(f"Not in the sweep ({len(runs.skipped)}): not evaluated or not "
+                        "loadable", 5) + table_html(runs.skipped)
                if len(runs.skipped) else "")
     return (f'{STYLE}<div class="dabench-runs dabench-box" style="{_BOX}">'
             f'{_heading(f"{len(runs)} runs")}{table}{skipped}</div>')

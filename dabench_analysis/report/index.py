@@ -32,6 +32,8 @@ _INDEX_CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:76rem
               "text-align:left;vertical-align:top}.failed{color:#D55E00}.skipped{color:#777}"
               "td.numbers{min-width:18rem}td.time{white-space:nowrap}"
               "details ul{margin:.2rem 0;padding-left:1.2rem}")
+#: The kind of a report as the index names it (a job's kind is a machine name).
+_KINDS = {"compare": "comparison", "judge": "judge study", "research_eval": "research eval"}
 #: The files a failed job keeps, with the words of their links in the index.
 _FAILED_LINKS = (("report.failed.html", "failed report"), ("report.failed.ipynb", "notebook"),
                  ("report.failed.kernel.log", "kernel log"))
@@ -190,7 +192,8 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
     for res in results:
         summary = _summary(res)
         cls = {"failed": "failed", "not evaluated": "skipped"}.get(res.state, "")
-        rows.append(f'<tr class="{cls}"><td>{html.escape(res.job.kind)}</td>'
+        kind = _KINDS.get(res.job.kind, res.job.kind)
+        rows.append(f'<tr class="{cls}"><td>{html.escape(kind)}</td>'
                     f"<td>{_report_cell(res, out)}</td><td>{_state_cell(res, summary)}</td>"
                     f'<td class="numbers">{html.escape(_summary_text(summary))}</td>'
                     f"<td>{html.escape(res.reason)}</td>"

@@ -319,11 +319,14 @@ def manifest(*, inputs: Sequence[Any], parameters: Mapping[str, Any],
 
 
 def _shown(value: Any) -> str:
-    """A parameter as a reader reads it: text as is, lists joined, None as "none"; no repr."""
+    """A parameter as a reader reads it: text as is, lists joined, a mapping as ``key =
+    value`` pairs, None (or empty) as "none"; no repr."""
     if value is None or value == "":
         return "none"
     if isinstance(value, (list, tuple)):
         return ", ".join(_shown(v) for v in value) or "none"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} = {_shown(v)}" for k, v in value.items()) or "none"
     return format_parameter(value)
 
 

@@ -51,7 +51,7 @@ LABELS: dict[str, str] = {
     "p_value_final_score": "p (Wilcoxon, final score)",
     "p_adjusted_final_score": "Adjusted p (Wilcoxon, final score)",
     "cohens_d_z_final_score": "Cohen's d_z (final score)", "mcnemar_p_value": "p (McNemar)",
-    "n_improved": "Improved tasks", "n_regressed": "Regressed tasks", "run_ids": "Runs",
+    "n_improved": "Improved tasks", "n_regressed": "Regressed tasks", "run_ids": "Run IDs",
     "not_in_sweep": "Folders not in the sweep", "n_shared_tasks": "Shared tasks",
     "n_own_tasks": "Own tasks per run", "leader": "First on the leaderboard",
     "n_tied": "Runs tied with another", "n_pairs_holm_05": "Pairs with Holm-adjusted p < 0.05",
@@ -74,7 +74,17 @@ LABELS: dict[str, str] = {
     "profile_a": "Profile a", "profile_b": "Profile b", "a_only": "A only", "b_only": "B only",
     "case": "Case", "configuration": "Configuration",
     # McNemar's concordant pairs (stats.mcnemar; b and c are labelled by its section)
-    "n_both_correct": "Solved by both", "n_both_wrong": "Solved by neither"}
+    "n_both_correct": "Solved by both", "n_both_wrong": "Solved by neither",
+    # repeated trials and the cost-accuracy frontier (tables.trials, tables.sweep.frontier)
+    "pass_at_k": "pass@k", "pass_hat_k": "pass^k", "k": "k", "unit": "Unit",
+    "n_trials": "Trials (fewest)", "n_flaky": "Flaky tasks", "flaky_share": "Share flaky",
+    "n_always": "Solved on every trial", "n_never": "Solved on no trial",
+    "n_single": "Tasks with one trial", "n_rows": "Rows", "n_duplicates": "Repeated rows",
+    "n_only_here": "Tasks of this run only", "trials_min": "Trials (fewest)",
+    "trials_max": "Trials (most)", "n_uneven": "Tasks with fewer trials",
+    "accuracy": "Accuracy", "cost": "Cost column", "mean_cost": "Mean cost per task",
+    "cost_per_solved": "Cost per solved task", "on_frontier": "On the frontier",
+    "p_frontier": "Share of resamples on the frontier"}
 #: Units of result-frame columns, appended by :func:`label` (catalogue columns carry theirs).
 UNITS: dict[str, str] = dict.fromkeys(("mean_runtime_s", "mean_time_s", "total_time_s",
                                        "mean_latency_s", "median_latency_s", "p90_latency_s"), "s")
@@ -147,6 +157,10 @@ VALUE_LABELS: dict[str, dict[str, str]] = {
     "status": {"PASS": "Pass", "FAIL": "Fail", "ERROR": "Error", "HALTED": "Halted"},
     "metric": {"elapsed_s": "Time per case (s)", "run_turn_s": "Agent turn (s)",
                "case_total_s": "Case total (s)", "total_tokens": "Total tokens"},
+    # the frontier's cost column (its name as a value) and the unit of a trials table
+    "cost": {"cost": "Cost (USD)", "total_tokens": "Total tokens (tokens)",
+             "execution_time": "Execution time (s)"},
+    "unit": {"run": "Run", "configuration": "Configuration"},
 }
 #: Columns whose values are catalogue enums or buckets written in code style: labelled by
 #: sentence case when :data:`VALUE_LABELS` does not list the value.

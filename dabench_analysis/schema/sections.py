@@ -300,8 +300,10 @@ _ALL = [
                                             "ci_high")),)),
     Section("calibration", "Calibration by confidence bucket", "run",
             needs=("confidence_score", "final_score"),
-            parts=(_table("stats.calibration.calibration_table", "calibration", args=_T),
-                   Part("stats.calibration.calibration_summary", args=_T),
+            parts=(_table("stats.calibration.calibration_table", "calibration", args=_T,
+                          caption="Accuracy and mean confidence per confidence bucket"),
+                   Part("stats.calibration.calibration_summary", args=_T,
+                        caption="Calibration error over all buckets (ECE, MCE, Brier score)"),
                    Part("figures.reliability_diagram", "reliability_diagram", args=_T))),
     Section("ablation_verification", "Ablation 1: verification", "run",
             needs=("verification_triggered", "final_score"), parts=(_table(
@@ -331,11 +333,13 @@ _ALL = [
             parts=(Part("figures.autonomy_vs_efficiency", "autonomy_vs_efficiency"),)),
     Section("pass_k", "Repeated trials: pass@k and pass^k", "run",
             needs=("task_id", "final_score"), uses=("trial",), trials="several", parts=(
-                _table("tables.trials.pass_k", "pass_k", inputs=("run",)),
+                _table("tables.trials.pass_k", "pass_k", inputs=("run",),
+                       caption="pass@k and pass^k by number of trials k"),
                 Part("figures.pass_k_curve", "pass_k_curve", inputs=("pass_k",)))),
     Section("flakiness", "Repeated trials: tasks with mixed outcomes", "run",
             needs=("task_id", "final_score"), uses=("trial",), trials="several",
-            parts=(_table("tables.trials.flakiness", "flakiness", inputs=("run",)),)),
+            parts=(_table("tables.trials.flakiness", "flakiness", inputs=("run",),
+                          caption="Tasks whose trials disagree (flaky tasks)"),)),
     # comparison report (notebooks/compare_runs.ipynb); columns needed in both runs
     Section("paired_comparison", "Paired comparison of the main metrics", "compare",
             needs=("task_id", "final_score"), uses=tuple(MAIN_METRICS[1:]), parts=(_table(
@@ -399,14 +403,18 @@ _ALL = [
         Part("figures.item_difficulty", "item_difficulty", inputs=("items",)))),
     Section("pass_k_runs", "Repeated trials: pass@k and pass^k per run", "sweep",
             needs=("task_id", "final_score"), trials="several", parts=(
-                _table("tables.trials.pass_k", "pass_k", inputs=("runs",), args=_BOOT),
-                _table("tables.trials.flakiness", "flakiness", inputs=("runs",)),
+                _table("tables.trials.pass_k", "pass_k", inputs=("runs",), args=_BOOT,
+                       caption="pass@k and pass^k per run by number of trials k"),
+                _table("tables.trials.flakiness", "flakiness", inputs=("runs",),
+                       caption="Tasks whose trials disagree (flaky tasks), per run"),
                 Part("figures.pass_k_curve", "pass_k_curve", inputs=("pass_k",)))),
     Section("frontier", "Cost-accuracy frontier", "sweep", needs=("task_id", "final_score"),
             uses=_COSTS, uses_at_least=1, trials="any", parts=(
                 _table("tables.sweep.frontier", "frontier", args=(
                     *_T, ("cost", FirstPresent(_COSTS)), ("n_boot", Param("n_boot")),
-                    ("seed", Param("seed")))),
+                    ("seed", Param("seed"))),
+                       caption="Accuracy and mean cost per task on the shared tasks; on the "
+                       "frontier: no other run is both more accurate and cheaper"),
                 Part("figures.frontier", "frontier", inputs=("frontier",)))),
 ]
 
