@@ -127,7 +127,9 @@ def run_html(run: Run) -> str:
     True
     """
     numbers = _numbers(run)
-    facts = [("Tasks", len(run.tasks)),
+    tasks = (f"{run.tasks['task_id'].nunique()}, up to {run.trials} trials each "
+             f"({len(run.tasks)} rows)" if run.trials > 1 else len(run.tasks))
+    facts = [("Tasks", tasks),
              (f"Answer accuracy (final_score ≥ {run.success_threshold:g}, 95% CI)",
               _accuracy(numbers)),
              ("Findings (run.findings)", _findings(run.findings)),
@@ -139,8 +141,9 @@ def run_html(run: Run) -> str:
 
 
 def runs_html(runs: Runs) -> str:
-    """A :class:`~dabench_analysis.load.Runs` as HTML: one row per run (tasks, answer accuracy
-    with its Wilson interval, files absent, findings), then the folders skipped.
+    """A :class:`~dabench_analysis.load.Runs` as HTML: one row per run (tasks, the most trials
+    of a task when a run repeats them, answer accuracy with its Wilson interval, files absent,
+    findings), then the folders skipped.
 
     Parameters
     ----------
@@ -161,13 +164,17 @@ def runs_html(runs: Runs) -> str:
     rows = []
     for run in runs:
         numbers = _numbers(run)
-        rows.append({"run_id": run.run_id, "n_tasks": len(run.tasks),
+        rows.append({"run_id": run.run_id, "n_tasks": run.tasks["task_id"].nunique()
+                     if "task_id" in run.tasks else len(run.tasks), "trials_max": run.trials,
                      "success_threshold": format_parameter(run.success_threshold),
                      **{k: numbers.get(k) for k in ("answer_accuracy", "answer_accuracy_ci_low",
                                                     "answer_accuracy_ci_high")},
                      "files_absent": ", ".join(run.files_absent) or "none",
                      "findings": _findings(run.findings)})
-    table = table_html(pd.DataFrame(rows)) if rows else "<p>No run loaded.</p>"
+    frame = pd.DataFrame(rows)
+    if len(frame) and frame["trials_max"].max() <= 1:  # eval-v2: one row per task
+        frame = frame.drop(columns="trials_max")
+    table = table_html(frame) if rows else "<p>No run loaded.</p>"
     skipped = (_heading(f"Not in the sweep ({len(runs.skipped)}): not evaluated or not "
                         "loadable", 5) + table_html(runs.skipped)
                if len(runs.skipped) else "")

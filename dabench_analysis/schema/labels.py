@@ -84,7 +84,8 @@ LABELS: dict[str, str] = {
     "trials_max": "Trials (most)", "n_uneven": "Tasks with fewer trials",
     "accuracy": "Accuracy", "cost": "Cost column", "mean_cost": "Mean cost per task",
     "cost_per_solved": "Cost per solved task", "on_frontier": "On the frontier",
-    "p_frontier": "Share of resamples on the frontier"}
+    "p_frontier": "Share of resamples on the frontier", "n_failed_trials": "Failed trials",
+    "trials_per_task_max": "Trials per task (most)"}
 #: Units of result-frame columns, appended by :func:`label` (catalogue columns carry theirs).
 UNITS: dict[str, str] = dict.fromkeys(("mean_runtime_s", "mean_time_s", "total_time_s",
                                        "mean_latency_s", "median_latency_s", "p90_latency_s"), "s")
