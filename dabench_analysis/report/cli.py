@@ -442,7 +442,8 @@ def cache_info(debug: Debug = False) -> None:
 
     info = cache.info()
     console.print(f"cache: {escape(str(info['path']))}\nentries: {info['entries']}\n"
-                  f"size: {info['bytes'] / 2**20:.1f} MiB\ntoolkit key: {info['toolkit']}",
+                  f"size: {format_estimate(info['bytes'] / 2**20)} MiB\n"
+                  f"toolkit key: {info['toolkit']}",
                   soft_wrap=True, highlight=False)
 
 
@@ -457,7 +458,8 @@ def cache_clear(debug: Debug = False) -> None:
         edge.check_folder(cache.cache_dir(), what="cache folder")
 
     done = cache.clear()
-    console.print(f"removed {done['removed']} entries ({done['bytes'] / 2**20:.1f} MiB) "
+    mib = format_estimate(done["bytes"] / 2**20)
+    console.print(f"removed {done['removed']} entries ({mib} MiB) "
                   f"from {escape(str(done['path']))}", soft_wrap=True, highlight=False)
 
 

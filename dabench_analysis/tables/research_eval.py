@@ -13,6 +13,7 @@ from scipy import stats
 from dabench_analysis import stats as da_stats
 from dabench_analysis.load.research_eval import STATUS
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.numbers import format_estimate
 
 
 def pass_rate(cases: pd.DataFrame, *, by: str = "run_id", ci: float = 0.95,
@@ -266,7 +267,8 @@ def tool_mix_test(cases: pd.DataFrame, *, by: str = "run_id") -> pd.DataFrame:
     res = stats.chi2_contingency(table.to_numpy())
     low = float((res.expected_freq < 5).mean())
     v = float(stats.contingency.association(table.to_numpy(), method="cramer"))
-    note = f"{low:.0%} of expected counts < 5: p approximate" if low > 0.2 else ""
+    note = (f"a share of {format_estimate(low)} of the expected counts below 5: p approximate"
+            if low > 0.2 else "")
     return pd.DataFrame([row | {"statistic": float(res.statistic), "dof": int(res.dof),
                                 "p_value": float(res.pvalue), "effect_size": v,
                                 "effect": "Cramér's V", "note": note}])
