@@ -330,6 +330,14 @@ def _shown(value: Any) -> str:
     return format_parameter(value)
 
 
+def _cell(text: str, *, limit: int = 160) -> str:
+    """A manifest value as HTML: a long one (the folders of a 40-run sweep) opens on a click."""
+    if len(text) <= limit:
+        return html.escape(text)
+    return (f"<details><summary>{html.escape(text[:limit // 2])}…</summary>"
+            f"{html.escape(text)}</details>")
+
+
 @dataclass(frozen=True)
 class ManifestView:
     """A manifest as displayed: HTML in a notebook (and its export), Markdown or text elsewhere."""
@@ -358,10 +366,10 @@ class ManifestView:
 
     def _repr_html_(self) -> str:
         e = html.escape
-        info = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{e(v)}</td></tr>"
+        info = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{_cell(v)}</td></tr>"
                        for k, v in self._rows())
         shown, more = self._files()
-        files = "".join(f"<tr><td><code>{e(f['path'])}</code></td><td>{f['bytes']:,}</td>"
+        files = "".join(f"<tr><td><code>{e(f['path'])}</code></td><td>{f['bytes']}</td>"
                         f"<td><code>{e(f['sha256'])}</code></td></tr>" for f in shown)
         tail = (f"<p>… and {more:,} more files (every file is in summary.json)</p>"
                 if more else "")
@@ -374,7 +382,7 @@ class ManifestView:
         lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in self._rows()]
         shown, more = self._files()
         lines += ["", "| path | bytes | sha256 |", "|---|---:|---|"]
-        lines += [f"| `{f['path']}` | {f['bytes']:,} | `{f['sha256']}` |" for f in shown]
+        lines += [f"| `{f['path']}` | {f['bytes']} | `{f['sha256']}` |" for f in shown]
         if more:
             lines.append(f"\n… and {more:,} more files (every file is in summary.json)")
         return "\n".join(lines)
