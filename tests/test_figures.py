@@ -118,7 +118,7 @@ def test_score_distribution_stacks_counts_per_level():
                     (0.5, 0.0): (2.0, hard), (0.95, 0.0): (2.0, easy)}
     handles = ax.get_legend().legend_handles
     assert [h.get_facecolor() for h in handles] == [easy, hard]
-    assert ax.get_legend().get_title().get_text() == "difficulty"
+    assert ax.get_legend().get_title().get_text() == "Difficulty"  # the catalogue label
     assert ax.get_ylim()[1] == pytest.approx(2.1)  # 5% headroom above the tallest stack
     many = pd.DataFrame({"final_score": [0.5] * 10, "g": [f"g{i}" for i in range(10)]})
     colours = {p.get_facecolor() for p in figures.score_distribution(many, hue="g").patches}

@@ -226,6 +226,11 @@ def score_distribution(
     with mpl.rc_context(RC_PARAMS):
         sns.histplot(data=data, x=x, bins=edges, ax=ax, edgecolor="white",
                      linewidth=0.5, color=OKABE_ITO[0], **_hue_kwargs(data, hue))
+        legend = ax.get_legend()
+        if hue and legend is not None:  # the catalogue's words, as the tables print them
+            legend.set_title(schema.label(hue))
+            for text in legend.get_texts():
+                text.set_text(value_label(hue, text.get_text()))
         if line is not None:
             ax.axvline(line, color="0.3", linestyle="--", linewidth=0.8)
         if scale is not None:
