@@ -12,6 +12,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.labels import value_label
 from dabench_analysis.stats.inputs import as_bool, check_ci, warn
 from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
 from dabench_analysis.tables.common import TasksLike, takes_run
@@ -111,7 +112,8 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
         lo, hi = _diff_ci(k1, n1, k2, n2, ci)
         note = ""
         if n1 == 0 or n2 == 0:
-            note = f"{sp}: no comparison group (used on {n1} of {n1 + n2} tasks)"
+            name = value_label("specialist", sp)  # "Schema agent", as the table
+            note = f"{name}: no comparison group (used on {n1} of {n1 + n2} tasks)"
             notes.append(note)
             p = np.nan
         else:
