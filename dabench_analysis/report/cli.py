@@ -233,7 +233,8 @@ def _print_summary(results: list[rep.JobResult]) -> None:
     style = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
     for r in results:
         table.add_row(r.job.kind, Text(visible(r.job.name)), f"[{style[r.state]}]{r.state}[/]",
-                      format_estimate(r.seconds), Text(visible(r.reason)))
+                      "" if r.state == "not evaluated" else format_estimate(r.seconds),
+                      Text(visible(r.reason)))  # as the index: no time for a report not run
     console.print(table)
 
 
