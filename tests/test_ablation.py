@@ -120,7 +120,7 @@ def specialists_frame():
 
 
 def test_specialist_value_rows_and_edge_cases():
-    with pytest.warns(StatisticsWarning, match="document: no comparison group"):
+    with pytest.warns(StatisticsWarning, match="Document agent: no comparison group"):
         out = mas.specialist_value(specialists_frame())
     assert out.specialist.tolist() == ["schema", "domain", "document"]
     s = out.iloc[0]

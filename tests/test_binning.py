@@ -114,10 +114,10 @@ def test_ece_with_confidences_on_edges():
     #           [0.30, 0.40) = {0.3}:      acc 0, conf 0.3  -> 1/4 * 0.30 = 0.075
     # ECE = 0.3875. With linspace edges 0.7 fell into [0.60, 0.70) with 0.65 (acc 2/3, conf
     # 0.68333: 3/4 * 0.016667 = 0.0125) and 0.3 into [0.20, 0.30) (0.075): ECE 0.0875.
-    ece = cal.expected_calibration_error(confidence=conf, correct=correct, n_bins=10)
+    ece = cal.expected_calibration_error(confidence=conf, correct=correct, n_bins=10).estimate
     assert ece == pytest.approx(0.3875, abs=1e-12)
     # MCE = max_b |acc_b - conf_b| = 0.65
-    assert cal.max_calibration_error(confidence=conf, correct=correct, n_bins=10) == \
+    assert cal.max_calibration_error(confidence=conf, correct=correct, n_bins=10).estimate == \
         pytest.approx(0.65, abs=1e-12)
     t = cal.calibration_table(confidence=conf, correct=correct, n_bins=10)
     assert t.set_index("bucket").n[["[0.30, 0.40)", "[0.60, 0.70)", "[0.70, 0.80)"]].tolist() \
@@ -125,7 +125,7 @@ def test_ece_with_confidences_on_edges():
     # (lo, hi]: (0.60, 0.70] = {0.65, 0.7, 0.7}, acc 2/3, conf 0.683333 -> 0.0125;
     # (0.20, 0.30] = {0.3} -> 0.075; ECE = 0.0875
     assert cal.expected_calibration_error(confidence=conf, correct=correct, n_bins=10,
-                                          right=True) == pytest.approx(0.0875, abs=1e-12)
+                                          right=True).estimate == pytest.approx(0.0875, abs=1e-12)
 
 
 # histograms and the reliability diagram -----------------------------------------------------

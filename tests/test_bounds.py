@@ -179,7 +179,7 @@ def test_methods_are_named():
     tt = tables.task_type_breakdown(t)
     assert tt.final_score_method[0] == tt.analyst_score_method[0] == "logit t"
     d = tables.difficulty_breakdown(t).method[0]
-    assert d == "answer_accuracy: Wilson; mean_final_score: logit t; runtime, tokens: t"
+    assert d == "answer accuracy: Wilson; final score: logit t; runtime, tokens: t"
     sp = tables.specialist_participation(t)
     assert (sp.answer_accuracy_method[0], sp.final_score_method[0]) == ("Wilson", "logit t")
     # group a (tasks 0, 2, ..., 8) scores all 1: its interval is the Clopper-Pearson bound
@@ -200,7 +200,11 @@ def test_n1_gives_no_interval():
 @given(hs.lists(hs.floats(0, 1) | hs.sampled_from([0.0, 1.0]), min_size=1, max_size=30))
 def test_logit_t_inside_zero_one_and_contains_the_mean(x):
     r = mean_summary(x, method="logit t")
-    if len(x) < 2:
-        assert math.isnan(r["ci_low"])
+    # n < 2, or a zero standard error with a mean inside (0, 1): not estimable, never
+    # zero-width. R t.test's rule: stderr < 10 * .Machine$double.eps * abs(mean) is "data are
+    # essentially constant" (numpy's sd also underflows to 0 for values near 1e-300)
+    if len(x) < 2 or (np.std(x, ddof=1) / math.sqrt(len(x))
+                      <= 10 * np.finfo(float).eps * abs(np.mean(x)) and 0 < np.mean(x) < 1):
+        assert math.isnan(r["ci_low"]) and math.isnan(r["ci_high"])
         return
     assert 0.0 <= r["ci_low"] <= r["mean"] + 1e-12 and r["mean"] - 1e-12 <= r["ci_high"] <= 1.0

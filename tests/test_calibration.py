@@ -102,14 +102,14 @@ def test_ece_mce_brier_by_hand():
     # (0.9, 2/3): (0.1 + 0.3 + 2·0.175 + 3·0.2333...) / 7 = 1.45 / 7
     ece = (1 * 0.1 + 1 * 0.3 + 2 * 0.175 + 3 * (0.9 - 2 / 3)) / 7
     assert ece == pytest.approx(1.45 / 7, abs=1e-12)
-    assert cal.expected_calibration_error(df) == pytest.approx(ece, abs=1e-12)
+    assert cal.expected_calibration_error(df).estimate == pytest.approx(ece, abs=1e-12)
     # MCE = max_b |acc_b − conf_b| (Naeini et al. 2015, eq. 2) = low's 0.3
-    assert cal.max_calibration_error(df) == pytest.approx(0.3, abs=1e-12)
+    assert cal.max_calibration_error(df).estimate == pytest.approx(0.3, abs=1e-12)
     # Brier (1950) = mean((conf − y)²), y = final_score >= 0.8 = 1, 1, 0, 1, 0, 0, 0:
     # (0.05² + 0.1² + 0.85² + 0.3² + 0.65² + 0.3² + 0.1²) / 7 = 1.3475 / 7 = 0.1925
     # R: mean((c(.95, .9, .85, .7, .65, .3, .1) - c(1, 1, 0, 1, 0, 0, 0))^2) -> 0.1925
-    assert cal.brier_score(df) == pytest.approx(0.1925, abs=1e-12)
-    assert cal.brier_score(df, scale_by_half=False) == pytest.approx(2 * 0.1925, abs=1e-12)
+    assert cal.brier_score(df).estimate == pytest.approx(0.1925, abs=1e-12)
+    assert cal.brier_score(df, scale_by_half=False).estimate == pytest.approx(2 * 0.1925, abs=1e-12)
     s = cal.calibration_summary(df).iloc[0]
     assert (s.n, s.n_dropped, s.ece, s.n_bins) == (7, 0, pytest.approx(1.45 / 7), 5)
     assert (s.mce, s.brier) == (pytest.approx(0.3), pytest.approx(0.1925))
@@ -119,7 +119,7 @@ def test_ece_mce_brier_by_hand():
 def test_perfectly_calibrated_is_zero():
     conf = [0.1] * 10 + [0.9] * 10
     correct = [1] + [0] * 9 + [1] * 9 + [0]
-    assert cal.expected_calibration_error(confidence=conf, correct=correct) == pytest.approx(0)
+    assert cal.expected_calibration_error(confidence=conf, correct=correct).estimate == pytest.approx(0)
 
 
 def test_equal_width_bins_and_edge_convention():
@@ -137,12 +137,12 @@ def test_small_n(n):
     conf, correct = [0.9, 0.2][:n], [1, 0][:n]
     if n == 0:
         with pytest.warns(StatisticsWarning, match="undefined"):
-            assert math.isnan(cal.expected_calibration_error(confidence=conf, correct=correct))
+            assert math.isnan(cal.expected_calibration_error(confidence=conf, correct=correct).estimate)
         with pytest.warns(StatisticsWarning):
-            assert math.isnan(cal.brier_score(confidence=conf, correct=correct))
+            assert math.isnan(cal.brier_score(confidence=conf, correct=correct).estimate)
     else:
         # Brier (1950) by hand: n = 1: (0.9 − 1)² = 0.01; n = 2: (0.01 + 0.2²) / 2 = 0.025
-        assert cal.brier_score(confidence=conf, correct=correct) == pytest.approx(
+        assert cal.brier_score(confidence=conf, correct=correct).estimate == pytest.approx(
             {1: 0.01, 2: 0.025}[n], abs=1e-12)
     assert cal.calibration_table(confidence=conf, correct=correct).n.sum() == n
 

@@ -54,11 +54,11 @@ def test_run_repr_and_html():
     scores = _scores("proposed_aat")
     k, n = sum(s >= 0.8 for s in scores), len(scores)  # 72 of 80
     assert repr(run).startswith(f"<Run 'proposed_aat': {n} tasks, answer accuracy "
-                                f"{k / n:.1%} (final_score >= 0.8)")
+                                f"{k / n:.3f} (final_score >= 0.8)")  # 0.900: the number rule
     assert repr(run).endswith(f"; {len(run.findings)} finding>")  # one info finding
     page = display.run_html(run)
     lo, hi = _wilson(k, n)  # 0.8149, 0.9485
-    assert f"{100 * k / n:.1f} % [{100 * lo:.1f} %, {100 * hi:.1f} %]" in page
+    assert f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]" in page  # a proportion, 3 decimals
     assert "final_score ≥ 0.8" in page and "<div>80</div>" in page
     assert "Files absent</div><div>none</div>" in page
     assert "1 (0 error, 0 warning, 1 info)" in page
@@ -81,7 +81,7 @@ def test_runs_display_has_a_row_per_run():
     k = sum(s >= 0.8 for s in _scores("proposed_aat"))
     lo, hi = _wilson(k, 80)
     assert f"{k / 80:.3f} [{lo:.3f}, {hi:.3f}]" in page  # 0.900 [0.815, 0.948]
-    table, skipped = page.split("Skipped (1)")  # pending_run: not evaluated
+    table, skipped = page.split("Not in the sweep (1)")  # pending_run: not evaluated
     assert table.count("<tr><td") == 2 and "pending_run" in skipped
     assert repr(runs).startswith("<Runs: 2 runs (baseline_react, proposed_aat), 160 tasks")
 
@@ -91,7 +91,7 @@ def test_replay_repr_and_html():
     replay = load_run(RUNS / "baseline_react").replay("task_24")
     assert replay == raw and isinstance(replay, dict)
     assert repr(replay) == (f"<Replay task_24: {raw['outcome_status']}, final_score "
-                            f"{raw['evaluation_result']['final_score']:.3g}, "
+                            f"{raw['evaluation_result']['final_score']:.3f}, "  # the number rule
                             f"{len(raw['tool_calls'])} tool calls, failure "
                             f"{raw['failure_attribution']['failure_category']}>")
     page = display.replay_html(replay)
@@ -109,7 +109,8 @@ def test_task_detail_repr_and_html_highlight_the_first_failing_step():
     evidence = set(replay["failure_attribution"]["evidence_trace_step_ids"])
     detail = task_detail(run, "task_47")
     assert detail.first_failing_step == failed[0] and set(detail.evidence_steps) == evidence
-    assert repr(detail) == (f"<TaskDetail baseline_react task_47: failed, final_score 0, "
+    # final_score by the number rule: 0.000
+    assert repr(detail) == (f"<TaskDetail baseline_react task_47: failed, final_score 0.000, "
                             f"{len(rows)} steps (first failing: {failed[0]}), "
                             f"{len(detail.tool_calls)} tool calls, failure "
                             f"{replay['failure_attribution']['failure_category']}>")

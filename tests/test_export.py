@@ -50,7 +50,8 @@ def _difficulty_table() -> pd.DataFrame:
 
 
 def test_paper_tables_have_labels_units_intervals_and_integer_counts(tmp_path):
-    # 3 significant digits (export.numbers): 3886.25 -> 3886, 23.5676 -> 23.6, 0.7639 -> 0.764
+    # the rule (schema.numbers): 3 decimals in [-1, 1] (0.7639 -> 0.764), else 3 significant
+    # digits (3886.25 -> 3886, 23.5676 -> 23.6); bounds with the estimate's decimals
     csv, tex, md = export.save_table(_difficulty_table(), tmp_path / "difficulty",
                                      caption="Table 2: breakdown by difficulty")
     assert md.read_text() == (
@@ -62,7 +63,6 @@ def test_paper_tables_have_labels_units_intervals_and_integer_counts(tmp_path):
         "Method: Wilson; t\n")
     assert tex.read_text() == (
         "% Table 2: breakdown by difficulty\n"
-        "% Method: Wilson; t\n"
         "\\begin{tabular}{lrrrr}\n"
         "\\toprule\n"
         "Difficulty & n & Answer accuracy [95\\% CI] & Runtime (s) [95\\% CI] & Tokens [95\\% CI]"
@@ -71,7 +71,9 @@ def test_paper_tables_have_labels_units_intervals_and_integer_counts(tmp_path):
         "Easy & 20 & 0.950 [0.764, 0.991] & 23.6 [17.1, 30.1] & 3886 [3767, 4005] \\\\\n"
         "Hard & 22 & 0.909 [0.722, 0.975] & 66.2 [56.0, 76.3] & 6928 [5680, 8177] \\\\\n"
         "\\bottomrule\n"
-        "\\end{tabular}\n")
+        "\\end{tabular}\n"
+        "\\par\\smallskip\n"  # the method as a visible note under the table (booktabs only)
+        "{\\footnotesize Method: Wilson; t.\\par}\n")
     # the csv keeps machine names, every column and full precision
     assert csv.read_text().splitlines()[:2] == [
         "difficulty,n,answer_accuracy,answer_accuracy_ci_low,answer_accuracy_ci_high,"
@@ -135,22 +137,23 @@ def test_missing_values_print_as_na_and_json_is_strict(tmp_path):
 
 
 def test_table_p_values_follow_the_package_rule():
-    # export.numbers: p to 2 significant digits, "< 0.001" below 0.001, whatever digits= is
+    # schema.numbers: p to 3 decimals, "< 0.001" below 0.001, whatever digits= is (digits=2:
+    # estimates in [-1, 1] to 2 decimals, 2.0 to 2 significant digits)
     df = pd.DataFrame({"metric": ["a", "b", "c", "d"], "p_value": [0.0004, 0.09282, 0.27845, math.nan],
                        "p_adjusted": [0.0012, 0.2784, 1.0, math.nan], "mean": [0.5, 0.25, 1.0, 2.0]})
     lines = export.to_markdown(df, digits=2).splitlines()
     assert lines[0] == "| Metric | p | Adjusted p | Mean |"
-    assert lines[2:] == ["| a | < 0.001 | 0.0012 | 0.50 |", "| b | 0.093 | 0.28 | 0.25 |",
-                         "| c | 0.28 | 1.0 | 1.0 |", "| d | n/a | n/a | 2.0 |"]
-    assert r"a & \textless{} 0.001 & 0.0012 & 0.500 \\" in export.to_latex(df)
+    assert lines[2:] == ["| a | < 0.001 | 0.001 | 0.50 |", "| b | 0.093 | 0.278 | 0.25 |",
+                         "| c | 0.278 | 1.000 | 1.00 |", "| d | n/a | n/a | 2.0 |"]
+    assert r"a & \textless{} 0.001 & 0.001 & 0.500 \\" in export.to_latex(df)
 
 
 def test_estimate_and_interval_cells():
-    # by hand: 3 significant digits each, half-up on the decimal text
+    # by hand: 3 decimals in [-1, 1], the bounds with the estimate's, half-up on the decimal text
     assert export.format_interval(0.8777649, 0.8173711, 0.9201385) == "0.878 [0.817, 0.920]"
-    assert export.format_interval(-0.0222, -0.1579, 0.1135) == "-0.0222 [-0.158, 0.114]"
+    assert export.format_interval(-0.0222, -0.1579, 0.1135) == "-0.022 [-0.158, 0.114]"
     assert export.format_interval(math.nan, 0.1, 0.2) == "n/a"
-    assert export.format_interval(0.5, 0.25, None) == "0.500 [n/a]"
+    assert export.format_interval(0.5, 0.25, None) == "0.500 [–]"
     pairs = export.find_intervals(pd.DataFrame({
         "specialist": ["x"], "accuracy_with": [0.9], "ci_low_with": [0.8], "ci_high_with": [0.95],
         "delta": [0.1], "ci_low": [0.0], "ci_high": [0.2], "failure_rate": [0.1],
@@ -176,16 +179,16 @@ def test_constant_parameters_become_one_note_in_md_tex_and_not_in_csv(tmp_path):
     assert md.read_text() == (
         "| Run ID | Final score [95% CI] | Rank | Rank (low) | Rank (high) |\n"
         "|:---|---:|---:|---:|---:|\n"
-        "| a | 0.859 [–] | 1 | 1.0 | 1.5 |\n"
-        "| b | 0.500 [0.400, 0.600] | 2 | 1.5 | 2.0 |\n"
-        "| c | 0.250 [0.200, 0.300] | 3 | 3.0 | 3.0 |\n"
+        "| a | 0.859 [–] | 1 | 1 | 1.5 |\n"  # ranks: integers, or halves when averaged
+        "| b | 0.500 [0.400, 0.600] | 2 | 1.5 | 2 |\n"
+        "| c | 0.250 [0.200, 0.300] | 3 | 3 | 3 |\n"
         "\n"
         "Metric: Final score; threshold: 0.8; level: 0.95; bootstrap: 2000 draws, seed 0\n"
-        "Interval [–]: not computable (too few values)\n")
-    assert tex.read_text().splitlines()[:2] == [
-        "% Metric: Final score; threshold: 0.8; level: 0.95; bootstrap: 2000 draws, seed 0",
-        "% Interval [--]: not computable (too few values)"]
-    assert "a & 0.859 [--] & 1 & 1.0 & 1.5 \\\\" in tex.read_text()
+        "Interval [–]: not estimable (fewer than 2 values, or no variation)\n")
+    assert tex.read_text().splitlines()[-1] == (
+        "{\\footnotesize Metric: Final score; threshold: 0.8; level: 0.95; bootstrap: 2000 "
+        "draws, seed 0. Interval [--]: not estimable (fewer than 2 values, or no variation).\\par}")
+    assert "a & 0.859 [--] & 1 & 1 & 1.5 \\\\" in tex.read_text()
     assert csv.read_text().splitlines()[0] == (
         "run_id,metric,mean_score,mean_score_ci_low,mean_score_ci_high,rank,rank_low,rank_high,"
         "threshold,ci,n_boot,boot_seed")
@@ -209,10 +212,10 @@ def test_integer_like_columns_and_statistics():
                        "config_rank": [2.0, 1.0], "p_holm": [0.0928, 0.00012],
                        "mean_diff": [0.08, -0.1], "ci_low": [math.nan, -0.2], "ci_high": [0.2, 0.0]})
     assert export.present(df).to_dict("list") == {
-        "Run a": ["a", "b"], "Statistic": ["1.00", "36.0"],  # a statistic keeps 3 digits
+        "Run a": ["a", "b"], "Statistic": ["1.000", "36.0"],  # 3 decimals in [-1, 1]
         "Seed": ["0", "3"], "Config rank": ["2", "1"],
         "p (Wilcoxon, Holm)": ["0.093", "< 0.001"],  # p columns by the p rule
-        "Difference [95% CI]": ["0.0800 [–]", "-0.100 [-0.200, 0]"]}
+        "Difference [95% CI]": ["0.080 [–]", "-0.100 [-0.200, 0.000]"]}
 
 
 def test_an_empty_table_does_not_guess_its_intervals():

@@ -122,7 +122,7 @@ def test_paired_without_ties_has_no_tie_marker():
     p = pd.DataFrame({"task_id": ["a", "b", "c"], "final_score": [0.6, 0.4, 0.8]})
     ax = figures.paired_difference(b, p)
     assert not [line for line in ax.lines if line.get_marker() == "d"]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["mean Δ = +0.067", "95% CI"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["mean Δ = 0.067", "95% CI"]
 
 
 # --- failure_distribution and difficulty_bars: fixed categories --------------------------
@@ -207,9 +207,11 @@ def test_research_eval_timeouts_are_not_drawn_as_latencies():
         timeouts = [r for r in rows if "Timeout" in (r.get("error") or "")]
         finished = [r["elapsed_ms"] / 1000 for r in rows if r not in timeouts]
         assert sorted(np.asarray(line.get_xdata()).tolist()) == pytest.approx(sorted(finished))
-        assert texts.get(row) == (f"▶ {len(timeouts)} timed out" if timeouts else None)
-    # the sample: standard-gf-live has two cases that hit the 120 s limit (120.8 s, 120.7 s)
-    assert texts == {2: "▶ 2 timed out"}
+        assert texts.get(row) == (f"{len(timeouts)} timed out ▶" if timeouts else None)
+    # the sample: standard-gf-live has two cases that hit the 120 s limit (120.8 s, 120.7 s);
+    # the note stands inside the Axes, at its right edge (never floating outside it)
+    assert texts == {2: "2 timed out ▶"}
+    assert all(t.get_position()[0] <= 1 and t.get_ha() == "right" for t in ax.texts)
     assert ax.get_xlim()[1] < 100  # the axis is not stretched to the limit
     assert "timeouts at the right" in ax.get_xlabel()
 
@@ -246,7 +248,7 @@ def test_score_distribution_reference_lines_by_scale():
     secs = figures.score_distribution(t, x="execution_time", threshold=60)
     assert sorted(line.get_xdata()[0] for line in secs.lines) == [60, 60.0]  # given + median
     assert figures.score_distribution(t, x="total_tokens").texts[0].get_text() == \
-        " median 3e+03 tokens"
+        " median 3000 tokens"  # 3 significant digits, whole numbers from 100: no 3e+03
     with pytest.raises(ValueError, match="finite number in the units of 'execution_time'"):
         figures.score_distribution(t, x="execution_time", threshold=float("inf"))
     with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\]"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -221,3 +222,13 @@ def test_heatmap_labels_do_not_overlap():
     size = max(t.get_fontsize() for t in heat.get_xticklabels()) * heat.figure.dpi / 72
     assert np.diff(ticks).min() * np.sin(np.radians(40)) >= 1.2 * size
     assert {t.get_rotation() for t in heat.get_xticklabels()} == {40.0}
+
+
+def test_score_distribution_legend_in_the_catalogues_words():
+    import dabench_analysis as da
+
+    run = da.load_run(Path(__file__).resolve().parents[1] / "data/sample_runs/proposed_aat")
+    ax = da.figures.score_distribution(run, hue="outcome_status")
+    legend = ax.get_legend()
+    assert legend.get_title().get_text() == "Outcome status"  # not the column name
+    assert [t.get_text() for t in legend.get_texts()] == ["Correct", "Partial", "Failed"]

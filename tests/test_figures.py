@@ -118,7 +118,7 @@ def test_score_distribution_stacks_counts_per_level():
                     (0.5, 0.0): (2.0, hard), (0.95, 0.0): (2.0, easy)}
     handles = ax.get_legend().legend_handles
     assert [h.get_facecolor() for h in handles] == [easy, hard]
-    assert ax.get_legend().get_title().get_text() == "difficulty"
+    assert ax.get_legend().get_title().get_text() == "Difficulty"  # the catalogue label
     assert ax.get_ylim()[1] == pytest.approx(2.1)  # 5% headroom above the tallest stack
     many = pd.DataFrame({"final_score": [0.5] * 10, "g": [f"g{i}" for i in range(10)]})
     colours = {p.get_facecolor() for p in figures.score_distribution(many, hue="g").patches}
@@ -134,12 +134,15 @@ def test_failure_distribution_counts_order_and_labels():
     labels = [x.get_text() for x in ax.get_yticklabels()]
     # every catalogue category in the catalogue's order, empty ones at zero (so that two runs'
     # figures line up); a failed task without category is shown last
-    assert labels == ["Planning", "Data Understanding", "Tool Selection", "Tool Execution",
-                      "Reasoning", "Verification", "Aggregation", "Answer Format",
-                      "Schema Mismatch", "Unknown", "(Missing)"]
+    assert labels == ["Planning", "Data understanding", "Tool selection", "Tool execution",
+                      "Reasoning", "Verification", "Aggregation", "Answer format",
+                      "Schema mismatch", "Unknown", "(missing)"]  # the tables' labels
     assert [float(p.get_width()) for p in ax.patches] == [1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1]
-    assert [x.get_text() for x in ax.texts] == ([" 1 (25%)"] + [" 0 (0%)"] * 3 + [" 2 (50%)"]
-                                                + [" 0 (0%)"] * 5 + [" 1 (25%)"])
+    # shares as proportions with 3 decimals, as the failure tables print them (1 of 4: 0.250)
+    assert [x.get_text() for x in ax.texts] == ([" 1 (0.250)"] + [" 0 (0.000)"] * 3
+                                                + [" 2 (0.500)"] + [" 0 (0.000)"] * 5
+                                                + [" 1 (0.250)"])
+    assert all(float(t).is_integer() for t in ax.get_xticks())  # a count axis: whole ticks
     assert ax.get_xlim() == (0.0, 2.0 * 1.35) and "n = 4" in ax.get_xlabel()
 
 
@@ -250,9 +253,9 @@ def test_save_and_show_displays_the_saved_png(tmp_path):
     assert data == png.read_bytes()  # shown inline: the very file, not a second rendering
     with Image.open(png) as im:
         w, h = im.size
-    # displayed at the inline backend's 100 dpi: a 7-inch figure is about 700 CSS pixels wide
-    assert meta == {"width": round(w / 3), "height": round(h / 3)}
-    assert 690 <= meta["width"] <= 720
+    # displayed at 150 px per printed inch: a 7-inch figure is about 1050 CSS pixels wide
+    assert meta == {"width": round(w / 2), "height": round(h / 2)}
+    assert 1035 <= meta["width"] <= 1080
     assert not plt.fignum_exists(fig.number)  # closed: the inline backend will not draw it again
     assert "bars" in repr(saved)
     no_png = export.save_and_show(figures.new_figure(), tmp_path / "v", formats=("pdf",))
@@ -354,7 +357,7 @@ def test_paired_difference_sorted_bars_mean_and_t_band():
     assert (band.get_y(), band.get_y() + band.get_height()) == pytest.approx(
         _t_ci(diffs, 0.9), abs=1e-9)
     assert [x.get_text() for x in ax.get_legend().get_texts()] == [
-        "mean Δ = +0.160", "tied (Δ = 0): 1 of 5", "90% CI"]
+        "mean Δ = 0.160", "tied (Δ = 0): 1 of 5", "90% CI"]
     # R: wilcox.test(p, b, paired = TRUE) (a zero difference: normal approximation with
     # continuity correction) -> p-value = 0.3613104
     assert ax.get_title() == ("Paired differences, proposed − baseline (n = 5, Wilcoxon "
@@ -437,7 +440,7 @@ def test_correlation_matrix_cells_and_labels_by_hand():
     # analyst 1, autonomy -1, tool efficiency .08/.1 = 0.8, verification constant (n/a),
     # data understanding -.01/.1 = -0.1
     texts = [x.get_text() for x in ax.texts]
-    assert texts[:6] == ["1.00", "1.00", "-1.00", "0.80", "n/a", "-0.10"]
+    assert texts[:6] == ["1.000", "1.000", "-1.000", "0.800", "n/a", "-0.100"]
     assert texts[24:30] == ["n/a"] * 6 and texts[4::6] == ["n/a"] * 6
     cells = np.asarray(ax.images[0].get_array().filled(np.nan))
     assert cells[0].tolist() == pytest.approx([1, 1, -1, 0.8, np.nan, -0.1], nan_ok=True)

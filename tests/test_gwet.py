@@ -191,8 +191,10 @@ def test_all_ratings_in_one_category():
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
     assert sorted(str(w.message).split()[0] for w in caught) == ["conger_kappa", "fleiss_kappa"]
     for name in ("percent_agreement", "gwet_ac2"):  # p_e = 0 for AC2: every item agrees
-        assert out.loc[name, ["estimate", "se", "ci_low", "ci_high", "p_value"]].tolist() == \
-            [1.0, 0.0, 1.0, 1.0, 0.0]
+        assert out.loc[name, ["estimate", "se", "p_value"]].tolist() == [1.0, 0.0, 0.0]
+        # zero variance: no interval is estimable (never the zero-width [1, 1])
+        assert np.isnan(out.loc[name, "ci_low"]) and np.isnan(out.loc[name, "ci_high"])
+        assert out.loc[name, "note"] == "zero variance: interval not estimable"
     for name in ("fleiss_kappa", "conger_kappa"):
         assert np.isnan(out.loc[name, "estimate"]) and out.loc[name, "pe"] == pytest.approx(1)
         assert out.loc[name, "note"].startswith("undefined")

@@ -178,9 +178,13 @@ def test_show_manifest_escapes_and_shortens():
     page = view._repr_html_()
     assert "<b>" not in page and "&lt;b&gt;" in page and "/x/&lt;f0&gt;.csv" in page
     assert page.count("<code>/x/") == M.SHOWN_FILES and "… and 3 more files" in page
-    assert "git abc (with uncommitted changes)" in page and "1,000" in page
+    # byte counts as integers, as "input files 13 (23000 bytes)" says them (the number rule)
+    assert "git abc (with uncommitted changes)" in page and "<td>1000</td>" in page
+    assert "1,000" not in page and "(23000 bytes)" in page
     md = view._repr_markdown_()
-    assert "| pandas | 3.0 |" in md and "| seeds | bootstrap=0 |" in md
+    # parameters one per row and seeds as words: no Python literal (issue 25)
+    assert "| pandas | 3.0 |" in md and "| seeds | bootstrap 0 |" in md
+    assert "| parameter run_dirs | <b> |" in md and "=" not in md.split("| seeds")[0][-40:]
     assert repr(view).splitlines()[0] == "created (UTC): 2026-05-01T10:00:00+00:00"
     with pytest.raises(TypeError, match="needs the manifest dict"):
         report.show_manifest([1])
@@ -239,3 +243,20 @@ def test_a_study_file_rewritten_after_it_was_read_fails_the_manifest(tmp_path, k
     changed.write_bytes(changed.read_bytes() + b"\n")
     with pytest.raises(M.InputChanged, match=f"{changed.name} changed while the report ran"):
         report.manifest(inputs=[loaded], parameters={})
+
+
+def test_manifest_view_shows_a_mapping_parameter_without_a_python_literal():
+    from dabench_analysis.report.provenance import ManifestView
+
+    view = ManifestView({"parameters": {"column_map": {}, "other_map": {"task_id": "sample"},
+                                        "flip_pair": None}})
+    page = view._repr_html_()
+    assert "{}" not in page and "{&#x27;" not in page  # no dict literal, empty or not
+    rows = dict(view._rows())
+    assert rows["parameter column_map"] == "none"
+    assert rows["parameter other_map"] == "task_id = sample"
+    assert rows["parameter flip_pair"] == "none"
+    # a long value (the 40 folders of a sweep) opens on a click, whole
+    many = ManifestView({"parameters": {"run_dirs": [f"/data/run-{i:02d}" for i in range(40)]}})
+    cell = many._repr_html_().split("parameter run_dirs</th><td>")[1].split("</td>")[0]
+    assert cell.startswith("<details><summary>/data/run-00, ") and "/data/run-39" in cell

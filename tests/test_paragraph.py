@@ -49,28 +49,29 @@ def test_adversarial_mean_rises_ranks_fall():
     assert ("significantly underperforming the baseline (0.825 ± 0.200; Wilcoxon signed-rank "
             "test on 80 paired tasks, single-test p < 0.001, the only metric tested (no "
             "adjustment), α = 0.05; rank-biserial r = -0.534, paired effect size d_z = 0.279)"
-            ) in text
+            ) in text  # the rule: 3 decimals for values in [-1, 1] and p-values
     # R: binom.test(0, 10)$p.value -> 0.001953125 (b = 0, c = 10 at final_score >= 0.8);
     #    t.test(p, b, paired=TRUE)$conf.int -> 0.01158142 0.1034186, mean(d) -> 0.0575
     assert ("These analyses disagree: the signed-rank test favours the baseline, McNemar's "
             "exact test on correctness (final_score ≥ 0.8: 10 tasks became correct, 0 became "
-            "incorrect; p = 0.0020) favours our system, and the 95 % t-interval of the mean "
-            "difference (0.0575, from 0.0116 to 0.103) lies above 0.") in text
+            "incorrect; p = 0.002) favours our system, and the 95 % t-interval of the mean "
+            "difference (0.057, from 0.012 to 0.103) lies above 0.") in text  # float mean(d):
+    # 0.05749999999999999 (R prints 0.0575), so half-up at 3 decimals gives 0.057
     # R: mean(p), sd(p) -> 0.8825 0.00665611
-    assert "mean final score of 0.883 ± 0.00666 (mean ± std)" in text
+    assert "mean final score of 0.883 ± 0.007 (mean ± std)" in text
 
 
 def test_clear_win():
     text = paragraph(frame(WIN_BASE), frame(WIN_PROP))
     # R: wilcox.test(p, b, paired=TRUE) -> V = 465, p = 1.863e-09 (exact); r_rb = 1;
     #    mean(d) / sd(d) -> 6.190784
-    assert ("significantly outperforming the baseline (0.445 ± 0.0880; Wilcoxon signed-rank "
+    assert ("significantly outperforming the baseline (0.445 ± 0.088; Wilcoxon signed-rank "
             "test on 30 paired tasks, single-test p < 0.001") in text
-    assert "rank-biserial r = 1.00, paired effect size d_z = 6.19" in text
+    assert "rank-biserial r = 1.000, paired effect size d_z = 6.19" in text
     # R: binom.test(0, 10)$p.value -> 0.001953125; t.test(p, b, paired=TRUE)$conf.int ->
     #    0.2560638 0.2889362, mean(d) -> 0.2725
     assert ("McNemar's exact test on correctness (final_score ≥ 0.8: 10 tasks became correct, "
-            "0 became incorrect; p = 0.0020) favours our system, and the 95 % t-interval of "
+            "0 became incorrect; p = 0.002) favours our system, and the 95 % t-interval of "
             "the mean difference (0.273, from 0.256 to 0.289) lies above 0: both agree with "
             "the signed-rank test.") in text
     assert "disagree" not in text
@@ -81,8 +82,8 @@ def test_clear_loss():
     # R: wilcox.test(b, p, paired=TRUE) -> V = 0, p = 1.863e-09; t.test(...)$conf.int ->
     #    -0.2889362 -0.2560638; binom.test(10, 10)$p.value -> 0.001953125
     assert "significantly underperforming the baseline (0.718 ± 0.132;" in text
-    assert "rank-biserial r = -1.00, paired effect size d_z = -6.19" in text
-    assert ("(final_score ≥ 0.8: 0 tasks became correct, 10 became incorrect; p = 0.0020) "
+    assert "rank-biserial r = -1.000, paired effect size d_z = -6.19" in text
+    assert ("(final_score ≥ 0.8: 0 tasks became correct, 10 became incorrect; p = 0.002) "
             "favours the baseline, and the 95 % t-interval of the mean difference (-0.273, "
             "from -0.289 to -0.256) lies below 0: both agree") in text
     assert "outperforming" not in text
@@ -95,15 +96,15 @@ def test_tie_no_significant_difference():
          -0.07, 0.01, -0.02, 0.08, -0.09, 0.11, -0.1]
     prop = [round(x + y, 2) for x, y in zip(base, d, strict=True)]
     text = paragraph(frame(base), frame(prop))
-    # R: wilcox.test(p, b, paired=TRUE) -> V = 107.5, p = 0.9405 (ties: normal approx., cc);
-    #    r_rb -> 0.02380952; t.test(p, b, paired=TRUE)$conf.int -> -0.02969652 0.03069652
+    # R: wilcox.test(p, b, paired=TRUE) -> V = 107.5, p = 0.9404550942 (ties: normal approx.,
+    #    cc); r_rb -> 0.02380952; t.test(p, b, paired=TRUE)$conf.int -> -0.02969652 0.03069652
     assert ("not significantly different from the baseline (0.520 ± 0.123; Wilcoxon "
-            "signed-rank test on 20 paired tasks, single-test p = 0.94") in text
+            "signed-rank test on 20 paired tasks, single-test p = 0.940") in text
     # No task crosses 0.8: McNemar has no discordant pair (R mcnemar.test gives NaN; the
     # package's documented rule is p = 1.0, stats.proportions.mcnemar_discordant).
     assert ("McNemar's exact test on correctness (final_score ≥ 0.8: no task changed "
             "correctness, p set to 1.0) finds no significant difference, and the 95 % "
-            "t-interval of the mean difference (0.000500, from -0.0297 to 0.0307) includes 0: "
+            "t-interval of the mean difference (0.001, from -0.030 to 0.031) includes 0: "
             "both agree with the signed-rank test.") in text
 
 
@@ -132,30 +133,32 @@ def test_sample_pair_sentences(sample_pair):
     # -> 0.2784470; r_rb -> 0.2440476; mean(d) / sd(d) -> 0.2403315
     assert ("Our system achieves a mean final score of 0.878 ± 0.228 (mean ± std), not "
             "significantly different from the baseline (0.796 ± 0.314; Wilcoxon signed-rank "
-            "test on 80 paired tasks, single-test p = 0.093, Holm-adjusted p = 0.28 over 5 "
+            "test on 80 paired tasks, single-test p = 0.093, Holm-adjusted p = 0.278 over 5 "
             "metrics, α = 0.05; rank-biserial r = 0.244, paired effect size d_z = 0.240).") in text
     # b = 3, c = 14: R binom.test(3, 17)$p.value -> 0.01272583;
     # t.test(p, b, paired=TRUE)$conf.int -> 0.006069288 0.157893212, mean(d) -> 0.08198125
     assert ("These analyses disagree: the signed-rank test finds no significant difference, "
             "McNemar's exact test on correctness (final_score ≥ 0.8: 14 tasks became correct, "
             "3 became incorrect; p = 0.013) favours our system, and the 95 % t-interval of the "
-            "mean difference (0.0820, from 0.00607 to 0.158) lies above 0.") in text
+            "mean difference (0.082, from 0.006 to 0.158) lies above 0.") in text
     # R: table(difficulty); mean/sd by level -> Medium 0.964776 0.05369581, Extreme 0.6888538
     # 0.3631347; mean(analyst_score), sd -> 0.7982847 0.1234781
     assert "containing 80 tasks of varying difficulty (Easy: 20, Medium: 25, Hard: 22, " \
            "Extreme: 13)." in text
-    assert "- Medium: 0.965 ± 0.0537 (n=25)" in text and "- Extreme: 0.689 ± 0.363 (n=13)" in text
+    assert "- Medium: 0.965 ± 0.054 (n=25)" in text and "- Extreme: 0.689 ± 0.363 (n=13)" in text
     assert "reaches 0.798 ± 0.123." in text
     # 67 of 80 first-try successes, 12 replans in 80 tasks (0.15 must not print 0.1),
-    # 69 of 80 verifications triggered
-    assert ("Our multi-agent architecture demonstrates 83.8 % first-try success rate and an "
-            "average of 0.150 replanning operations per task.") in text
-    assert "Verification mechanisms trigger in 86.3 % of executions and detect 36 failures." in text
-    # 8 failed tasks: 2, 2, 1, 1, 1, 1 per category: ties are named together
-    assert ("1. DATA_UNDERSTANDING_FAILURE and AGGREGATION_FAILURE (25.0 % each)\n"
-            "2. PLANNING_FAILURE, TOOL_SELECTION_FAILURE, TOOL_EXECUTION_FAILURE and "
-            "SCHEMA_MISMATCH_FAILURE (12.5 % each)") in text
-    assert "(Answer accuracy, final_score ≥ 0.8: 90.0 %.)" in text  # R: mean(p >= 0.8) -> 0.9
+    # 69 of 80 verifications triggered; shares as proportions with their counts, never %
+    assert ("Our multi-agent architecture demonstrates a first-try success rate of 0.838 (67 of "
+            "80) and an average of 0.150 replanning operations per task.") in text
+    assert ("Verification mechanisms trigger in 69 of 80 executions (a share of 0.863) and "
+            "detect 36 failures.") in text
+    # 8 failed tasks: 2, 2, 1, 1, 1, 1 per category: ties are named together, by their labels
+    assert ("1. Data understanding and Aggregation (2 of 8, a share of 0.250 each)\n"
+            "2. Planning, Tool selection, Tool execution and Schema mismatch (1 of 8, a share "
+            "of 0.125 each)") in text
+    assert "(Answer accuracy, final_score ≥ 0.8: 0.900 (72 of 80).)" in text  # R: 0.9
+    assert "%" not in text.replace("95 %", "")
 
 
 def test_sample_pair_other_correction_is_named(sample_pair):
@@ -164,7 +167,7 @@ def test_sample_pair_other_correction_is_named(sample_pair):
                      metrics=("final_score", "analyst_score", "answer_f1", "autonomy_score",
                               "tool_efficiency"))
     # R: p.adjust(<the five p-values above>, "BH")[1] -> 0.1213538
-    assert "single-test p = 0.093, Benjamini–Hochberg-adjusted p = 0.12 over 5 metrics" in text
+    assert "single-test p = 0.093, Benjamini–Hochberg-adjusted p = 0.121 over 5 metrics" in text
     assert "Holm" not in text
 
 
@@ -176,10 +179,10 @@ def test_failure_ties_and_process_numbers():
                  replan_count=[1, 2] + [0] * (n - 2), first_try_success=[False] * 3 + [True] * 17)
     text = paragraph(base, prop)
     # 4 failed tasks, 2 + 2: a tie, named as such (never one picked)
-    assert "1. PLANNING_FAILURE and AGGREGATION_FAILURE (50.0 % each)" in text
+    assert "1. Planning and Aggregation (2 of 4, a share of 0.500 each)" in text
     assert "2." not in text
-    # 3 replans / 20 tasks = 0.15 exactly as a mean; 17 / 20 = 85 %
-    assert "85.0 % first-try success rate and an average of 0.150 replanning" in text
+    # 3 replans / 20 tasks = 0.15 exactly as a mean; 17 / 20 = 0.85
+    assert "a first-try success rate of 0.850 (17 of 20) and an average of 0.150 replanning" in text
     assert "Tool efficiency" not in text and "Verification" not in text  # columns absent
 
 
@@ -196,17 +199,19 @@ def test_required_columns_only():
 
 
 @pytest.mark.parametrize("value, text", [
-    (0.15, "0.150"), (0.8812, "0.881"), (-0.53395, "-0.534"), (0.0820, "0.0820"),
-    (12345.6, "12346"), (0.09996, "0.100"), (2.5e-5, "2.50e-5"), (float("nan"), "n/a")])
+    (0.15, "0.150"), (0.8812, "0.881"), (-0.53395, "-0.534"), (0.0820, "0.082"),
+    (12345.6, "12346"), (0.09996, "0.100"), (2.5e-5, "0.000"), (float("nan"), "n/a")])
 def test_estimate_rule(value, text):
-    assert export.numbers.format_estimate(value) == text
+    # 3 decimals in [-1, 1], else 3 significant digits; half-up; no scientific notation
+    assert export.format_estimate(value) == text
 
 
 @pytest.mark.parametrize("p, text", [
-    (0.09282, "0.093"), (0.278447, "0.28"), (0.0125, "0.013"), (0.00099, "< 0.001"),
-    (0.001, "0.0010"), (0.04999, "0.050"), (1.0, "1.0"), (float("nan"), "n/a")])
+    (0.09282, "0.093"), (0.278447, "0.278"), (0.0125, "0.013"), (0.00099, "< 0.001"),
+    (0.001, "0.001"), (0.04999, "0.050"), (1.0, "1.000"), (float("nan"), "n/a")])
 def test_pvalue_rule(p, text):
-    assert export.numbers.format_pvalue(p) == text
+    # 3 decimals, "< 0.001" below 0.001 (0.0125 half-up on its decimal text: 0.013)
+    assert export.format_pvalue(p) == text
 
 
 def test_no_shared_task_is_an_error():

@@ -116,9 +116,9 @@ def test_p03d_insufficient_n(no_runtime_warnings):
 def test_p04_nan_left_in_place_and_not_counted():
     p = [0.01, np.nan, 0.04, 0.20]
     # pitfalls.md P04: BH -> [0.03, NaN, 0.06, 0.20]; Holm -> [0.03, NaN, 0.08, 0.20]
-    np.testing.assert_allclose(stats.adjust_pvalues(p, method="bh"), [0.03, np.nan, 0.06, 0.20],
+    np.testing.assert_allclose(stats.adjust_pvalues(p, method="bh").p_adjusted, [0.03, np.nan, 0.06, 0.20],
                                atol=1e-12)
-    np.testing.assert_allclose(stats.adjust_pvalues(p, method="holm"),
+    np.testing.assert_allclose(stats.adjust_pvalues(p, method="holm").p_adjusted,
                                [0.03, np.nan, 0.08, 0.20], atol=1e-12)
 
 

@@ -70,11 +70,11 @@ def test_task_changes_and_by_difficulty():
 
 
 def test_format_p():
-    # export.numbers: 2 significant digits, "< 0.001" below 0.001 (the results paragraph itself
-    # is tested against R values in tests/test_paragraph.py)
+    # schema.numbers: 3 decimals, "< 0.001" below 0.001 (the results paragraph itself is
+    # tested against R values in tests/test_paragraph.py)
     assert export.format_p(0.0004) == "p < 0.001"
     assert export.format_p(0.04999) == "p = 0.050"
-    assert export.format_p(0.278447) == "p = 0.28"
+    assert export.format_p(0.278447) == "p = 0.278"
 
 
 def test_task_detail_drill_down():

@@ -65,8 +65,8 @@ def test_every_block_runs_and_shows_what_the_text_says(executed):
     correct, n = _accuracy("proposed_aat")  # 72 of 80
     shown = cell('load_run("../data/sample_runs/proposed_aat"')
     assert "Run proposed_aat" in shown["text/html"]
-    assert f"{100 * correct / n:.1f} %" in shown["text/html"]
-    assert f"<Run 'proposed_aat': {n} tasks, answer accuracy {correct / n:.1%}" in \
+    assert f"{correct / n:.3f} [" in shown["text/html"]  # a proportion, 3 decimals
+    assert f"<Run 'proposed_aat': {n} tasks, answer accuracy {correct / n:.3f}" in \
         shown["text/plain"]
     table2 = cell("difficulty_breakdown")["text/html"]
     assert '<table class="dabench-table"' in table2 and "Answer accuracy [95% CI]" in table2

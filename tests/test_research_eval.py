@@ -200,11 +200,11 @@ def test_mcnemar_no_discordant_pairs_and_errors():
 
 def test_describe_profiles_tiny(tiny):
     out = rev.describe_profiles(tiny.cases).set_index(["run_id", "metric"])
-    row = out.loc[("alpha", "elapsed_ms")]
-    # by hand: 1000, 2000, 3000, 4000 -> mean 2500, median 2500, sd 1290.99
-    assert [row["n"], row["mean"], row["median"], row["min"], row["max"]] == [4, 2500, 2500,
-                                                                            1000, 4000]
-    assert row["std"] == pytest.approx(np.std([1000, 2000, 3000, 4000], ddof=1))
+    row = out.loc[("alpha", "elapsed_s")]  # times in seconds (issue 25): elapsed_ms / 1000
+    # by hand: 1, 2, 3, 4 s -> mean 2.5, median 2.5, sd 1.29099
+    assert [row["n"], row["mean"], row["median"], row["min"], row["max"]] == [4, 2.5, 2.5,
+                                                                            1.0, 4.0]
+    assert row["std"] == pytest.approx(np.std([1.0, 2.0, 3.0, 4.0], ddof=1))
     assert out.loc[("beta", "total_tokens"), "mean"] == 1100 + 220
 
 
@@ -222,7 +222,9 @@ def test_tool_mix_and_test(tiny):
     assert out["statistic"] == pytest.approx(10.0, abs=1e-12)
     assert out["p_value"] == pytest.approx(0.018566135463, abs=1e-11)
     assert out["effect_size"] == pytest.approx(1.0)  # perfectly separated tool use
-    assert "expected counts < 5" in out["note"]
+    # expected counts: row totals 5, 5, column totals 4, 2, 1, 3 of 10 -> 2, 1, 0.5, 1.5 in
+    # both rows: all 8 below 5, a share of 8 / 8 (printed by the number rule)
+    assert out["note"] == "a share of 1.000 of the expected counts below 5: p approximate"
 
 
 def test_tool_mix_test_untestable():
@@ -234,8 +236,9 @@ def test_tool_mix_test_untestable():
 def test_failures_listing(tiny):
     out = rev.failures(tiny.cases, "alpha")
     assert out["case_id"].tolist() == ["c2", "c3"]  # FAIL before ERROR
-    assert list(out.columns[:6]) == ["case_id", "status", "query", "expected_type", "expected",
-                                     "answer"]
+    assert list(out.columns[:7]) == ["profile", "case_id", "status", "query", "expected_type",
+                                     "expected", "answer"]
+    assert (out["profile"] == "alpha").all()
     assert out.loc[0, "expected"] == "answer c2" and out.loc[0, "answer"] == "wrong"
     with pytest.raises(ValueError, match="'gamma' not in cases"):
         rev.failures(tiny.cases, "gamma")
@@ -267,7 +270,7 @@ def test_plot_pass_rate_bars_and_wilson_ends_by_hand(ci, label):
     assert sum(ends, []) == pytest.approx(
         _wilson(2, 4, ci) + _wilson(3, 4, ci) + _wilson(2, 2, ci), abs=1e-9)
     assert ends[2][1] == 1.0 and ax.get_xlim() == (0.0, 1.0)  # 2/2: the upper end is exactly 1
-    assert ax.get_xlabel() == f"pass rate ({label})"
+    assert ax.get_xlabel() == f"Pass rate ({label})"
 
 
 def test_plot_latency_one_point_per_case_and_boxes_at_hand_quartiles():
@@ -292,7 +295,7 @@ def test_plot_latency_one_point_per_case_and_boxes_at_hand_quartiles():
     assert medians == [0.75, 3.0]
     lo, hi = ax.get_xlim()
     assert lo <= 0.5 and hi >= 7.0
-    assert ax.get_xlabel() == "elapsed per case (s)"
+    assert ax.get_xlabel() == "Time per case (s)"
 
 
 # ---------------------------------------------------------------- notebook end to end

@@ -154,8 +154,9 @@ def test_many_nans_are_one_warning_with_a_count(tmp_path, original):
     check_analyses_quietly(ev)
     out = rev.describe_profiles(ev.cases).set_index(["run_id", "metric"])
     kept = original.cases[original.cases["run_id"] == RUN]["elapsed_ms"].iloc[7:]
-    assert out.loc[(RUN, "elapsed_ms"), "n"] == 17
-    assert out.loc[(RUN, "elapsed_ms"), "median"] == kept.median()
+    assert out.loc[(RUN, "elapsed_s"), "n"] == 17  # times in seconds: elapsed_ms / 1000
+    assert out.loc[(RUN, "elapsed_s"), "median"] == pytest.approx(kept.median() / 1000,
+                                                                   rel=1e-12)
 
 
 # ---------------------------------------------------------------- non-finite and huge numbers: errors
@@ -326,7 +327,7 @@ def test_only_case_id_and_status_are_required(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = rev.describe_profiles(ev.cases).set_index(["run_id", "metric"])
-    assert out.loc[(RUN, "elapsed_ms"), "n"] == 23
+    assert out.loc[(RUN, "elapsed_s"), "n"] == 23
 
 
 # --- issue 24 item 5: a BOM, a case listed twice, a case absent from one file -------------------

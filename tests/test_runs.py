@@ -72,7 +72,8 @@ def test_list_with_missing_and_repeated_paths(sweep):
         {"path": str(sweep / "gone"), "reason": "does not exist"},
         {"path": str(sweep / "run_1"), "reason": "listed twice"},
         {"path": str(sweep / "pending"),
-         "reason": "not evaluated: no task_metrics.csv (run `dabench eval-v2 <RUN_ID>` first)"},
+         "reason": "not evaluated: no task_metrics.csv: evaluate the run with the eval-v2 "
+                   "harness first (the harness's command: `dabench eval-v2 <RUN_ID>`)"},
     ]
 
 

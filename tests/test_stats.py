@@ -131,10 +131,13 @@ def test_bootstrap_bca_against_formula_and_is_seeded():
 
 
 @pytest.mark.parametrize("values", [[0.7], [0.5, 0.5, 0.5]])
-def test_bootstrap_degenerate_gives_zero_width(values):
-    with pytest.warns(StatisticsWarning, match="all values equal"):
+def test_bootstrap_degenerate_is_not_estimable(values):
+    # every resample of a constant sample is the same: no interval (issue 25 item 6), as scipy
+    # bootstrap (NaN) -- never the zero-width [x, x]
+    with pytest.warns(StatisticsWarning, match="all values equal.*not estimable"):
         r = stats.bootstrap_ci(values).iloc[0]
-    assert r.ci_low == r.ci_high == r.estimate == values[0] and r.se == 0.0
+    assert r.estimate == values[0] and r.se == 0.0
+    assert math.isnan(r.ci_low) and math.isnan(r.ci_high) and "not estimable" in r.note
 
 
 def test_bootstrap_empty_and_nan():
@@ -220,7 +223,7 @@ def test_paired_columns_are_fixed():
     assert list(r.columns) == [
         "metric", "n_pairs", "n_unpaired", "n_dropped_na", "n_nonzero", "mean_baseline",
         "mean_proposed", "mean_diff", "se_diff", "ci_low", "ci_high", "statistic", "p_value",
-        "alternative", "zero_method", "wilcoxon_method", "effect_size", "magnitude",
+        "alternative", "zero_method", "wilcoxon_method", "effect_size", "effect", "magnitude",
         "cohens_d", "hedges_g", "cohens_d_z", "rank_biserial", "method", "note"]
 
 
@@ -261,12 +264,14 @@ def test_compare_runs_default_metrics_skips_absent():
 def test_adjust_pvalues_properties(p):
     p = np.array(p)
     for method in ("holm", "bh", "bonferroni", "by"):
-        adj = stats.adjust_pvalues(p, method=method)
+        res = stats.adjust_pvalues(p, method=method)
+        adj = res.p_adjusted
         assert np.array_equal(np.isnan(adj), np.isnan(p))
         ok = ~np.isnan(p)
+        assert res.m == int(ok.sum())
         assert np.all(adj[ok] >= p[ok] - 1e-12) and np.all(adj[ok] <= 1)
-    assert np.all(stats.adjust_pvalues(p, method="bh")[ok]
-                  <= stats.adjust_pvalues(p, method="holm")[ok] + 1e-12)
+    assert np.all(stats.adjust_pvalues(p, method="bh").p_adjusted[ok]
+                  <= stats.adjust_pvalues(p, method="holm").p_adjusted[ok] + 1e-12)
 
 
 def test_adjust_pvalues_rejects_bad_input():
@@ -343,16 +348,16 @@ def test_correlation_constant_column():
 def test_clustered_se_singletons_reduce_to_clt(rng):
     x = rng.uniform(size=12)
     clt = x.std(ddof=1) / np.sqrt(12)  # Miller (2024) Eq. 1, SE_CLT = sqrt(s^2 / n), by numpy
-    assert stats.clustered_se(x, method="clt") == pytest.approx(clt, rel=1e-12)
+    assert stats.clustered_se(x, method="clt").se == pytest.approx(clt, rel=1e-12)
     for m in ("eq4", "cr1"):  # one task per cluster: Eq. 4 and CR1 reduce to SE_CLT exactly
-        assert stats.clustered_se(x, np.arange(12), method=m) == pytest.approx(clt, rel=1e-12)
-    assert stats.clustered_se(x, method="cr1") == pytest.approx(clt, rel=1e-12)
+        assert stats.clustered_se(x, np.arange(12), method=m).se == pytest.approx(clt, rel=1e-12)
+    assert stats.clustered_se(x, method="cr1").se == pytest.approx(clt, rel=1e-12)
 
 
 def test_clustered_se_edge_cases():
-    assert math.isnan(stats.clustered_se([0.5]))
+    assert math.isnan(stats.clustered_se([0.5]).se)
     with pytest.warns(StatisticsWarning, match="1 cluster: clustered standard error not"):
-        assert math.isnan(stats.clustered_se([0.1, 0.9], ["a", "a"]))  # CR1 with G = 1
+        assert math.isnan(stats.clustered_se([0.1, 0.9], ["a", "a"]).se)  # CR1 with G = 1
     with pytest.warns(StatisticsWarning, match="1 rows dropped"):
         stats.clustered_se([0.1, np.nan, 0.9], ["a", "b", "b"])
     with pytest.raises(ValueError, match="method must be one of"):

@@ -50,7 +50,9 @@ def test_every_interval_contains_its_estimate(method):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StatisticsWarning)  # Wald at the ends
         out = stats.proportion_ci(np.arange(13), np.full(13, 12), method=method)
-    assert ((out.ci_low <= out.proportion) & (out.proportion <= out.ci_high)).all()
+    drawn = out.ci_low.notna()  # Wald at k = 0 and k = n: NaN (not estimable)
+    assert (drawn | ((method == "wald") & out.successes.isin([0, 12]))).all()
+    assert ((out.ci_low <= out.proportion) & (out.proportion <= out.ci_high))[drawn].all()
 
 
 def test_wilson_bound_is_exactly_zero_at_k_zero():
@@ -67,8 +69,9 @@ def test_wilson_bound_is_exactly_zero_at_k_zero():
 def test_wald_zero_width_warns_and_says_so():
     with pytest.warns(StatisticsWarning, match="zero width at 0 of 20"):
         out = stats.proportion_ci([0, 5], [20, 20], method="wald")
-    # closed form p ± z sqrt(p(1 - p)/n): 0 ± 0 at k = 0; R qnorm(0.975) -> 1.959963984540054
-    assert out.loc[0, ["ci_low", "ci_high"]].tolist() == [0.0, 0.0]
+    # closed form p ± z sqrt(p(1 - p)/n): 0 ± 0 at k = 0, which claims certainty: not
+    # estimable, so NaN (issue 25 item 6), never [0, 0]; R qnorm(0.975) -> 1.959963984540054
+    assert np.isnan(out.loc[0, ["ci_low", "ci_high"]].to_numpy(float)).all()
     assert out.note[0].startswith("Wald interval has zero width at 0 of 20")
     half = 1.959963984540054 * math.sqrt(0.25 * 0.75 / 20)
     assert out.loc[1, ["ci_low", "ci_high"]].tolist() == pytest.approx([0.25 - half,
@@ -88,7 +91,7 @@ def test_one_cluster_is_not_estimable(method):
     # unclustered SE: no between-cluster variation is observed (Cameron & Miller 2015, §VI).
     with pytest.warns(StatisticsWarning, match="1 cluster: clustered standard error not "
                                                "estimable"):
-        assert math.isnan(stats.clustered_se(x, ["a"] * 4, method=method))
+        assert math.isnan(stats.clustered_se(x, ["a"] * 4, method=method).se)
     df = pd.DataFrame({"final_score": x, "task_type": "a"})
     with pytest.warns(StatisticsWarning, match="1 cluster"):
         r = stats.clustered_mean_ci(df, method=method).iloc[0]
@@ -103,7 +106,7 @@ def test_two_clusters_still_estimated():
     # test_stats; here only: two clusters are enough and give no warning.
     with warnings.catch_warnings():
         warnings.simplefilter("error", StatisticsWarning)
-        assert stats.clustered_se([0.2, 0.9, 0.4, 0.7], list("aabb")) > 0
+        assert stats.clustered_se([0.2, 0.9, 0.4, 0.7], list("aabb")).se > 0
 
 
 # Kendall's tau: R's exact rule for n < 50 without ties ------------------------------------

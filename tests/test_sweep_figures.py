@@ -43,8 +43,11 @@ def test_forest_orders_by_estimate_and_marks_ties():
     segs = ax.collections[0].get_segments()
     assert [tuple(np.round(s[:, 0], 6)) for s in segs] == [(0.85, 0.94), (0.65, 0.74),
                                                            (0.45, 0.54), (0.25, 0.34)]
-    assert ax.get_xlabel() == "Mean final score (90% CI)"
-    assert ax.get_title() == "4 runs on 80 shared tasks"
+    # the marks are defined where they are drawn: "tied" means the printed rank intervals overlap
+    assert ax.get_xlabel() == ("Mean final score (90% CI)\n● rank interval overlaps no other "
+                               "run's\n○ tied: rank interval overlaps another's")
+    assert ax.get_title() == "4 runs on 80 shared tasks\nranks: bootstrap interval over tasks, " \
+                             "in brackets"
     assert ax.get_ylim() == (3.5, -0.5)  # best at the top
 
 
@@ -95,8 +98,10 @@ def test_heatmap_above_max_runs_shows_pairs_with_the_top_ten(rng):
     ax = pairwise_heatmap(_pairs(runs, rng))
     cells = ax.images[0].get_array()
     assert cells.shape == (40, 10)
-    assert [t.get_text() for t in ax.get_xticklabels()] == runs[:10]
-    assert "top 10 of 40 runs" in " ".join(ax.get_title().split())  # wrapped to fit
+    # above 8 columns the columns are numbered as the rows ("1. r00"), so none overlaps
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(i) for i in range(1, 11)]
+    assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["1. r00", "2. r01"]
+    assert "top 10 of 40 runs" in ax.get_title() and ax.get_title().count("\n") == 1
     ax.figure.canvas.draw()
     assert _no_overlap(ax.get_yticklabels())
 
@@ -107,9 +112,10 @@ def test_heatmap_above_max_runs_shows_pairs_with_the_top_ten(rng):
 def test_heatmap_names_its_p_and_keeps_the_colour_bar_label_inside(rng, p, name, n_runs):
     pairs = _pairs([f"run_{i}" for i in range(n_runs)], rng).rename(columns={"p_holm": p})
     ax = pairwise_heatmap(pairs, p=p)
-    title = " ".join(ax.get_title().split())  # wrapped to the figure's width
-    assert title.startswith(f"Pairwise comparisons: {name} {n_runs} runs;") and p not in title
-    assert title.endswith("dots: p < 0.05 blue: row better; red: column better")
+    title = ax.get_title()  # two lines at most, the first naming p and the runs
+    assert title.split("\n") == [f"{name}, {n_runs} runs",
+                                  "blue: row run better; red: column run better; dot: p < 0.05"]
+    assert p not in title
     bar = ax.images[0].colorbar
     assert " ".join(bar.ax.get_ylabel().split()) == name
     fig = ax.figure
@@ -140,11 +146,18 @@ def test_item_difficulty_points_levels_and_means():
     ax = item_difficulty(items)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["Easy\nn=3", "Hard\nn=2",
                                                             "unlabelled\nn=1"]
-    sizes = {c.get_label(): len(c.get_offsets()) for c in ax.collections[:3]}
-    assert sizes == {"solved by none (1)": 1, "solved by all (2)": 2, "solved by some (3)": 3}
-    means = [seg[0, 1] for c in ax.collections[3:] for seg in c.get_segments()]
+    points = [c for c in ax.collections if c.get_offsets().shape[1:] == (2,) and c.get_zorder() == 2]
+    sizes = {c.get_label(): len(c.get_offsets()) for c in points}
+    assert sizes == {"solved by no run (1)": 1, "solved by every run (2)": 2,
+                     "solved by some runs (3)": 3}
+    # the legend reads row by row: every | some, none | level mean (a fixed, meaningful order)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["solved by every run (2)", "solved by no run (1)",
+                      "solved by some runs (3)", "level mean"]
+    lines = [c for c in ax.collections if c.get_zorder() == 1]  # behind the points
+    means = [seg[0, 1] for c in lines for seg in c.get_segments()]
     assert means == pytest.approx([2.5 / 3, 0.125, 0.75])
-    offsets = np.vstack([c.get_offsets() for c in ax.collections[:3]])
+    offsets = np.vstack([c.get_offsets() for c in points])
     assert np.all(np.abs(offsets[:, 0] - np.round(offsets[:, 0])) <= 0.28)  # jitter in its lane
 
 

@@ -177,8 +177,8 @@ def test_cli_sweep_lists_the_flips_of_the_top_two_runs_by_default(cli_sweep):
     _, out = cli_sweep
     base, prop = _scores(SAMPLE / "baseline_react"), _scores(SAMPLE / "proposed_aat")
     assert sum(prop.values()) > sum(base.values())  # same 80 tasks: proposed_aat ranks first
-    want = {t: "pass→fail" if prop[t] >= 0.8 else "fail→pass" for t in prop
-            if (prop[t] >= 0.8) != (base[t] >= 0.8)}
+    want = {t: "solved by proposed_aat only" if prop[t] >= 0.8 else
+            "solved by baseline_react only" for t in prop if (prop[t] >= 0.8) != (base[t] >= 0.8)}
     flips = pd.read_csv(out / "sweep" / "tables" / "flips.csv")
     assert dict(zip(flips["task_id"], flips["flip"], strict=True)) == want
     summary = json.loads((out / "sweep" / "summary.json").read_text())
@@ -186,8 +186,8 @@ def test_cli_sweep_lists_the_flips_of_the_top_two_runs_by_default(cli_sweep):
     assert summary["n_flips"] == len(want)
     html = (out / "sweep" / "report.html").read_text(encoding="utf-8")
     assert ("No <code>flip_pair</code> given: the two top runs of the leaderboard, "
-            f"<code>proposed_aat</code> and <code>baseline_react</code>: {len(want)} task(s) "
-            "flip") in html
+            "<code>proposed_aat</code> (run a) and <code>baseline_react</code> (run b): "
+            f"{len(want)} task(s) are solved by one of them only") in html
 
 
 def test_cli_sweep_tables_state_parameters_once(cli_sweep):
@@ -203,7 +203,8 @@ def test_cli_sweep_tables_state_parameters_once(cli_sweep):
     assert csv_header.endswith("threshold,ci,n_boot,boot_seed,accuracy_method,score_method,"
                                "cost_method,rank_method")
     tex = (out / "sweep" / "tables" / "flips.tex").read_text(encoding="utf-8")
-    assert tex.isascii() and "pass\\ensuremath{\\rightarrow}fail" in tex
+    # the direction in words with the runs' names (issue 25); escaped, ASCII for pdflatex
+    assert tex.isascii() and "solved by proposed\\_aat only" in tex
 
 
 def test_cli_sweep_manifest_hashes_are_the_files(cli_sweep):
@@ -282,7 +283,8 @@ def test_flips_of_the_requested_pair(configured_sweep):
     want = sorted(t for t in a.keys() & b.keys() if (a[t] >= 0.8) != (b[t] >= 0.8))
     flips = pd.read_csv(out / "tables" / "flips.csv")
     assert sorted(flips["task_id"]) == want
-    direction = {t: "pass→fail" if a[t] >= 0.8 else "fail→pass" for t in want}
+    direction = {t: "solved by react_s1 only" if a[t] >= 0.8 else "solved by aat_s1 only"
+                 for t in want}
     assert dict(zip(flips["task_id"], flips["flip"], strict=True)) == direction
 
 

@@ -298,10 +298,10 @@ def _small() -> pd.DataFrame:
 def test_flips_and_flip_counts_by_hand():
     t = _small()
     f = sweep.flips(t, "a", "b")
-    # a: pass pass fail fail; b: pass fail pass fail -> t2 pass→fail, t3 fail→pass
+    # a: pass pass fail fail; b: pass fail pass fail -> t2 solved by a only, t3 by b only
     assert f[["task_id", "difficulty", "flip"]].astype(str).values.tolist() == [
-        ["t3", "Hard", "fail→pass"], ["t2", "Medium", "pass→fail"]]
-    assert f["correct_a"].tolist() == [False, True] and f["correct_b"].tolist() == [True, False]
+        ["t2", "Medium", "solved by a only"], ["t3", "Hard", "solved by b only"]]
+    assert f["correct_a"].tolist() == [True, False] and f["correct_b"].tolist() == [False, True]
     counts = sweep.flip_counts(t).set_index(["run_a", "run_b"])
     ab = counts.loc[("a", "b")] if ("a", "b") in counts.index else counts.loc[("b", "a")]
     assert ab[["n_shared", "n_both_pass", "n_both_fail", "n_flips"]].tolist() == [4, 1, 1, 2]

@@ -279,3 +279,20 @@ def test_cli_reports_other_harnesses_with_states_and_a_column_map(tmp_path):
     assert summary["format"] == "table" and summary["answer_accuracy"] == pytest.approx(8 / 12)
     bad = cli_report(tmp_path / "out2", str(table), "--map", "final_score")
     assert bad["returncode"] == 2 and "NAME=COLUMN" in bad["stderr"]
+
+
+def test_trial_and_frontier_tables_read_with_human_labels(rng):
+    # what a reader sees: pass@k / pass^k headers (never "Pass at k"), the method in words
+    # ("BCa"), the frontier's cost column by its label; the .csv keeps the machine names
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pk = trials.pass_k(da.load_run(TAU), n_boot=100)
+        front = da.tables.sweep.frontier(_generated(rng), n_boot=50)
+    md = da.export.to_markdown(pk)
+    assert "pass@k [95% CI]" in md and "pass^k [95% CI]" in md and "Trials (fewest)" in md
+    assert "Pass at k" not in md and "pass_hat_k" not in md
+    assert (pk["method"] == "unbiased estimator; BCa bootstrap over tasks").all()
+    md = da.export.to_markdown(front)
+    assert "Total tokens (tokens)" in md and "total_tokens" not in md
+    assert "Mean cost per task [95% CI]" in md and "On the frontier" in md
+    assert set(front["cost"]) == {"total_tokens"}  # the frame keeps the column's name

@@ -219,12 +219,13 @@ def test_health_score_interpretation_bands(score, band):
 # seed 000 §Health Score Interpretation: 9-10 Ready to use, 7-8 Review warnings, 5-6 Fix issues
 # before publication, 3-4 Investigation required, 0-2 Do not use; issue 25: never more
 # favourable than the V2.1 status (a DEGRADED run at 9.8 has errors: at best "Review warnings")
+# The score by the package's number rule (3 significant digits: 9.80), as every table prints it
 @pytest.mark.parametrize("score, n_errors, text", [
-    (9.8, 0, "9.8/10 HEALTHY: Ready to use"), (9.8, 3, "9.8/10 DEGRADED: Review warnings"),
-    (8.0, 0, "8.0/10 DEGRADED: Review warnings"), (6.0, 0, "6.0/10 UNHEALTHY: Fix issues "
-                                                    "before publication"),
-    (4.0, 1, "4.0/10 UNHEALTHY: Investigation required"), (2.0, 0, "2.0/10 UNHEALTHY: Do not use"),
-    (float("nan"), 0, "n/a UNDEFINED")])
+    (9.8, 0, "9.80/10 HEALTHY: Ready to use"), (9.8, 3, "9.80/10 DEGRADED: Review warnings"),
+    (8.0, 0, "8.00/10 DEGRADED: Review warnings"), (6.0, 0, "6.00/10 UNHEALTHY: Fix issues "
+                                                      "before publication"),
+    (4.0, 1, "4.00/10 UNHEALTHY: Investigation required"),
+    (2.0, 0, "2.00/10 UNHEALTHY: Do not use"), (float("nan"), 0, "n/a UNDEFINED")])
 def test_one_status_and_an_action_never_better_than_it(score, n_errors, text):
     status = health.health_status(score, n_errors=n_errors)
     assert health.health_text(score, status) == text

@@ -11,15 +11,15 @@ __all__ = ["TABLE_FORMATS", "SavedFigure", "atomic_write", "format_p", "reportin
            "save_and_show", "save_figure", "save_table", "to_latex", "to_markdown", "write_json",
            "write_text"]
 
-# The rounding rule for numbers shown to a reader: export/numbers.py.
-from dabench_analysis.export.numbers import (  # noqa: E402
+# The one rule for numbers shown to a reader lives in schema/numbers.py (below figures, which
+# use it too); re-exported here beside the tables that apply it.
+from dabench_analysis.schema.numbers import (  # noqa: E402
     format_estimate,
     format_interval,
-    format_percent,
     format_pvalue,
 )
 
-__all__ += ["format_estimate", "format_percent", "format_pvalue"]
+__all__ += ["format_estimate", "format_pvalue"]
 
 # Tables as a reader sees them: estimate and interval in one cell, human labels.
 from dabench_analysis.export.presentation import column_label, find_intervals, present  # noqa: E402

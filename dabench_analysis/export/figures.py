@@ -17,11 +17,14 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from dabench_analysis._atomic import atomic_write
-from dabench_analysis.figures.theme import RC_PARAMS
 
 #: OpenType layout tables (substitution, positioning, math, ...). A font embedded in a PDF is
 #: drawn glyph by glyph at positions matplotlib has already computed, so viewers never read them.
 _LAYOUT_TABLES = ("GSUB", "GPOS", "GDEF", "MATH", "BASE", "JSTF")
+
+#: Pixels per printed inch of a figure shown in a notebook or report page: a one-column figure
+#: (3.5 in) is 525 px wide, its 7-pt text about 15 px high.
+DISPLAY_PPI = 150
 
 
 _SUBSET_LOCK = threading.Lock()
@@ -154,8 +157,9 @@ class SavedFigure:
     png : bytes or None
         The bytes of the PNG file written (None if no PNG was asked for).
     dpi : int
-        Resolution of the PNG; it is displayed at ``rcParams["figure.dpi"]`` of the toolkit's
-        style (100), i.e. at the size the inline backend would show the figure.
+        Resolution of the PNG; it is displayed at :data:`DISPLAY_PPI` pixels per inch of the
+        printed width (150: a one-column figure, 3.5 in, is 525 px wide on screen, with text
+        about 15 px high).
     """
 
     paths: tuple[Path, ...]
@@ -176,13 +180,13 @@ class SavedFigure:
         Returns
         -------
         (int, int) or None
-            The PNG's pixel size scaled from ``dpi`` to 100 dpi (the size of the inline
-            backend's rendering); None without a PNG.
+            The PNG's pixel size scaled from ``dpi`` to :data:`DISPLAY_PPI` (150 px per
+            printed inch); None without a PNG.
         """
         if not self.png or self.png[12:16] != b"IHDR":
             return None
         width, height = (int.from_bytes(self.png[i:i + 4], "big") for i in (16, 20))
-        scale = float(RC_PARAMS["figure.dpi"]) / self.dpi
+        scale = DISPLAY_PPI / self.dpi
         return max(1, round(width * scale)), max(1, round(height * scale))
 
     def _repr_png_(self):
@@ -201,9 +205,9 @@ def save_and_show(
 ) -> SavedFigure:
     """Save a figure like :func:`save_figure`, close it, and show the saved PNG in a notebook.
 
-    The notebook displays the very PNG that was written (at the size the inline backend would
-    use, with three times its pixel density), so the figure is rendered once for the file
-    instead of once more for the screen.
+    The notebook displays the very PNG that was written, at 150 px per inch of its printed
+    width (:data:`DISPLAY_PPI`: a one-column figure 525 px wide, two columns 1050 px), so the
+    figure is rendered once for the file instead of once more for the screen.
 
     Parameters
     ----------
@@ -234,7 +238,7 @@ def save_and_show(
     >>> from dabench_analysis.figures import new_figure
     >>> fig = new_figure()
     >>> saved = save_and_show(fig, pathlib.Path(tempfile.mkdtemp()) / "f")
-    >>> saved.png == saved.paths[0].read_bytes(), 300 < saved.display_size()[0] < 400
+    >>> saved.png == saved.paths[0].read_bytes(), 500 <= saved.display_size()[0] <= 540
     (True, True)
     >>> plt.fignum_exists(fig.number)
     False

@@ -1,5 +1,5 @@
 """The results paragraph of the eval-v2 guide's Reporting Template, filled with a comparison's
-numbers in the package's rounding rule (:mod:`dabench_analysis.export.numbers`).
+numbers in the package's rule (:mod:`dabench_analysis.schema.numbers`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pandas as pd
 from scipy import stats as st
 
 from dabench_analysis import schema, stats
-from dabench_analysis.export.numbers import format_estimate as _est
-from dabench_analysis.export.numbers import format_p
-from dabench_analysis.export.numbers import format_percent as _pct
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema.numbers import format_estimate as _est
+from dabench_analysis.schema.numbers import format_p
 from dabench_analysis.tables import failures
 from dabench_analysis.tables.common import correct_mask, takes_run
 
@@ -31,6 +31,12 @@ def _ms(s: pd.Series) -> str:
     s = s.astype("float64").dropna()
     sd = 0.0 if s.nunique() == 1 else s.std(ddof=1)  # not 2e-16 of rounding noise
     return f"{_est(s.mean())} ± {_est(sd)}" if len(s) > 1 else "n/a"
+
+
+def _share(flags: pd.Series) -> str:
+    """A share as a proportion with its count, ``0.838 (67 of 80)``: never a percentage."""
+    s = flags.astype("boolean").dropna()
+    return f"{_est(s.mean())} ({int(s.sum())} of {len(s)})" if len(s) else "n/a"
 
 
 def _join(names: list[str]) -> str:
@@ -119,8 +125,7 @@ def _process_lines(proposed: pd.DataFrame) -> list[str]:
     cols = proposed.columns
     autonomy = []
     if "first_try_success" in cols:
-        autonomy.append(f"{_pct(proposed['first_try_success'].astype('boolean').mean())} "
-                        "first-try success rate")
+        autonomy.append(f"a first-try success rate of {_share(proposed['first_try_success'])}")
     if "replan_count" in cols:
         autonomy.append(f"an average of {_est(proposed['replan_count'].astype('float64').mean())}"
                         " replanning operations per task")
@@ -129,8 +134,9 @@ def _process_lines(proposed: pd.DataFrame) -> list[str]:
         out.append(f"Tool efficiency reaches {_ms(proposed['tool_efficiency'])}.")
     ver = []
     if "verification_triggered" in cols:
-        ver.append(f"trigger in {_pct(proposed['verification_triggered'].astype('boolean').mean())}"
-                   " of executions")
+        v = proposed["verification_triggered"].astype("boolean").dropna()
+        ver.append(f"trigger in {int(v.sum())} of {len(v)} executions (a share of "
+                   f"{_est(v.mean())})" if len(v) else "trigger in no recorded execution")
     if "verification_failures_detected" in cols:
         n = int(proposed["verification_failures_detected"].astype("float64").sum())
         ver.append(f"detect {n} failure{'s' if n != 1 else ''}")
@@ -153,8 +159,10 @@ def _failure_lines(proposed: pd.DataFrame, threshold: float) -> list[str]:
     for rank, count in enumerate(sorted(cats["count"].unique(), reverse=True), start=1):
         group = cats[cats["count"] == count]
         each = " each" if len(group) > 1 else ""
-        lines.append(f"{rank}. {_join(group['failure_category'].astype(str).tolist())} "
-                     f"({_pct(group['share'].iloc[0])}{each})")
+        names = [value_label("failure_category", c)
+                 for c in group["failure_category"].astype(str)]
+        lines.append(f"{rank}. {_join(names)} ({int(count)} of {int(group['n'].iloc[0])}, "
+                     f"a share of {_est(group['share'].iloc[0])}{each})")
         named += len(group)
         if named >= 3:
             break
@@ -200,8 +208,8 @@ def reporting_paragraph(
         both labelled; the rank-biserial r and d_z; one sentence saying whether McNemar's test
         on correctness and the t-interval of the mean difference agree with the signed-rank
         test, or how they differ; per-difficulty means; autonomy, tool efficiency and
-        verification; the top failure categories (ties named together: "A and B (25.0 %
-        each)"); answer accuracy.
+        verification; the top failure categories by their labels (ties named together: "Data
+        understanding and Aggregation (2 of 8, a share of 0.250 each)"); answer accuracy.
 
     Raises
     ------
@@ -215,7 +223,9 @@ def reporting_paragraph(
     the sign of the matched-pairs rank-biserial correlation (T+ − T−)/(T+ + T−), not of the
     mean difference, which can point the other way when a few large gains offset many small
     losses. The interval's level is read back from the comparison's columns. Numbers follow
-    :mod:`dabench_analysis.export.numbers` (3 significant digits, p to 2, "< 0.001").
+    :mod:`dabench_analysis.schema.numbers` (3 decimals for values in [−1, 1], else 3
+    significant digits; p to 3 decimals, "< 0.001"; shares as proportions with their counts,
+    "0.838 (67 of 80)", never percentages).
 
     Examples
     --------
@@ -231,7 +241,7 @@ def reporting_paragraph(
     Our system achieves a mean final score of 0.617 ± 0.211 (mean ± std), significantly
     outperforming the baseline (0.350 ± 0.187; Wilcoxon signed-rank test on 6 paired tasks,
     single-test p = 0.031, the only metric tested (no adjustment), α = 0.05; rank-biserial r
-    = 1.00,
+    = 1.000,
     """
     rows = comparison.set_index("metric")
     if "final_score" not in rows.index:
@@ -267,6 +277,6 @@ def reporting_paragraph(
             lines.append(f"- {lvl}: {_ms(sub['final_score'])} (n={len(sub)})")
     lines += _process_lines(proposed)
     lines += _failure_lines(proposed, threshold)
-    accuracy = correct_mask(proposed, threshold=threshold).mean()
-    lines += ["", f"(Answer accuracy, final_score ≥ {threshold:g}: {_pct(accuracy)}.)"]
+    accuracy = correct_mask(proposed, threshold=threshold)
+    lines += ["", f"(Answer accuracy, final_score ≥ {threshold:g}: {_share(accuracy)}.)"]
     return "\n".join(lines)

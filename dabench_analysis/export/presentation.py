@@ -7,7 +7,6 @@ show; the ``.csv`` files keep full precision and the machine names.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -15,15 +14,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.export.numbers import (
-    ESTIMATE_DIGITS,
-    format_estimate,
-    format_interval,
-    format_pvalue,
-)
 from dabench_analysis.export.text import visible, visible_frame
 from dabench_analysis.schema import ALIASES, TASK_COLUMNS, label, require_columns
-from dabench_analysis.schema.labels import LABELS
+from dabench_analysis.schema.labels import LABELS, value_label
+from dabench_analysis.schema.numbers import (
+    ESTIMATE_DIGITS,
+    NO_INTERVAL,
+    format_count,
+    format_estimate,
+    format_interval,
+    format_parameter,
+    format_pvalue,
+    format_rank,
+    is_missing,
+)
 
 #: Estimates a bare ``ci_low``/``ci_high`` pair belongs to, in order of preference.
 PLAIN_ESTIMATES = ("estimate", "mean_diff", "delta", "diff", "mean", "proportion", "share",
@@ -34,11 +38,11 @@ NOTE_COLUMNS = re.compile(r"^(method|note|.+_method)$")
 #: becomes part of one note under the table (``Threshold: 0.8; level: 0.95; bootstrap: 2000
 #: draws, seed 0``) instead of a column repeating it; ``metric`` only in tables of 2+ rows
 #: (a one-row table keeps it as the label of its row).
-PARAMETER_COLUMNS = ("metric", "threshold", "ci", "alpha", "correction", "n_boot", "boot_seed")
+PARAMETER_COLUMNS = ("metric", "threshold", "ci", "alpha", "correction", "n_boot", "boot_seed",
+                     "reference", "profile")
 _PARAMETER_NAMES = {"metric": "metric", "threshold": "threshold", "ci": "level",
-                    "alpha": "alpha", "correction": "correction"}
-#: Shown in an interval's cell when a bound is missing (an interval from too few values).
-NO_INTERVAL = "[–]"
+                    "alpha": "alpha", "correction": "correction",
+                    "reference": "relative changes against", "profile": "profile"}
 _CI = re.compile(r"^(?:(?P<pre>.+)_)?ci_low(?:_(?P<post>.+))?$")
 _NOT_ESTIMATE = re.compile(r"^(n|n_.+|count|.+_count|std|sem|.+_std|.+_sem|se|se_.+|median.*"
                            r"|.+_median|p\d+.*|statistic|p|pvalue|p_.+|lower|upper|threshold|ci"
@@ -55,10 +59,6 @@ _WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
 
 def _words(text: str) -> str:
     return _WORD.sub(lambda m: _WORDS[m[1].lower()], text)
-
-
-def _missing(v: Any) -> bool:
-    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v))
 
 
 def _eligible(df: pd.DataFrame, name: str) -> bool:
@@ -167,7 +167,7 @@ def column_label(name: Any) -> str:
     for pattern, template in ((r"^mean_(.+)$", "{}"), (r"^(.+)_mean$", "{}"),
                               (r"^(.+)_std$", "{} SD")):
         match = re.match(pattern, name)
-        if match and match[1] in known:
+        if match and len(match[1]) > 1 and match[1] in known:  # "mean_b" is not a label of "b"
             return _words(template.format(label(match[1])))
     if name.startswith("n_"):
         return _words(f"n ({name[2:].replace('_', ' ')})")
@@ -191,34 +191,28 @@ def _is_count(df: pd.DataFrame, name: str) -> bool:
 
 
 def _kind(df: pd.DataFrame, name: str) -> str:
-    """How a column's numbers print: ``count`` (integers), ``rank`` (one decimal: tied ranks
-    are averaged, 1.5), ``p`` or ``estimate``."""
+    """How a column's numbers print: ``count`` (integers), ``rank`` (integers or halves: tied
+    ranks are averaged, 1.5), ``p`` or ``estimate``."""
     if _is_count(df, name):
         return "count"
     numeric = pd.api.types.is_numeric_dtype(df[name]) and not pd.api.types.is_bool_dtype(df[name])
     if _RANK.match(str(name)) and numeric:
-        return "count" if _is_integral(df[name]) else "rank"
+        return "rank"
     return "p" if _P.match(str(name)) else "estimate"
 
 
 def _cell(value: Any, *, digits: int, kind: str = "estimate") -> str:
-    if _missing(value):
+    if is_missing(value):
         return "n/a"
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (int, np.integer)) or (kind == "count" and
                                                  isinstance(value, (float, np.floating))):
-        return str(int(value))
+        return format_count(value)
     if isinstance(value, (float, np.floating)):
-        return {"p": lambda: format_pvalue(value), "rank": lambda: f"{float(value):.1f}"}.get(
-            kind, lambda: format_estimate(value, digits=digits))()
+        return {"p": format_pvalue, "rank": format_rank}.get(
+            kind, lambda v: format_estimate(v, digits=digits))(value)
     return str(value)
-
-
-def _interval(estimate: Any, low: Any, high: Any, digits: int) -> str:
-    if not _missing(estimate) and (_missing(low) or _missing(high)):
-        return f"{format_estimate(estimate, digits=digits)} {NO_INTERVAL}"
-    return format_interval(estimate, low, high, digits=digits)
 
 
 def _format(df: pd.DataFrame, name: str, digits: int) -> pd.Series:
@@ -226,16 +220,28 @@ def _format(df: pd.DataFrame, name: str, digits: int) -> pd.Series:
     shown = df[name].map(lambda v: _cell(v, digits=digits, kind=kind))
     if name == "metric" and df[name].dropna().isin(list(TASK_COLUMNS)).all():
         shown = shown.map(lambda v: _words(label(v)) if v in TASK_COLUMNS else v)  # Table 1 rows
+    elif kind == "estimate" and not pd.api.types.is_numeric_dtype(df[name]):
+        shown = shown.map(lambda v: value_label(str(name), v))  # enums, buckets, measures
     return shown.astype(object)
+
+
+def _in_seconds(flat: pd.DataFrame, labels: dict) -> pd.DataFrame:
+    """Milliseconds as a reader reads times: numeric ``X_ms`` columns in seconds, headed
+    ``X (s)`` (labels the caller gave are kept)."""
+    ms = [c for c in flat.columns if str(c).endswith("_ms") and
+          pd.api.types.is_numeric_dtype(flat[c]) and not pd.api.types.is_bool_dtype(flat[c])]
+    if not ms:
+        return flat
+    for c in ms:
+        labels.setdefault(c, column_label(str(c).removesuffix("_ms")) + " (s)")
+    return flat.assign(**{c: flat[c].astype("float64") / 1000 for c in ms})
 
 
 def _plain(value: Any, name: str) -> str:
     """A parameter's value in a note: 0.8, 0.95, 2000, a labelled metric."""
     if name == "metric" and str(value) in TASK_COLUMNS:
         return _words(label(str(value)))
-    if isinstance(value, (float, np.floating)) and not isinstance(value, bool):
-        return str(int(value)) if float(value).is_integer() else f"{float(value):g}"
-    return str(value)
+    return format_parameter(value)
 
 
 def _parameter_note(df: pd.DataFrame, keep: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -294,7 +300,7 @@ def present(
     intervals : mapping, optional
         ``{estimate: (low, high)}`` to merge; default :func:`find_intervals`.
     digits : int
-        Significant digits of estimates (:func:`export.numbers.format_estimate`, default 3).
+        Significant digits of estimates (:func:`schema.numbers.format_estimate`, default 3).
     ci_level : float or None
         Level named in the header of a merged column (``Mean [95% CI]``); None: ``[CI]``.
 
@@ -302,7 +308,7 @@ def present(
     -------
     DataFrame
         Text cells (object dtype), one column per shown column, an interval's three merged
-        into ``estimate [low, high]`` (:func:`export.numbers.format_interval`); an estimate
+        into ``estimate [low, high]`` (:func:`schema.numbers.format_interval`); an estimate
         whose interval has a missing bound prints ``0.859 [–]`` (:data:`NO_INTERVAL`, with
         the note "Interval [–]: not computable (too few values)"), a missing estimate ``n/a``.
         Integer columns (and float columns of counts: ``n``, ``n_*``, ``count``, seeds,
@@ -310,7 +316,10 @@ def present(
         ``*_rank``) as integers when every rank is whole, else with one decimal (tied ranks
         are averaged: ``1.5``, ``2.0``); p-values (``p``, ``p_*``) by :func:`format_pvalue`;
         other numbers, test statistics included, by :func:`format_estimate`; booleans as
-        yes/no, missing values as ``n/a``; catalogue names in a ``metric`` column are labelled.
+        yes/no, missing values as ``n/a``; catalogue names in a ``metric`` column are labelled,
+        category values (enums, buckets, measures, coefficients) by
+        :func:`dabench_analysis.schema.labels.value_label`; times in milliseconds (``X_ms``)
+        in seconds, headed ``X (s)``.
         ``method``/``note`` columns holding one value in every row are dropped into
         ``attrs["notes"]`` (``"Method: Wilson"``), empty ones dropped; so are the
         :data:`PARAMETER_COLUMNS` holding one value in every row (not those named in
@@ -346,12 +355,13 @@ def present(
         flat = flat[list(columns)]
     require_columns(flat, list(labels or {}), "the table's shown columns (labels=)")
     flat = visible_frame(flat, names=False)  # control characters as \x00 (export.text)
+    labels = dict(labels or {})
+    flat = _in_seconds(flat, labels)
     pairs = find_intervals(flat) if intervals is None else dict(intervals)
     require_columns(flat, [c for e, b in pairs.items() for c in (e, *b)], "the table")
     drop, notes = _notes(flat, keep=[*pairs, *(labels or {})])
     bounds = {c for b in pairs.values() for c in b}
     suffix = f" [{ci_level:.0%} CI]" if ci_level is not None else " [CI]"
-    labels = dict(labels or {})
     out, align, seen = {}, [], set()
     for name in flat.columns:
         if name in bounds or name in drop:
@@ -359,7 +369,7 @@ def present(
         header = labels.get(name) or column_label(name)
         if name in pairs:
             low, high = pairs[name]
-            cells = [_interval(e, lo, hi, digits)
+            cells = [format_interval(e, lo, hi, digits=digits)
                      for e, lo, hi in zip(flat[name], flat[low], flat[high], strict=True)]
             values, header = pd.Series(cells, index=flat.index, dtype=object), header + suffix
         else:
@@ -372,7 +382,8 @@ def present(
         align.append("r" if numeric else "l")
     shown = pd.DataFrame(out, index=flat.index).reset_index(drop=True)
     if any(NO_INTERVAL in str(v) for h in out if h.endswith(suffix) for v in out[h]):
-        notes.append(f"Interval {NO_INTERVAL}: not computable (too few values)")
+        notes.append(f"Interval {NO_INTERVAL}: not estimable (fewer than 2 values, or no "
+                     "variation)")
     shown.columns = [visible(c) for c in shown.columns]
     shown.attrs.update(notes=[visible(n) for n in notes], align="".join(align))
     return shown

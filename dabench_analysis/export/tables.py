@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 
 from dabench_analysis._atomic import atomic_write
-from dabench_analysis.export.numbers import ESTIMATE_DIGITS
 from dabench_analysis.export.presentation import present
 from dabench_analysis.export.text import visible_frame
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.numbers import ESTIMATE_DIGITS
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "tex", "md")
 _MD_PUNCT_AFTER_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
@@ -50,8 +50,8 @@ def to_markdown(
         A result table; a named index becomes leading columns.
     digits : int
         Significant digits of estimates (the package's rule,
-        :func:`export.numbers.format_estimate`; default 3). p-value columns follow
-        :func:`export.numbers.format_pvalue`, counts print as integers, missing values ``n/a``.
+        :func:`schema.numbers.format_estimate`; default 3). p-value columns follow
+        :func:`schema.numbers.format_pvalue`, counts print as integers, missing values ``n/a``.
     columns, labels : optional
         Columns to show and headers to use, as in :func:`export.presentation.present`.
 
@@ -139,14 +139,14 @@ def to_latex(
         of :data:`LATEX_UNICODE` become LaTeX (``Σ`` ``\ensuremath{\Sigma}``, ``×``
         ``\ensuremath{\times}``, ``§`` ``\S{}``, ``≥`` ``\ensuremath{\geq}``, ``−``
         ``\ensuremath{-}``, ``…`` ``\ldots{}``, smart quotes ``` `` '' ```, ``–`` ``--``) so
-        pdflatex compiles it. A constant method column and constant parameters become ``%``
-        comment lines after the caption.
+        pdflatex compiles it. A constant method column and constant parameters become a
+        visible note under the table (``\par\smallskip{\footnotesize ...\par}``, plain LaTeX:
+        it needs nothing beyond booktabs and wraps at the width of the float it is put in).
 
     Examples
     --------
     >>> print(to_latex(pd.DataFrame({"n": [3], "mean": [0.5], "ci_low": [0.25],
     ...                              "ci_high": [0.75], "method": ["t"]})), end="")
-    % Method: t
     \begin{tabular}{rr}
     \toprule
     n & Mean [95\% CI] \\
@@ -154,14 +154,21 @@ def to_latex(
     3 & 0.500 [0.250, 0.750] \\
     \bottomrule
     \end{tabular}
+    \par\smallskip
+    {\footnotesize Method: t.\par}
     """
     shown = present(df, columns=columns, labels=labels, digits=digits)
-    comments = [f"% {_tex_escape(line)}" for line in
-                ([caption] if caption else []) + shown.attrs["notes"]]
+    comments = [f"% {_tex_escape(caption)}"] if caption else []
     styler = (shown.style.hide(axis="index").format(_tex_escape)
               .format_index(_tex_escape, axis=1))
     body = styler.to_latex(hrules=True, column_format=shown.attrs["align"] or "l")
-    return "\n".join([*comments, body.rstrip("\n")])
+    notes = " ".join(_sentence_end(_tex_escape(n)) for n in shown.attrs["notes"])
+    under = ["\\par\\smallskip", "{\\footnotesize " + notes + "\\par}"] if notes else []
+    return "\n".join([*comments, body.rstrip("\n"), *under])
+
+
+def _sentence_end(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def save_table(

@@ -8,8 +8,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from dabench_analysis import schema, tables
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note
+from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note, rate_limit
 from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.schema.labels import value_label
 from dabench_analysis.tables import failures
 from dabench_analysis.tables.common import takes_run
 
@@ -140,9 +141,9 @@ def failure_by_stage(
         x = np.arange(len(table))
         ax.bar(x, table["share"], color=OKABE_ITO[3],
                yerr=_err(table["share"], table["ci_low"], table["ci_high"]), capsize=2)
-        ax.set_xticks(x, [f"{st.title()}\n({k})" for st, k in zip(table["failure_stage"],
-                                                                 table["count"], strict=True)], fontsize=6)
+        ax.set_xticks(x, [f"{value_label('failure_stage', st)}\n({k})" for st, k in
+                          zip(table["failure_stage"], table["count"], strict=True)], fontsize=6)
         ax.set_ylabel(f"Share of failed tasks ({label})")
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, rate_limit(table["ci_high"]))
         ax.set_title(f"Failures by stage (n = {int(table['n'].iloc[0])})")
     return ax

@@ -16,6 +16,7 @@ from matplotlib.axes import Axes
 from dabench_analysis import schema
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.stats import calibration
 from dabench_analysis.tables.common import takes_run
 
@@ -85,7 +86,7 @@ def reliability_diagram(
     if table["n"].sum() == 0:
         return _note(ax, "no tasks with a confidence score")
     ece = calibration.expected_calibration_error(tasks, confidence=confidence,
-                                                 threshold=threshold, n_bins=n_bins)
+                                                 threshold=threshold, n_bins=n_bins).estimate
     mid = ((table["lower"] + table["upper"]) / 2).to_numpy()
     n = table["n"].to_numpy()
     with mpl.rc_context(RC_PARAMS):
@@ -103,7 +104,7 @@ def reliability_diagram(
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("Confidence")
         ax.set_ylabel(f"Accuracy (final_score ≥ {threshold})")
-        ax.set_title(f"Reliability (ECE = {ece:.3f}, n = {int(n.sum())})", pad=10)
+        ax.set_title(f"Reliability (ECE = {format_estimate(ece)}, n = {int(n.sum())})", pad=10)
         ax.legend(loc="upper left", frameon=True, framealpha=0.85, edgecolor="none")
     return ax
 

@@ -10,6 +10,7 @@ from matplotlib.axes import Axes
 from dabench_analysis import schema, stats
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.schema.numbers import format_estimate, format_p
 from dabench_analysis.tables.common import takes_run
 
 
@@ -59,7 +60,7 @@ def paired_difference(
     >>> p = pd.DataFrame({"task_id": ["a", "b", "c"], "final_score": [0.6, 0.5, 0.8]})
     >>> ax = paired_difference(b, p)
     >>> [t.get_text() for t in ax.get_legend().get_texts()]
-    ['mean Δ = +0.100', 'tied (Δ = 0): 1 of 3', '95% CI']
+    ['mean Δ = 0.100', 'tied (Δ = 0): 1 of 3', '95% CI']
     """
     label = _ci_label(ci)
     ax = _axes(ax, "two", aspect=0.4)
@@ -75,7 +76,7 @@ def paired_difference(
         ax.bar(x, diff, color=colors, width=0.9, zorder=1)
         ax.axhline(0, color="0.3", linewidth=0.6, zorder=1.5)
         ax.axhline(res["mean_diff"], color="black", linestyle="--", linewidth=0.8, zorder=3,
-                   label=f"mean Δ = {res['mean_diff']:+.3f}")
+                   label=f"mean Δ = {format_estimate(res['mean_diff'])}")
         tied = diff == 0
         if tied.any():
             ax.plot(x[tied], diff[tied], linestyle="none", marker="d", markersize=3,
@@ -88,9 +89,7 @@ def paired_difference(
         ax.set_xlabel("Tasks, sorted by difference")
         ax.set_ylabel(f"Δ {schema.label(metric)}")
         ax.set_xticks([])
-        p = res["p_value"]
-        ptxt = "not testable" if not np.isfinite(p) else f"{p:.3g}"
         ax.set_title(f"Paired differences, proposed − baseline (n = {int(res['n_pairs'])}, "
-                     f"Wilcoxon p = {ptxt}, unadjusted)")
+                     f"Wilcoxon {format_p(res['p_value'])}, unadjusted)")
         ax.legend(loc="upper left", frameon=False)
     return ax

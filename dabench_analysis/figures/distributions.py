@@ -17,8 +17,10 @@ from matplotlib.axes import Axes
 
 from dabench_analysis import schema
 from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, empty_note
+from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, count_axis, empty_note
 from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.stats import bin_index, check_threshold
 from dabench_analysis.stats.binning import equal_edges
 from dabench_analysis.tables.common import correct_mask, takes_run
@@ -198,7 +200,7 @@ def score_distribution(
     >>> ax = score_distribution(pd.DataFrame({"execution_time": [12.0, 30.0, 95.0]}),
     ...                         x="execution_time")
     >>> ax.get_xlabel(), ax.texts[0].get_text()
-    ('Execution time (s)', ' median 30 s')
+    ('Execution time (s)', ' median 30.0 s')
     """
     if isinstance(scale, str):
         if scale != "auto":
@@ -224,6 +226,11 @@ def score_distribution(
     with mpl.rc_context(RC_PARAMS):
         sns.histplot(data=data, x=x, bins=edges, ax=ax, edgecolor="white",
                      linewidth=0.5, color=OKABE_ITO[0], **_hue_kwargs(data, hue))
+        legend = ax.get_legend()
+        if hue and legend is not None:  # the catalogue's words, as the tables print them
+            legend.set_title(schema.label(hue))
+            for text in legend.get_texts():
+                text.set_text(value_label(hue, text.get_text()))
         if line is not None:
             ax.axvline(line, color="0.3", linestyle="--", linewidth=0.8)
         if scale is not None:
@@ -231,11 +238,12 @@ def score_distribution(
         else:
             median = float(np.median(finite))
             ax.axvline(median, color="0.2", linestyle=":", linewidth=0.9)
-            ax.text(median, 1.0, f" median {median:.3g}{_unit(x)}", va="top", fontsize=6.5,
+            ax.text(median, 1.0, f" median {format_estimate(median)}{_unit(x)}", va="top", fontsize=6.5,
                     color="0.2", transform=ax.get_xaxis_transform())
             ax.set_xlim(edges[0], edges[-1])
         ax.set_xlabel(schema.label(x))
         ax.set_ylabel("Tasks")
+        count_axis(ax.yaxis)
         outside = f"; {n_out} outside [{edges[0]:g}, {edges[-1]:g}] not drawn" if n_out else ""
         ax.set_title(f"{schema.label(x)} distribution (n = {len(data)}{outside})")
     return ax
@@ -252,9 +260,9 @@ def _hue_kwargs(data: pd.DataFrame, hue: str | None) -> dict:
 
 
 def _category_name(value: str, by: str) -> str:
-    if by in schema.ENUMS:
-        return value.replace("_FAILURE", "").replace("_", " ").title()
-    return shorten(value)
+    """The catalogue's label of a category (as the tables print it), else the value shortened."""
+    label = value_label(by, value)
+    return label if label != value else shorten(value)
 
 
 @takes_run(needs=["final_score"], named=("by",), grouping=None)
@@ -324,9 +332,11 @@ def failure_distribution(
         ax.set_yticks(y, labels)
         ax.set_ylim(len(counts) - 0.5, -0.5)
         for yi, v in zip(y, counts.to_numpy(), strict=True):
-            ax.text(v, yi, f" {v} ({v / len(failed):.0%})", va="center", fontsize=6.5)
+            ax.text(v, yi, f" {v} ({format_estimate(v / len(failed))})", va="center",
+                    fontsize=6.5)
         ax.set_xlim(0, counts.max() * 1.35)
         ax.set_xlabel(f"Failed tasks (final_score < {threshold}, n = {len(failed)})")
+        count_axis(ax.xaxis)
         ax.set_title(schema.label(by))
         if given:
             fit_ticklabels(ax, labels)

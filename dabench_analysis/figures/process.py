@@ -17,6 +17,7 @@ from dabench_analysis.figures.theme import (
     _ci_label,
     _err,
     new_panels,
+    rate_limit,
 )
 from dabench_analysis.schema import TOOL_CALLS_FILE
 from dabench_analysis.tables import timing as process
@@ -102,7 +103,7 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
                  xerr=_err(usage["failure_rate"], usage["failure_ci_low"],
                            usage["failure_ci_high"]), capsize=2)
         ax2.set_xlabel(f"Failure rate ({label})")
-        ax2.set_xlim(0, 1)
+        ax2.set_xlim(0, rate_limit(usage["failure_ci_high"]))
         ax1.set_title(f"Tool latency and failures ({int(usage['n_calls'].sum())} calls)",
                       loc="left")
         if given:

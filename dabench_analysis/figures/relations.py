@@ -18,6 +18,7 @@ from matplotlib.colorbar import Colorbar
 from dabench_analysis import schema
 from dabench_analysis.figures.theme import RC_PARAMS, SEQUENTIAL, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.tables.common import takes_run
 
 
@@ -60,7 +61,7 @@ def correlation_matrix(
     >>> t = pd.DataFrame({"final_score": [0.1, 0.5, 0.9], "analyst_score": [0.2, 0.4, 0.9]})
     >>> ax = correlation_matrix(t, metrics=["final_score", "analyst_score"])
     >>> [x.get_text() for x in ax.texts], ax.images[0].colorbar.ax.get_ylabel()
-    (['1.00', '0.97', '0.97', '1.00'], 'Pearson r')
+    (['1.000', '0.971', '0.971', '1.000'], 'Pearson r')
     """
     if method not in ("pearson", "spearman", "kendall"):
         raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
@@ -76,7 +77,7 @@ def correlation_matrix(
         for i in range(len(metrics)):
             for j in range(len(metrics)):
                 v = corr.iat[i, j]
-                ax.text(j, i, "n/a" if np.isnan(v) else f"{v:.2f}", ha="center", va="center",
+                ax.text(j, i, format_estimate(v), ha="center", va="center",
                         fontsize=6, color="white" if abs(np.nan_to_num(v)) > 0.6 else "black")
         _colorbar(ax, im, f"{method.capitalize()} r")
         ax.set_title(f"Correlations (n = {len(data)})")

@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
 from dabench_analysis.figures.theme import OKABE_ITO, ONE_COLUMN, RC_PARAMS, _ci_label, axes_or_new
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.labels import value_label
 
 #: An ``error`` matching this (case-insensitive) marks a case that hit the harness's time limit.
 TIMEOUT_PATTERN = r"time\s*-?\s*out|timed\s+out"
@@ -87,7 +88,7 @@ def plot_latency(cases: pd.DataFrame, *, by: str = "run_id", column: str = "elap
     ...                   "error": [None, "TimeoutError: run_turn exceeded 120 s", None]})
     >>> ax = plot_latency(c)
     >>> [t.get_text() for t in ax.get_yticklabels()], [t.get_text() for t in ax.texts]
-    (['a', 'b'], ['▶ 1 timed out'])
+    (['a', 'b'], ['1 timed out ▶'])
     >>> bool(ax.get_xlim()[1] < 120)
     True
     """
@@ -104,11 +105,15 @@ def plot_latency(cases: pd.DataFrame, *, by: str = "run_id", column: str = "elap
                    tick_labels=labels)
         for i, (_, v, k) in enumerate(groups, start=1):
             ax.plot(v, np.full(len(v), float(i)), "o", ms=3, alpha=0.5, color=OKABE_ITO[0])
-            if k:
-                ax.text(1.01, i, f"▶ {k} timed out", ha="left", va="center", fontsize=6,
-                        color=OKABE_ITO[3], transform=ax.get_yaxis_transform(), clip_on=False)
+            if k:  # inside the Axes, at its right edge (room is made below)
+                ax.text(0.99, i, f"{k} timed out ▶", ha="right", va="center", fontsize=6,
+                        color=OKABE_ITO[3], transform=ax.get_yaxis_transform())
         ax.set_ylim(len(groups) + 0.5, 0.5)
-        ax.set_xlabel(f"{column.removesuffix('_ms')} per case (s)"
+        if any(k for *_, k in groups):
+            low, high = ax.get_xlim()
+            ax.set_xlim(low, high + 0.3 * (high - low))  # the notes' room beside the data
+        name = value_label("metric", column.removesuffix("_ms") + "_s").removesuffix(" (s)")
+        ax.set_xlabel(f"{name} (s)"
                       + ("; timeouts at the right, not drawn" if any(k for *_, k in groups)
                          else ""))
         if given:
@@ -159,7 +164,7 @@ def plot_pass_rate(rates: pd.DataFrame, *, by: str = "run_id", ci: float = 0.95,
         ax.set_yticks(y, labels)
         ax.set_ylim(len(rates) - 0.5, -0.5)
         ax.set_xlim(0, 1)
-        ax.set_xlabel(f"pass rate (Wilson {label})")
+        ax.set_xlabel(f"Pass rate (Wilson {label})")
         if given:
             fit_ticklabels(ax, labels)
     return ax

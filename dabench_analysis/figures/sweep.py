@@ -15,15 +15,26 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from dabench_analysis import schema
-from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
+from dabench_analysis.figures._labels import (
+    center_on_figure,
+    fit_ticklabels,
+    fit_title,
+    grow_to_fit,
+    height_for,
+    run_labels,
+)
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, empty_note
 from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.numbers import format_rank
 
 #: Colour scale of the heatmap: |log10 p| is clipped here (p = 0.001).
 P_FLOOR_LOG = 3.0
 #: Runs shown in the heatmap's columns when there are more than ``max_runs``.
 TOP_RUNS = 10
+#: Above this many columns (or with names longer than 14 characters) the heatmap's columns are
+#: numbered as its rows ("1. name"), so that no column label overlaps another.
+NAMED_COLUMNS = 8
 #: What a p column of :func:`tables.sweep.pairwise` holds, for the heatmap's title and colour
 #: bar (other columns: :func:`schema.label`).
 P_LABELS = {"p_holm": "Holm-adjusted Wilcoxon p", "p_bh": "BH-adjusted Wilcoxon p",
@@ -38,8 +49,8 @@ def _forest_order(board: pd.DataFrame) -> pd.DataFrame:
 
 
 def leaderboard_forest(board: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
-    """Forest plot of a leaderboard: each run's mean score and interval, best at the top, runs
-    whose rank interval overlaps another run's drawn hollow.
+    """Forest plot of a leaderboard: each run's mean score and interval, best at the top; a run
+    whose rank interval overlaps another run's (tied) is drawn hollow.
 
     Parameters
     ----------
@@ -49,18 +60,29 @@ def leaderboard_forest(board: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
         ``rank_low``, ``rank_high``, ``tied``, ``metric``, ``n_shared``, ``ci``.
     ax : Axes, optional
         Draw here (tick labels shrink to fit); default a new one-column figure as tall as the
-        runs need.
+        runs need, widened (up to the two-column width) so that the data keep at least 40 %
+        of its width whatever the length of the run names.
 
     Returns
     -------
     Axes
-        One point with a horizontal interval per run (filled: rank interval separate from
-        every other run's; hollow: tied), y tick labels "run  (rank a–b)".
+        One point with a horizontal interval per run, y tick labels "run  (rank a–b)" (the
+        bootstrap rank interval); filled: the rank interval overlaps no other run's (the run
+        is separable from every other), hollow: it overlaps another's (tied). The x label
+        says so, and names the common prefix or suffix left out of long run names
+        (:func:`run_labels`). The title has at most two lines.
 
     Raises
     ------
     ValueError
         Missing columns.
+
+    Notes
+    -----
+    "Tied" is about the rank intervals printed in the labels, not the score intervals drawn:
+    two runs whose score intervals overlap can still have separate rank intervals, because
+    the ranks come from resampling the same tasks for every run (paired), which cancels the
+    variation between tasks that the unpaired score intervals carry.
 
     Examples
     --------
@@ -74,9 +96,10 @@ def leaderboard_forest(board: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     require_columns(board, ["run_id", "mean_score", "mean_score_ci_low", "mean_score_ci_high"],
                     what="board")
     b = _forest_order(board).reset_index(drop=True)
-    labels = [_run_label(r) for _, r in b.iterrows()]
+    names, note = run_labels(b["run_id"])
+    labels = [_rank_label(name, row) for name, (_, row) in zip(names, b.iterrows(), strict=True)]
     given = ax is not None
-    ax = _axes(ax, "one", height=height_for(labels))
+    ax = _axes(ax, "one", height=height_for(labels, overhead=1.4))
     if b.empty:
         return empty_note(ax, "no runs")
     y = np.arange(len(b))
@@ -86,32 +109,37 @@ def leaderboard_forest(board: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     err = np.vstack([np.clip(m - b["mean_score_ci_low"].to_numpy(float), 0, None),
                      np.clip(b["mean_score_ci_high"].to_numpy(float) - m, 0, None)])
     with mpl.rc_context(RC_PARAMS):
-        ax.errorbar(m, y, xerr=err, fmt="none", ecolor="0.35", elinewidth=0.8, capsize=0)
-        for mask, face, name in ((~tied, OKABE_ITO[0], "rank interval apart from all others"),
-                                 (tied, "white", "tied: rank interval overlaps another run's")):
+        ax.errorbar(m, y, xerr=err, fmt="none", ecolor="0.3", elinewidth=1.0, capsize=1.5,
+                    capthick=0.8)
+        for mask, face in ((~tied, OKABE_ITO[0]), (tied, "white")):
             if mask.any():
                 ax.scatter(m[mask], y[mask], s=16, facecolors=face, edgecolors=OKABE_ITO[0],
-                           linewidths=0.9, zorder=3, label=name)
+                           linewidths=0.9, zorder=3)
         ax.set_yticks(y, labels)
         ax.set_ylim(len(b) - 0.5, -0.5)
         metric = str(b["metric"].iloc[0]) if "metric" in b else "mean_score"
         level = _ci_label(float(b["ci"].iloc[0])) if "ci" in b else "interval"
-        ax.set_xlabel(f"Mean {schema.label(metric).lower()} ({level})")
+        mark = ("● rank interval overlaps no other run's\n○ tied: rank interval overlaps "
+                "another's" if "rank_low" in b else "")
+        ax.set_xlabel("\n".join(t for t in (f"Mean {schema.label(metric).lower()} ({level})",
+                                             mark, note) if t))
         n = f" on {int(b['n_shared'].iloc[0])} shared tasks" if "n_shared" in b else ""
-        ax.set_title(f"{len(b)} runs{n}")
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0 + 0.3 / ax.figure.get_figheight()),
-                  ncol=1, frameon=False, fontsize=6)
+        fit_title(ax, [f"{len(b)} runs{n}"] + (["ranks: bootstrap interval over tasks, in "
+                                                 "brackets"] if mark else []))
         if given:
             fit_ticklabels(ax, labels)
+        else:
+            grow_to_fit(ax)
+            center_on_figure(ax)
     return ax
 
 
-def _run_label(row: pd.Series) -> str:
-    name = shorten(row["run_id"], line_chars=60)
+def _rank_label(name: str, row: pd.Series) -> str:
     if "rank_low" not in row or pd.isna(row["rank_low"]):
         return name
     lo, hi = float(row["rank_low"]), float(row["rank_high"])
-    return f"{name}  (rank {lo:g})" if lo == hi else f"{name}  (rank {lo:g}–{hi:g})"
+    return (f"{name}  (rank {format_rank(lo)})" if lo == hi else
+            f"{name}  (rank {format_rank(lo)}–{format_rank(hi)})")
 
 
 def _runs_in_order(pairs: pd.DataFrame) -> list[str]:
@@ -161,8 +189,11 @@ def pairwise_heatmap(pairs: pd.DataFrame, *, ax: Axes | None = None, max_runs: i
         An image whose cell (row i, column j) is sign(mean_i − mean_j) · min(−log10 p, 3)
         (blue: the row run is better; red: worse; white: p near 1; grey: the diagonal or an
         untestable pair), a colour bar in p labelled with what ``p`` holds
-        (:data:`P_LABELS`: "Holm-adjusted Wilcoxon p"), a title naming it and the colours,
-        and black dots where p < ``alpha``.
+        (:data:`P_LABELS`: "Holm-adjusted Wilcoxon p"), a title of two lines naming it and
+        the colours, and black dots where p < ``alpha``. Run names lose their common prefix
+        and suffix (:func:`run_labels`, said in the x label); above :data:`NAMED_COLUMNS`
+        columns, or with long names, rows read "1. name" and columns "1", "2", ... A new
+        figure is widened so that the matrix keeps at least 40 % of its width.
 
     Raises
     ------
@@ -175,6 +206,8 @@ def pairwise_heatmap(pairs: pd.DataFrame, *, ax: Axes | None = None, max_runs: i
     >>> ax = pairwise_heatmap(pr)
     >>> ax.images[0].get_array().filled(np.nan).round(3).tolist()
     [[nan, 2.0], [-2.0, nan]]
+    >>> [t.get_text() for t in ax.get_xticklabels()], ax.get_title().count("\\n")
+    (['a', 'b'], 1)
     """
     require_columns(pairs, ["run_a", "run_b", "mean_diff", p], what="pairs")
     if max_runs < 2:
@@ -184,10 +217,12 @@ def pairwise_heatmap(pairs: pd.DataFrame, *, ax: Axes | None = None, max_runs: i
     runs = _runs_in_order(pairs)
     cols = runs if len(runs) <= max_runs else runs[:TOP_RUNS]
     rows = runs
-    rlab, clab = [shorten(r) for r in rows], [shorten(c) for c in cols]
+    names, note = run_labels(rows)
+    numbered = len(cols) > NAMED_COLUMNS or max((len(n) for n in names), default=0) > 14
+    rlab = [f"{i + 1}. {n}" for i, n in enumerate(names)] if numbered else names
+    clab = [str(i + 1) for i in range(len(cols))] if numbered else names[:len(cols)]
     given = ax is not None
-    width = min(7.0, max(3.5, 1.6 + 0.16 * len(cols)))
-    ax = _axes(ax, width, height=max(2.4, height_for(rlab, overhead=1.6)))
+    ax = _axes(ax, "one", height=max(2.6, height_for(rlab, overhead=1.9)))
     if not runs:
         return empty_note(ax, "no pairs")
     mat = _signed_log_p(pairs, rows, cols, p)
@@ -198,19 +233,18 @@ def pairwise_heatmap(pairs: pd.DataFrame, *, ax: Axes | None = None, max_runs: i
         sig = np.abs(np.nan_to_num(mat)) > -np.log10(alpha)
         yy, xx = np.nonzero(sig)
         ax.scatter(xx, yy, s=4, c="black", marker="o", linewidths=0)
-        ax.set_xticks(np.arange(len(cols)), clab, rotation=90)
+        ax.set_xticks(np.arange(len(cols)), clab, rotation=0 if numbered else 90)
         ax.set_yticks(np.arange(len(rows)), rlab)
         ax.tick_params(length=0)
         for side in ("top", "right", "left", "bottom"):
             ax.spines[side].set_visible(False)
         part = f"{len(runs)} runs" if cols is rows else \
-            f"pairs involving the top {len(cols)} of {len(runs)} runs"
+            f"pairs with the top {len(cols)} of {len(runs)} runs"
         name = P_LABELS.get(p) or schema.label(p)
-        lines = [f"Pairwise comparisons: {name}", f"{part}; dots: p < {alpha:g}",
-                 "blue: row better; red: column better"]
-        chars = max(36, int(ax.figure.get_figwidth() * 10.5))  # the title stays in the figure
-        ax.set_title("\n".join(textwrap.fill(line, chars, break_on_hyphens=False)
-                                for line in lines))
+        fit_title(ax, [f"{name}, {part}",
+                       f"blue: row run better; red: column run better; dot: p < {alpha:g}"])
+        ax.set_xlabel("\n".join(t for t in ("columns: the runs numbered as the rows"
+                                             if numbered else "", note) if t))
         ticks = [-3, -2, -np.log10(alpha), 0, np.log10(alpha), 2, 3]
         bar = ax.figure.colorbar(im, ax=ax, shrink=min(1.0, 6 / max(len(rows), 1) + 0.3),
                                  ticks=ticks)
@@ -221,7 +255,9 @@ def pairwise_heatmap(pairs: pd.DataFrame, *, ax: Axes | None = None, max_runs: i
             fit_ticklabels(ax, rlab)
             fit_ticklabels(ax, clab, axis="x")
         else:
-            ax.tick_params(axis="x", labelsize=min(7.0, max(4.5, 260 / max(len(cols), 1) / 2)))
+            grow_to_fit(ax)
+            fit_ticklabels(ax, clab, axis="x")
+            center_on_figure(ax)
     return ax
 
 
@@ -240,8 +276,9 @@ def item_difficulty(items: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     Returns
     -------
     Axes
-        One point per task (spread sideways by a seeded jitter; vermillion: no run solves it,
-        green: every run does, blue: some), a black bar at each level's mean solve rate, tick
+        One point per task (spread sideways by a seeded jitter; green: every run solves it,
+        blue: some, vermillion: none; the legend in that order), a thin grey line behind
+        the points at each level's mean solve rate, tick
         labels "Level\\nn=…" in the order Easy < Medium < Hard < Extreme (absent levels left out).
 
     Raises
@@ -267,20 +304,28 @@ def item_difficulty(items: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     x = np.array([pos[lv] for lv in level], dtype=float)
     x += np.random.default_rng(0).uniform(-0.28, 0.28, size=x.size)
     y = it["solve_rate"].to_numpy(float)
-    colours = {"none": OKABE_ITO[3], "all": OKABE_ITO[2], "some": OKABE_ITO[0]}
+    colours = {"all": OKABE_ITO[2], "some": OKABE_ITO[0], "none": OKABE_ITO[3]}  # legend order
+    words = {"all": "every run", "some": "some runs", "none": "no run"}
     with mpl.rc_context(RC_PARAMS):
+        for lv, i in pos.items():  # behind the points, thin: it never hides one
+            ax.hlines(y[level == lv].mean(), i - 0.4, i + 0.4, color="0.25", linewidth=0.8,
+                      zorder=1, label="level mean" if i == 0 else None)
         for kind, colour in colours.items():
             mask = (it["solved_by"] == kind).to_numpy()
             if mask.any():
-                ax.scatter(x[mask], y[mask], s=9, color=colour, alpha=0.75, linewidths=0,
-                           label=f"solved by {kind} ({int(mask.sum())})")
-        for lv, i in pos.items():
-            ax.hlines(y[level == lv].mean(), i - 0.38, i + 0.38, color="black", linewidth=1.4)
+                ax.scatter(x[mask], y[mask], s=9, color=colour, alpha=0.8, linewidths=0,
+                           zorder=2, label=f"solved by {words[kind]} ({int(mask.sum())})")
         ax.set_xticks(range(len(order)), [f"{lv}\nn={int((level == lv).sum())}" for lv in order])
         ax.set_xlim(-0.6, len(order) - 0.4)
         ax.set_ylim(-0.04, 1.04)
         ax.set_xlabel("Labelled difficulty")
         ax.set_ylabel("Share of runs solving the task")
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False,
-                  fontsize=6, handletextpad=0.2, columnspacing=0.8)
+        handles, names = ax.get_legend_handles_labels()
+        order = sorted(range(len(names)), key=lambda i: (names[i] == "level mean", i))
+        rows = (len(order) + 1) // 2  # read row by row: every, some / none, mean
+        order = [order[i] for i in [*range(0, len(order), 2), *range(1, len(order), 2)]] \
+            if rows > 1 else order
+        ax.legend([handles[i] for i in order], [names[i] for i in order], loc="lower center",
+                  bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, fontsize=6,
+                  handletextpad=0.2, columnspacing=0.8)
     return ax

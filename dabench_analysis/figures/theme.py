@@ -31,6 +31,28 @@ def _err(mean, low, high) -> np.ndarray:
     return np.vstack([np.clip(mean - low, 0, None), np.clip(high - mean, 0, None)])
 
 
+def count_axis(axis) -> None:
+    """Whole-number ticks on an axis of counts (never a tick at 0.5 tasks)."""
+    axis.set_major_locator(mpl.ticker.MaxNLocator(integer=True, min_n_ticks=1))
+
+
+def rate_limit(highs) -> float:
+    """Where an axis of shares (rates in [0, 1]) ends: at 1 when any value or interval end
+    passes 0.5, else at the first multiple of 0.1 above the largest one (at least 0.1), so
+    that shares of 0.33 are not drawn in the bottom third of an axis running to 1.
+
+    Examples
+    --------
+    >>> rate_limit([0.2, 0.33]), rate_limit([0.7]), rate_limit([0.0]), rate_limit([0.3])
+    (0.4, 1.0, 0.1, 0.4)
+    """
+    values = np.asarray(highs, dtype=float)
+    top = float(np.nanmax(values)) if values.size and np.isfinite(values).any() else 1.0
+    if top > 0.5:
+        return 1.0
+    return float(max(0.1, (np.floor(top * 10 + 1e-9) + 1) / 10))
+
+
 def _ci_label(ci: float) -> str:
     """The interval's name at level ``ci``: "95% CI" for 0.95, "90% CI", "99.9% CI"."""
     check_ci(ci)

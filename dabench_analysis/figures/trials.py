@@ -11,10 +11,11 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from dabench_analysis import schema
-from dabench_analysis.figures._labels import shorten
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _err, empty_note
+from dabench_analysis.figures._labels import run_labels, shorten
+from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _err, empty_note, rate_limit
 from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.numbers import format_estimate
 
 #: Axis label of each measure of :func:`dabench_analysis.tables.trials.pass_k`.
 MEASURES = {"pass_hat_k": "pass^k (all k trials succeed)",
@@ -73,7 +74,7 @@ def pass_k_curve(table: pd.DataFrame, *, measure: str = "pass_hat_k",
                         color=colour, marker="o", markersize=3, linewidth=1, capsize=2,
                         label=shorten(rid, line_chars=40) if labelled else None)
         ax.set_xticks(sorted(table["k"].astype(int).unique()))
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, rate_limit(table[cols[2]]))
         ax.set_xlabel("k (trials)")
         ax.set_ylabel(MEASURES[measure])
         if table["run_id"].nunique() > 1:
@@ -91,7 +92,7 @@ def frontier(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
         :func:`dabench_analysis.tables.sweep.frontier`: ``run_id``, ``accuracy``,
         ``accuracy_ci_low/high``, ``mean_cost``, ``mean_cost_ci_low/high``, ``on_frontier``,
         ``cost`` (the cost column's name); ``p_frontier`` (the bootstrap probability of being
-        on the frontier) labels each point, as a percentage, when present.
+        on the frontier) labels each point, as a proportion (``P = 0.850``), when present.
     ax : Axes, optional
         Draw here; default a new one-column figure.
 
@@ -99,7 +100,11 @@ def frontier(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     -------
     Axes
         One point per run (filled: on the frontier; hollow: dominated) with both intervals;
-        the frontier's line; x the mean cost per task in the column's unit, y accuracy.
+        the frontier's line; x the mean cost per task in the column's unit, y accuracy (to 1,
+        or near the data below 0.5: :func:`~dabench_analysis.figures.theme.rate_limit`). Run
+        names lose the prefix and suffix all share (said under the x label); above
+        :data:`MAX_LABELLED` runs only the runs on the frontier are marked, by a number, with
+        the key of numbers to names under the x label.
 
     Examples
     --------
@@ -129,20 +134,41 @@ def frontier(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
             if mask.any():
                 ax.scatter(x[mask], y[mask], s=18, facecolors=face, edgecolors=OKABE_ITO[0],
                            linewidths=0.9, zorder=3, label=name)
-        for xi, yi, (_, r) in zip(x, y, table.iterrows(), strict=True):
-            p = f" ({r['p_frontier']:.0%})" if "p_frontier" in r and pd.notna(
-                r["p_frontier"]) else ""
-            ax.annotate(shorten(r["run_id"], line_chars=24) + p, (xi, yi), fontsize=5,
-                        xytext=(3, 3), textcoords="offset points")
+        key = _point_labels(ax, table, x, y, on)
         order = np.argsort(x[on], kind="stable")
         if on.sum() > 1:
             ax.plot(x[on][order], y[on][order], color=OKABE_ITO[0], linewidth=0.8,
                     drawstyle="steps-post")
-        ax.set_xlabel(_cost_label(str(table["cost"].iloc[0]) if "cost" in table else "cost"))
+        ax.set_xlabel("\n".join([_cost_label(str(table["cost"].iloc[0]) if "cost" in table
+                                              else "cost"), *key]),
+                      fontsize=6 if key else None)  # the key's lines fit the column's width
         ax.set_ylabel("Accuracy")
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, rate_limit(table["accuracy_ci_high"]))
         ax.legend(frameon=False, fontsize=6, loc="lower right")
     return ax
+
+
+def _point_labels(ax: Axes, table: pd.DataFrame, x: np.ndarray, y: np.ndarray,
+                  on: np.ndarray) -> list[str]:
+    """Name the frontier's points: up to :data:`MAX_LABELLED` runs each by its name (common
+    prefix and suffix left out), more by a number beside the runs on the frontier with a key
+    under the x label. Returns the lines of the key (with the note of what names leave out)."""
+    names, note = run_labels(table["run_id"].astype(str).tolist(), max_chars=40)
+    numbered = len(table) > MAX_LABELLED
+    key = []
+    for i, r in enumerate(table.itertuples(index=False)):
+        if numbered and not on[i]:
+            continue
+        p_on = getattr(r, "p_frontier", np.nan)
+        p = f" (P = {format_estimate(p_on)})" if pd.notna(p_on) else ""
+        text = str(len(key) + 1) if numbered else names[i] + p
+        if numbered:
+            key.append(f"{text}: {names[i]}{p}")
+        ax.annotate(text, (x[i], y[i]), fontsize=5, xytext=(3, 3), textcoords="offset points")
+    if numbered and ax.figure.get_constrained_layout():  # our own figure: room for the key
+        w, h = ax.figure.get_size_inches()
+        ax.figure.set_size_inches(w, h + 0.12 * (len(key) + bool(note)))
+    return key + ([note] if note else [])
 
 
 def _cost_label(cost: str) -> str:

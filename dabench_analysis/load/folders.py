@@ -15,12 +15,12 @@ from pathlib import Path
 
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load.findings import RunLoadError
-from dabench_analysis.schema.files import TASK_FILE, TASK_FILES
+from dabench_analysis.schema.files import NOT_EVALUATED_HINT, TASK_FILES
 
 #: Most threads used by ``parallel=True``.
 MAX_THREADS = 8
 #: What the harness must do before a run can be analysed (one wording everywhere).
-NOT_EVALUATED = f"not evaluated: no {TASK_FILE} (run `dabench eval-v2 <RUN_ID>` first)"
+NOT_EVALUATED = f"not evaluated: {NOT_EVALUATED_HINT}"
 
 
 def check_dir(path: Path) -> Path:

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load.findings import RunLoadError
 from dabench_analysis.schema.files import REPLAY_FILE
+from dabench_analysis.schema.numbers import format_estimate
 
 #: Largest task_replay.json parsed (bytes).
 MAX_REPLAY_BYTES = 256 << 20
@@ -34,7 +35,7 @@ class Replay(dict):
     >>> Replay({"task_id": "task_1", "outcome_status": "failed", "tool_calls": [{}, {}],
     ...         "evaluation_result": {"final_score": 0.25},
     ...         "failure_attribution": {"failure_category": "TOOL_EXECUTION_FAILURE"}})
-    <Replay task_1: failed, final_score 0.25, 2 tool calls, failure TOOL_EXECUTION_FAILURE>
+    <Replay task_1: failed, final_score 0.250, 2 tool calls, failure TOOL_EXECUTION_FAILURE>
     """
 
     def __repr__(self) -> str:
@@ -43,7 +44,7 @@ class Replay(dict):
         calls = self.get("tool_calls")
         fa = self.get("failure_attribution")
         parts = [str(self.get("outcome_status") or "no outcome_status"),
-                 f"final_score {score:.3g}" if isinstance(score, int | float) else "no score",
+                 f"final_score {format_estimate(score)}" if isinstance(score, int | float) else "no score",
                  f"{len(calls)} tool calls" if isinstance(calls, list) else "no tool calls",
                  f"failure {fa.get('failure_category')}" if isinstance(fa, dict)
                  else "no failure attribution"]

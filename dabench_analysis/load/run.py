@@ -31,6 +31,7 @@ from dabench_analysis.schema.files import (
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
+from dabench_analysis.schema.numbers import format_estimate
 
 
 class _Frame:
@@ -244,8 +245,8 @@ class Run:
         n = len(self.tasks)
         score = (self.tasks["final_score"] if "final_score" in self.tasks
                  else pd.Series([], dtype="float64")).astype("float64").dropna()
-        acc = f"{schema.correct(score, self.success_threshold).mean():.1%}" if len(score) \
-            else "n/a"
+        acc = format_estimate(schema.correct(score, self.success_threshold).mean()) \
+            if len(score) else "n/a"
         if len(score) < n:
             acc += f" of {len(score)} scored"
         errs = sum(f.severity == "error" for f in self.findings)

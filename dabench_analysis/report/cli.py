@@ -30,6 +30,7 @@ from dabench_analysis.report.validation import KIND as VALIDATE_KIND
 from dabench_analysis.report.validation import NAMES as VALIDATE_NAMES
 from dabench_analysis.report.validation import check_out_dir, write_validation
 from dabench_analysis.schema import CONFIG_FILE, check_threshold
+from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.validate import validate_run
 from dabench_analysis.validate.health import (
     NOT_EVALUATED,
@@ -145,7 +146,10 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     return status
 
 
+# Help in click's plain layout (rich_markup_mode=None): at 80 columns rich's option panels
+# left each option's text about 16 characters; plain text keeps 50.
 app = typer.Typer(cls=OneLineGroup, add_completion=False, no_args_is_help=True,
+                  rich_markup_mode=None,
                   help="Analyse eval-v2 runs of LLM data agents: reports, validation, cache.")
 
 
@@ -229,7 +233,8 @@ def _print_summary(results: list[rep.JobResult]) -> None:
     style = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
     for r in results:
         table.add_row(r.job.kind, Text(visible(r.job.name)), f"[{style[r.state]}]{r.state}[/]",
-                      f"{r.seconds:.1f}", Text(visible(r.reason)))
+                      "" if r.state == "not evaluated" else format_estimate(r.seconds),
+                      Text(visible(r.reason)))  # as the index: no time for a report not run
     console.print(table)
 
 
@@ -420,8 +425,9 @@ def validate(
     raise typer.Exit(code)
 
 
-cache_app = typer.Typer(no_args_is_help=True, help="The parse cache: parsed CSV files kept as "
-                        "Parquet in the user cache directory (or $DABENCH_CACHE_DIR).")
+cache_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="The parse cache: parsed CSV files kept as Parquet in the user "
+                             "cache directory (or $DABENCH_CACHE_DIR).")
 
 
 app.add_typer(cache_app, name="cache")
@@ -437,7 +443,8 @@ def cache_info(debug: Debug = False) -> None:
 
     info = cache.info()
     console.print(f"cache: {escape(str(info['path']))}\nentries: {info['entries']}\n"
-                  f"size: {info['bytes'] / 2**20:.1f} MiB\ntoolkit key: {info['toolkit']}",
+                  f"size: {format_estimate(info['bytes'] / 2**20)} MiB\n"
+                  f"toolkit key: {info['toolkit']}",
                   soft_wrap=True, highlight=False)
 
 
@@ -452,7 +459,8 @@ def cache_clear(debug: Debug = False) -> None:
         edge.check_folder(cache.cache_dir(), what="cache folder")
 
     done = cache.clear()
-    console.print(f"removed {done['removed']} entries ({done['bytes'] / 2**20:.1f} MiB) "
+    mib = format_estimate(done["bytes"] / 2**20)
+    console.print(f"removed {done['removed']} entries ({mib} MiB) "
                   f"from {escape(str(done['path']))}", soft_wrap=True, highlight=False)
 
 

@@ -135,14 +135,16 @@ def _display(obj: Any) -> None:
 
 def _table(ctx: Context, sec: Section, part: Part, value: pd.DataFrame) -> None:
     shown = [c for c in part.columns if c in value] or None
+    labels = {c: h for c, h in part.labels if c in value and (shown is None or c in shown)}
     if part.stem:
         export.save_table(value, ctx.out / part.stem, caption=part.caption or sec.title,
-                          columns=shown)
-    if part.show == "table":
-        show(value, columns=shown, max_rows=part.max_rows,
-             caption=None if part.stem else part.caption or None)
+                          columns=shown, labels=labels)
+    if part.show == "table":  # a caption of its own labels a table that shares its section
+        show(value, columns=shown, max_rows=part.max_rows, caption=part.caption or None,
+             labels=labels)
     elif part.show.startswith("counts:"):
-        show(value[part.show.removeprefix("counts:")].value_counts())
+        column = part.show.removeprefix("counts:")
+        show(value[column].value_counts(), caption=f"Tasks by {export.column_label(column).lower()}")
     elif part.show != "none":
         raise ValueError(f"section {sec.name!r}: show must be 'table', 'none' or "
                          f"'counts:<column>', got {part.show!r}")

@@ -22,7 +22,7 @@ from dabench_analysis import schema
 from dabench_analysis.export import (
     column_label,
     format_estimate,
-    format_percent,
+    format_interval,
     present,
     visible,
 )
@@ -30,6 +30,7 @@ from dabench_analysis.load.replay import Replay
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.report.show import table_html
+from dabench_analysis.schema.numbers import format_parameter
 from dabench_analysis.tables.explore import TaskDetail
 from dabench_analysis.tables.summary import key_numbers
 
@@ -77,7 +78,7 @@ def _accuracy(numbers: Mapping) -> str:
     lo, hi = numbers.get("answer_accuracy_ci_low"), numbers.get("answer_accuracy_ci_high")
     if acc is None or pd.isna(acc):
         return "n/a (no final_score)"
-    return f"{format_percent(acc)} [{format_percent(lo)}, {format_percent(hi)}]"
+    return format_interval(acc, lo, hi)
 
 
 def _numbers(run: Run) -> Mapping:
@@ -122,11 +123,13 @@ def run_html(run: Run) -> str:
     --------
     >>> from dabench_analysis import load_run
     >>> page = run_html(load_run("data/sample_runs/proposed_aat"))
-    >>> "90.0 %" in page and "final_score ≥ 0.8" in page and "Files absent" in page
+    >>> "0.900 [" in page and "final_score ≥ 0.8" in page and "Files absent" in page
     True
     """
     numbers = _numbers(run)
-    facts = [("Tasks", len(run.tasks)),
+    tasks = (f"{run.tasks['task_id'].nunique()}, up to {run.trials} trials each "
+             f"({len(run.tasks)} rows)" if run.trials > 1 else len(run.tasks))
+    facts = [("Tasks", tasks),
              (f"Answer accuracy (final_score ≥ {run.success_threshold:g}, 95% CI)",
               _accuracy(numbers)),
              ("Findings (run.findings)", _findings(run.findings)),
@@ -138,8 +141,9 @@ def run_html(run: Run) -> str:
 
 
 def runs_html(runs: Runs) -> str:
-    """A :class:`~dabench_analysis.load.Runs` as HTML: one row per run (tasks, answer accuracy
-    with its Wilson interval, files absent, findings), then the folders skipped.
+    """A :class:`~dabench_analysis.load.Runs` as HTML: one row per run (tasks, the most trials
+    of a task when a run repeats them, answer accuracy with its Wilson interval, files absent,
+    findings), then the folders skipped.
 
     Parameters
     ----------
@@ -160,14 +164,19 @@ def runs_html(runs: Runs) -> str:
     rows = []
     for run in runs:
         numbers = _numbers(run)
-        rows.append({"run_id": run.run_id, "n_tasks": len(run.tasks),
-                     "success_threshold": run.success_threshold,
+        rows.append({"run_id": run.run_id, "n_tasks": run.tasks["task_id"].nunique()
+                     if "task_id" in run.tasks else len(run.tasks), "trials_max": run.trials,
+                     "success_threshold": format_parameter(run.success_threshold),
                      **{k: numbers.get(k) for k in ("answer_accuracy", "answer_accuracy_ci_low",
                                                     "answer_accuracy_ci_high")},
                      "files_absent": ", ".join(run.files_absent) or "none",
                      "findings": _findings(run.findings)})
-    table = table_html(pd.DataFrame(rows)) if rows else "<p>No run loaded.</p>"
-    skipped = (_heading(f"Skipped ({len(runs.skipped)})", 5) + table_html(runs.skipped)
+    frame = pd.DataFrame(rows)
+    if len(frame) and frame["trials_max"].max() <= 1:  # eval-v2: one row per task
+        frame = frame.drop(columns="trials_max")
+    table = table_html(frame) if rows else "<p>No run loaded.</p>"
+    skipped = (_heading(f"Not in the sweep ({len(runs.skipped)}): not evaluated or not "
+                        "loadable", 5) + table_html(runs.skipped)
                if len(runs.skipped) else "")
     return (f'{STYLE}<div class="dabench-runs dabench-box" style="{_BOX}">'
             f'{_heading(f"{len(runs)} runs")}{table}{skipped}</div>')
@@ -212,7 +221,8 @@ def replay_html(replay: Mapping, *, attribution: bool = True) -> str:
     keys = ("question", "outcome_status", "coordinator_final_decision", "verification_passed")
     facts = [(column_label(k) if k in schema.TASK_COLUMNS else k.replace("_", " ").capitalize(),
               replay[k]) for k in keys if replay.get(k) is not None]
-    facts += [(f"Evaluation: {k}", format_estimate(v) if isinstance(v, int | float) else v)
+    facts += [(f"Evaluation: {column_label(k) if k in schema.TASK_COLUMNS else k.replace('_', ' ')}",
+               format_estimate(v) if isinstance(v, int | float) and not isinstance(v, bool) else v)
               for k, v in ev.items()]
     if isinstance(attempts, list):
         facts.append(("Execution attempts", len(attempts)))

@@ -21,31 +21,46 @@ from dabench_analysis._atomic import atomic_write
 from dabench_analysis.export.text import visible
 from dabench_analysis.report import outputs
 from dabench_analysis.report.jobs import JobResult
+from dabench_analysis.schema.numbers import format_count, format_estimate, format_p
 from dabench_analysis.validate.health import health_status, health_text
 
 #: The index page in the output root, and the name of the list that says the toolkit wrote it
 #: (``.dabench-index.json``: a user's own ``index.html`` there is never overwritten).
 INDEX, INDEX_KIND = "index.html", "index"
-_INDEX_CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}"
+_INDEX_CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:76rem}"
               "table{border-collapse:collapse}td,th{padding:.3rem .8rem;border-bottom:1px solid #ddd;"
               "text-align:left;vertical-align:top}.failed{color:#D55E00}.skipped{color:#777}"
+              "td.numbers{min-width:18rem}td.time{white-space:nowrap}"
               "details ul{margin:.2rem 0;padding-left:1.2rem}")
+#: The kind of a report as the index names it (a job's kind is a machine name).
+_KINDS = {"compare": "comparison", "judge": "judge study", "research_eval": "research eval"}
 #: The files a failed job keeps, with the words of their links in the index.
 _FAILED_LINKS = (("report.failed.html", "failed report"), ("report.failed.ipynb", "notebook"),
                  ("report.failed.kernel.log", "kernel log"))
 
 
 def _summary_text(summary: dict) -> str:
-    keys = [("n_runs", "{} runs"), ("n_shared_tasks", "{} shared tasks"),
-            ("n_tasks", "{} tasks"), ("answer_accuracy", "accuracy {:.1%}"),
-            ("mean_final_score", "mean score {:.3f}"), ("mean_diff_final_score", "Δ {:+.3f}"),
-            ("p_adjusted_final_score", "Wilcoxon p (Holm) = {:.3g}")]
+    """The key numbers of a report in words, each number by the package's one rule
+    (:mod:`dabench_analysis.schema.numbers`), as the report's own tables print it."""
+    keys = [("n_runs", "{} runs", format_count), ("n_shared_tasks", "{} shared tasks",
+                                                   format_count),
+            ("n_tasks", "{} tasks", format_count),
+            ("answer_accuracy", "answer accuracy {}", format_estimate),
+            ("mean_final_score", "mean final score {}", format_estimate),
+            ("mean_diff_final_score", "mean difference in final score {}", format_estimate),
+            ("p_adjusted_final_score", "Wilcoxon {} (Holm-adjusted)", format_p),
+            ("n_cases", "{} cases", format_count), ("ac2_all", "Gwet's AC2 {}", format_estimate)]
     parts = []
-    for key, fmt in keys:
+    for key, template, rule in keys:
         value = summary.get(key)
-        if isinstance(value, (int, float)) and value == value:
-            parts.append(fmt.format(value))
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            parts.append(template.format(rule(value)))
     return ", ".join(parts + _health(summary))
+
+
+def _seconds(res: JobResult) -> str:
+    """The report's run time by the number rule; none for a report that was not run."""
+    return "" if res.state == "not evaluated" else f"{format_estimate(res.seconds)} s"
 
 
 def _health(summary: dict) -> list[str]:
@@ -177,10 +192,12 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
     for res in results:
         summary = _summary(res)
         cls = {"failed": "failed", "not evaluated": "skipped"}.get(res.state, "")
-        rows.append(f'<tr class="{cls}"><td>{html.escape(res.job.kind)}</td>'
+        kind = _KINDS.get(res.job.kind, res.job.kind)
+        rows.append(f'<tr class="{cls}"><td>{html.escape(kind)}</td>'
                     f"<td>{_report_cell(res, out)}</td><td>{_state_cell(res, summary)}</td>"
-                    f"<td>{html.escape(_summary_text(summary))}</td>"
-                    f"<td>{html.escape(res.reason)}</td><td>{res.seconds:.1f} s</td></tr>")
+                    f'<td class="numbers">{html.escape(_summary_text(summary))}</td>'
+                    f"<td>{html.escape(res.reason)}</td>"
+                    f'<td class="time">{_seconds(res)}</td></tr>')
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>dabench-analysis reports</title><style>{_INDEX_CSS}</style></head><body>"
             "<h1>dabench-analysis reports</h1>" + _sweep_links(results, out)

@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): what a report records about its inputs and how the report shows it
+# are one idea; the view reads exactly the fields the manifest writes.
 """Provenance of a report: which input files it read (SHA-256 and size), which toolkit and
 library versions made it, with which parameters and random seeds, and when.
 
@@ -32,6 +34,7 @@ from dabench_analysis.schema import (
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
+from dabench_analysis.schema.numbers import format_parameter
 
 #: Layout version of the ``manifest`` entry.
 MANIFEST_VERSION = 1
@@ -315,6 +318,26 @@ def manifest(*, inputs: Sequence[Any], parameters: Mapping[str, Any],
     }
 
 
+def _shown(value: Any) -> str:
+    """A parameter as a reader reads it: text as is, lists joined, a mapping as ``key =
+    value`` pairs, None (or empty) as "none"; no repr."""
+    if value is None or value == "":
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_shown(v) for v in value) or "none"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} = {_shown(v)}" for k, v in value.items()) or "none"
+    return format_parameter(value)
+
+
+def _cell(text: str, *, limit: int = 160) -> str:
+    """A manifest value as HTML: a long one (the folders of a 40-run sweep) opens on a click."""
+    if len(text) <= limit:
+        return html.escape(text)
+    return (f"<details><summary>{html.escape(text[:limit // 2])}…</summary>"
+            f"{html.escape(text)}</details>")
+
+
 @dataclass(frozen=True)
 class ManifestView:
     """A manifest as displayed: HTML in a notebook (and its export), Markdown or text elsewhere."""
@@ -330,11 +353,11 @@ class ManifestView:
         rows = [("created (UTC)", str(m.get("time_utc"))),
                 ("toolkit", f"{tk.get('name')} {tk.get('version')}, git {rev}")]
         rows += [(k, str(v)) for k, v in m.get("versions", {}).items() if k != TOOLKIT]
-        rows += [("parameters", ", ".join(f"{k}={v!r}" for k, v in
-                                          m.get("parameters", {}).items()) or "none"),
-                 ("seeds", ", ".join(f"{k}={v!r}" for k, v in m.get("seeds", {}).items())
+        rows += [(f"parameter {k}", _shown(v)) for k, v in m.get("parameters", {}).items()] \
+            or [("parameters", "none")]
+        rows += [("seeds", "; ".join(f"{k} {_shown(v)}" for k, v in m.get("seeds", {}).items())
                   or "none"),
-                 ("input files", f"{m.get('n_files', 0)} ({m.get('total_bytes', 0):,} bytes)")]
+                 ("input files", f"{m.get('n_files', 0)} ({m.get('total_bytes', 0)} bytes)")]
         return rows
 
     def _files(self) -> tuple[list[dict], int]:
@@ -343,10 +366,10 @@ class ManifestView:
 
     def _repr_html_(self) -> str:
         e = html.escape
-        info = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{e(v)}</td></tr>"
+        info = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{_cell(v)}</td></tr>"
                        for k, v in self._rows())
         shown, more = self._files()
-        files = "".join(f"<tr><td><code>{e(f['path'])}</code></td><td>{f['bytes']:,}</td>"
+        files = "".join(f"<tr><td><code>{e(f['path'])}</code></td><td>{f['bytes']}</td>"
                         f"<td><code>{e(f['sha256'])}</code></td></tr>" for f in shown)
         tail = (f"<p>… and {more:,} more files (every file is in summary.json)</p>"
                 if more else "")
@@ -359,7 +382,7 @@ class ManifestView:
         lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in self._rows()]
         shown, more = self._files()
         lines += ["", "| path | bytes | sha256 |", "|---|---:|---|"]
-        lines += [f"| `{f['path']}` | {f['bytes']:,} | `{f['sha256']}` |" for f in shown]
+        lines += [f"| `{f['path']}` | {f['bytes']} | `{f['sha256']}` |" for f in shown]
         if more:
             lines.append(f"\n… and {more:,} more files (every file is in summary.json)")
         return "\n".join(lines)

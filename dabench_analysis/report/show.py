@@ -15,7 +15,16 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from dabench_analysis.export import present
+from dabench_analysis.export import column_label, present
+from dabench_analysis.schema.labels import LABELS
+from dabench_analysis.schema.numbers import (
+    format_count,
+    format_estimate,
+    format_interval,
+    format_parameter,
+    format_pvalue,
+    is_missing,
+)
 
 #: Characters of cell text a page shows in one row (about 1170 px of the report's font).
 PAGE_CHARACTERS = 160
@@ -120,9 +129,87 @@ def _frame(data: pd.DataFrame | pd.Series | Mapping) -> pd.DataFrame:
         frame = data.to_frame(data.name if data.name is not None else "value")
         return frame.reset_index() if named else frame
     if isinstance(data, Mapping):
-        return pd.DataFrame({"key": [str(k) for k in data],
-                             "value": pd.Series(list(data.values()), dtype=object)})
+        return key_numbers_frame(data)
     raise TypeError(f"show() takes a DataFrame, Series or dict, got {type(data).__name__}")
+
+
+#: Fields of a summary that are not key numbers (file metadata, long tables shown elsewhere).
+HIDDEN_KEYS = ("schema_version", "report", "manifest", "leaderboard")
+#: Key numbers that are parameters of the analysis: printed as given (0.8, not 0.800).
+PARAMETER_KEYS = ("success_threshold", "pass_threshold", "threshold", "ci", "alpha", "seed",
+                  "n_boot")
+
+
+def _is_p(key: str) -> bool:
+    return key == "p" or key.startswith("p_") or "p_value" in key
+
+
+def _text(key: str, value) -> str:
+    """One key number as text by the package's rule; lists and dicts spelled out, no literal."""
+    if isinstance(value, Mapping):
+        if set(value) == {"ci_low", "ci_high"}:
+            return f"[{_text(key, value['ci_low'])}, {_text(key, value['ci_high'])}]"
+        inner = [f"{LABELS.get(str(k), k)}: {_text(str(k), v)}" for k, v in value.items()]
+        return "; ".join(inner) if inner else "none"
+    if isinstance(value, (list, tuple)):
+        items = [str(v.get("title") or v.get("section")) if isinstance(v, Mapping) and
+                 ("title" in v or "section" in v) else _text(key, v) for v in value]
+        return ", ".join(items) if items else "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None or is_missing(value):
+        return "n/a"
+    if key in PARAMETER_KEYS:
+        return format_parameter(value)
+    if isinstance(value, int) or (isinstance(value, float) and key.startswith("n_")):
+        return format_count(value)
+    if isinstance(value, float):
+        return format_pvalue(value) if _is_p(key) else format_estimate(value)
+    return str(value)
+
+
+def key_numbers_frame(numbers: Mapping) -> pd.DataFrame:
+    """A report's key numbers as a labelled table a reader sees: one row per quantity.
+
+    Parameters
+    ----------
+    numbers : mapping
+        Key numbers (a report's summary): numbers, text, lists and dicts.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``quantity`` (the catalogue's label of the key) and ``value`` (text by the
+        package's number rule: estimates by :func:`~dabench_analysis.schema.numbers.
+        format_estimate`, p-values (keys ``p_*`` or with ``p_value``) by ``format_pvalue``,
+        counts (``n_*``) as integers; ``X`` with ``X_ci_low``/``X_ci_high`` as one
+        ``estimate [low, high]`` cell; lists joined with commas (sections by their titles),
+        dicts as ``key: value`` pairs, an empty one "none"; never a Python literal). The
+        fields of :data:`HIDDEN_KEYS` are left out.
+
+    Examples
+    --------
+    >>> key_numbers_frame({"n_tasks": 80, "answer_accuracy": 0.9, "answer_accuracy_ci_low": 0.815,
+    ...                    "answer_accuracy_ci_high": 0.948, "skipped": [],
+    ...                    "p_value_final_score": 0.0928}).to_dict("list")["value"]
+    ['80', '0.900 [0.815, 0.948]', 'none', '0.093']
+    """
+    rows = []
+    for key, value in numbers.items():
+        key = str(key)
+        if key in HIDDEN_KEYS or key.endswith(("_ci_low", "_ci_high")) or \
+                (key in PARAMETER_KEYS and value is None):  # no threshold: not a number
+            continue
+        if key.endswith("_ci_method"):
+            rows.append({"quantity": f"{column_label(key.removesuffix('_ci_method'))}: interval",
+                         "value": str(value)})
+            continue
+        if f"{key}_ci_low" in numbers:
+            text = format_interval(value, numbers[f"{key}_ci_low"], numbers.get(f"{key}_ci_high"))
+        else:
+            text = _text(key, value)
+        rows.append({"quantity": column_label(key), "value": text})
+    return pd.DataFrame(rows, columns=["quantity", "value"], dtype=object)
 
 
 def table_html(
@@ -217,7 +304,7 @@ def show(
     df : DataFrame, Series or dict
         A result table of the package (machine names, full precision: keep it for analysis);
         a Series becomes a table of its index and values, a dict (e.g. a report's key
-        numbers) one of keys and values.
+        numbers) a labelled table of quantities and values (:func:`key_numbers_frame`).
     columns : sequence of str, optional
         Machine names of the columns to show, in order (default: all).
     labels : mapping, optional
@@ -244,10 +331,10 @@ def show(
     Examples
     --------
     >>> show({"n_tasks": 80, "answer_accuracy": 0.9, "skipped": []})
-    Key              Value
-    n_tasks          80
-    answer_accuracy  0.900
-    skipped          []
+    Quantity          Value
+    Tasks             80
+    Answer accuracy   0.900
+    Skipped sections  none
     >>> show(pd.DataFrame({"n": [3], "mean": [0.5], "ci_low": [0.25], "ci_high": [0.75]}))
     n         Mean [95% CI]
     3  0.500 [0.250, 0.750]

@@ -94,8 +94,10 @@ def _trial_numbers(ctx: Context, numbers: dict) -> dict:
     """A run with repeated trials: tasks counted once, accuracy and mean score over tasks (each
     task's mean over its trials) with the pass@1 and Table 1 intervals over tasks."""
     run = ctx.value("run")
+    failed = numbers.pop("n_failed", None)  # counted over rows: trials, not tasks
     numbers = {**numbers, "n_tasks": int(run.tasks["task_id"].nunique()),
-               "n_rows": int(len(run.tasks)), "trials_per_task_max": run.trials}
+               "n_rows": int(len(run.tasks)), "trials_per_task_max": run.trials,
+               **({} if failed is None else {"n_failed_trials": failed})}
     one = ctx.results.get("pass_k")
     if one is not None and len(one):
         k1 = one[one["k"] == 1].iloc[0]

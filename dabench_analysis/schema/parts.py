@@ -97,6 +97,9 @@ class Part:
     key : str
         Name the result is kept under for later parts and the summary (default: the stem's
         last component, else the function's name).
+    labels : tuple of (column, header) pairs
+        Headers of this table's columns where the catalogue's general label would not say
+        enough (McNemar's ``b`` and ``c``: which run solved the task).
     """
 
     compute: str
@@ -110,6 +113,7 @@ class Part:
     show: str = "table"
     max_rows: int | None = None
     key: str = ""
+    labels: tuple[tuple[str, str], ...] = ()
 
     @property
     def result_key(self) -> str:

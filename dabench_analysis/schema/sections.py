@@ -210,7 +210,7 @@ _T = (("threshold", THRESHOLD),)  # the analysis' success threshold, as keyword 
 _CORRECTION = (("correction", Param("correction")),)
 _PAIR = ("baseline", "proposed")  # a comparison's inputs: the two runs' tasks
 _ABLATION = ("comparison", "group_a", "group_b", "n_a", "n_b", "mean_a", "mean_b", "mean_diff",
-             "ci_low", "ci_high", "p_value", "effect_size", "magnitude")
+             "ci_low", "ci_high", "p_value", "effect_size", "effect", "magnitude")
 _PAIRED = ("n_pairs", "mean_baseline", "mean_proposed", "mean_diff", "ci_low", "ci_high",
            "statistic", "p_value", "p_adjusted", "cohens_d_z", "magnitude")
 
@@ -300,8 +300,10 @@ _ALL = [
                                             "ci_high")),)),
     Section("calibration", "Calibration by confidence bucket", "run",
             needs=("confidence_score", "final_score"),
-            parts=(_table("stats.calibration.calibration_table", "calibration", args=_T),
-                   Part("stats.calibration.calibration_summary", args=_T),
+            parts=(_table("stats.calibration.calibration_table", "calibration", args=_T,
+                          caption="Accuracy and mean confidence per confidence bucket"),
+                   Part("stats.calibration.calibration_summary", args=_T,
+                        caption="Calibration error over all buckets (ECE, MCE, Brier score)"),
                    Part("figures.reliability_diagram", "reliability_diagram", args=_T))),
     Section("ablation_verification", "Ablation 1: verification", "run",
             needs=("verification_triggered", "final_score"), parts=(_table(
@@ -311,7 +313,10 @@ _ALL = [
                 "tables.ablation.replanning", "ablation_replanning", columns=_ABLATION),)),
     Section("ablation_efficiency_quartiles", "Ablation 3: tool-efficiency quartiles", "run",
             needs=("tool_efficiency", "final_score"), parts=(_table(
-                "tables.ablation.efficiency_quartiles", "ablation_efficiency_quartiles"),)),
+                "tables.ablation.efficiency_quartiles", "ablation_efficiency_quartiles",
+                # the bounds by the number rule; the .csv keeps the exact interval text
+                columns=("quantile_bin", "lower", "upper", "n", "mean", "std", "ci_low",
+                         "ci_high", "method", "note")),)),
     Section("phase_timing", "Phase timing", "run", needs=(*_STAGE_COLUMNS, "execution_time"),
             parts=(_table("tables.timing.phase_timing", "phase_timing"),)),
     Section("tool_usage", "Tool latency and failures", "run", files=(TOOL_CALLS_FILE,),
@@ -328,11 +333,13 @@ _ALL = [
             parts=(Part("figures.autonomy_vs_efficiency", "autonomy_vs_efficiency"),)),
     Section("pass_k", "Repeated trials: pass@k and pass^k", "run",
             needs=("task_id", "final_score"), uses=("trial",), trials="several", parts=(
-                _table("tables.trials.pass_k", "pass_k", inputs=("run",)),
+                _table("tables.trials.pass_k", "pass_k", inputs=("run",),
+                       caption="pass@k and pass^k by number of trials k"),
                 Part("figures.pass_k_curve", "pass_k_curve", inputs=("pass_k",)))),
     Section("flakiness", "Repeated trials: tasks with mixed outcomes", "run",
             needs=("task_id", "final_score"), uses=("trial",), trials="several",
-            parts=(_table("tables.trials.flakiness", "flakiness", inputs=("run",)),)),
+            parts=(_table("tables.trials.flakiness", "flakiness", inputs=("run",),
+                          caption="Tasks whose trials disagree (flaky tasks)"),)),
     # comparison report (notebooks/compare_runs.ipynb); columns needed in both runs
     Section("paired_comparison", "Paired comparison of the main metrics", "compare",
             needs=("task_id", "final_score"), uses=tuple(MAIN_METRICS[1:]), parts=(_table(
@@ -345,7 +352,8 @@ _ALL = [
                 args=_CORRECTION, columns=("difficulty", *_PAIRED)),)),
     Section("mcnemar", "McNemar test on answer correctness", "compare",
             needs=("task_id", "final_score"),
-            parts=(_table("stats.mcnemar", "mcnemar", inputs=_PAIR, args=_T),)),
+            parts=(_table("stats.mcnemar", "mcnemar", inputs=_PAIR, args=_T, labels=(
+                ("b", "Solved by baseline only"), ("c", "Solved by proposed only"))),)),
     Section("task_changes", "Per-task changes", "compare", needs=("task_id", "final_score"),
             parts=(_table("tables.comparison.task_changes", "task_changes", inputs=_PAIR,
                           args=_T, show="counts:change"),
@@ -377,8 +385,12 @@ _ALL = [
             needs=("task_id", "final_score"), parts=(
                 _table("tables.sweep.pairwise", "pairwise", args=_T, show="none",
                        caption="Paired comparisons of every pair of runs"),
+                # its own key: the heatmap below keeps the pairs in leaderboard order
                 Part("pairwise", inputs=(), sort="p_holm,run_a,run_b", max_rows=60,
-                     caption="Pairs by Holm-adjusted Wilcoxon p"),
+                     key="pairwise_by_p", caption="Pairs by Holm-adjusted Wilcoxon p", columns=(
+                         "run_a", "run_b", "n_shared", "mean_diff", "ci_low", "ci_high",
+                         "p_wilcoxon", "p_holm", "n_pass_fail", "n_fail_pass", "p_mcnemar",
+                         "p_mcnemar_holm", "wilcoxon_method", "mcnemar_method")),
                 Part("figures.pairwise_heatmap", "pairwise_heatmap", inputs=("pairwise",)))),
     Section("flip_counts", "Tasks that flip between runs", "sweep",
             needs=("task_id", "final_score"), parts=(_table(
@@ -391,14 +403,18 @@ _ALL = [
         Part("figures.item_difficulty", "item_difficulty", inputs=("items",)))),
     Section("pass_k_runs", "Repeated trials: pass@k and pass^k per run", "sweep",
             needs=("task_id", "final_score"), trials="several", parts=(
-                _table("tables.trials.pass_k", "pass_k", inputs=("runs",), args=_BOOT),
-                _table("tables.trials.flakiness", "flakiness", inputs=("runs",)),
+                _table("tables.trials.pass_k", "pass_k", inputs=("runs",), args=_BOOT,
+                       caption="pass@k and pass^k per run by number of trials k"),
+                _table("tables.trials.flakiness", "flakiness", inputs=("runs",),
+                       caption="Tasks whose trials disagree (flaky tasks), per run"),
                 Part("figures.pass_k_curve", "pass_k_curve", inputs=("pass_k",)))),
     Section("frontier", "Cost-accuracy frontier", "sweep", needs=("task_id", "final_score"),
             uses=_COSTS, uses_at_least=1, trials="any", parts=(
                 _table("tables.sweep.frontier", "frontier", args=(
                     *_T, ("cost", FirstPresent(_COSTS)), ("n_boot", Param("n_boot")),
-                    ("seed", Param("seed")))),
+                    ("seed", Param("seed"))),
+                       caption="Accuracy and mean cost per task on the shared tasks; on the "
+                       "frontier: no other run is both more accurate and cheaper"),
                 Part("figures.frontier", "frontier", inputs=("frontier",)))),
 ]
 

@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): the calibration table, ECE, MCE, Brier and their summary share one
+# binning and one input check; split, the summary and the scores it repeats could drift apart.
 """Confidence calibration of the agent's stated ``confidence_score`` (seed 000 §10).
 
 A task is *correct* when ``final_score >= threshold`` (:func:`~dabench_analysis.schema.correct`,
@@ -22,6 +24,7 @@ from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.binning import bin_index, edge_label, equal_edges
 from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_frame, warn
 from dabench_analysis.stats.proportions import proportion_interval
+from dabench_analysis.stats.results import Score
 
 #: The seed's calibration buckets, in order.
 BUCKETS: tuple[str, ...] = tuple(schema.CALIBRATION_BUCKETS)
@@ -133,7 +136,7 @@ def _bins(conf, ok, n_bins, right, ci=0.95) -> pd.DataFrame:
     for b in range(k):
         m = idx == b
         n, hits = int(m.sum()), int(ok[m].sum())
-        lo, hi = proportion_interval(hits, n, ci, "wilson")
+        lo, hi = proportion_interval(hits, n, ci, "wilson")[:2]
         if n_bins is None:
             name = BUCKETS[b]
         else:
@@ -160,10 +163,19 @@ def _ece_mce(conf, ok, n_bins, right) -> tuple[float, float]:
     return float(np.sum(t.n / t.n.sum() * gaps)), float(gaps.max())
 
 
-def _errors(tasks, confidence, correct, threshold, n_bins, right, what):
+def _binning(n_bins: int | None, right: bool) -> str:
+    edges = "(lo, hi]" if right else "[lo, hi)"
+    return ("the guide's five buckets, " if n_bins is None else
+            f"{int(n_bins)} equal-width bins, ") + edges
+
+
+def _errors(tasks, confidence, correct, threshold, n_bins, right, what) -> Score:
     conf, ok, notes, _ = _inputs(tasks, confidence, correct, threshold)
-    warn(notes + ([f"no tasks: {what} undefined"] if conf.size == 0 else []))
-    return _ece_mce(conf, ok, n_bins, right)
+    empty = [f"no tasks: {what} undefined"] if conf.size == 0 else []
+    warn(notes + empty)
+    value = _ece_mce(conf, ok, n_bins, right)[0 if what == "ECE" else 1]
+    return Score(value, int(conf.size), f"{what}, {_binning(n_bins, right)}",
+                 "; ".join(empty))
 
 
 def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
@@ -233,7 +245,7 @@ def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confiden
 def expected_calibration_error(tasks: pd.DataFrame | None = None, *,
                                confidence="confidence_score", correct=None,
                                threshold: float = schema.SUCCESS_THRESHOLD,
-                               n_bins: int | None = None, right: bool = False) -> float:
+                               n_bins: int | None = None, right: bool = False) -> Score:
     """Expected calibration error: Σ_b (n_b/N) |accuracy_b − mean_confidence_b|.
 
     Parameters
@@ -243,8 +255,9 @@ def expected_calibration_error(tasks: pd.DataFrame | None = None, *,
 
     Returns
     -------
-    float
-        ECE in [0, 1]; NaN (with a warning) when no task has both values.
+    Score
+        ``estimate`` (ECE in [0, 1]; NaN, with a warning and a note, when no task has both
+        values), ``n`` (tasks with both), ``method`` ("ECE, " and the binning).
 
     Raises
     ------
@@ -271,15 +284,16 @@ def expected_calibration_error(tasks: pd.DataFrame | None = None, *,
     --------
     >>> p = [0.1, 0.2, 0.3, 0.4, 0.65, 0.7, 0.8, 0.9, 1.0]
     >>> y = [0, 0, 0, 0, 1, 1, 1, 1, 1]
-    >>> round(expected_calibration_error(confidence=p, correct=y, n_bins=3), 6)
-    0.138889
+    >>> res = expected_calibration_error(confidence=p, correct=y, n_bins=3)
+    >>> round(res.estimate, 6), res.n, res.method
+    (0.138889, 9, 'ECE, 3 equal-width bins, [lo, hi)')
     """
-    return _errors(tasks, confidence, correct, threshold, n_bins, right, "ECE")[0]
+    return _errors(tasks, confidence, correct, threshold, n_bins, right, "ECE")
 
 
 def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                           correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
-                          n_bins: int | None = None, right: bool = False) -> float:
+                          n_bins: int | None = None, right: bool = False) -> Score:
     """Maximum calibration error: max over non-empty bins of |accuracy_b − mean_confidence_b|.
 
     Parameters
@@ -289,8 +303,9 @@ def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="conf
 
     Returns
     -------
-    float
-        MCE in [0, 1]; NaN (with a warning) when no task has both values.
+    Score
+        ``estimate`` (MCE in [0, 1]; NaN, with a warning and a note, when no task has both
+        values), ``n``, ``method`` ("MCE, " and the binning).
 
     Raises
     ------
@@ -309,15 +324,15 @@ def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="conf
 
     Examples
     --------
-    >>> round(max_calibration_error(confidence=[0.9, 0.9, 0.1], correct=[1, 0, 0]), 4)
+    >>> round(max_calibration_error(confidence=[0.9, 0.9, 0.1], correct=[1, 0, 0]).estimate, 4)
     0.4
     """
-    return _errors(tasks, confidence, correct, threshold, n_bins, right, "MCE")[1]
+    return _errors(tasks, confidence, correct, threshold, n_bins, right, "MCE")
 
 
 def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                 correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
-                scale_by_half: bool = True) -> float:
+                scale_by_half: bool = True) -> Score:
     """Brier score: mean of (confidence − correct)², lower is better.
 
     Parameters
@@ -330,8 +345,9 @@ def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_sco
 
     Returns
     -------
-    float
-        Brier score; NaN (with a warning) when no task has both values.
+    Score
+        ``estimate`` (the Brier score; NaN, with a warning and a note, when no task has both
+        values), ``n``, ``method`` ("Brier (mean squared error)" or "Brier (two-class sum)").
 
     Raises
     ------
@@ -345,16 +361,18 @@ def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_sco
 
     Examples
     --------
-    >>> round(brier_score(confidence=[0.1, 0.9, 0.8, 0.3], correct=[0, 1, 1, 0]), 6)  # sklearn
-    0.0375
+    >>> res = brier_score(confidence=[0.1, 0.9, 0.8, 0.3], correct=[0, 1, 1, 0])
+    >>> round(res.estimate, 6), res.method  # sklearn brier_score_loss: 0.0375
+    (0.0375, 'Brier (mean squared error)')
     """
     conf, ok, notes, n_drop = _inputs(tasks, confidence, correct, threshold)
+    name = "Brier (mean squared error)" if scale_by_half else "Brier (two-class sum)"
     if conf.size == 0:
         warn(notes + ["no tasks: Brier score undefined"])
-        return float("nan")
+        return Score(float("nan"), 0, name, "no tasks: Brier score undefined")
     warn(notes)
     b = float(np.mean((conf - ok) ** 2))
-    return b if scale_by_half else 2 * b
+    return Score(b if scale_by_half else 2 * b, int(conf.size), name)
 
 
 def calibration_summary(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
@@ -389,9 +407,8 @@ def calibration_summary(tasks: pd.DataFrame | None = None, *, confidence="confid
     ece, mce = _ece_mce(conf, ok, n_bins, right)
     brier, acc, mc = ((float(np.mean((conf - ok) ** 2)), float(ok.mean()), float(conf.mean()))
                       if conf.size else (np.nan, np.nan, np.nan))
-    edges = "(lo, hi]" if right else "[lo, hi)"
     return pd.DataFrame([{
         "n": int(conf.size), "n_dropped": n_drop, "accuracy": acc,
         "mean_confidence": mc, "ece": ece, "mce": mce, "brier": brier,
         "n_bins": len(BUCKETS) if n_bins is None else int(n_bins),
-        "binning": ("seed buckets, " if n_bins is None else "equal width, ") + edges}])
+        "binning": _binning(n_bins, right)}])

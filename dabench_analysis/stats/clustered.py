@@ -9,9 +9,14 @@ import pandas as pd
 from scipy import stats as st
 
 from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.descriptive import bounded_interval
 from dabench_analysis.stats.inputs import as_float, check_ci, check_frame, warn
+from dabench_analysis.stats.results import StandardError
 
-_SE_METHODS = ("clt", "bernoulli", "eq4", "cr0", "cr1")
+#: The standard errors by name, as ``method`` columns print them.
+SE_NAMES = {"clt": "CLT (unclustered)", "bernoulli": "Bernoulli", "eq4": "Miller Eq. 4",
+            "cr0": "CR0", "cr1": "CR1"}
+_SE_METHODS = tuple(SE_NAMES)
 
 
 def _se(values: np.ndarray, clusters: np.ndarray | None, method: str) -> float:
@@ -47,7 +52,7 @@ def _one_cluster_note(n: int, clusters: np.ndarray | None, method: str) -> list[
             "NaN"] if g < 2 else []
 
 
-def clustered_se(values, clusters=None, *, method: str = "cr1") -> float:
+def clustered_se(values, clusters=None, *, method: str = "cr1") -> StandardError:
     """Standard error of a mean score when tasks are clustered (Miller 2024).
 
     Parameters
@@ -64,9 +69,11 @@ def clustered_se(values, clusters=None, *, method: str = "cr1") -> float:
 
     Returns
     -------
-    float
-        The standard error; NaN for n < 2, and NaN with a warning for a cluster method
-        (``cr1``, ``cr0``, ``eq4``) with a single cluster.
+    StandardError
+        ``se``, ``n`` (values used), ``n_clusters``, ``method`` (its name: "CR1", "CR0",
+        "Miller Eq. 4", "CLT (unclustered)", "Bernoulli") and ``note``. ``se`` is NaN for
+        n < 2, and NaN with a warning and a note for a cluster method (``cr1``, ``cr0``,
+        ``eq4``) with a single cluster.
 
     Raises
     ------
@@ -95,8 +102,10 @@ def clustered_se(values, clusters=None, *, method: str = "cr1") -> float:
     --------
     >>> s = [1, 1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0]
     >>> g = [0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 3, 3]
-    >>> round(clustered_se(s, g, method="eq4"), 6), round(clustered_se(s, g), 6)
+    >>> round(clustered_se(s, g, method="eq4").se, 6), round(clustered_se(s, g).se, 6)
     (0.160202, 0.178226)
+    >>> clustered_se(s, g).method, clustered_se(s, g).n_clusters
+    ('CR1', 4)
     """
     if method not in _SE_METHODS:
         raise ValueError(f"method must be one of {', '.join(_SE_METHODS)}; got {method!r}")
@@ -106,9 +115,13 @@ def clustered_se(values, clusters=None, *, method: str = "cr1") -> float:
         raise ValueError(f"values and clusters differ in length: {x.size} vs {c.size}")
     keep = ~np.isnan(x) & (np.ones(x.size, bool) if c is None else ~pd.isna(c))
     c = None if c is None else c[keep]
+    one = _one_cluster_note(int(keep.sum()), c, method)
     warn([f"{int((~keep).sum())} rows dropped: missing value or cluster" if not keep.all()
-          else ""] + _one_cluster_note(int(keep.sum()), c, method))
-    return _se(x[keep], c, method)
+          else ""] + one)
+    n = int(keep.sum())
+    g = n if c is None or method in ("clt", "bernoulli") else int(pd.unique(c).size)
+    note = one[0] if one else ("n < 2: standard error undefined" if n < 2 else "")
+    return StandardError(_se(x[keep], c, method), n, g, SE_NAMES[method], note)
 
 
 def clustered_mean_ci(tasks: pd.DataFrame, *, metric: str = "final_score",
@@ -126,7 +139,7 @@ def clustered_mean_ci(tasks: pd.DataFrame, *, metric: str = "final_score",
     cluster : str or None
         Cluster column (default ``task_type``); None treats tasks as independent.
     ci : float
-        Confidence level; the interval is mean ± z_{(1+ci)/2} · SE.
+        Confidence level (normal quantile z_{(1+ci)/2}, as Miller's Eq. 3).
     method : {"cr1", "cr0", "eq4", "clt", "bernoulli"}
         See :func:`clustered_se`.
 
@@ -135,8 +148,9 @@ def clustered_mean_ci(tasks: pd.DataFrame, *, metric: str = "final_score",
     DataFrame
         One row: ``metric``, ``cluster``, ``n``, ``n_clusters``, ``mean``, ``se``, ``se_clt``
         (unclustered, Eq. 1), ``design_effect`` ((se/se_clt)²), ``ci_low``, ``ci_high``,
-        ``method``. One cluster: NaN ``se`` and interval, with a warning (see
-        :func:`clustered_se`).
+        ``method`` (the SE and the interval: "CR1; logit normal" for [0, 1] values, "CR1;
+        normal" otherwise), ``note``. One cluster, n < 2 or zero SE: NaN ``se`` or interval,
+        with a warning and a note (see :func:`clustered_se`).
 
     Raises
     ------
@@ -147,8 +161,12 @@ def clustered_mean_ci(tasks: pd.DataFrame, *, metric: str = "final_score",
 
     Notes
     -----
-    The paper uses z = 1.96; we use the exact normal quantile (1.959964 for 95%), which moves
-    the bounds by ~1e-6 on its worked example.
+    Values in [0, 1] (scores, flags) get the package's bounded interval
+    (:func:`stats.descriptive.bounded_interval`): expit(logit(m) ± z · SE / (m(1 − m))),
+    inside [0, 1], with the G clusters as the independent units of its all-0 / all-1 bound;
+    Miller's Eq. 3, mean ± z · SE, is kept for unbounded values (it left [0, 1]: [0.852,
+    1.048] for a mean of 0.95). The paper uses z = 1.96; we use the exact normal quantile
+    (1.959964 for 95%).
 
     References
     ----------
@@ -175,12 +193,24 @@ def clustered_mean_ci(tasks: pd.DataFrame, *, metric: str = "final_score",
     c = None if c is None else c[keep]
     se, se_clt = _se(x, c, method), _se(x, None, "clt")
     mean = float(x.mean()) if x.size else np.nan
-    z = st.norm.ppf(0.5 + ci / 2)
+    g = int(x.size if c is None else pd.unique(c).size)
     deff = (se / se_clt) ** 2 if se_clt and np.isfinite(se) and se_clt > 0 else np.nan
-    warn([f"n = {x.size}: standard error undefined" if x.size < 2 else ""]
-         + _one_cluster_note(x.size, c, method))
+    lo, hi, how, note = _interval(x, mean, se, g, ci)
+    notes = [f"n = {x.size}: standard error undefined" if x.size < 2 else ""] + \
+        _one_cluster_note(x.size, c, method)
+    notes += [note] if note and x.size >= 2 and not any(notes) else []
+    warn(notes)
     return pd.DataFrame([{
-        "metric": metric, "cluster": cluster, "n": int(x.size),
-        "n_clusters": int(x.size if c is None else pd.unique(c).size), "mean": mean, "se": se,
-        "se_clt": se_clt, "design_effect": deff, "ci_low": mean - z * se,
-        "ci_high": mean + z * se, "method": method}])
+        "metric": metric, "cluster": cluster, "n": int(x.size), "n_clusters": g, "mean": mean,
+        "se": se, "se_clt": se_clt, "design_effect": deff, "ci_low": lo, "ci_high": hi,
+        "method": f"{SE_NAMES[method]}; {how}", "note": "; ".join(n for n in notes if n)}])
+
+
+def _interval(x: np.ndarray, mean: float, se: float, g: int, ci: float) -> tuple:
+    """Bounded for values in [0, 1], else mean ± z · SE; NaN with a note when not estimable."""
+    if x.size and (x >= 0).all() and (x <= 1).all():
+        return tuple(bounded_interval(mean, se, n=g, ci=ci))
+    if not np.isfinite(se) or se <= 0:
+        return np.nan, np.nan, "normal", "standard error not estimable or zero"
+    z = st.norm.ppf(0.5 + ci / 2)
+    return mean - z * se, mean + z * se, "normal", ""

@@ -67,7 +67,8 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
         ``mean_baseline``, ``mean_proposed``, ``mean_diff``, ``se_diff``, ``ci_low``, ``ci_high``
         (t-interval of the mean difference), ``statistic`` (T+, sum of ranks of positive
         differences = R's V), ``p_value``, ``alternative``, ``zero_method``, ``wilcoxon_method``,
-        ``effect_size`` (= ``cohens_d_z``), ``magnitude`` (Cohen label of d_z or "undefined"),
+        ``effect_size`` (= ``cohens_d_z``), ``effect`` ("d_z": the kind of ``effect_size``),
+        ``magnitude`` (Cohen label of d_z or "undefined"),
         ``cohens_d_z``, ``cohens_d`` (pooled SD sqrt((s1²+s2²)/2), as in the seed), ``hedges_g``,
         ``rank_biserial`` (matched pairs, (T+ − T−)/(T+ + T−)), ``method``, ``note``.
 
@@ -124,7 +125,7 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
                      alternative=alternative, method=method, decimals=decimals)
     summ = t_summary(xp - xb, ci)
     eff, eff_notes = standardized_effects(xp, xb, paired=True)
-    notes += [sr["note"]] + eff_notes
+    notes += [sr["note"], f"mean difference: {summ['note']}" if summ["note"] else ""] + eff_notes
     row = {"metric": metric, **counts, "n_nonzero": sr["n_nonzero"],
            "mean_baseline": xb.mean() if xb.size else np.nan,
            "mean_proposed": xp.mean() if xp.size else np.nan,
@@ -132,6 +133,7 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
            "ci_high": summ["ci_high"], "statistic": sr["statistic"], "p_value": sr["p_value"],
            "alternative": alternative, "zero_method": zero_method,
            "wilcoxon_method": sr["wilcoxon_method"], "effect_size": eff["cohens_d_z"],
+           "effect": "d_z",
            "magnitude": magnitude_d(eff["cohens_d_z"]), **eff,
            "rank_biserial": sr["rank_biserial"],
            "method": "Wilcoxon signed-rank; t-interval of mean difference",
@@ -167,7 +169,8 @@ def unpaired_comparison(a, b, *, metric: str = "final_score", alternative: str =
         values), ``mean_a``, ``mean_b``,
         ``median_a``, ``median_b``, ``mean_diff`` (a − b), ``ci_low``, ``ci_high`` (Welch
         t-interval), ``statistic`` (U of a = R's W), ``p_value``, ``mwu_method``, ``effect_size``
-        (= ``rank_biserial``), ``magnitude`` (Romano et al. 2006 label of Cliff's delta),
+        (= ``rank_biserial``), ``effect`` ("rank-biserial": the kind of ``effect_size``),
+        ``magnitude`` (Romano et al. 2006 label of Cliff's delta),
         ``rank_biserial`` (2U/(n_a n_b) − 1), ``cliffs_delta`` (P(a>b) − P(a<b); equal to the
         rank-biserial), ``cles`` (P(a>b) + ½P(a=b)), ``cohens_d``, ``hedges_g``, ``method``,
         ``note``.
@@ -217,8 +220,9 @@ def unpaired_comparison(a, b, *, metric: str = "final_score", alternative: str =
     n_na += n_inf
     mw = mann_whitney(x, y, alternative=alternative, method=method)
     eff, eff_notes = standardized_effects(x, y, paired=False)
-    lo, hi = welch_interval(x, y, ci)
-    notes += [mw["note"]] + eff_notes
+    welch = welch_interval(x, y, ci)
+    lo, hi = welch.low, welch.high
+    notes += [mw["note"], welch.note if x.size and y.size else ""] + eff_notes
     row = {"metric": metric, "n_a": x.size, "n_b": y.size, "n_dropped_na": n_na,
            "mean_a": x.mean() if x.size else np.nan, "mean_b": y.mean() if y.size else np.nan,
            "median_a": np.median(x) if x.size else np.nan,
@@ -226,7 +230,8 @@ def unpaired_comparison(a, b, *, metric: str = "final_score", alternative: str =
            "mean_diff": x.mean() - y.mean() if x.size and y.size else np.nan,
            "ci_low": lo, "ci_high": hi, "statistic": mw["statistic"], "p_value": mw["p_value"],
            "alternative": alternative, "mwu_method": mw["mwu_method"],
-           "effect_size": mw["rank_biserial"], "magnitude": magnitude_delta(mw["rank_biserial"]),
+           "effect_size": mw["rank_biserial"], "effect": "rank-biserial",
+           "magnitude": magnitude_delta(mw["rank_biserial"]),
            "rank_biserial": mw["rank_biserial"], "cliffs_delta": mw["rank_biserial"],
            "cles": mw["cles"], "cohens_d": eff["cohens_d"], "hedges_g": eff["hedges_g"],
            "method": "Mann-Whitney U; Welch t-interval of mean difference",

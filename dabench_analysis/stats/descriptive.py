@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): every interval of a mean (t, logit t with its bounds, Wilson, the
+# bootstrap) and the summaries built on them; the bounded-interval rule is shared from here.
 """Descriptive summaries with intervals of the mean, and bootstrap intervals
 (scipy.stats.bootstrap).
 
@@ -21,18 +23,55 @@ from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.inputs import as_float, check_ci, check_frame, warn
 from dabench_analysis.stats.proportions import proportion_interval
+from dabench_analysis.stats.results import Interval
 
 #: Interval methods, as named in ``method`` columns.
 T, LOGIT_T, WILSON = "t", "logit t", "Wilson"
 
 
+#: Why an interval is NaN, as its ``note`` says.
+NOT_ESTIMABLE_N = "n = {n}: interval not estimable (needs 2 values)"
+NOT_ESTIMABLE_CONSTANT = "zero variance (every value {v:g}): interval not estimable"
+NOT_ESTIMABLE_ROUNDING = "zero variance to rounding (R: data are essentially constant): " \
+    "interval not estimable"
+
+
 def t_summary(x: np.ndarray, ci: float = 0.95) -> dict:
-    """n, mean, std (ddof=1), sem and the t-interval of the mean, guarded for n < 2."""
+    """n, mean, std (ddof = 1), sem, the t-interval of the mean and a note.
+
+    Parameters
+    ----------
+    x : ndarray of float
+        One sample; NaN dropped.
+    ci : float
+        Confidence level.
+
+    Returns
+    -------
+    dict
+        ``n``, ``mean``, ``std``, ``sem``, ``ci_low``, ``ci_high``, ``note``. The interval is
+        NaN, with the reason in ``note`` (empty for n = 0), when it is not estimable: n < 2,
+        or every value equal (to rounding: s/√n <= 10 ε |mean|, R's test)
+        (zero variance; R ``t.test`` stops with "data are essentially constant"), never a
+        zero-width interval.
+
+    Notes
+    -----
+    mean ± t_{n−1, (1+ci)/2} · s/√n (R ``t.test(x)$conf.int``).
+
+    Examples
+    --------
+    >>> r = t_summary(np.array([1.0, 2.0, 3.0, 4.0]))  # R: t.test(1:4)$conf.int
+    >>> round(r["ci_low"], 4), round(r["ci_high"], 4)
+    (0.4457, 4.5543)
+    >>> t_summary(np.array([0.25, 0.25]))["note"]
+    'zero variance (every value 0.25): interval not estimable'
+    """
     x = np.asarray(x, dtype=float)
     x = x[~np.isnan(x)]
     n = x.size
     out = {"n": n, "mean": np.nan, "std": np.nan, "sem": np.nan, "ci_low": np.nan,
-           "ci_high": np.nan}
+           "ci_high": np.nan, "note": NOT_ESTIMABLE_N.format(n=n) if n == 1 else ""}
     if n == 0:
         return out
     out["mean"] = float(x.mean())
@@ -40,8 +79,12 @@ def t_summary(x: np.ndarray, ci: float = 0.95) -> dict:
         return out
     sd = float(x.std(ddof=1))
     sem = sd / np.sqrt(n)
+    out.update(std=sd, sem=sem)
+    if sem <= 10 * np.finfo(float).eps * abs(out["mean"]) or np.all(x == x[0]):  # R's rule
+        return out | {"note": NOT_ESTIMABLE_CONSTANT.format(v=float(f"{x[0]:.12g}"))
+                      if np.all(x == x[0]) else NOT_ESTIMABLE_ROUNDING}
     half = st.t.ppf(0.5 + ci / 2, n - 1) * sem
-    out.update(std=sd, sem=sem, ci_low=out["mean"] - half, ci_high=out["mean"] + half)
+    out.update(ci_low=float(out["mean"] - half), ci_high=float(out["mean"] + half))
     return out
 
 
@@ -79,8 +122,10 @@ def mean_summary(x, ci: float = 0.95, *, method: str = T) -> dict:
     to continuous scores. When every value is 1 (m = 1), the logit is infinite; the interval
     is then [(α/2)^(1/n), 1] with α = 1 − ci, the Clopper–Pearson bound at k = n, which holds
     for any variable in [0, 1] because P(X = 1) <= E[X] (Markov), so P(all n are 1) <= m^n;
-    symmetrically [0, 1 − (α/2)^(1/n)] when every value is 0. Constant values inside (0, 1)
-    give a zero-width interval, as the t-interval does. Values outside [0, 1] fall back to
+    symmetrically [0, 1 − (α/2)^(1/n)] when every value is 0 (:func:`bounded_interval`).
+    Constant values inside (0, 1), and constant values with the t-interval, have no
+    estimable interval: NaN with a note (R ``t.test`` stops: "data are essentially
+    constant"), never a zero-width interval. Values outside [0, 1] fall back to
     the t-interval, named "t (values outside [0, 1])". Wilson: the score interval of
     k = Σx successes in n (``statsmodels`` ``proportion_confint(method="wilson")``, R
     ``prop.test(k, n, correct = FALSE)``); non-0/1 values fall back to logit t. Every method
@@ -105,30 +150,87 @@ def mean_summary(x, ci: float = 0.95, *, method: str = T) -> dict:
     """
     if method not in (T, LOGIT_T, WILSON):
         raise ValueError(f"method must be 't', 'logit t' or 'Wilson'; got {method!r}")
-    out = t_summary(x, ci) | {"method": method, "note": ""}
+    out = t_summary(x, ci) | {"method": method}
     v = np.asarray(x, dtype=float)
     v = v[~np.isnan(v)]
     if method == T or out["n"] < 2:
         return out
     if (v < 0).any() or (v > 1).any():
         note = f"{int(((v < 0) | (v > 1)).sum())} values outside [0, 1]: t-interval"
-        return out | {"method": "t (values outside [0, 1])", "note": note}
+        return out | {"method": "t (values outside [0, 1])",
+                      "note": "; ".join(n for n in (note, out["note"]) if n)}
     if method == WILSON and np.isin(v, (0.0, 1.0)).all():
-        lo, hi = proportion_interval(int(v.sum()), v.size, ci, "wilson")
-        return out | {"ci_low": lo, "ci_high": hi}
-    lo, hi, name = _logit_t(out["mean"], out["sem"], out["n"], ci)
-    return out | {"ci_low": lo, "ci_high": hi, "method": name}
+        res = proportion_interval(int(v.sum()), v.size, ci, "wilson")
+        return out | {"ci_low": res.low, "ci_high": res.high, "note": res.note}
+    res = bounded_interval(out["mean"], out["sem"], n=out["n"], ci=ci, df=out["n"] - 1)
+    return out | {"ci_low": res.low, "ci_high": res.high, "method": res.method,
+                  "note": (out["note"] or res.note) if res.note else ""}
 
 
-def _logit_t(m: float, sem: float, n: int, ci: float) -> tuple[float, float, str]:
+def bounded_interval(mean: float, se: float, *, n: int, ci: float = 0.95,
+                     df: float | None = None) -> Interval:
+    """The package's interval of a mean of values in [0, 1]: logit-t (or logit-normal).
+
+    Parameters
+    ----------
+    mean : float
+        The mean, in [0, 1].
+    se : float
+        Its standard error (s/√n, or a clustered one).
+    n : int
+        Independent units behind the mean (tasks; clusters for a clustered SE): the exponent
+        of the bound when every value is 0 or 1.
+    ci : float
+        Confidence level.
+    df : float, optional
+        Degrees of freedom of the t quantile; None: the normal quantile.
+
+    Returns
+    -------
+    Interval
+        ``low``, ``high`` (inside [0, 1]), ``method`` ("logit t" or "logit normal", with the
+        bound rule named when it applies) and ``note``. Not estimable (NaN, with the reason
+        in ``note``): n < 2, a missing SE, or a zero SE (to rounding: se <= 10 ε · mean, R's
+        ``t.test`` rule) with a mean inside (0, 1).
+
+    Notes
+    -----
+    expit(logit(m) ± q · se / (m(1 − m))), q the t (``df``) or normal quantile of (1 + ci)/2:
+    the delta-method interval on the logit scale, inside (0, 1) and asymmetric near a bound
+    (Brown, Cai and DasGupta 2001, with the binomial variance replaced by se²). When m = 1
+    the logit is infinite and the interval is [(α/2)^(1/n), 1] (α = 1 − ci), the
+    Clopper–Pearson bound at k = n, valid for any variable in [0, 1] since P(all n units
+    are 1) <= m^n (Markov); [0, 1 − (α/2)^(1/n)] when m = 0.
+
+    References
+    ----------
+    Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a binomial
+    proportion. Statistical Science 16(2), 101–133.
+
+    Examples
+    --------
+    >>> res = bounded_interval(0.95, 0.05, n=20, df=19)  # 19 ones and a zero
+    >>> round(res.low, 4), round(res.high, 4), res.method
+    (0.6773, 0.9942, 'logit t')
+    >>> bounded_interval(0.5, 0.0, n=4, df=3).note
+    'zero variance to rounding (R: data are essentially constant): interval not estimable'
+    """
+    name = LOGIT_T if df is not None else "logit normal"
+    if n < 2 or not np.isfinite(se):
+        return Interval(np.nan, np.nan, name, NOT_ESTIMABLE_N.format(n=n) if n < 2 else
+                        "standard error not estimable")
     bound = ((1 - ci) / 2) ** (1 / n)
-    if m >= 1.0:
-        return bound, 1.0, f"{LOGIT_T}; Clopper-Pearson bound (all values 1)"
-    if m <= 0.0:
-        return 0.0, 1.0 - bound, f"{LOGIT_T}; Clopper-Pearson bound (all values 0)"
-    half = st.t.ppf(0.5 + ci / 2, n - 1) * sem / (m * (1 - m))
-    centre = special.logit(m)
-    return float(special.expit(centre - half)), float(special.expit(centre + half)), LOGIT_T
+    if mean >= 1.0:
+        return Interval(bound, 1.0, f"{name}; Clopper-Pearson bound (all values 1)")
+    if mean <= 0.0:
+        return Interval(0.0, 1.0 - bound, f"{name}; Clopper-Pearson bound (all values 0)")
+    if se <= 10 * np.finfo(float).eps * abs(mean):  # zero, to rounding (R's t.test rule)
+        return Interval(np.nan, np.nan, name, NOT_ESTIMABLE_ROUNDING)
+    q = st.t.ppf(0.5 + ci / 2, df) if df is not None else st.norm.ppf(0.5 + ci / 2)
+    half = q * se / (mean * (1 - mean))
+    centre = special.logit(mean)
+    return Interval(float(special.expit(centre - half)), float(special.expit(centre + half)),
+                    name)
 
 
 def _as_list(x) -> list:
@@ -262,8 +364,8 @@ def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
     def summary(m: str, v: np.ndarray) -> dict:
         r = mean_summary(v, ci, method=how[m])
         note = r.pop("note")
-        if note:
-            notes.append(f"{m}: {note}")
+        if note and not note.startswith("n = "):  # n = 1 speaks for itself in the n column
+            notes.append(f"{schema.label(m)}: {note}")
         return r
 
     if not by_cols:
@@ -333,8 +435,9 @@ def bootstrap_ci(values, *, statistic: Callable = np.mean, n_resamples: int = 10
     Notes
     -----
     Degenerate input is defined, with a :class:`StatisticsWarning`: n = 0 gives NaN everywhere;
-    all values equal (including n = 1) gives a zero-width interval at the estimate and se = 0
-    (every resample has the same statistic; scipy would return NaN). If BCa cannot be computed
+    all values equal (including n = 1) gives the estimate, se = 0 and a NaN interval with a note
+    (every resample has the same statistic: the interval is not estimable, never zero-width;
+    scipy returns NaN too). If BCa cannot be computed
     for other reasons (e.g. a statistic with a degenerate jackknife) the percentile interval is
     returned and ``method`` says so.
 
@@ -365,8 +468,9 @@ def bootstrap_ci(values, *, statistic: Callable = np.mean, n_resamples: int = 10
         notes.append("no values: bootstrap undefined")
     elif np.all(x == x[0]):
         est = float(statistic(x))
-        row.update(estimate=est, se=0.0, ci_low=est, ci_high=est)
-        notes.append(f"degenerate sample (n = {x.size}, all values equal): zero-width interval")
+        row.update(estimate=est, se=0.0)
+        notes.append(f"degenerate sample (n = {x.size}, all values equal): interval not "
+                     "estimable")
     else:
         row["estimate"] = float(statistic(x))
         res = _scipy_bootstrap(x, statistic, n_resamples, methods[method], seed, ci)

@@ -149,8 +149,10 @@ _CHANCE: dict[str, Callable[[_Tally], tuple[float, np.ndarray]]] = {
     "gwet": _chance_gwet, "fleiss": _chance_fleiss, "conger": _chance_conger}
 
 
-def _inference(t: _Tally, pe: float, pe_i: np.ndarray, ci: float) -> dict[str, float]:
-    """Estimate, Gwet's linearised variance, t-interval (upper bound capped at 1), p-value."""
+def _inference(t: _Tally, pe: float, pe_i: np.ndarray, ci: float,
+               low: float = -1.0) -> dict[str, Any]:
+    """Estimate, Gwet's linearised variance, t-interval truncated to [low, 1], p-value; a zero
+    variance leaves the interval NaN with a note (not estimable), never zero-width."""
     n, n2 = t.ri.size, int(t.two.sum())
     coef = (t.pa - pe) / (1 - pe)
     c_i = (n / n2) * (t.pa_i - pe * t.two) / (1 - pe)
@@ -159,8 +161,10 @@ def _inference(t: _Tally, pe: float, pe_i: np.ndarray, ci: float) -> dict[str, f
     se = 0.0 if se <= 1e-15 else se
     half = float(stats.t.ppf(0.5 + ci / 2, n - 1)) * se
     p = float(2 * stats.t.sf(abs(coef) / se, n - 1)) if se > 0 else float(coef == 0)
-    return {"estimate": float(coef), "se": se, "ci_low": float(coef - half),
-            "ci_high": float(min(1.0, coef + half)), "p_value": p, "pa": t.pa, "pe": pe}
+    lo, hi = (max(low, coef - half), min(1.0, coef + half)) if se > 0 else (np.nan, np.nan)
+    return {"estimate": float(coef), "se": se, "ci_low": float(lo), "ci_high": float(hi),
+            "p_value": p, "pa": t.pa, "pe": pe,
+            "note": "" if se > 0 else "zero variance: interval not estimable"}
 
 
 def _as_codes(ratings: Any, scores: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -213,7 +217,8 @@ def agreement_coefficients(ratings: pd.DataFrame | np.ndarray, scores: Sequence[
         One row per coefficient: ``coefficient`` (``percent_agreement``, ``brennan_prediger``,
         ``gwet_ac1`` or ``gwet_ac2``, ``fleiss_kappa``, ``conger_kappa``), ``estimate``, ``se``
         (Gwet's linearised standard error), ``ci_low, ci_high`` (t-interval, n_items - 1 df,
-        upper bound capped at 1), ``p_value`` (two-sided t-test of H0: coefficient = 0), ``pa``
+        truncated to the coefficient's range: [0, 1] for percent agreement, [−1, 1] for the
+        others, as ``method`` says; NaN with a note when the variance is 0), ``p_value`` (two-sided t-test of H0: coefficient = 0), ``pa``
         (weighted percent agreement), ``pe`` (chance agreement), ``n_items``, ``n_raters``,
         ``weights``, ``method``, ``note`` ("" or why the row is NaN).
 
@@ -287,12 +292,14 @@ def _row(name: str, t: _Tally, weights: str, ci: float) -> dict[str, Any]:
     label = {"gwet": "gwet_ac1" if weights == "identity" else "gwet_ac2",
              "fleiss": "fleiss_kappa", "conger": "conger_kappa"}.get(name, name)
     method = _METHOD[name].format(1 if weights == "identity" else 2)
+    low = 0.0 if name == "percent_agreement" else -1.0
     row = {"coefficient": label, "n_items": n, "n_raters": r, "weights": weights,
-           "method": f"{method} (Gwet 2014), t-interval on Gwet's variance", "note": ""}
+           "method": f"{method} (Gwet 2014), t-interval on Gwet's variance truncated to "
+                     f"[{low:g}, 1]", "note": ""}
     pe, pe_i = _CHANCE[name](t)
     if 1 - pe <= 1e-12:
         warnings.warn(f"{label} undefined: chance agreement is 1 (all ratings in one "
                       "category); reported as NaN", stacklevel=3)
         return row | dict.fromkeys(["estimate", "se", "ci_low", "ci_high", "p_value"], np.nan) | {
             "pa": t.pa, "pe": pe, "note": "undefined: chance agreement is 1"}
-    return row | _inference(t, pe, pe_i, ci)
+    return row | _inference(t, pe, pe_i, ci, low)

@@ -15,12 +15,17 @@ from dabench_analysis import schema
 from dabench_analysis.stats.comparison import paired_comparison
 from dabench_analysis.stats.descriptive import _as_list
 from dabench_analysis.stats.inputs import StatisticsWarning, check_frame, warn
+from dabench_analysis.stats.results import AdjustedPValues
 
+#: The names of the adjustments, as ``method`` columns and notes print them.
+ADJUSTMENT_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg",
+                    "fdr_by": "Benjamini-Yekutieli", "simes-hochberg": "Hochberg",
+                    "hommel": "Hommel"}
 _ADJUST = {"holm": "holm", "bonferroni": "bonferroni", "bh": "fdr_bh", "fdr_bh": "fdr_bh",
            "by": "fdr_by", "fdr_by": "fdr_by", "hochberg": "simes-hochberg", "hommel": "hommel"}
 
 
-def adjust_pvalues(p, *, method: str = "holm") -> np.ndarray:
+def adjust_pvalues(p, *, method: str = "holm") -> AdjustedPValues:
     """Adjust p-values for multiple comparisons, leaving NaN in place (as R ``p.adjust``).
 
     Parameters
@@ -32,8 +37,10 @@ def adjust_pvalues(p, *, method: str = "holm") -> np.ndarray:
 
     Returns
     -------
-    ndarray of float
-        Adjusted p-values, same length and order, NaN where the input is NaN.
+    AdjustedPValues
+        ``p_adjusted`` (ndarray: same length and order as ``p``, NaN where the input is NaN),
+        ``m`` (the number of tests counted) and ``method`` (its name: "Holm",
+        "Benjamini-Hochberg", ...).
 
     Raises
     ------
@@ -53,8 +60,9 @@ def adjust_pvalues(p, *, method: str = "holm") -> np.ndarray:
 
     Examples
     --------
-    >>> adjust_pvalues([0.01, float("nan"), 0.04, 0.20], method="bh").round(4).tolist()
-    [0.03, nan, 0.06, 0.2]
+    >>> res = adjust_pvalues([0.01, float("nan"), 0.04, 0.20], method="bh")
+    >>> res.p_adjusted.round(4).tolist(), res.m, res.method  # R: p.adjust(p, "BH")
+    ([0.03, nan, 0.06, 0.2], 3, 'Benjamini-Hochberg')
     """
     if method not in _ADJUST:
         raise ValueError(f"method must be one of {', '.join(_ADJUST)}; got {method!r}")
@@ -65,7 +73,7 @@ def adjust_pvalues(p, *, method: str = "holm") -> np.ndarray:
     out = np.full(p.shape, np.nan)
     if ok.any():
         out[ok] = multipletests(p[ok], method=_ADJUST[method])[1]
-    return out
+    return AdjustedPValues(out, int(ok.sum()), ADJUSTMENT_NAMES[_ADJUST[method]])
 
 
 def compare_runs(baseline: pd.DataFrame, proposed: pd.DataFrame, *,
@@ -130,7 +138,7 @@ def compare_runs(baseline: pd.DataFrame, proposed: pd.DataFrame, *,
             rows.append(paired_comparison(baseline, proposed, metric=m, on=on, ci=ci))
         notes += [f"{m}: {w.message}" for w in caught if issubclass(w.category, StatisticsWarning)]
     out = pd.concat(rows, ignore_index=True)
-    out["p_adjusted"] = adjust_pvalues(out["p_value"].to_numpy(), method=correction)
+    out["p_adjusted"] = adjust_pvalues(out["p_value"].to_numpy(), method=correction).p_adjusted
     out["correction"] = correction
     warn(notes)
     return out

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats as st
 
+from dabench_analysis.stats.results import Interval
+
 
 def signed_rank(d: np.ndarray, *, zero_method: str = "wilcox", correction: bool = True,
                 alternative: str = "two-sided", method: str = "auto",
@@ -108,16 +110,49 @@ def mann_whitney(x: np.ndarray, y: np.ndarray, *, alternative: str = "two-sided"
     return out
 
 
-def welch_interval(x: np.ndarray, y: np.ndarray, ci: float = 0.95) -> tuple[float, float]:
-    """Welch t-interval of mean(x) - mean(y); NaN when a side has n < 2 or both SDs are 0."""
+def welch_interval(x: np.ndarray, y: np.ndarray, ci: float = 0.95) -> Interval:
+    """Welch t-interval of mean(x) − mean(y).
+
+    Parameters
+    ----------
+    x, y : ndarray of float
+        The two samples (no NaN), in the metric's unit.
+    ci : float
+        Confidence level.
+
+    Returns
+    -------
+    Interval
+        ``low``, ``high``, ``method`` ("Welch t") and ``note``. Not estimable, so NaN with the
+        reason in ``note``: a side with n < 2, or both standard deviations 0 (R ``t.test``
+        stops: "data are essentially constant").
+
+    Notes
+    -----
+    d ± t_{ν, (1+ci)/2} · sqrt(s_x²/n_x + s_y²/n_y) with the Welch–Satterthwaite ν (R
+    ``t.test(x, y)$conf.int``, scipy ``ttest_ind(equal_var=False).confidence_interval``).
+
+    References
+    ----------
+    Welch, B. L. (1947). The generalization of "Student's" problem when several different
+    population variances are involved. Biometrika 34, 28–35.
+
+    Examples
+    --------
+    >>> res = welch_interval(np.array([1.0, 2, 3, 4]), np.array([2.0, 4, 6, 8, 10]))
+    >>> round(res.low, 4), round(res.high, 4)  # R: t.test(x, y)$conf.int
+    (-7.3854, 0.3854)
+    >>> welch_interval(np.array([1.0, 1]), np.array([0.0, 0]))
+    Interval(low=nan, high=nan, method='Welch t', note='zero variance in both groups: not estimable')
+    """
     nx, ny = x.size, y.size
     if nx < 2 or ny < 2:
-        return np.nan, np.nan
+        return Interval(np.nan, np.nan, "Welch t", f"n = {nx} and {ny}: needs 2 per group")
     vx, vy = x.var(ddof=1) / nx, y.var(ddof=1) / ny
     diff = float(x.mean() - y.mean())
     se = np.sqrt(vx + vy)
     if se == 0:
-        return diff, diff
+        return Interval(np.nan, np.nan, "Welch t", "zero variance in both groups: not estimable")
     df = (vx + vy) ** 2 / (vx**2 / (nx - 1) + vy**2 / (ny - 1))
     half = st.t.ppf(0.5 + ci / 2, df) * se
-    return diff - half, diff + half
+    return Interval(float(diff - half), float(diff + half), "Welch t")

@@ -48,8 +48,8 @@ def min_detectable_effect(n: int, *, alpha: float = 0.05, power: float = 0.8,
     Returns
     -------
     DataFrame
-        One row: ``n``, ``alpha``, ``power``, ``paired``, ``effect_size``, ``method``,
-        ``note``. n < 2 gives NaN with a warning.
+        One row: ``n``, ``alpha``, ``power``, ``paired``, ``effect_size``, ``effect`` ("d_z"
+        paired, "d" otherwise), ``method``, ``note``. n < 2 gives NaN with a warning.
 
     Raises
     ------
@@ -86,7 +86,7 @@ def min_detectable_effect(n: int, *, alpha: float = 0.05, power: float = 0.8,
         eff, note = _checked_effect(eff, n, alpha, power, alternative, paired)
     warn([note])
     return pd.DataFrame([{"n": n, "alpha": alpha, "power": power, "paired": paired,
-                          "effect_size": abs(eff),
+                          "effect_size": abs(eff), "effect": "d_z" if paired else "d",
                           "method": "paired t (TTestPower)" if paired else
                           "two-sample t (TTestIndPower)", "note": note}])
 
@@ -163,7 +163,8 @@ def required_n(effect: float, *, alpha: float = 0.05, power: float = 0.8, paired
     Returns
     -------
     DataFrame
-        One row: ``effect_size``, ``alpha``, ``power``, ``paired``, ``n_exact`` (the real n at
+        One row: ``effect_size``, ``effect`` ("d_z" paired, "d" otherwise), ``alpha``,
+        ``power``, ``paired``, ``n_exact`` (the real n at
         which the power is reached; NaN when already n = 2 exceeds it), ``n`` (smallest whole
         n reaching the power), ``achieved_power`` (at ``n``), ``method``, ``note``. effect = 0
         gives NaN with a warning (never inf).
@@ -205,7 +206,8 @@ def required_n(effect: float, *, alpha: float = 0.05, power: float = 0.8, paired
                                                            alternative=_ALT[alternative], **kw))
         n_exact, n, achieved, note = _checked_n(e, n_exact, alpha, power, alternative, paired)
     warn([note])
-    return pd.DataFrame([{"effect_size": effect, "alpha": alpha, "power": power,
+    return pd.DataFrame([{"effect_size": effect, "effect": "d_z" if paired else "d",
+                          "alpha": alpha, "power": power,
                           "paired": paired, "n_exact": n_exact, "n": n,
                           "achieved_power": achieved,
                           "method": "paired t (TTestPower)" if paired else

@@ -19,43 +19,75 @@ from dabench_analysis.stats.inputs import (
     pair_runs,
     warn,
 )
+from dabench_analysis.stats.results import Interval, TestResult
+
+_METHOD_NAMES = {"wilson": "Wilson", "wilson_cc": "Wilson, continuity-corrected (Newcombe 4)",
+                 "clopper-pearson": "Clopper-Pearson", "beta": "Clopper-Pearson",
+                 "exact": "Clopper-Pearson", "agresti-coull": "Agresti-Coull",
+                 "jeffreys": "Jeffreys (Brown-Cai-DasGupta end points)", "wald": "Wald"}
+PROPORTION_METHODS = tuple(_METHOD_NAMES)
 
 
-def proportion_interval(k: int, n: int, ci: float = 0.95, method: str = "wilson"):
-    """(low, high) for k successes in n; NaN for n = 0. ``wilson_cc`` is Newcombe's method 4.
+def proportion_interval(k: int, n: int, ci: float = 0.95, method: str = "wilson") -> Interval:
+    """The interval of a proportion: k successes in n trials.
 
+    Parameters
+    ----------
+    k, n : int
+        Successes and trials, 0 <= k <= n.
+    ci : float
+        Confidence level in (0, 1).
+    method : str
+        One of :data:`PROPORTION_METHODS` (see :func:`proportion_ci`).
+
+    Returns
+    -------
+    Interval
+        ``low``, ``high``, ``method`` (the method's name: "Wilson", "Clopper-Pearson", ...) and
+        ``note``: NaN bounds with the note "n = 0" for n = 0; a Wald interval of zero width
+        (k = 0 or k = n) is not estimable: NaN bounds and a note saying so.
+
+    Notes
+    -----
     At k = 0 every method's low bound is exactly 0 and at k = n the high bound exactly 1: for
     Jeffreys this is Brown, Cai & DasGupta's (2001, §4.1.2) modification (the plain Beta
     quantiles exclude the estimate itself there); for Wilson it removes statsmodels' 2.8e-17
-    (R ``prop.test`` gives 0).
+    (R ``prop.test`` gives 0). ``wilson_cc`` is Newcombe's (1998) method 4.
+
+    References
+    ----------
+    Newcombe, R. G. (1998). Two-sided confidence intervals for the single proportion.
+    Statistics in Medicine 17, 857–872.
+
+    Examples
+    --------
+    >>> res = proportion_interval(5, 25)  # R: prop.test(5, 25, correct = FALSE): 0.0886 0.3913
+    >>> round(res.low, 4), round(res.high, 4), res.method
+    (0.0886, 0.3913, 'Wilson')
+    >>> proportion_interval(0, 20, method="wald").note
+    'Wald interval has zero width at 0 of 20 (it claims certainty): not estimable; use wilson or jeffreys'
     """
+    name = _METHOD_NAMES[method]
     if n == 0:
-        return np.nan, np.nan
+        return Interval(np.nan, np.nan, name, "n = 0")
     if method == "wilson_cc":
-        return _wilson_cc(k, n, ci)
+        return Interval(*_wilson_cc(k, n, ci), name)
     sm = {"wilson": "wilson", "clopper-pearson": "beta", "beta": "beta", "exact": "beta",
           "agresti-coull": "agresti_coull", "jeffreys": "jeffreys", "wald": "normal"}
     lo, hi = proportion_confint(k, n, alpha=1 - ci, method=sm[method])
+    if method == "wald" and k in (0, n):
+        return Interval(np.nan, np.nan, name, (
+            f"Wald interval has zero width at {k} of {n} (it claims certainty): not estimable; "
+            "use wilson or jeffreys"))
     # at k = 0 / k = n the bound is exactly 0 / 1 (Jeffreys: BCD's modification; Wilson:
     # statsmodels leaves 2.8e-17 at 0 of 12 where R prop.test gives 0)
     lo, hi = (0.0 if k == 0 else lo), (1.0 if k == n else hi)
-    return float(np.clip(lo, 0, 1)), float(np.clip(hi, 0, 1))
+    return Interval(float(np.clip(lo, 0, 1)), float(np.clip(hi, 0, 1)), name)
 
 
-def _interval_note(k: int, n: int, lo: float, hi: float, method: str) -> str:
-    """A Wald interval of zero width (k = 0 or k = n) claims certainty: say so."""
-    if method == "wald" and n > 0 and lo == hi:
-        return (f"Wald interval has zero width at {k} of {n} (it claims certainty); "
-                "use wilson or jeffreys")
-    return ""
-
-
-PROPORTION_METHODS = ("wilson", "wilson_cc", "clopper-pearson", "beta", "exact",
-                      "agresti-coull", "jeffreys", "wald")
-
-
-def _wilson_cc(k: int, n: int, ci: float):
-    # Newcombe (1998), method 4; equals R prop.test(k, n, correct = TRUE)$conf.int.
+def _wilson_cc(k: int, n: int, ci: float) -> tuple[float, float]:
+    # Newcombe (1998), method 4: R prop.test(k, n, correct = TRUE)$conf.int for every k but
+    # k = n/2, where R's correction min(0.5, |k - n/2|) is 0 (its uncorrected Wilson interval).
     z = st.norm.ppf(0.5 + ci / 2)
     p = k / n
     lo = 0.0 if k == 0 else (2 * n * p + z**2 - 1 - z * np.sqrt(
@@ -76,8 +108,10 @@ def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> 
         ``"wilson"`` (default): score interval without continuity correction
         (statsmodels ``proportion_confint(method="wilson")``, R ``prop.test(correct=FALSE)``).
         ``"clopper-pearson"`` (aliases ``"exact"``, ``"beta"``): R ``binom.test``.
-        ``"wilson_cc"``: continuity-corrected Wilson (Newcombe 1998 method 4), R's ``prop.test``
-        default.
+        ``"wilson_cc"``: continuity-corrected Wilson (Newcombe 1998 method 4). It equals R's
+        ``prop.test(k, n, correct = TRUE)$conf.int`` for every k except k = n/2, where R's
+        continuity correction min(0.5, |k − n/2|) is 0 and R prints the uncorrected Wilson
+        interval (5 of 10: ours [0.2014, 0.7986], R [0.2366, 0.7634]).
     ci : float
         Confidence level.
 
@@ -86,7 +120,8 @@ def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> 
     DataFrame
         One row per input: ``successes``, ``n``, ``proportion``, ``ci_low``, ``ci_high``,
         ``method``, ``note``. n = 0 gives NaN proportion and interval (with a warning); a
-        Wald interval of zero width (k = 0 or k = n) is kept, with a warning and a ``note``.
+        Wald interval at k = 0 or k = n (zero width: it claims certainty) is not estimable:
+        NaN bounds, with a warning and a ``note``.
 
     Raises
     ------
@@ -128,10 +163,10 @@ def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> 
         raise ValueError("need 0 <= successes <= n for every entry")
     rows = []
     for ki, ni in zip(k.astype(int), m.astype(int), strict=True):
-        lo, hi = proportion_interval(ki, ni, ci, method)
+        res = proportion_interval(ki, ni, ci, method)
         rows.append({"successes": ki, "n": ni, "proportion": ki / ni if ni else np.nan,
-                     "ci_low": lo, "ci_high": hi, "method": method,
-                     "note": _interval_note(ki, ni, lo, hi, method)})
+                     "ci_low": res.low, "ci_high": res.high, "method": method,
+                     "note": res.note if ni else ""})
     notes = [r["note"] for r in rows]
     if np.any(m == 0):
         notes.append(f"{int(np.sum(m == 0))} proportion(s) with n = 0: NaN interval")
@@ -215,7 +250,8 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
     row = {**counts, "n_both_correct": a, "b": b, "c": c, "n_both_wrong": d,
            "accuracy_baseline": xb.mean() if n else np.nan,
            "accuracy_proposed": xp.mean() if n else np.nan}
-    stat, p, meth, note = mcnemar_discordant(b, c, n=n, exact=exact, correction=correction)
+    res = mcnemar_discordant(b, c, n=n, exact=exact, correction=correction)
+    stat, p, meth, note = res.statistic, res.p_value, res.method, res.note
     notes.append(note)
     row.update(statistic=stat, p_value=p, method=meth, note="; ".join(n for n in notes if n))
     warn(notes)
@@ -223,7 +259,7 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
 
 
 def mcnemar_discordant(b: int, c: int, *, n: int, exact: bool = True,
-                       correction: bool = True) -> tuple[float, float, str, str]:
+                       correction: bool = True) -> TestResult:
     """McNemar's test from the discordant counts: the one implementation of the package.
 
     Parameters
@@ -237,8 +273,8 @@ def mcnemar_discordant(b: int, c: int, *, n: int, exact: bool = True,
 
     Returns
     -------
-    tuple
-        ``(statistic, p_value, method, note)``; ``note`` is empty unless the test is degenerate.
+    TestResult
+        ``statistic``, ``p_value``, ``method``, ``note`` (empty unless the test is degenerate).
 
     Notes
     -----
@@ -249,20 +285,23 @@ def mcnemar_discordant(b: int, c: int, *, n: int, exact: bool = True,
 
     Examples
     --------
-    >>> mcnemar_discordant(3, 14, n=80)[:2]  # R: binom.test(3, 17)$p.value = 0.01273
-    (3.0, 0.012725830078125)
+    >>> res = mcnemar_discordant(3, 14, n=80)  # R: binom.test(3, 17)$p.value = 0.01273
+    >>> res.statistic, res.p_value, res.method
+    (3.0, 0.012725830078125, 'McNemar exact (binomial)')
     >>> mcnemar_discordant(0, 0, n=10)
-    (0.0, 1.0, 'McNemar not testable (no discordant pairs)', 'no discordant pairs: p set to 1.0')
+    TestResult(statistic=0.0, p_value=1.0, method='McNemar not testable (no discordant pairs)', note='no discordant pairs: p set to 1.0')
     """
     if b + c == 0:
         if not n:
-            return np.nan, np.nan, "McNemar not testable (no pairs)", "no complete pairs"
-        return (0.0, 1.0, "McNemar not testable (no discordant pairs)",
-                "no discordant pairs: p set to 1.0")
+            return TestResult(np.nan, np.nan, "McNemar not testable (no pairs)",
+                              "no complete pairs")
+        return TestResult(0.0, 1.0, "McNemar not testable (no discordant pairs)",
+                          "no discordant pairs: p set to 1.0")
     if exact:
         res = _sm_mcnemar([[0, b], [c, 0]], exact=True)
-        return float(res.statistic), min(1.0, float(res.pvalue)), "McNemar exact (binomial)", ""
+        return TestResult(float(res.statistic), min(1.0, float(res.pvalue)),
+                          "McNemar exact (binomial)")
     corr = correction and b != c
     res = _sm_mcnemar([[0, b], [c, 0]], exact=False, correction=corr)
     meth = "McNemar chi-square" + (", continuity-corrected" if corr else "")
-    return float(res.statistic), min(1.0, float(res.pvalue)), meth, ""
+    return TestResult(float(res.statistic), min(1.0, float(res.pvalue)), meth)

@@ -142,6 +142,10 @@ def _cohen(codes: pd.DataFrame, scores: list, weights: str, ci: float) -> dict:
     with np.errstate(divide="raise", invalid="raise"):
         res = cohens_kappa(table, weights=w)
     half = stats.norm.ppf(0.5 + ci / 2) * res["std_kappa"]
+    if not res["std_kappa"] > 0:  # e.g. perfect agreement: not estimable, never zero-width
+        return {"estimate": float(res["kappa"]), "se": float(res["std_kappa"]), "ci_low": np.nan,
+                "ci_high": np.nan, "n_items": len(pair),
+                "note": "zero variance: interval not estimable"}
     return {"estimate": float(res["kappa"]), "se": float(res["std_kappa"]),
             "ci_low": max(-1.0, float(res["kappa"] - half)),
             "ci_high": min(1.0, float(res["kappa"] + half)),
@@ -227,7 +231,7 @@ def inter_rater(ratings: pd.DataFrame, *, weights: str = "ordinal",
     rows = _gwet_rows(codes[rated >= 2], scores, "identity", ["percent_agreement"], ci,
                       base | {"n_items": int((rated >= 2).sum())})
     rows[0]["method"] = "percent agreement over items rated >= 2 times (Gwet 2014), " \
-                        "t-interval on Gwet's variance"
+                        "t-interval on Gwet's variance truncated to [0, 1]"
     rows += _gwet_rows(codes, scores, "identity", ["gwet"], ci, base)
     rows += _gwet_rows(codes, scores, w, (["gwet"] if w != "identity" else []) + ["fleiss"]
                        + (["conger"] if r > 2 else []), ci, base)
@@ -235,7 +239,7 @@ def inter_rater(ratings: pd.DataFrame, *, weights: str = "ordinal",
                                                 one_cat))
     if r == 2:
         row = base | {"coefficient": "cohens_kappa", "weights": w,
-                      "method": "statsmodels cohens_kappa, Wald interval"}
+                      "method": "statsmodels cohens_kappa, Wald interval truncated to [-1, 1]"}
         rows.append(row | (_nan_row("all ratings in one category (chance agreement = 1)")
                            if one_cat else _cohen(codes, scores, w, ci)))
     cols = ["coefficient", "estimate", "se", "ci_low", "ci_high", "n_items", "n_raters",

@@ -11,22 +11,24 @@ from scipy import stats as st
 
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.clustered import _se
-from dabench_analysis.stats.descriptive import LOGIT_T, WILSON, _logit_t, interval_method
+from dabench_analysis.stats.descriptive import LOGIT_T, WILSON, bounded_interval, interval_method
 from dabench_analysis.stats.inputs import as_float, check_ci, check_frame, warn
+from dabench_analysis.stats.results import Interval
 
 _COLUMNS = ["config", "n_runs", "n_seeds", "n_tasks", "n_tasks_dropped", "mean", "se",
             "se_naive", "design_effect", "ci_low", "ci_high", "var_between_repetitions",
             "var_between_tasks", "var_task_means", "repetition_share", "method", "note"]
 
 
-def _interval(mean: float, se: float, n: int, ci: float, how: str) -> tuple[float, float, str]:
-    """The package's interval rule with the clustered SE and G − 1 = n_tasks − 1 df."""
-    if n < 2 or not np.isfinite(se):
-        return np.nan, np.nan, how
+def _interval(mean: float, se: float, n: int, ci: float, how: str) -> Interval:
+    """The package's interval rule with the clustered SE and G − 1 = n_tasks − 1 df; NaN
+    with a note when not estimable (n < 2, no SE, zero SE)."""
     if how in (LOGIT_T, WILSON) and 0 <= mean <= 1:
-        return _logit_t(mean, se, n, ci)
+        return bounded_interval(mean, se, n=n, ci=ci, df=n - 1)
+    if n < 2 or not np.isfinite(se) or se <= 0:
+        return Interval(np.nan, np.nan, "t", "n < 2 or zero standard error: not estimable")
     half = st.t.ppf(0.5 + ci / 2, n - 1) * se
-    return mean - half, mean + half, "t"
+    return Interval(mean - half, mean + half, "t")
 
 
 def _one_config(x: np.ndarray, ci: float, how: str) -> dict:
@@ -42,14 +44,15 @@ def _one_config(x: np.ndarray, ci: float, how: str) -> dict:
     clusters = np.repeat(np.arange(n), k)
     se = _se(x.ravel(), clusters, "cr1")
     se_naive = _se(x.ravel(), None, "clt")
-    lo, hi, method = _interval(mean, se, n, ci, how)
+    lo, hi, method, note = _interval(mean, se, n, ci, how)
     deff = (se / se_naive) ** 2 if np.isfinite(se) and np.isfinite(se_naive) and se_naive > 0 \
         else np.nan
     return {"n_runs": k, "n_tasks": n, "mean": mean, "se": se, "se_naive": se_naive,
             "design_effect": deff, "ci_low": lo, "ci_high": hi,
             "var_between_repetitions": v_rep, "var_between_tasks": v_task,
             "var_task_means": v_means, "repetition_share": share,
-            "method": f"clustered by task (CR1); {method} interval, df = n_tasks − 1"}
+            "method": f"clustered by task (CR1); {method} interval, df = n_tasks − 1",
+            "interval_note": note if n >= 2 else ""}
 
 
 def _merge(tasks: pd.DataFrame, configs: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, list]:
@@ -169,7 +172,8 @@ def repetition_variance(tasks: pd.DataFrame, configs: pd.DataFrame, *,
                if row["n_tasks_dropped"] else "",
                "1 repetition: between-repetition variance not estimable" if x.shape[1] < 2 else "",
                "two repetitions share a seed" if seeds.duplicated().any() else "",
-               "fewer than 2 tasks: standard error undefined" if x.shape[0] < 2 else ""]
+               "fewer than 2 tasks: standard error undefined" if x.shape[0] < 2 else "",
+               row.pop("interval_note")]
         row["note"] = "; ".join(n for n in own if n)
         notes += [f"{name}: {n}" for n in own if n]
         rows.append(row)

@@ -165,8 +165,11 @@ def pass_k_summary(n, c, *, ks=None, n_boot: int = 2000, seed: int = 0,
                                     "method": "bca", "note": "no task with k trials"}])
             row.update({name: b["estimate"].iloc[0], f"{name}_ci_low": b["ci_low"].iloc[0],
                         f"{name}_ci_high": b["ci_high"].iloc[0]})
-            notes += [f"{name}: {b['note'].iloc[0]}"] if b["note"].iloc[0] else []
-            row["method"] = f"unbiased estimator; {b['method'].iloc[0]} bootstrap over tasks"
+            shown = {"pass_at_k": "pass@k", "pass_hat_k": "pass^k"}[name]
+            notes += [f"{shown}: {b['note'].iloc[0]}"] if b["note"].iloc[0] else []
+            how = str(b["method"].iloc[0])
+            row["method"] = (f"unbiased estimator; {'BCa' if how == 'bca' else how} bootstrap "
+                             "over tasks")
         rows.append({**row, "note": "; ".join(notes)})
     cols = ["k", "pass_at_k", "pass_at_k_ci_low", "pass_at_k_ci_high", "pass_hat_k",
             "pass_hat_k_ci_low", "pass_hat_k_ci_high", "n_tasks", "n_trials", "method", "note"]

@@ -58,7 +58,7 @@ _GROUP_DOC = """
         unbounded metrics), ``median_a``, ``median_b``, ``mean_diff`` (a − b),
         ``ci_low``, ``ci_high`` (Welch interval of the difference), ``statistic`` (U of a),
         ``p_value`` (Mann–Whitney), ``mwu_method``, ``effect_size`` / ``rank_biserial`` /
-        ``cliffs_delta`` (positive: a larger), ``magnitude``, ``cles``, ``cohens_d``,
+        ``cliffs_delta`` (positive: a larger), ``effect`` ("rank-biserial"), ``magnitude``, ``cles``, ``cohens_d``,
         ``hedges_g``, ``method`` (the test, the interval of the difference and that of the
         group means, e.g. "...; logit t intervals of group means"), ``note``.
 """

@@ -62,7 +62,8 @@ def by_difficulty(
         rows.append(res.assign(difficulty=lvl))
     out = pd.concat(rows, ignore_index=True)
     out.insert(0, "difficulty", out.pop("difficulty"))
-    out["p_adjusted"] = stats.adjust_pvalues(out["p_value"].to_numpy(), method=correction)
+    out["p_adjusted"] = stats.adjust_pvalues(out["p_value"].to_numpy(),
+                                             method=correction).p_adjusted
     out["correction"] = correction
     return out
 

@@ -17,6 +17,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load.replay import Replay
 from dabench_analysis.load.run import Run
+from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 from dabench_analysis.tables.comparison import task_changes
 
@@ -89,7 +90,7 @@ class TaskDetail:
         score = pd.to_numeric(pd.Series([self.metrics.get("final_score")]), errors="coerce")[0]
         first = self.first_failing_step
         fa = (self.replay or {}).get("failure_attribution") or {}
-        parts = [self.outcome, f"final_score {score:.3g}" if pd.notna(score) else "no score",
+        parts = [self.outcome, f"final_score {format_estimate(score)}" if pd.notna(score) else "no score",
                  f"{len(self.steps)} steps" + (f" (first failing: {first})" if first else ""),
                  f"{len(self.tool_calls)} tool calls",
                  "no replay" if self.replay is None else

@@ -42,7 +42,9 @@ def configuration_table(cases: pd.DataFrame, *, by: str = "configuration",
         One row per configuration (order of appearance): ``by, n, tp, fp, fn, tn, mcc,
         mcc_ci_low, mcc_ci_high, precision, recall, f1, tokens_mean`` and
         ``<metric>_rel_change`` = (x − x_ref)/|x_ref| for mcc, precision, recall, f1 and
-        tokens_mean (NaN if the reference value is 0 or undefined).
+        tokens_mean (NaN if the reference value is 0 or undefined), and ``reference`` (the
+        configuration they are taken against, in every row; a reader's table names it in its
+        note).
 
     Raises
     ------
@@ -92,6 +94,7 @@ def configuration_table(cases: pd.DataFrame, *, by: str = "configuration",
     for col in ("mcc", "precision", "recall", "f1", "tokens_mean"):
         base = abs(ref[col]) if np.isfinite(ref[col]) and ref[col] != 0 else np.nan
         table[f"{col}_rel_change"] = (table[col] - ref[col]) / base
+    table["reference"] = reference
     undefined = table.loc[table[["mcc", "precision", "recall", "f1"]].isna().any(axis=1), by]
     if len(undefined):
         warnings.warn(f"configuration_table: a metric is undefined (0/0) for "

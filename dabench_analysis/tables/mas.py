@@ -12,6 +12,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.labels import value_label
 from dabench_analysis.stats.inputs import as_bool, check_ci, warn
 from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
 from dabench_analysis.tables.common import TasksLike, takes_run
@@ -106,11 +107,13 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
             dtype=bool, na_value=False)[keep]
         n1, n2 = int(u.sum()), int((~u).sum())
         k1, k2 = int(c[u].sum()), int(c[~u].sum())
-        (l1, h1), (l2, h2) = proportion_interval(k1, n1, ci), proportion_interval(k2, n2, ci)
+        (l1, h1), (l2, h2) = (proportion_interval(k1, n1, ci)[:2],
+                              proportion_interval(k2, n2, ci)[:2])
         lo, hi = _diff_ci(k1, n1, k2, n2, ci)
         note = ""
         if n1 == 0 or n2 == 0:
-            note = f"{sp}: no comparison group (used on {n1} of {n1 + n2} tasks)"
+            name = value_label("specialist", sp)  # "Schema agent", as the table
+            note = f"{name}: no comparison group (used on {n1} of {n1 + n2} tasks)"
             notes.append(note)
             p = np.nan
         else:
@@ -184,12 +187,14 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
         notes.append(f"{int((~keep).sum())} tasks with a missing correctness flag excluded")
     k1, k2 = int(i.sum()), int(f.sum())
     rec, reg = int((~i & f).sum()), int((i & ~f).sum())
-    (l1, h1), (l2, h2) = proportion_interval(k1, n, ci), proportion_interval(k2, n, ci)
+    (l1, h1), (l2, h2) = (proportion_interval(k1, n, ci)[:2],
+                          proportion_interval(k2, n, ci)[:2])
     extra = {}
     for c in ("recovered_after_replan", "recovered_after_retry"):
         extra[f"n_{c}"] = (int(as_bool(tasks[c], c)[keep].fillna(False).sum())
                            if c in tasks.columns else pd.NA)
-    stat, p, _, note = mcnemar_discordant(reg, rec, n=n, exact=True)
+    test = mcnemar_discordant(reg, rec, n=n, exact=True)
+    stat, p, note = test.statistic, test.p_value, test.note
     notes.append(note)
     warn(notes)
     return pd.DataFrame([{
@@ -259,7 +264,7 @@ def coordinator_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataF
         if odd:
             notes.append(f"{odd} tasks have {sc} without {rq}; not counted as successes")
         n_req, n_succ = int((req & ~miss).sum()), int((req & succ & ~miss).sum())
-        lo, hi = proportion_interval(n_succ, n_req, ci)
+        lo, hi = proportion_interval(n_succ, n_req, ci)[:2]
         rows.append({"intervention": kind, "n_tasks": int((~r.isna()).sum()),
                      "n_missing": int(miss.sum()), "requested": n_req, "successful": n_succ,
                      "success_rate": n_succ / n_req if n_req else np.nan, "ci_low": lo,

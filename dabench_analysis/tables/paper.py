@@ -223,7 +223,7 @@ def _difficulty_table(tasks: pd.DataFrame, threshold: float, empty_levels: str,
             "mean_tokens": cost.loc["total_tokens", "mean"],
             "mean_tokens_ci_low": cost.loc["total_tokens", "ci_low"],
             "mean_tokens_ci_high": cost.loc["total_tokens", "ci_high"],
-            "method": (f"answer_accuracy: Wilson; mean_final_score: "
+            "method": (f"answer accuracy: Wilson; final score: "
                        f"{score['method'] if score is not None else 'logit t'}; runtime, tokens: "
                        f"{cost.loc['execution_time', 'method']}"),
         })

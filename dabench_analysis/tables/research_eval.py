@@ -13,6 +13,7 @@ from scipy import stats
 from dabench_analysis import stats as da_stats
 from dabench_analysis.load.research_eval import STATUS
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.numbers import format_estimate
 
 
 def pass_rate(cases: pd.DataFrame, *, by: str = "run_id", ci: float = 0.95,
@@ -148,7 +149,7 @@ def describe_profiles(cases: pd.DataFrame, *, columns: tuple[str, ...] = (
     cases : DataFrame
         ``ResearchEval.cases``.
     columns : tuple of str
-        Numeric columns to describe (ms, tokens, counts).
+        Numeric columns to describe (milliseconds, tokens, counts).
     by : str
         Profile column.
 
@@ -156,17 +157,22 @@ def describe_profiles(cases: pd.DataFrame, *, columns: tuple[str, ...] = (
     -------
     DataFrame
         One row per (profile, metric): ``by, metric, n, mean, std, min, q25, median, q75,
-        max`` (in the metric's unit; ``std`` NaN for n < 2).
+        max`` (in the metric's unit; ``std`` NaN for n < 2). Times are given in seconds: a
+        column ``X_ms`` becomes the metric ``X_s``, its values divided by 1000.
 
     Examples
     --------
-    >>> c = pd.DataFrame({"run_id": ["a", "a"], "elapsed_ms": [1.0, 3.0]})
-    >>> describe_profiles(c, columns=("elapsed_ms",))[["n", "mean", "median"]].values.tolist()
-    [[2.0, 2.0, 2.0]]
+    >>> c = pd.DataFrame({"run_id": ["a", "a"], "elapsed_ms": [1000.0, 3000.0]})
+    >>> out = describe_profiles(c, columns=("elapsed_ms",))
+    >>> out["metric"].tolist(), out[["n", "mean", "median"]].values.tolist()
+    (['elapsed_s'], [[2.0, 2.0, 2.0]])
     """
     require_columns(cases, [by, *columns], "cases")
     long = cases.melt(id_vars=[by], value_vars=list(columns), var_name="metric")
     long["value"] = pd.to_numeric(long["value"]).astype(float)
+    ms = long["metric"].str.endswith("_ms")
+    long.loc[ms, "value"] = long.loc[ms, "value"] / 1000
+    long["metric"] = long["metric"].str.replace(r"_ms$", "_s", regex=True)
     g = long.dropna(subset=["value"]).groupby([by, "metric"], sort=False, observed=True)["value"]
     out = g.describe().rename(columns={"count": "n", "25%": "q25", "50%": "median",
                                        "75%": "q75"}).reset_index()
@@ -225,7 +231,7 @@ def tool_mix_test(cases: pd.DataFrame, *, by: str = "run_id") -> pd.DataFrame:
     -------
     DataFrame
         One row: ``n_calls, n_profiles, n_tools, statistic, dof, p_value, effect_size``
-        (Cramér's V), ``method, note`` (a note if > 20 % of expected counts are < 5, or if the
+        (Cramér's V), ``effect`` ("Cramér's V"), ``method, note`` (a note if > 20 % of expected counts are < 5, or if the
         test is undefined: fewer than 2 profiles or tools with calls, p = 1.0 then).
 
     Notes
@@ -255,14 +261,17 @@ def tool_mix_test(cases: pd.DataFrame, *, by: str = "run_id") -> pd.DataFrame:
            "(scipy.stats.chi2_contingency), Cramér's V"}
     if min(table.shape) < 2:
         return pd.DataFrame([row | {"statistic": 0.0, "dof": 0, "p_value": 1.0,
-                                    "effect_size": np.nan, "note": "not testable: fewer than 2 "
+                                    "effect_size": np.nan, "effect": "Cramér's V",
+                                    "note": "not testable: fewer than 2 "
                                     "profiles or tools with calls"}])
     res = stats.chi2_contingency(table.to_numpy())
     low = float((res.expected_freq < 5).mean())
     v = float(stats.contingency.association(table.to_numpy(), method="cramer"))
-    note = f"{low:.0%} of expected counts < 5: p approximate" if low > 0.2 else ""
+    note = (f"a share of {format_estimate(low)} of the expected counts below 5: p approximate"
+            if low > 0.2 else "")
     return pd.DataFrame([row | {"statistic": float(res.statistic), "dof": int(res.dof),
-                                "p_value": float(res.pvalue), "effect_size": v, "note": note}])
+                                "p_value": float(res.pvalue), "effect_size": v,
+                                "effect": "Cramér's V", "note": note}])
 
 
 def failures(cases: pd.DataFrame, run_id: str, *, by: str = "run_id") -> pd.DataFrame:
@@ -280,6 +289,7 @@ def failures(cases: pd.DataFrame, run_id: str, *, by: str = "run_id") -> pd.Data
     Returns
     -------
     DataFrame
+        ``profile`` (``run_id``, in every row: a reader's table names it in its note),
         ``case_id, status, query, expected_type, expected, answer, error, n_tool_calls,
         source``, ordered by status then case (empty if every case passed).
 
@@ -287,8 +297,8 @@ def failures(cases: pd.DataFrame, run_id: str, *, by: str = "run_id") -> pd.Data
     --------
     >>> c = pd.DataFrame({"run_id": ["a", "a"], "case_id": ["p", "q"],
     ...                   "status": pd.Categorical(["PASS", "FAIL"], categories=STATUS.categories)})
-    >>> failures(c, "a")["case_id"].tolist()
-    ['q']
+    >>> failures(c, "a")[["profile", "case_id"]].values.tolist()
+    [['a', 'q']]
     """
     require_columns(cases, [by, "case_id", "status"], "cases")
     if run_id not in set(cases[by]):
@@ -297,4 +307,6 @@ def failures(cases: pd.DataFrame, run_id: str, *, by: str = "run_id") -> pd.Data
     cols = [c for c in ("case_id", "status", "query", "expected_type", "expected", "answer",
                         "error", "n_tool_calls", "source") if c in cases.columns]
     out = cases.loc[(cases[by] == run_id) & (cases["status"] != "PASS"), cols]
-    return out.sort_values(["status", "case_id"]).reset_index(drop=True)
+    out = out.sort_values(["status", "case_id"]).reset_index(drop=True)
+    out.insert(0, "profile", run_id)
+    return out

@@ -234,7 +234,7 @@ def _cost(sh: pd.DataFrame, runs: list[str], ci: float) -> tuple[dict, list[str]
         part, how = _mean_columns(_wide(sh, sh[col].rename(col), runs), name,
                                   interval_method(sh, col), ci)
         cols.update(part)
-        methods.append(f"{name}: {how}")
+        methods.append(f"{schema.label(name).split(' (')[0].lower()}: {how}")  # "tokens: t"
     warn(notes, 4)
     return cols, methods
 

@@ -95,8 +95,8 @@ def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Dat
     DataFrame
         One row per pair (k(k − 1)/2; runs ordered by mean final score, best first):
         ``run_a``, ``run_b``, ``n_shared`` (tasks both runs have with a score),
-        ``n_both_pass``, ``n_both_fail``, ``n_pass_fail`` (pass in a, fail in b),
-        ``n_fail_pass``, ``n_flips``.
+        ``n_both_pass``, ``n_both_fail``, ``n_pass_fail`` (solved by run a only),
+        ``n_fail_pass`` (solved by run b only), ``n_flips``.
 
     Raises
     ------
@@ -127,7 +127,7 @@ def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Dat
 @takes_run(pools=False)
 def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
           threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
-    """The tasks whose correctness differs between two runs (pass→fail, fail→pass).
+    """The tasks whose correctness differs between two runs: solved by one of them only.
 
     Parameters
     ----------
@@ -135,7 +135,7 @@ def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
         Stacked task frames with ``run_id``, ``task_id``, ``final_score`` ([0, 1]) and
         optionally ``difficulty``.
     run_a, run_b : str, optional
-        The two runs; "pass→fail" means passed in ``run_a``, failed in ``run_b``. Default: the
+        The two runs; the ``flip`` column names the one that solves the task. Default: the
         two runs with the highest mean final score (best as ``run_a``); with fewer than two runs
         the table is empty, with a warning.
     threshold : float
@@ -146,8 +146,8 @@ def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
     DataFrame
         One row per flipped task among those both runs have with a score: ``task_id``,
         ``difficulty`` (labelled, from ``run_a``; <NA> if absent), ``score_a``, ``score_b``,
-        ``correct_a``, ``correct_b``, ``flip`` ("pass→fail" or "fail→pass"); sorted by flip,
-        then task_id in natural order (task_5 before task_45).
+        ``correct_a``, ``correct_b``, ``flip`` ("solved by <run_a> only" / "... <run_b> only");
+        run a's first, each part by task_id in natural order (task_5 before task_45).
 
     Raises
     ------
@@ -159,7 +159,7 @@ def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
     >>> t = pd.DataFrame({"run_id": ["a"] * 3 + ["b"] * 3, "task_id": ["t1", "t2", "t3"] * 2,
     ...                   "final_score": [0.9, 0.9, 0.1, 0.9, 0.1, 0.9]})
     >>> flips(t, "a", "b")[["task_id", "flip"]].values.tolist()
-    [['t3', 'fail→pass'], ['t2', 'pass→fail']]
+    [['t2', 'solved by a only'], ['t3', 'solved by b only']]
     """
     t = _as_tasks(tasks, ["final_score"])
     cols = ["task_id", "difficulty", "score_a", "score_b", "correct_a", "correct_b", "flip"]
@@ -189,16 +189,16 @@ def flips(tasks, run_a: str | None = None, run_b: str | None = None, *,
     m = side[0].merge(side[1].drop(columns="difficulty"), on="task_id", suffixes=("_a", "_b"))
     m = m[m["correct_a"].notna() & m["correct_b"].notna()]
     m = m[m["correct_a"] != m["correct_b"]].copy()
-    m["flip"] = np.where(m["correct_a"].astype(bool), "pass→fail", "fail→pass")
+    a_only = m["correct_a"].astype(bool).to_numpy()
+    m = m.assign(flip=np.where(a_only, f"solved by {run_a} only", f"solved by {run_b} only"),
+                 b_only=~a_only)
     if set(m["difficulty"].dropna()) <= set(schema.DIFFICULTY_ORDER):
         m["difficulty"] = pd.Categorical(m["difficulty"], schema.DIFFICULTY_ORDER, ordered=True)
-    return m[cols].sort_values(["flip", "task_id"], kind="stable", key=_task_order) \
+    return m.sort_values(["b_only", "task_id"], kind="stable", key=_task_order)[cols] \
         .reset_index(drop=True)
 
 
-@cache
-def _mcnemar(b: int, c: int, n: int) -> tuple:
-    return mcnemar_discordant(b, c, n=n)
+_mcnemar = cache(mcnemar_discordant)  # one test per distinct (b, c, n)
 
 
 def _pair_row(x: np.ndarray, y: np.ndarray, ci: float) -> dict:
@@ -208,7 +208,8 @@ def _pair_row(x: np.ndarray, y: np.ndarray, ci: float) -> dict:
             "mean_b": y.mean() if d.size else np.nan, "mean_diff": summ["mean"],
             "ci_low": summ["ci_low"], "ci_high": summ["ci_high"], "statistic": sr["statistic"],
             "p_wilcoxon": sr["p_value"], "wilcoxon_method": sr["wilcoxon_method"],
-            "note": sr["note"]}
+            "note": "; ".join(n for n in (sr["note"], summ["note"] and
+                                           f"mean difference: {summ['note']}") if n)}
 
 
 @takes_run(pools=False)
@@ -279,7 +280,7 @@ def pairwise(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, metric: str 
         row = {"run_a": runs[a], "run_b": runs[b], "metric": metric,
                **_pair_row(w[m, a], w[m, b], ci)}
         kb, kc, kn = int(round(pf[a, b])), int(round(fp[a, b])), int(round(n_c[a, b]))
-        _, pm, meth, note = _mcnemar(kb, kc, kn)
+        _, pm, meth, note = _mcnemar(kb, kc, n=kn)
         row.update(n_correct_shared=kn, n_pass_fail=kb, n_fail_pass=kc, p_mcnemar=pm,
                    mcnemar_method=meth, note="; ".join(x for x in (row["note"], note) if x))
         rows.append(row)
@@ -295,10 +296,9 @@ _ADDED = ("p_holm", "p_bh", "p_mcnemar_holm", "p_mcnemar_bh", "threshold")
 
 
 def _adjusted(out: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    out["p_holm"] = adjust_pvalues(out["p_wilcoxon"].to_numpy(float), method="holm")
-    out["p_bh"] = adjust_pvalues(out["p_wilcoxon"].to_numpy(float), method="bh")
-    out["p_mcnemar_holm"] = adjust_pvalues(out["p_mcnemar"].to_numpy(float), method="holm")
-    out["p_mcnemar_bh"] = adjust_pvalues(out["p_mcnemar"].to_numpy(float), method="bh")
+    for col in ("p_holm", "p_bh", "p_mcnemar_holm", "p_mcnemar_bh"):
+        raw = out["p_mcnemar" if "mcnemar" in col else "p_wilcoxon"].to_numpy(float)
+        out[col] = adjust_pvalues(raw, method=col.rsplit("_", 1)[1]).p_adjusted
     out["threshold"] = threshold
     none = int((out["n_shared"] == 0).sum())
     zero = int(out["wilcoxon_method"].str.contains("0 non-zero").sum())

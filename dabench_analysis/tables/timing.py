@@ -66,7 +66,10 @@ def phase_timing(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
         if prefix:
             frame = frame.assign(calls=tasks[f"{prefix}_calls"].astype("float64"),
                                  tokens=tasks[f"{prefix}_tokens"].astype("float64"))
-        d = stats.describe(frame, list(frame.columns), ci=ci).set_index("metric")
+        # the catalogue's names, so that a note names the stage ("Summary calls: ...")
+        named = {c: f"{prefix or stage}_{c}" for c in frame.columns}
+        d = stats.describe(frame.rename(columns=named), list(named.values()), ci=ci)
+        d = d.assign(metric=d["metric"].map({v: k for k, v in named.items()})).set_index("metric")
         nan = {"mean": np.nan, "ci_low": np.nan, "ci_high": np.nan}
         calls = d.loc["calls"] if prefix else nan
         toks = d.loc["tokens"] if prefix else nan

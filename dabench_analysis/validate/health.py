@@ -20,6 +20,7 @@ from dabench_analysis import schema
 from dabench_analysis.load.findings import Finding
 from dabench_analysis.load.run import Run
 from dabench_analysis.schema.files import NOT_EVALUATED_HINT
+from dabench_analysis.schema.numbers import format_estimate, format_parameter
 from dabench_analysis.validate.invariants import _INVARIANT_CHECKS, GAP_LIMIT, TOOL_FAILURE_LIMIT
 
 #: §Health Score Interpretation: lower bound of each band and its action.
@@ -194,7 +195,7 @@ def health_text(score: float, status: str) -> str:
     Examples
     --------
     >>> health_text(9.8, "DEGRADED")
-    '9.8/10 DEGRADED: Review warnings'
+    '9.80/10 DEGRADED: Review warnings'
     >>> health_text(float("nan"), "UNDEFINED")
     'n/a UNDEFINED'
     """
@@ -319,11 +320,12 @@ def _health(components: dict[str, float] | None, quality: dict[str, float],
 
 
 def _pct(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{x:.1%}"
+    """A share as the package prints every share: a proportion (``0.138``), never 13.8 %."""
+    return format_estimate(x)
 
 
 def _num(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{x:.1f}/10"
+    return "n/a" if math.isnan(x) else f"{format_estimate(x)}/10"
 
 
 def cause_text(health: Health) -> str:
@@ -337,18 +339,20 @@ def cause_text(health: Health) -> str:
     Returns
     -------
     str
-        One ``"<cause> <measured share> > <limit>"`` per cause found, joined by "; "; empty
-        when no cause was found.
+        One ``"<cause>: <measured share> above the limit <limit>"`` per cause found, joined
+        by "; "; empty when no cause was found. Shares print as proportions (the package's
+        number rule, :mod:`dabench_analysis.schema.numbers`).
 
     Examples
     --------
     >>> comps = {**dict.fromkeys(HARNESS_WEIGHTS, 1.0), "tool_reliability": 0.75}
     >>> h = _health(comps, {}, 0)
     >>> h.harness_score, cause_text(h)
-    (6.0, 'tool failures 25.0% > 10%')
+    (6.0, 'tool failures: 0.250 above the limit 0.1')
     """
-    return "; ".join(f"{k.replace('_', ' ')} {_pct(1 - health.components[CAUSES[k].component])}"
-                     f" > {CAUSES[k].limit:.0%}" for k in health.causes)
+    return "; ".join(f"{k.replace('_', ' ')}: {_pct(1 - health.components[CAUSES[k].component])}"
+                     f" above the limit {format_parameter(CAUSES[k].limit)}"
+                     for k in health.causes)
 
 
 def _validity(run: Run, findings: Sequence[Finding]) -> float:
