@@ -196,6 +196,25 @@ def test_frontier_of_one_run_is_not_computed(rng):
     assert out["p_frontier"].isna().all() and "not computed" in out["note"].iloc[0]
 
 
+def test_frontier_of_runs_sharing_no_task_is_not_computed(rng):
+    """Runs of two benchmarks (no task in common): rows with NaN and the reason, and the
+    figure says so instead of drawing (the sweep of an eval-v2 run and a tau-bench file
+    failed here)."""
+    t = _generated(rng)
+    t = t.assign(task_id=t["task_id"] + "_" + t["run_id"])  # every task its run's own
+    with pytest.warns(da.stats.StatisticsWarning, match="no task that every run has"):
+        out = da.tables.sweep.frontier(t, n_boot=50)
+    assert sorted(out["run_id"]) == sorted(t["run_id"].unique())
+    assert (out["n_tasks"] == 0).all() and out["accuracy"].isna().all()
+    assert not out["on_frontier"].any() and "not computed" in out["note"].iloc[0]
+    ax = da.figures.frontier(out)
+    try:
+        assert not ax.lines and not ax.collections
+        assert any("not computed" in x.get_text() for x in ax.texts)
+    finally:
+        mpl.pyplot.close(ax.figure)
+
+
 def test_frontier_and_pass_k_figures_draw_what_the_tables_say(rng):
     t = _generated(rng)
     table = da.tables.sweep.frontier(t, n_boot=100)

@@ -123,6 +123,8 @@ def frontier(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     ax = _axes(ax, "one")
     if table.empty:
         return empty_note(ax, "no runs")
+    if table["accuracy"].isna().all():
+        return empty_note(ax, "not computed: the runs share no task with a cost")
     x, y = table["mean_cost"].to_numpy(float), table["accuracy"].to_numpy(float)
     on = table["on_frontier"].fillna(False).astype(bool).to_numpy()
     with mpl.rc_context(RC_PARAMS):

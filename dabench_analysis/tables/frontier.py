@@ -113,12 +113,13 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
         ``cost_per_solved_ci_low/high``, ``on_frontier`` (no other run has at least its
         accuracy at most its cost, one strictly), ``p_frontier`` (share of bootstrap
         replicates in which it is on the frontier; NaN for fewer than two runs), ``threshold``,
-        ``n_boot``, ``boot_seed``, ``method``, ``note``.
+        ``n_boot``, ``boot_seed``, ``method``, ``note``. Runs that share no task with a score
+        and a cost: one row per run, numbers NaN, the reason in ``note`` (and a warning).
 
     Raises
     ------
     ValueError
-        Missing columns, no task shared by every run with a score and a cost, a threshold,
+        Missing columns, a threshold,
         ``ci`` or ``n_boot`` out of range.
 
     Notes
@@ -150,8 +151,13 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     require_columns(tasks, ["run_id", "task_id", "final_score", cost])
     ok, cs, units = _per_task(tasks, cost, threshold, configs)
-    if ok.empty:
-        raise ValueError(f"no task that every run has with a final_score and a {cost}")
+    if ok.empty:  # e.g. runs of other benchmarks: nothing to compare them on
+        note = (f"no task that every run has with a final_score and a {cost}: the frontier "
+                "is not computed")
+        warn([note])
+        return pd.DataFrame({"run_id": units, "n_tasks": 0, "cost": cost, "on_frontier": False,
+                             "threshold": threshold, "n_boot": int(n_boot), "boot_seed": seed,
+                             "method": "not computed", "note": note}, columns=_COLUMNS)
     acc, mean_cost = ok.mean().to_numpy(), cs.mean().to_numpy()
     solved = ok.sum().to_numpy()
     per_solved = np.divide(cs.sum().to_numpy(), solved, out=np.full(len(units), np.nan),
