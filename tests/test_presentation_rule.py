@@ -68,6 +68,16 @@ def test_a_table_keeps_one_number_of_decimals_per_column():
     assert shown["Rank"].tolist() == ["1", "2.5", "2.5"]
 
 
+def test_a_rank_biserial_r_is_an_estimate_not_a_rank():
+    """r = 0.244 printed as a rank read '0.2' in da.show (found by a new-user trial)."""
+    t = pd.DataFrame({"metric": ["final_score", "answer_f1"], "rank_biserial": [0.24404, 0.58],
+                      "rank_low": [1.0, 1.5], "rank_high": [2.0, 2.0]})
+    shown = export.present(t)
+    assert shown.filter(like="biserial").iloc[:, 0].tolist() == ["0.244", "0.580"]
+    assert shown.filter(like="ank").drop(columns=shown.filter(like="biserial").columns) \
+        .iloc[:, 0].tolist() == ["1", "1.5"]
+
+
 def test_category_values_are_labelled_but_csv_keeps_machine_names(tmp_path):
     t = pd.DataFrame({"failure_category": ["DATA_UNDERSTANDING_FAILURE", "PLANNING_FAILURE"],
                       "count": [2, 1], "share": [0.25, 0.125], "ci_low": [0.0715, 0.0224],

@@ -48,7 +48,7 @@ _NOT_ESTIMATE = re.compile(r"^(n|n_.+|count|.+_count|std|sem|.+_std|.+_sem|se|se
                            r"|.+_median|p\d+.*|statistic|p|pvalue|p_.+|lower|upper|threshold|ci"
                            r"|alpha|rank|rank_.+|.+_rank|seed|.+_seed|.*ci_(low|high).*)$")
 _COUNT = re.compile(r"^(n|count|n_.+|.+_count|requested|successful|tp|fp|fn|tn|seed|.+_seed)$")
-_RANK = re.compile(r"^(rank|rank_.+|.+_rank)$")
+_RANK = re.compile(r"^(rank|rank_low|rank_high|.+_rank)$")  # rank_biserial is an estimate
 _P = re.compile(r"^(p|pvalue|p_.+)$")
 _MACHINE = re.compile(r"^[a-z][a-z0-9_]*$")
 #: Words of generated labels written as readers expect them.
