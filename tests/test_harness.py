@@ -305,3 +305,14 @@ def test_an_eval_v2_run_without_difficulty_and_run_id_loads(tmp_path, drop_colum
     row = found[(found["check"] == "absent_column") & (found["column"] == "difficulty")]
     assert row["severity"].tolist() == ["warning"]
     assert "disables difficulty_breakdown" in row["message"].iloc[0]
+
+
+def test_another_harness_run_names_what_its_file_holds_and_lacks():
+    """Files present/absent of an Inspect log: its file and the step-level records it holds;
+    never the eval-v2 files it could not have (the report said 'trajectory.csv absent' beside
+    'trajectory present')."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = da.load_run(INSPECT / "log_streaming.eval")
+    assert run.files_present == ["log_streaming.eval (inspect)", "trajectory"]
+    assert run.files_absent == ["tool_calls"]  # no shipped log has tool events (issue 26)

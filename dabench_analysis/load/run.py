@@ -232,7 +232,10 @@ class Run:
     @property
     def files_absent(self) -> list[str]:
         """The eval-v2 files the run directory lacks: the side files, and the tasks without a
-        ``task_replay.json`` (legacy ``comprehensive_evaluation.csv`` is never missed)."""
+        ``task_replay.json`` (legacy ``comprehensive_evaluation.csv`` is never missed).
+        Another harness's run: the step-level records its file does not hold."""
+        if self.format != "eval-v2":
+            return [n for n in ("trajectory", "tool_calls") if n not in self.recorded]
         names = (TRAJECTORY_FILE, TOOL_CALLS_FILE)
         missing = [n for n in names if not (self.path / n).is_file()]
         if not any((self.path / n).is_file() for n in (TASK_FILE, LEGACY_TASK_FILE)):

@@ -132,7 +132,7 @@ def run_html(run: Run) -> str:
     facts = [("Tasks", tasks),
              (f"Answer accuracy (final_score ≥ {run.success_threshold:g}, 95% CI)",
               _accuracy(numbers)),
-             ("Findings (run.findings)", _findings(run.findings)),
+             ("Findings when loaded (run.findings)", _findings(run.findings)),
              ("Files present", ", ".join(run.files_present) or "none"),
              ("Files absent", ", ".join(run.files_absent) or "none"),
              ("Folder", str(run.path))]
