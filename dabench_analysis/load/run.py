@@ -171,8 +171,9 @@ class Run:
         frame = getattr(self, name)
         want = list(dict.fromkeys([*keys[name], *columns]))
         if name != "tasks" and any(c not in frame for c in want):
-            kind = SIDE_FILES[name]
+            kind, known = SIDE_FILES[name], len(self.findings)
             frame = _side_frames([self], kind, [c for c in want if c in kind.catalogue])[0][0]
+            del self.findings[known:]  # the file's findings, recorded when it was loaded
         return frame[[c for c in want if c in frame]]
 
     @property
