@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
-from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+from statsmodels.stats.proportion import proportion_confint
 
 from dabench_analysis import schema
 from dabench_analysis.stats.inputs import (
@@ -284,101 +284,3 @@ def mcnemar_discordant(b: int, c: int, *, n: int, exact: bool = True,
     meth = "McNemar chi-square" + (", continuity-corrected" if corr else "")
     return float(res.statistic), min(1.0, float(res.pvalue)), meth, ""
 
-
-def two_proportions(k1: int, n1: int, k2: int, n2: int, *, ci: float = 0.95) -> dict:
-    """Two independent proportions compared: the package's two-proportion rule.
-
-    Parameters
-    ----------
-    k1, n1, k2, n2 : int
-        Successes and trials of group 1 and group 2.
-    ci : float
-        Confidence level.
-
-    Returns
-    -------
-    dict
-        ``p1``, ``p2``, ``diff`` (p1 − p2), ``ci_low``, ``ci_high`` (Newcombe's hybrid score
-        interval of the difference), ``p_value`` (Fisher's exact test, two-sided), ``method``.
-        An empty group gives NaN difference, interval and p.
-
-    Notes
-    -----
-    Newcombe (1998) method 10 via statsmodels ``confint_proportions_2indep(method="newcomb")``;
-    Fisher's exact test via ``scipy.stats.fisher_exact`` (R ``fisher.test``).
-
-    References
-    ----------
-    Newcombe, R. G. (1998). Interval estimation for the difference between independent
-    proportions: comparison of eleven methods. Statistics in Medicine 17, 873–890.
-
-    Examples
-    --------
-    >>> r = two_proportions(3, 4, 1, 4)  # R fisher.test(matrix(c(3, 1, 1, 3), 2)): p = 0.4857
-    >>> r["diff"], round(r["p_value"], 4)
-    (0.5, 0.4857)
-    """
-    check_ci(ci)
-    p1, p2 = (k1 / n1 if n1 else np.nan), (k2 / n2 if n2 else np.nan)
-    out = {"p1": p1, "p2": p2, "diff": p1 - p2, "ci_low": np.nan, "ci_high": np.nan,
-           "p_value": np.nan, "method": "Newcombe hybrid score; Fisher exact"}
-    if n1 and n2:
-        lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff",
-                                            alpha=1 - ci)
-        out |= {"ci_low": float(lo), "ci_high": float(hi),
-                "p_value": float(st.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)}
-    return out
-
-
-def newcombe_paired(a: int, b: int, c: int, d: int, *, ci: float = 0.95) -> tuple[float, float,
-                                                                                     float]:
-    """The difference of two paired proportions and Newcombe's square-and-add interval.
-
-    Parameters
-    ----------
-    a, b, c, d : int
-        The paired 2×2 table: both yes, first yes / second no, first no / second yes, both no.
-    ci : float
-        Confidence level.
-
-    Returns
-    -------
-    tuple of float
-        ``(diff, low, high)`` with diff = (a + b)/N − (a + c)/N (first − second); NaN for N = 0.
-
-    Notes
-    -----
-    Newcombe (1998b) method 10: Wilson intervals [l1, u1], [l2, u2] of the two marginal
-    proportions p1, p2, combined with the correlation estimate φ = C/√((a+b)(c+d)(a+c)(b+d)),
-    C = ad − bc − N/2 if ad − bc > N/2, 0 if 0 <= ad − bc <= N/2, ad − bc if negative (φ = 0
-    when a margin is 0): L = D − √((p1 − l1)² − 2φ(p1 − l1)(u2 − p2) + (u2 − p2)²), U = D +
-    √((p2 − l2)² − 2φ(p2 − l2)(u1 − p1) + (u1 − p1)²). Recommended by Fagerland, Lydersen and
-    Laake (2014) for paired proportions.
-
-    References
-    ----------
-    Newcombe, R. G. (1998b). Improved confidence intervals for the difference between binomial
-    proportions based on paired data. Statistics in Medicine 17, 2635–2650. Fagerland, M. W.,
-    Lydersen, S., Laake, P. (2014). Recommended tests and confidence intervals for paired
-    binomial proportions. Statistics in Medicine 33, 2850–2875.
-
-    Examples
-    --------
-    >>> [round(v, 4) for v in newcombe_paired(59, 6, 16, 80)]  # Fagerland et al.: Cavo 2012
-    [-0.0621, -0.1186, -0.0046]
-    """
-    check_ci(ci)
-    n = a + b + c + d
-    if n == 0:
-        return np.nan, np.nan, np.nan
-    p1, p2 = (a + b) / n, (a + c) / n
-    (l1, l2), (u1, u2) = proportion_intervals([a + b, a + c], [n, n], ci)
-    margins = (a + b) * (c + d) * (a + c) * (b + d)
-    cross = a * d - b * c
-    excess = cross - n / 2 if cross > n / 2 else 0.0 if cross >= 0 else cross
-    phi = excess / np.sqrt(margins) if margins else 0.0
-    low = p1 - p2 - np.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2)
-                                + (u2 - p2) ** 2))
-    high = p1 - p2 + np.sqrt(max(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1)
-                                 + (u1 - p1) ** 2))
-    return float(p1 - p2), float(low), float(high)

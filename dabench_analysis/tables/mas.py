@@ -10,12 +10,9 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.differences import two_proportions
 from dabench_analysis.stats.inputs import as_bool, check_ci, warn
-from dabench_analysis.stats.proportions import (
-    mcnemar_discordant,
-    proportion_interval,
-    two_proportions,
-)
+from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
 from dabench_analysis.tables.common import TasksLike, takes_run
 
 
