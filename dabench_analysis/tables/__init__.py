@@ -43,3 +43,9 @@ __all__ = ["PooledRunsWarning", "ablation", "comparison", "correct_mask", "diffi
 from dabench_analysis.tables import sweep  # noqa: E402
 
 __all__ += ["sweep"]
+
+# What the agents did: trajectories and tool calls (variants, transitions, loops, recovery,
+# first failures, step latency, solved within k steps, tool fit; two runs, many runs).
+from dabench_analysis.tables import trajectory  # noqa: E402
+
+__all__ += ["trajectory"]

@@ -1,0 +1,204 @@
+"""What every trajectory table starts from: a Run (or Runs) turned once into the task frame, the
+ordered steps and the tool calls, with correctness at the run's success threshold; and the
+two-level grouping every table reports (pooled, and per difficulty where the run has it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import TOOL_CALLS_FILE, TRAJECTORY_FILE, require_columns
+from dabench_analysis.stats.inputs import warn
+from dabench_analysis.stats.multicomp import adjust_pvalues
+from dabench_analysis.stats.proportions import proportion_intervals
+from dabench_analysis.stats.steps import index_tasks, order_steps
+from dabench_analysis.tables.common import run_threshold
+
+#: The pooled row of every table (the difficulty column's first level).
+POOLED = "all"
+#: The ``difficulty`` levels of a trajectory table, in order.
+LEVELS = (POOLED, *schema.DIFFICULTY_ORDER)
+
+
+@dataclass
+class Inputs:
+    """One table's inputs.
+
+    Attributes
+    ----------
+    tasks : DataFrame
+        One row per task (``task_index`` = its position): ``run_id``, ``task_id``,
+        ``difficulty`` (str or <NA>; all <NA> when the run has no such column), ``correct``
+        (boolean: ``final_score >= threshold``, <NA> without a score), ``final_score`` and
+        the task columns asked for (those the run has).
+    steps : DataFrame or None
+        :func:`~dabench_analysis.stats.steps.order_steps` of the trajectory.
+    calls : DataFrame or None
+        The tool calls with ``task_index`` (-1: task unknown), when asked for and present.
+    threshold : float
+    several : bool
+        More than one run: results carry ``run_id``.
+    """
+
+    tasks: pd.DataFrame
+    steps: pd.DataFrame | None
+    calls: pd.DataFrame | None
+    threshold: float
+    several: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def _runs(run: Run | Runs) -> list[Run]:
+    if isinstance(run, Run):
+        return [run]
+    if isinstance(run, Runs):
+        if not len(run):
+            raise ValueError("the Runs hold no run: nothing to analyse")
+        return list(run)
+    raise TypeError(f"a trajectory table takes a Run or a Runs (load_run / load_runs), got "
+                    f"{type(run).__name__}")
+
+
+def _frame(runs: list[Run], name: str, file: str, columns: Sequence[str],
+           notes: list[str], optional: Sequence[str] = ()) -> pd.DataFrame | None:
+    """``name`` of every run that has ``file`` (only ``columns``, and ``optional`` ones its
+    file has), stacked; None if none has."""
+    have = [r for r in runs if (r.path / file).is_file()]
+    if not have:
+        return None
+    if len(have) < len(runs):
+        notes.append(f"{len(runs) - len(have)} run(s) without {file} left out")
+    frames = [r.select(name, [*columns, *optional]) for r in have]
+    for r, f in zip(have, frames, strict=True):
+        require_columns(f, list(columns), f"{file} of run {r.run_id}")
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def gather(run: Run | Runs, *, steps: Sequence[str] | None = (),
+           calls: Sequence[str] | None = None, task_columns: Sequence[str] = (),
+           threshold: float | None = None, calls_needed: bool = False,
+           optional: Sequence[str] = ("duration_seconds",),
+           calls_optional: Sequence[str] = ()) -> Inputs:
+    """The inputs of a trajectory table (see :class:`Inputs`).
+
+    Parameters
+    ----------
+    run : Run or Runs
+    steps : sequence of str or None
+        trajectory.csv columns the table reads besides ``task_id`` and ``step_id``; None:
+        the table reads no steps.
+    calls : sequence of str, optional
+        tool_calls.csv columns it reads besides ``task_id``; None: none.
+    task_columns : sequence of str
+        task_metrics columns used when present.
+    threshold : float, optional
+        Success threshold in (0, 1]; default the runs' ``success_threshold``.
+    calls_needed : bool
+        Raise when no run has tool_calls.csv (else ``calls`` is None then).
+    optional, calls_optional : sequence of str
+        trajectory.csv (default ``duration_seconds``) and tool_calls.csv columns read when the
+        file has them.
+
+    Raises
+    ------
+    ValueError
+        No run has trajectory.csv (when steps are read), a needed column is absent, a
+        threshold outside (0, 1].
+    TypeError
+        Neither a Run nor a Runs.
+    """
+    runs = _runs(run)
+    threshold = schema.check_threshold(run_threshold(run) if threshold is None else threshold)
+    notes: list[str] = []
+    tasks = pd.concat([r.tasks for r in runs], ignore_index=True) if len(runs) > 1 \
+        else runs[0].tasks.reset_index(drop=True)
+    require_columns(tasks, ["task_id", "final_score"])
+    keep = ["run_id", "task_id", "final_score", *(c for c in task_columns if c in tasks)]
+    out = tasks[[c for c in dict.fromkeys(keep) if c in tasks]].copy()
+    out["difficulty"] = (tasks["difficulty"].astype("string") if "difficulty" in tasks
+                         else pd.Series(pd.NA, index=tasks.index, dtype="string"))
+    out["correct"] = schema.correct(tasks["final_score"].astype("float64"), threshold)
+    ordered = called = None
+    if steps is not None:
+        frame = _frame(runs, "trajectory", TRAJECTORY_FILE,
+                       ["task_id", "step_id", *steps], notes, optional)
+        if frame is None:
+            raise ValueError(f"needs {TRAJECTORY_FILE}, absent in "
+                             + ", ".join(r.run_id for r in runs))
+        ordered, more = order_steps(frame, out)
+        notes += more
+    if calls is not None:
+        called = _frame(runs, "tool_calls", TOOL_CALLS_FILE, ["task_id", *calls], notes,
+                        calls_optional)
+        if called is None and calls_needed:
+            raise ValueError(f"needs {TOOL_CALLS_FILE}, absent in "
+                             + ", ".join(r.run_id for r in runs))
+        if called is not None:
+            called = called.assign(task_index=index_tasks(called, out))
+            if (called["task_index"] < 0).any():
+                notes.append(f"{int((called['task_index'] < 0).sum())} tool call(s) of tasks "
+                             "absent from the task metrics left out")
+                called = called[called["task_index"] >= 0].reset_index(drop=True)
+    return Inputs(out, ordered, called, threshold, len(runs) > 1, notes)
+
+
+def stratify(frame: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (with ``task_index``) twice: pooled (difficulty "all") and per difficulty,
+    with ``run_id`` and ``difficulty`` from its task; rows of tasks without a difficulty are
+    only pooled."""
+    t = frame["task_index"].to_numpy()
+    base = frame.assign(run_id=tasks["run_id"].to_numpy()[t]) if "run_id" in tasks \
+        else frame.assign(run_id="")
+    diff = tasks["difficulty"].to_numpy(dtype=object, na_value=None)[t]
+    known = np.array([d is not None for d in diff], dtype=bool)
+    return pd.concat([base.assign(difficulty=POOLED),
+                      base[known].assign(difficulty=diff[known])], ignore_index=True)
+
+
+def finish(table: pd.DataFrame, inputs: Inputs, *, sort: Sequence[str] = (),
+           ascending: bool | Sequence[bool] = True) -> pd.DataFrame:
+    """Order a table (runs, then difficulty "all", Easy … Extreme, then ``sort``), make
+    ``difficulty`` an ordered categorical, drop ``run_id`` for one run, and warn the notes."""
+    levels = [lvl for lvl in LEVELS if lvl in set(table["difficulty"])] + sorted(
+        set(table["difficulty"]) - set(LEVELS))
+    table = table.assign(difficulty=pd.Categorical(table["difficulty"], categories=levels,
+                                                   ordered=True))
+    keys = ["run_id", "difficulty", *sort]
+    asc = [True, True, *([ascending] * len(sort) if isinstance(ascending, bool) else ascending)]
+    table = table.sort_values(keys, ascending=asc, kind="stable").reset_index(drop=True)
+    if not inputs.several:
+        table = table.drop(columns="run_id")
+    warn(inputs.notes)
+    return table
+
+
+def wilson(k, n, ci: float, prefix: str) -> dict[str, np.ndarray]:
+    """``{prefix: k/n, prefix_ci_low, prefix_ci_high}`` (Wilson; NaN where n = 0)."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    lo, hi = proportion_intervals(k, n, ci)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(n > 0, k / np.where(n > 0, n, 1), np.nan)
+    return {prefix: share, f"{prefix}_ci_low": lo, f"{prefix}_ci_high": hi}
+
+
+def holm(table: pd.DataFrame, family: Sequence[str], column: str = "p_value") -> np.ndarray:
+    """Holm-adjusted ``column`` within each family of rows (NaN left out of the count)."""
+    out = np.full(len(table), np.nan)
+    for _, idx in table.groupby(list(family), sort=False, observed=True).indices.items():
+        out[idx] = adjust_pvalues(table[column].to_numpy(dtype="float64")[idx], method="holm")
+    return out
+
+
+def per_group(frame: pd.DataFrame, keys: Sequence[str],
+              rows: Callable[[pd.DataFrame], dict]) -> pd.DataFrame:
+    """``rows(sub)`` for each group of ``keys`` (observed), as one frame with the keys first."""
+    out = [dict(zip(keys, k if isinstance(k, tuple) else (k,), strict=True)) | rows(sub)
+           for k, sub in frame.groupby(list(keys), sort=False, observed=True)]
+    return pd.DataFrame(out)

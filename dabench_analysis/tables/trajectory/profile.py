@@ -1,0 +1,329 @@
+"""Performance profiling and tool selection from a run's steps and tool calls: step latencies
+by stage, agent or tool, the share of tasks solved within k steps (or t seconds), and which
+tools work best for which tasks.
+
+Seed 000 §Data Model Schema 2 ("performance profiling: step latencies", ``duration_seconds``)
+and 3 ("tool selection optimization: which tools work best for what", ``latency_seconds``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import TOOL_CALLS_FILE
+from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
+from dabench_analysis.stats.inputs import check_ci, warn
+from dabench_analysis.stats.proportions import proportion_intervals
+from dabench_analysis.stats.step_events import cumulative_share, grouped_quantiles
+from dabench_analysis.tables.trajectory._inputs import finish, gather, holm, stratify, wilson
+
+#: Where a step has no value of the ``by`` column (e.g. a step that calls no tool).
+NO_VALUE = "(none)"
+#: The estimator :func:`solve_curve` names in its ``method`` column.
+SOLVE_METHOD = "empirical cumulative share of all tasks (no censoring; not a survival " \
+               "estimate); pointwise Wilson"
+#: Fewer tasks than this in a compared group marks a :func:`tool_fit` cell as small.
+SMALL = 5
+
+
+def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
+               ci: float) -> pd.DataFrame:
+    codes, uniques = pd.MultiIndex.from_frame(frame[keys]).factorize()
+    uniques = pd.MultiIndex.from_tuples(list(uniques), names=keys)
+    q = grouped_quantiles(frame[value].to_numpy(dtype="float64", na_value=np.nan), codes,
+                          ci=ci)
+    q.columns = [f"{prefix}n" if c == "n" else f"{prefix}{c}_s" if "_ci_" not in c
+                 else f"{prefix}{c.split('_ci_')[0]}_s_ci_{c.split('_ci_')[1]}"
+                 for c in q.columns]
+    return pd.concat([uniques.to_frame(index=False), q], axis=1)
+
+
+def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.DataFrame:
+    """Step latencies (``duration_seconds``) by stage, agent or tool, with the share of the
+    run's step time and the tokens; for tools also the calls' ``latency_seconds``.
+
+    Parameters
+    ----------
+    run : Run or Runs
+        Reads trajectory.csv ``task_id``, ``step_id``, ``by``, ``duration_seconds``
+        (seconds) and ``tokens`` when present; with ``by="tool"`` also tool_calls.csv
+        ``tool_name`` and ``latency_seconds`` when the run has them.
+    by : {"stage", "agent", "tool", "phase", ...}
+        The grouping column of trajectory.csv; steps without a value are the group "(none)"
+        (with ``tool``: the steps that call no tool).
+    ci : float
+        Level of the distribution-free intervals of the quantiles.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (several runs only), ``difficulty`` and ``by`` value, most step time
+        first: ``n`` (steps with a duration), ``p50_s``, ``p90_s``, ``p99_s`` (seconds), each
+        with ``_ci_low`` / ``_ci_high`` (:func:`dabench_analysis.stats.step_events.
+        grouped_quantiles`), ``total_s``, ``share_of_time`` (of the group's step time),
+        ``tokens_sum``, ``tokens_p50``; with ``by="tool"`` and tool calls also ``n_calls``,
+        ``call_p50_s``, ``call_p90_s``, ``call_p99_s`` (with intervals) of
+        ``latency_seconds``.
+
+    Raises
+    ------
+    ValueError
+        No trajectory.csv, or it lacks ``by`` or ``duration_seconds``.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> lat = step_latency(da.load_run("data/sample_runs/proposed_aat"))
+    >>> lat.columns[:4].tolist()
+    ['difficulty', 'stage', 'n', 'p50_s']
+    """
+    check_ci(ci)
+    calls = ["tool_name"] if by == "tool" else None
+    inp = gather(run, steps=[by, "duration_seconds"], calls=calls, optional=("tokens",),
+                 calls_optional=("latency_seconds",))
+    steps = inp.steps[["task_index", by, "duration_seconds"]].copy()
+    steps[by] = steps[by].astype("string").fillna(NO_VALUE)
+    steps["tokens"] = (inp.steps["tokens"].astype("float64") if "tokens" in inp.steps
+                       else np.nan)
+    missing = int(steps["duration_seconds"].isna().sum())
+    if missing:
+        inp.notes.append(f"{missing} step(s) without duration_seconds left out of the times")
+    s = stratify(steps, inp.tasks)
+    keys = ["run_id", "difficulty", by]
+    out = _quantiles(s, keys, "duration_seconds", "", ci)
+    g = s.groupby(keys, sort=False).agg(total_s=("duration_seconds", "sum"),
+                                        tokens_sum=("tokens", "sum"),
+                                        tokens_p50=("tokens", "median"))
+    out = out.join(g, on=keys)
+    out["share_of_time"] = out["total_s"] / out.groupby(["run_id", "difficulty"])[
+        "total_s"].transform("sum")
+    if inp.calls is not None and "latency_seconds" in inp.calls:
+        c = inp.calls.rename(columns={"tool_name": by})[["task_index", by, "latency_seconds"]]
+        cs = stratify(c.assign(**{by: c[by].astype("string").fillna(NO_VALUE)}), inp.tasks)
+        out = out.merge(_quantiles(cs, keys, "latency_seconds", "call_", ci), on=keys,
+                        how="left").rename(columns={"call_n": "n_calls"})
+    out = out[out["n"] > 0] if len(out) else out
+    return finish(out, inp, sort=["total_s", by], ascending=[False, True])
+
+
+def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None = None,
+                ci: float = 0.95) -> pd.DataFrame:
+    """The share of all tasks that ended correct within k steps (or t seconds).
+
+    Parameters
+    ----------
+    run : Run or Runs
+        Reads trajectory.csv ``task_id``, ``step_id`` (and ``duration_seconds`` when
+        present) and task_metrics ``execution_time`` when present.
+    axis : {"steps", "seconds"}
+        Steps: a task ends at its number of steps (tasks without steps are left out).
+        Seconds: at its ``execution_time`` (the wall clock), or the sum of its steps'
+        ``duration_seconds`` when the run has no ``execution_time``.
+    threshold : float, optional
+        Success threshold; default the run's.
+    ci : float
+        Level of the pointwise Wilson intervals.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (several runs only) and ``difficulty``: one row per k = 1 … the run's
+        longest trajectory (``steps``), or per distinct end time of a correct task and the
+        last end time (``seconds``): the axis column (``steps`` or ``seconds``), ``n``
+        (tasks), ``n_solved`` (correct and ended within it), ``share``, ``ci_low``,
+        ``ci_high``, ``method`` (:data:`SOLVE_METHOD`).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``axis``; no trajectory.csv.
+
+    Notes
+    -----
+    Failed tasks never count as solved; every task ends within the run, so this is an
+    empirical cumulative share, not a survival (Kaplan–Meier) estimate: nothing is censored.
+    Tasks without a score are left out, with a note.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> c = solve_curve(da.load_run("data/sample_runs/proposed_aat"))
+    >>> c.columns[:3].tolist(), float(c["share"].max()) <= 1
+    (['difficulty', 'steps', 'n'], True)
+    """
+    if axis not in ("steps", "seconds"):
+        raise ValueError(f"axis must be 'steps' or 'seconds', got {axis!r}")
+    check_ci(ci)
+    inp = gather(run, steps=[], task_columns=["execution_time"], threshold=threshold)
+    t, n_tasks = inp.tasks, len(inp.tasks)
+    n_steps = np.bincount(inp.steps["task_index"], minlength=n_tasks).astype(float)
+    if axis == "steps":
+        ends = np.where(n_steps > 0, n_steps, np.nan)
+    elif "execution_time" in t:
+        ends = t["execution_time"].to_numpy(dtype="float64", na_value=np.nan)
+    else:
+        d = inp.steps.get("duration_seconds", pd.Series(np.nan, index=inp.steps.index))
+        ends = pd.Series(d.to_numpy(dtype="float64", na_value=np.nan)).groupby(
+            inp.steps["task_index"].to_numpy()).sum(min_count=1).reindex(
+            range(n_tasks)).to_numpy()
+    scored = t["correct"].notna().to_numpy()
+    keep = ~np.isnan(ends) & scored
+    if (~keep).any():
+        what = "steps" if axis == "steps" else "a time"
+        inp.notes.append(f"{int((~keep).sum())} task(s) without {what} or a score left out")
+    frame = pd.DataFrame({"task_index": np.flatnonzero(keep), "end": ends[keep],
+                          "solved": t["correct"].fillna(False).to_numpy(dtype=bool)[keep]})
+    s = stratify(frame, t)
+    out = _steps_curve(s, ci) if axis == "steps" else _seconds_curve(s, ci)
+    out["method"] = SOLVE_METHOD
+    cols = ["run_id", "difficulty", axis, "n", "n_solved", "share", "ci_low", "ci_high", "method"]
+    return finish(out[cols], inp, sort=[axis])
+
+
+def _steps_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
+    """For every group of (run_id, difficulty) at once: k = 1 … the run's most steps."""
+    codes, groups = pd.MultiIndex.from_frame(s[["run_id", "difficulty"]]).factorize()
+    groups = pd.MultiIndex.from_tuples(list(groups), names=["run_id", "difficulty"])
+    end = s["end"].to_numpy().astype(np.int64)
+    top = pd.Series(end).groupby(s["run_id"].to_numpy()).max()
+    width = int(end.max(initial=0))
+    solved = np.zeros((len(groups), width + 1), dtype=np.int64)
+    np.add.at(solved, (codes[s["solved"].to_numpy()], end[s["solved"].to_numpy()]), 1)
+    n = np.bincount(codes, minlength=len(groups))
+    k = np.arange(1, width + 1)
+    cum = np.cumsum(solved, axis=1)[:, 1:]
+    keep = k[None, :] <= top.reindex(groups.get_level_values(0)).to_numpy()[:, None]
+    rows, cols = np.nonzero(keep)
+    lo, hi = proportion_intervals(cum[rows, cols], n[rows], ci)
+    return pd.DataFrame({"run_id": groups.get_level_values(0)[rows],
+                         "difficulty": groups.get_level_values(1)[rows], "steps": k[cols],
+                         "n": n[rows], "n_solved": cum[rows, cols],
+                         "share": cum[rows, cols] / n[rows], "ci_low": lo, "ci_high": hi})
+
+
+def _seconds_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
+    """Per group: the distinct end times of correct tasks and the run's last end time."""
+    parts = []
+    for rid, r in s.groupby("run_id", sort=False):
+        grid = np.unique(np.append(r.loc[r["solved"], "end"], r["end"].max()))
+        for diff, g in r.groupby("difficulty", sort=False):
+            part = cumulative_share(g["end"], g["solved"], grid, ci=ci)
+            parts.append(part.rename(columns={"at": "seconds"}).assign(run_id=rid,
+                                                                       difficulty=diff))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["run_id", "difficulty", "seconds", "n", "n_solved", "share", "ci_low",
+                 "ci_high"])
+
+
+def tool_fit(run: Run | Runs, *, threshold: float | None = None,
+             ci: float = 0.95) -> pd.DataFrame:
+    """Which tools work best for what: per tool and task type, the accuracy of the tasks that
+    use the tool against the tasks of the same type that do not.
+
+    Parameters
+    ----------
+    run : Run or Runs
+        Reads tool_calls.csv ``task_id``, ``tool_name``, ``success`` when the run has it,
+        else trajectory.csv ``task_id``, ``step_id``, ``tool``, ``success``; task_metrics
+        ``task_type`` and ``difficulty`` when present.
+    threshold : float, optional
+        Success threshold; default the run's.
+    ci : float
+        Level of the intervals.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (several runs only), rows by ``group_by`` ("all": the pooled run;
+        "task_type" and "difficulty" where the run has them) and ``group``, one per tool:
+        ``tool``, ``n_using`` (tasks of the group calling it), ``accuracy_using`` (Wilson),
+        ``n_calls``, ``failure_rate`` of its calls (Wilson), ``n_not_using``,
+        ``accuracy_not_using`` (Wilson), ``diff`` (using − not using) with ``ci_low``,
+        ``ci_high`` (Newcombe), ``p_value`` (Fisher exact), ``p_adjusted`` (Holm over the cells of
+        one ``group_by``), ``small`` (a compared group has fewer than 5 tasks), ``method``.
+
+    Raises
+    ------
+    ValueError
+        Neither tool_calls.csv nor trajectory.csv with ``tool``.
+
+    Notes
+    -----
+    Tools are chosen for the tasks that need them, so a difference is an association, not
+    the tool's effect.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> fit = tool_fit(da.load_run("data/sample_runs/proposed_aat"))
+    >>> fit["group_by"].unique().tolist()
+    ['all', 'task_type', 'difficulty']
+    """
+    check_ci(ci)
+    runs = [run] if isinstance(run, Run) else list(run) if isinstance(run, Runs) else [run]
+    from_calls = all(isinstance(r, Run) and (r.path / TOOL_CALLS_FILE).is_file() for r in runs)
+    if from_calls:
+        inp = gather(run, steps=None, calls=["tool_name", "success"], task_columns=["task_type"],
+                     threshold=threshold, calls_needed=True)
+        used = inp.calls.rename(columns={"tool_name": "tool"})
+    else:
+        inp = gather(run, steps=["tool", "success"], task_columns=["task_type"],
+                     threshold=threshold)
+        used = inp.steps[inp.steps["tool"].notna()]
+    used = used[["task_index", "tool", "success"]].assign(tool=lambda f: f["tool"].astype("string"))
+    return _fit(inp, used, ci)
+
+
+def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
+    t = inp.tasks
+    fams = [("all", pd.Series("all", index=t.index, dtype="string"))]
+    fams += [(c, t[c].astype("string")) for c in ("task_type", "difficulty")
+             if c in t and t[c].notna().any()]  # fallback: task type, difficulty, pooled
+    ok, scored = t["correct"].fillna(False).to_numpy(dtype=bool), t["correct"].notna().to_numpy()
+    run_id = t["run_id"].astype("string").to_numpy() if "run_id" in t else np.full(len(t), "")
+    per_task = used.assign(failed=used["success"].astype("boolean").eq(False).fillna(False)
+                           .astype(bool)).groupby(["task_index", "tool"], sort=False).agg(
+        n_calls=("failed", "size"), n_failed=("failed", "sum")).reset_index()
+    rows = []
+    for fam, groups in fams:
+        cell = per_task.assign(run_id=run_id[per_task["task_index"]], group=groups.to_numpy()[
+            per_task["task_index"]])
+        base = pd.DataFrame({"run_id": run_id, "group": groups.to_numpy(), "ok": ok & scored,
+                             "scored": scored}).groupby(["run_id", "group"]).sum()
+        cell["ok"], cell["scored"] = ok[cell["task_index"]], scored[cell["task_index"]]
+        cell["ok"] &= cell["scored"]
+        g = cell.dropna(subset=["group"]).groupby(["run_id", "group", "tool"], sort=False).agg(
+            n_using=("scored", "sum"), k_using=("ok", "sum"), n_calls=("n_calls", "sum"),
+            n_failed=("n_failed", "sum")).reset_index()
+        tot = base.reindex(pd.MultiIndex.from_frame(g[["run_id", "group"]]))
+        g["n_not_using"] = tot["scored"].to_numpy() - g["n_using"]
+        g["k_not_using"] = tot["ok"].to_numpy() - g["k_using"]
+        rows.append(g.assign(group_by=fam))
+    g = pd.concat(rows, ignore_index=True)
+    d = compare_proportions(g["k_using"], g["n_using"], g["k_not_using"], g["n_not_using"],
+                            ci=ci)
+    out = pd.DataFrame({
+        "run_id": g["run_id"], "group_by": g["group_by"], "group": g["group"],
+        "tool": g["tool"], "n_using": g["n_using"].astype("int64"),
+        **wilson(g["k_using"], g["n_using"], ci, "accuracy_using"),
+        "n_calls": g["n_calls"].astype("int64"),
+        **wilson(g["n_failed"], g["n_calls"], ci, "failure_rate"),
+        "n_not_using": g["n_not_using"].astype("int64"),
+        **wilson(g["k_not_using"], g["n_not_using"], ci, "accuracy_not_using"),
+        "diff": d["diff"], "ci_low": d["ci_low"], "ci_high": d["ci_high"],
+        "p_value": d["p_value"]})
+    out["p_adjusted"] = holm(out, ["run_id", "group_by"])
+    out["small"] = (out["n_using"] < SMALL) | (out["n_not_using"] < SMALL)
+    out["method"] = f"Wilson; {TWO_PROPORTIONS}; Holm within group_by"
+    out["_f"] = out["group_by"].map({"all": 0, "task_type": 1, "difficulty": 2})
+    out["_g"] = out["group"].map({d: f"{i}" for i, d in enumerate(schema.DIFFICULTY_ORDER)}
+                                 ).fillna(out["group"])
+    out = out.sort_values(["run_id", "_f", "_g", "n_using", "tool"],
+                          ascending=[True, True, True, False, True], kind="stable")
+    out = out.drop(columns=["_f", "_g"]).reset_index(drop=True)
+    warn(inp.notes)
+    return out if inp.several else out.drop(columns="run_id")

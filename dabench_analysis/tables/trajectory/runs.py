@@ -1,0 +1,224 @@
+"""Trajectories of two runs paired on their shared tasks, and of many runs side by side.
+
+Two runs: steps per task (Wilcoxon signed-rank, mean difference with its t-interval), the
+share of tasks with a loop, with every error recovered and following the canonical pattern
+(McNemar's exact test on tasks, Newcombe's paired interval), and the variants whose share
+changed most. Many runs: one row per run with intervals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import TRAJECTORY_FILE
+from dabench_analysis.stats.comparison import paired_comparison
+from dabench_analysis.stats.descriptive import mean_summary
+from dabench_analysis.stats.differences import newcombe_paired
+from dabench_analysis.stats.inputs import check_ci, warn
+from dabench_analysis.stats.proportions import mcnemar_discordant
+from dabench_analysis.stats.step_events import error_recovery
+from dabench_analysis.tables.trajectory._inputs import gather, holm, wilson
+from dabench_analysis.tables.trajectory.events import _loop_tasks
+from dabench_analysis.tables.trajectory.patterns import _task_patterns
+
+_STEPS = ["stage", "tool", "action_input", "success"]
+
+
+def _per_task(run: Run, window: int, threshold: float | None) -> pd.DataFrame:
+    """One run's tasks with n_steps, pattern, conforms, loop and all_recovered."""
+    inp = gather(run, steps=_STEPS, calls=["step_id", "tool_name", "success"],
+                 task_columns=["replan_count", "execution_attempts"], threshold=threshold)
+    tp = _task_patterns(inp, "stage", True)
+    lt = _loop_tasks(inp, window)
+    err = error_recovery(inp.steps, inp.calls).groupby("task_index")["recovered"].all()
+    out = tp[["run_id", "task_id", "difficulty", "pattern", "reading", "n_steps", "conforms",
+              "correct"]].copy()
+    out["loop"] = lt["n_loops"].to_numpy() > 0
+    out["all_recovered"] = pd.array(err.reindex(range(len(tp))).to_numpy(), dtype="boolean")
+    out = out[out["n_steps"] > 0]
+    warn(inp.notes)
+    return out
+
+
+def _paired_flag(b: pd.Series, p: pd.Series, ci: float) -> dict:
+    """McNemar (exact) and Newcombe's paired interval of proposed − baseline."""
+    keep = b.notna() & p.notna()
+    xb, xp = b[keep].astype(bool).to_numpy(), p[keep].astype(bool).to_numpy()
+    both, only_p = int((xb & xp).sum()), int((~xb & xp).sum())
+    only_b, neither = int((xb & ~xp).sum()), int((~xb & ~xp).sum())
+    n = int(keep.sum())
+    diff, lo, hi = newcombe_paired(both, only_p, only_b, neither, ci=ci)
+    stat, pv, meth, note = mcnemar_discordant(only_b, only_p, n=n)
+    return {"n_pairs": n, "baseline": xb.mean() if n else np.nan,
+            "proposed": xp.mean() if n else np.nan, "diff": diff, "ci_low": lo,
+            "ci_high": hi, "statistic": stat, "p_value": pv,
+            "method": f"{meth}; Newcombe paired (method 10)", "note": note}
+
+
+def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float | None = None,
+            ci: float = 0.95) -> pd.DataFrame:
+    """The trajectories of two runs, paired on the tasks both have steps for.
+
+    Parameters
+    ----------
+    baseline, proposed : Run
+        Each reads trajectory.csv ``task_id``, ``step_id``, ``stage``, ``tool``,
+        ``action_input``, ``success`` and tool_calls.csv when present.
+    window : int
+        The loop window (:func:`~dabench_analysis.tables.trajectory.loops`).
+    threshold : float, optional
+        Success threshold; default the runs'.
+    ci : float
+        Level of the intervals.
+
+    Returns
+    -------
+    DataFrame
+        One row per measure: ``steps_per_task`` (mean), ``loop_rate`` (share of tasks with a
+        loop), ``recovery_rate`` (share of tasks, among those with an error in both runs,
+        whose every error was recovered), ``canonical_share`` (share following the canonical
+        pattern): ``measure``, ``n_pairs``, ``baseline``, ``proposed``, ``diff`` (proposed −
+        baseline) with ``ci_low``, ``ci_high``, ``statistic``, ``p_value``, ``method``,
+        ``note``.
+
+    Raises
+    ------
+    ValueError
+        A run without trajectory.csv or one of the columns.
+
+    Notes
+    -----
+    Steps per task: :func:`dabench_analysis.stats.paired_comparison` (Wilcoxon signed-rank,
+    t-interval of the mean difference). Shares: McNemar's exact test on the discordant tasks
+    and Newcombe's (1998b) square-and-add interval for paired proportions
+    (:func:`dabench_analysis.stats.proportions.newcombe_paired`).
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> c = compare(da.load_run("data/sample_runs/baseline_react"),
+    ...             da.load_run("data/sample_runs/proposed_aat"))
+    >>> c["measure"].tolist()
+    ['steps_per_task', 'loop_rate', 'recovery_rate', 'canonical_share']
+    """
+    check_ci(ci)
+    b, p = (_per_task(r, window, threshold) for r in (baseline, proposed))
+    pc = paired_comparison(b, p, metric="n_steps", ci=ci).iloc[0]
+    rows = [{"measure": "steps_per_task", "n_pairs": int(pc["n_pairs"]),
+             "baseline": pc["mean_baseline"], "proposed": pc["mean_proposed"],
+             "diff": pc["mean_diff"], "ci_low": pc["ci_low"], "ci_high": pc["ci_high"],
+             "statistic": pc["statistic"], "p_value": pc["p_value"],
+             "method": pc["method"],
+             "note": pc["note"]}]
+    m = b.merge(p, on="task_id", suffixes=("_b", "_p"))
+    for measure, col in (("loop_rate", "loop"), ("recovery_rate", "all_recovered"),
+                         ("canonical_share", "conforms")):
+        rows.append({"measure": measure} | _paired_flag(m[f"{col}_b"].astype("boolean"),
+                                                        m[f"{col}_p"].astype("boolean"), ci))
+    return pd.DataFrame(rows)
+
+
+def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int = 3,
+                    threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
+    """The stage variants whose share changed most between two runs, paired on shared tasks.
+
+    Parameters
+    ----------
+    baseline, proposed : Run
+        As :func:`compare`.
+    top : int
+        Variants listed (by the size of the change).
+    window, threshold, ci
+        As :func:`compare`.
+
+    Returns
+    -------
+    DataFrame
+        One row per variant, largest |change| first: ``pattern``, ``reading``, ``n_pairs``,
+        ``share_baseline``, ``share_proposed``, ``diff`` (proposed − baseline) with
+        ``ci_low``, ``ci_high`` (Newcombe paired), ``p_value`` (McNemar exact: tasks that
+        take the variant in one run only), ``p_adjusted`` (Holm over every variant of either
+        run), ``method``.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> v = variant_changes(da.load_run("data/sample_runs/baseline_react"),
+    ...                     da.load_run("data/sample_runs/proposed_aat"), top=3)
+    >>> len(v) <= 3, v.columns[0]
+    (True, 'pattern')
+    """
+    check_ci(ci)
+    b, p = (_per_task(r, window, threshold) for r in (baseline, proposed))
+    m = b.merge(p, on="task_id", suffixes=("_b", "_p"))
+    readings = {**dict(zip(m["pattern_b"], m["reading_b"], strict=True)),
+                **dict(zip(m["pattern_p"], m["reading_p"], strict=True))}
+    rows = []
+    for pat, reading in readings.items():
+        r = _paired_flag(m["pattern_b"].eq(pat), m["pattern_p"].eq(pat), ci)
+        rows.append({"pattern": pat, "reading": reading, "n_pairs": r["n_pairs"],
+                     "share_baseline": r["baseline"], "share_proposed": r["proposed"],
+                     "diff": r["diff"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                     "p_value": r["p_value"], "method": r["method"] + "; Holm"})
+    out = pd.DataFrame(rows)
+    out["p_adjusted"] = holm(out.assign(_f=0), ["_f"])
+    out = out.assign(_a=out["diff"].abs()).sort_values(["_a", "pattern"],
+                                                       ascending=[False, True], kind="stable")
+    cols = ["pattern", "reading", "n_pairs", "share_baseline", "share_proposed", "diff",
+            "ci_low", "ci_high", "p_value", "p_adjusted", "method"]
+    return out[cols].head(top).reset_index(drop=True)
+
+
+def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
+            ci: float = 0.95) -> pd.DataFrame:
+    """One row per run of a sweep: steps, loops, recovery and conformance, with intervals.
+
+    Parameters
+    ----------
+    runs : Runs
+        Every run's trajectory.csv (``task_id``, ``step_id``, ``stage``, ``tool``,
+        ``action_input``, ``success``) and tool_calls.csv when present; a run without
+        trajectory.csv has a row of NaN with a note.
+    window, threshold, ci
+        As :func:`compare`.
+
+    Returns
+    -------
+    DataFrame
+        One row per run, in the order of ``runs``: ``run_id``, ``n_tasks`` (with steps),
+        ``mean_steps`` with ``mean_steps_ci_low``, ``mean_steps_ci_high`` (t-interval),
+        ``loop_rate``, ``recovery_rate`` (errors recovered, over errors), ``conformance``
+        (share following the canonical pattern), each with a Wilson interval, ``note``.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> runs = da.load_runs(["data/sample_runs/baseline_react", "data/sample_runs/proposed_aat"])
+    >>> per_run(runs)["run_id"].tolist()
+    ['baseline_react', 'proposed_aat']
+    """
+    check_ci(ci)
+    rows = []
+    for run in runs:
+        if not (run.path / TRAJECTORY_FILE).is_file():
+            rows.append({"run_id": run.run_id, "n_tasks": 0, "note": f"no {TRAJECTORY_FILE}"})
+            continue
+        inp = gather(run, steps=_STEPS, calls=["step_id", "tool_name", "success"],
+                     threshold=threshold)
+        t = _task_patterns(inp, "stage", True)
+        t["loop"] = _loop_tasks(inp, window)["n_loops"].to_numpy() > 0
+        t = t[t["n_steps"] > 0]
+        err = error_recovery(inp.steps, inp.calls)
+        steps = mean_summary(t["n_steps"].to_numpy(float), ci)
+        one = lambda d: {k: float(np.asarray(v).ravel()[0]) for k, v in d.items()}  # noqa: E731
+        rows.append({"run_id": run.run_id, "n_tasks": len(t), "mean_steps": steps["mean"],
+                     "mean_steps_ci_low": steps["ci_low"],
+                     "mean_steps_ci_high": steps["ci_high"],
+                     **one(wilson(t["loop"].sum(), len(t), ci, "loop_rate")),
+                     **one(wilson(err["recovered"].sum(), len(err), ci, "recovery_rate")),
+                     **one(wilson(t["conforms"].sum(), len(t), ci, "conformance")),
+                     "note": "; ".join(inp.notes)})
+    return pd.DataFrame(rows)
