@@ -61,8 +61,8 @@ def test_validate_lists_absent_optional_inputs_with_the_sections_they_disable(ru
          "main_results, task_type_breakdown, correlation_matrix, paired_comparison run without it"),
         ("info", "", "2 optional catalogue columns absent, which no report section needs: "
          "trace_id, timestamp"),
-        ("warning", "", "optional file not found; disables tool_usage; invariants that need it are "
-         "not checked"),
+        ("warning", "", "optional file not found; disables tool_usage, tool_fit; invariants that "
+         "need it are not checked"),
     ])
     assert not (found["severity"] == "error").any()
 
@@ -268,7 +268,8 @@ def test_the_columns_a_part_shows_are_in_its_table():
                     table = compute_part(contexts[sec.report], part)
                 assert set(part.columns) <= set(table.columns), (sec.name, part.stem)
                 checked += 1
-    assert checked == 9  # the nine tables whose notebook showed a subset of columns
+    # the nine tables whose notebook showed a subset of columns, and eight trajectory tables
+    assert checked == 17
 
 
 def test_a_section_of_another_report_is_refused_by_section():

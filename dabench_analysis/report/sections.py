@@ -14,10 +14,13 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from dabench_analysis.load import Run
+from dabench_analysis.load.csv import read_header
+from dabench_analysis.load.findings import RunLoadError
 from dabench_analysis.schema import (
     OPTIONAL_FILES,
     REPLAY_FILES,
     SECTIONS,
+    TEXT_TRAJECTORY_COLUMNS,
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
@@ -34,6 +37,17 @@ def _files_present(run: Run) -> set[str]:
     if len(run.replays):
         files.add(REPLAY_FILES)
     return files
+
+
+def _text_columns(run: Run, file: str) -> set[str]:
+    """The free-text columns (left out of ``run.trajectory`` by default) that ``file`` has."""
+    if file != TRAJECTORY_FILE:
+        return set()
+    try:
+        header = {h.strip() for h in read_header(Path(run.path) / file)}
+    except RunLoadError:  # the loader reports an unreadable file
+        return set()
+    return header & set(TEXT_TRAJECTORY_COLUMNS)
 
 
 def _show(text: str) -> None:
@@ -147,10 +161,12 @@ class Sections:
         return answer
 
     def _columns_of(self, file: str) -> set[str] | None:
-        """Columns of an optional CSV file present in every run (None: not known, unchecked)."""
+        """Columns of an optional CSV file present in every run (None: not known, unchecked);
+        the free-text columns a loaded frame leaves out are read from the file's header."""
         if file not in self._file_columns and self._runs and file in _FRAMES:
-            self._file_columns[file] = set.intersection(
-                *(set(map(str, getattr(r, _FRAMES[file]).columns)) for r in self._runs))
+            self._file_columns[file] = set.intersection(*(
+                set(map(str, getattr(r, _FRAMES[file]).columns)) | _text_columns(r, file)
+                for r in self._runs))
         return self._file_columns.get(file)
 
     def _decide(self, name: str, sec) -> bool:

@@ -38,6 +38,7 @@ from dabench_analysis.schema.files import (
     TRAJECTORY_FILE,
 )
 from dabench_analysis.schema.parts import THRESHOLD, Param, Part, Present
+from dabench_analysis.schema.sections_trajectory import TRAJECTORY_SECTIONS
 
 #: What each optional file feeds besides the sections that name it.
 FILE_USES: dict[str, str] = {
@@ -373,6 +374,7 @@ _ALL = [
         Part("figures.item_difficulty", "item_difficulty", inputs=("items",)))),
 ]
 
+_ALL += [Section(**entry) for entry in TRAJECTORY_SECTIONS]  # schema/sections_trajectory.py
 #: Every section of the reports, by name, in report order.
 SECTIONS: dict[str, Section] = {s.name: s for s in _ALL}
 
