@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as st
-from statsmodels.stats.proportion import proportion_confint
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 from trajectory_fixture import STEPS, write_run
 
 import dabench_analysis as da
@@ -154,3 +154,19 @@ def test_error_recovery_uses_tool_calls_too():
 def test_trajectory_stats_refuse_a_run(pair):
     with pytest.raises(TypeError, match="pass run.trajectory"):
         steps.order_steps(pair[0])
+
+
+def test_fisher_exact_for_many_tables_equals_scipy():
+    # every 2x2 table of up to 14 observations, against scipy.stats.fisher_exact (R fisher.test)
+    from dabench_analysis.stats.differences import compare_proportions, fisher_exact
+
+    tables = [(a, b, c, d) for a in range(8) for b in range(8) for c in range(8) for d in range(8)
+              if 0 < a + b + c + d <= 14]
+    got = fisher_exact(*np.array(tables).T)
+    want = [st.fisher_exact([[a, b], [c, d]]).pvalue for a, b, c, d in tables]
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert np.isnan(fisher_exact([0], [0], [0], [0])[0])
+    out = compare_proportions([2, 1, 0], [3, 1, 0], [1, 0, 3], [2, 4, 3])
+    lo, hi = confint_proportions_2indep(2, 3, 1, 2, method="newcomb", compare="diff")
+    assert (out.loc[0, "ci_low"], out.loc[0, "ci_high"]) == pytest.approx((lo, hi))
+    assert out.loc[2, ["diff", "ci_low", "p_value"]].isna().all()  # an empty group
