@@ -62,7 +62,8 @@ def pair(tmp_path_factory):
 
 
 def test_compare_pairs_tasks(pair):
-    c = tr.compare(*pair).set_index("measure")
+    full = tr.compare(*pair)
+    c = full[full["difficulty"] == "all"].set_index("measure")
     # steps of t1..t4 (t5 has none): base 6 6 7 6, proposed 6 5 7 5
     b, p = np.array([6, 6, 7, 6.0]), np.array([6, 5, 7, 5.0])
     d = p - b
@@ -85,10 +86,16 @@ def test_compare_pairs_tasks(pair):
     assert canon["p_value"] == pytest.approx(st.binomtest(0, 1).pvalue)
     rec = c.loc["recovery_rate"]  # tasks with an error in both runs: t3 only (unrecovered)
     assert (rec["n_pairs"], rec["baseline"], rec["proposed"]) == (1, 0.0, 0.0)
+    # per difficulty: Easy t1, t2; Hard t3, t4 (t5, Medium, has no steps)
+    assert full["difficulty"].unique().tolist() == ["all", "Easy", "Hard"]
+    hard = full[full["difficulty"] == "Hard"].set_index("measure")
+    assert (hard.loc["canonical_share", "baseline"], hard.loc["canonical_share", "proposed"]) \
+        == (0.0, 0.5)  # t4 canonical in the proposed run only
 
 
 def test_variant_changes_largest_first(pair):
     v = tr.variant_changes(*pair)
+    v = v[v["difficulty"] == "all"]
     first = v.iloc[0]  # canonical: 2 of 4 tasks -> 3 of 4
     assert first["pattern"] == "→".join((U, P, E, V, S))
     assert (first["share_baseline"], first["share_proposed"], first["diff"]) == (0.5, 0.75,
@@ -99,7 +106,9 @@ def test_variant_changes_largest_first(pair):
 
 def test_per_run_rows_with_intervals(pair, tmp_path):
     runs = da.load_runs([pair[0].path, pair[1].path])
-    out = tr.per_run(runs).set_index("run_id")
+    every = tr.per_run(runs)
+    assert every["difficulty"].tolist() == ["all", "Easy", "Hard"] * 2
+    out = every[every["difficulty"] == "all"].set_index("run_id")
     # base: 4 tasks with steps, loops 1/4, errors 4 (2 recovered), canonical 2/4
     assert out.loc["base", ["n_tasks", "mean_steps", "loop_rate", "recovery_rate",
                             "conformance"]].tolist() == pytest.approx([4, 6.25, 0.25, 0.5,

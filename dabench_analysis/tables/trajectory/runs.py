@@ -8,9 +8,12 @@ changed most. Many runs: one row per run with intervals.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
+from dabench_analysis import schema
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
@@ -20,7 +23,7 @@ from dabench_analysis.stats.differences import newcombe_paired
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import mcnemar_discordant
 from dabench_analysis.stats.step_events import error_recovery
-from dabench_analysis.tables.trajectory._inputs import gather, holm, wilson
+from dabench_analysis.tables.trajectory._inputs import POOLED, gather, holm, wilson
 from dabench_analysis.tables.trajectory.events import _loop_tasks
 from dabench_analysis.tables.trajectory.patterns import _task_patterns
 
@@ -58,6 +61,35 @@ def _paired_flag(b: pd.Series, p: pd.Series, ci: float) -> dict:
             "method": f"{meth}; Newcombe paired (method 10)", "note": note}
 
 
+def _groups(frame: pd.DataFrame, column: str = "difficulty"):
+    """("all", frame), then (level, its rows) for each difficulty present, in order."""
+    yield POOLED, frame
+    values = frame[column].astype("string")
+    present = set(values.dropna())
+    for level in [*(d for d in schema.DIFFICULTY_ORDER if d in present),
+                  *sorted(present - set(schema.DIFFICULTY_ORDER))]:
+        yield level, frame[values.eq(level).fillna(False).to_numpy()]
+
+
+def _compare_rows(m: pd.DataFrame, ci: float) -> list[dict]:
+    """The four measures on merged task rows (suffixes _b, _p)."""
+    frames = [pd.DataFrame({"task_id": m["task_id"], "n_steps": m[f"n_steps{s}"]})
+              for s in ("_b", "_p")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a level of a few tasks: its test says so in `note`
+        pc = paired_comparison(*frames, metric="n_steps", ci=ci).iloc[0]
+    rows = [{"measure": "steps_per_task", "n_pairs": int(pc["n_pairs"]),
+             "baseline": pc["mean_baseline"], "proposed": pc["mean_proposed"],
+             "diff": pc["mean_diff"], "ci_low": pc["ci_low"], "ci_high": pc["ci_high"],
+             "statistic": pc["statistic"], "p_value": pc["p_value"], "method": pc["method"],
+             "note": pc["note"]}]
+    for measure, col in (("loop_rate", "loop"), ("recovery_rate", "all_recovered"),
+                         ("canonical_share", "conforms")):
+        rows.append({"measure": measure} | _paired_flag(m[f"{col}_b"].astype("boolean"),
+                                                        m[f"{col}_p"].astype("boolean"), ci))
+    return rows
+
+
 def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float | None = None,
             ci: float = 0.95) -> pd.DataFrame:
     """The trajectories of two runs, paired on the tasks both have steps for.
@@ -77,8 +109,8 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
     Returns
     -------
     DataFrame
-        One row per measure: ``steps_per_task`` (mean), ``loop_rate`` (share of tasks with a
-        loop), ``recovery_rate`` (share of tasks, among those with an error in both runs,
+        Per ``difficulty`` ("all", then each level of the baseline's tasks), one row per
+        measure: ``steps_per_task`` (mean), ``loop_rate`` (share of tasks with a loop), ``recovery_rate`` (share of tasks, among those with an error in both runs,
         whose every error was recovered), ``canonical_share`` (share following the canonical
         pattern): ``measure``, ``n_pairs``, ``baseline``, ``proposed``, ``diff`` (proposed −
         baseline) with ``ci_low``, ``ci_high``, ``statistic``, ``p_value``, ``method``,
@@ -101,23 +133,14 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
     >>> import dabench_analysis as da
     >>> c = compare(da.load_run("data/sample_runs/baseline_react"),
     ...             da.load_run("data/sample_runs/proposed_aat"))
-    >>> c["measure"].tolist()
+    >>> c.loc[c["difficulty"] == "all", "measure"].tolist()
     ['steps_per_task', 'loop_rate', 'recovery_rate', 'canonical_share']
     """
     check_ci(ci)
     b, p = (_per_task(r, window, threshold) for r in (baseline, proposed))
-    pc = paired_comparison(b, p, metric="n_steps", ci=ci).iloc[0]
-    rows = [{"measure": "steps_per_task", "n_pairs": int(pc["n_pairs"]),
-             "baseline": pc["mean_baseline"], "proposed": pc["mean_proposed"],
-             "diff": pc["mean_diff"], "ci_low": pc["ci_low"], "ci_high": pc["ci_high"],
-             "statistic": pc["statistic"], "p_value": pc["p_value"],
-             "method": pc["method"],
-             "note": pc["note"]}]
     m = b.merge(p, on="task_id", suffixes=("_b", "_p"))
-    for measure, col in (("loop_rate", "loop"), ("recovery_rate", "all_recovered"),
-                         ("canonical_share", "conforms")):
-        rows.append({"measure": measure} | _paired_flag(m[f"{col}_b"].astype("boolean"),
-                                                        m[f"{col}_p"].astype("boolean"), ci))
+    rows = [{"difficulty": level, **row} for level, sub in _groups(m, "difficulty_b")
+            for row in _compare_rows(sub, ci)]
     return pd.DataFrame(rows)
 
 
@@ -137,18 +160,19 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
     Returns
     -------
     DataFrame
-        One row per variant, largest |change| first: ``pattern``, ``reading``, ``n_pairs``,
+        Per ``difficulty`` ("all", then each level), one row per variant, largest |change|
+        first: ``pattern``, ``reading``, ``n_pairs``,
         ``share_baseline``, ``share_proposed``, ``diff`` (proposed − baseline) with
         ``ci_low``, ``ci_high`` (Newcombe paired), ``p_value`` (McNemar exact: tasks that
         take the variant in one run only), ``p_adjusted`` (Holm over every variant of either
-        run), ``method``.
+        run in the group), ``method``.
 
     Examples
     --------
     >>> import dabench_analysis as da
     >>> v = variant_changes(da.load_run("data/sample_runs/baseline_react"),
     ...                     da.load_run("data/sample_runs/proposed_aat"), top=3)
-    >>> len(v) <= 3, v.columns[0]
+    >>> len(v[v["difficulty"] == "all"]) <= 3, v.columns[1]
     (True, 'pattern')
     """
     check_ci(ci)
@@ -156,25 +180,29 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
     m = b.merge(p, on="task_id", suffixes=("_b", "_p"))
     readings = {**dict(zip(m["pattern_b"], m["reading_b"], strict=True)),
                 **dict(zip(m["pattern_p"], m["reading_p"], strict=True))}
-    rows = []
-    for pat, reading in readings.items():
-        r = _paired_flag(m["pattern_b"].eq(pat), m["pattern_p"].eq(pat), ci)
-        rows.append({"pattern": pat, "reading": reading, "n_pairs": r["n_pairs"],
-                     "share_baseline": r["baseline"], "share_proposed": r["proposed"],
-                     "diff": r["diff"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
-                     "p_value": r["p_value"], "method": r["method"] + "; Holm"})
-    out = pd.DataFrame(rows)
-    out["p_adjusted"] = holm(out.assign(_f=0), ["_f"])
-    out = out.assign(_a=out["diff"].abs()).sort_values(["_a", "pattern"],
-                                                       ascending=[False, True], kind="stable")
-    cols = ["pattern", "reading", "n_pairs", "share_baseline", "share_proposed", "diff",
-            "ci_low", "ci_high", "p_value", "p_adjusted", "method"]
-    return out[cols].head(top).reset_index(drop=True)
+    parts = []
+    for level, sub in _groups(m, "difficulty_b"):
+        rows = []
+        for pat in dict.fromkeys([*sub["pattern_b"], *sub["pattern_p"]]):
+            r = _paired_flag(sub["pattern_b"].eq(pat), sub["pattern_p"].eq(pat), ci)
+            rows.append({"difficulty": level, "pattern": pat, "reading": readings[pat],
+                         "n_pairs": r["n_pairs"], "share_baseline": r["baseline"],
+                         "share_proposed": r["proposed"], "diff": r["diff"],
+                         "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                         "p_value": r["p_value"], "method": r["method"] + "; Holm"})
+        out = pd.DataFrame(rows)
+        out["p_adjusted"] = holm(out, ["difficulty"])
+        out = out.assign(_a=out["diff"].abs()).sort_values(
+            ["_a", "pattern"], ascending=[False, True], kind="stable")
+        parts.append(out.head(top))
+    cols = ["difficulty", "pattern", "reading", "n_pairs", "share_baseline", "share_proposed",
+            "diff", "ci_low", "ci_high", "p_value", "p_adjusted", "method"]
+    return pd.concat(parts, ignore_index=True)[cols]
 
 
 def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
             ci: float = 0.95) -> pd.DataFrame:
-    """One row per run of a sweep: steps, loops, recovery and conformance, with intervals.
+    """Each run of a sweep: steps, loops, recovery and conformance, with intervals.
 
     Parameters
     ----------
@@ -188,7 +216,8 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
     Returns
     -------
     DataFrame
-        One row per run, in the order of ``runs``: ``run_id``, ``n_tasks`` (with steps),
+        Per run, in the order of ``runs``, and ``difficulty`` ("all", then each level the run
+        has): ``run_id``, ``difficulty``, ``n_tasks`` (with steps),
         ``mean_steps`` with ``mean_steps_ci_low``, ``mean_steps_ci_high`` (t-interval),
         ``loop_rate``, ``recovery_rate`` (errors recovered, over errors), ``conformance``
         (share following the canonical pattern), each with a Wilson interval, ``note``.
@@ -197,28 +226,35 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
     --------
     >>> import dabench_analysis as da
     >>> runs = da.load_runs(["data/sample_runs/baseline_react", "data/sample_runs/proposed_aat"])
-    >>> per_run(runs)["run_id"].tolist()
+    >>> per_run(runs).query("difficulty == 'all'")["run_id"].tolist()
     ['baseline_react', 'proposed_aat']
     """
     check_ci(ci)
     rows = []
     for run in runs:
         if not (run.path / TRAJECTORY_FILE).is_file():
-            rows.append({"run_id": run.run_id, "n_tasks": 0, "note": f"no {TRAJECTORY_FILE}"})
+            rows.append({"run_id": run.run_id, "difficulty": POOLED, "n_tasks": 0,
+                         "note": f"no {TRAJECTORY_FILE}"})
             continue
         inp = gather(run, steps=_STEPS, calls=["step_id", "tool_name", "success"],
                      threshold=threshold)
-        t = _task_patterns(inp, "stage", True)
+        t = _task_patterns(inp, "stage", True).assign(task_index=np.arange(len(inp.tasks)))
         t["loop"] = _loop_tasks(inp, window)["n_loops"].to_numpy() > 0
         t = t[t["n_steps"] > 0]
         err = error_recovery(inp.steps, inp.calls)
-        steps = mean_summary(t["n_steps"].to_numpy(float), ci)
-        one = lambda d: {k: float(np.asarray(v).ravel()[0]) for k, v in d.items()}  # noqa: E731
-        rows.append({"run_id": run.run_id, "n_tasks": len(t), "mean_steps": steps["mean"],
-                     "mean_steps_ci_low": steps["ci_low"],
-                     "mean_steps_ci_high": steps["ci_high"],
-                     **one(wilson(t["loop"].sum(), len(t), ci, "loop_rate")),
-                     **one(wilson(err["recovered"].sum(), len(err), ci, "recovery_rate")),
-                     **one(wilson(t["conforms"].sum(), len(t), ci, "conformance")),
-                     "note": "; ".join(inp.notes)})
+        err["difficulty"] = inp.tasks["difficulty"].to_numpy(dtype=object)[err["task_index"]]
+        for level, sub in _groups(t):
+            e = err if level == POOLED else err[err["difficulty"] == level]
+            rows.append({"run_id": run.run_id, "difficulty": level}
+                        | _run_row(sub, e, ci) | {"note": "; ".join(inp.notes)})
     return pd.DataFrame(rows)
+
+
+def _run_row(t: pd.DataFrame, err: pd.DataFrame, ci: float) -> dict:
+    steps = mean_summary(t["n_steps"].to_numpy(float), ci)
+    one = lambda d: {k: float(np.asarray(v).ravel()[0]) for k, v in d.items()}  # noqa: E731
+    return {"n_tasks": len(t), "mean_steps": steps["mean"],
+            "mean_steps_ci_low": steps["ci_low"], "mean_steps_ci_high": steps["ci_high"],
+            **one(wilson(t["loop"].sum(), len(t), ci, "loop_rate")),
+            **one(wilson(err["recovered"].sum(), len(err), ci, "recovery_rate")),
+            **one(wilson(t["conforms"].sum(), len(t), ci, "conformance"))}
