@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as st
+from scipy import special
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from dabench_analysis.stats.inputs import check_ci
@@ -35,12 +35,12 @@ def fisher_exact(a, b, c, d) -> np.ndarray:
 
     Notes
     -----
-    With the margins fixed, a has the hypergeometric distribution of ``scipy.stats.hypergeom``
-    (population a+b+c+d, a+b successes, a+c draws); the p-value is the probability of the
-    tables no more likely than the observed one (within the relative tolerance 1e-7), as
-    ``scipy.stats.fisher_exact(..., alternative="two-sided")`` and R ``fisher.test`` compute
-    it (checked against scipy on every table of up to 14 observations in the tests); all the
-    tables in one array call.
+    With the margins fixed, a has the hypergeometric distribution (population a+b+c+d, a+b
+    successes, a+c draws; ``scipy.stats.hypergeom``, its pmf written with log-gamma); the
+    p-value is the probability of the tables no more likely than the observed one (within
+    the relative tolerance 1e-7), as ``scipy.stats.fisher_exact(..., alternative=
+    "two-sided")`` and R ``fisher.test`` compute it (checked against scipy on every table of
+    up to 14 observations in the tests); each distinct table once, all in one array call.
 
     References
     ----------
@@ -52,22 +52,34 @@ def fisher_exact(a, b, c, d) -> np.ndarray:
     [0.4857, 0.4857]
     """
     a, b, c, d = (np.atleast_1d(np.asarray(x, dtype=np.int64)) for x in (a, b, c, d))
+    tables, inverse = np.unique(np.stack([a, b, c, d], axis=1), axis=0, return_inverse=True)
+    a, b, c, d = tables.T
     n, rows, cols = a + b + c + d, a + b, a + c
-    out = np.full(a.shape, np.nan)
+    out = np.full(len(a), np.nan)
     ok = n > 0
-    if not ok.any():
-        return out
-    n, rows, cols, a = n[ok], rows[ok], cols[ok], a[ok]
-    low = np.maximum(0, rows + cols - n)
-    high = np.minimum(rows, cols)
-    x = low[:, None] + np.arange(int((high - low).max()) + 1)[None, :]
-    inside = x <= high[:, None]
-    logp = st.hypergeom.logpmf(np.where(inside, x, low[:, None]), n[:, None], rows[:, None],
-                               cols[:, None])
-    observed = st.hypergeom.logpmf(a, n, rows, cols)
-    extreme = inside & (logp <= observed[:, None] + np.log(_GAMMA))
-    out[ok] = np.minimum(1.0, np.where(extreme, np.exp(logp), 0.0).sum(axis=1))
-    return out
+    if ok.any():
+        n, rows, cols, a = n[ok], rows[ok], cols[ok], a[ok]
+        low = np.maximum(0, rows + cols - n)
+        high = np.minimum(rows, cols)
+        x = low[:, None] + np.arange(int((high - low).max()) + 1)[None, :]
+        inside = x <= high[:, None]
+        logp = _log_hypergeom(np.where(inside, x, low[:, None]), n[:, None], rows[:, None],
+                              cols[:, None])
+        observed = _log_hypergeom(a, n, rows, cols)
+        extreme = inside & (logp <= observed[:, None] + np.log(_GAMMA))
+        out[ok] = np.minimum(1.0, np.where(extreme, np.exp(logp), 0.0).sum(axis=1))
+    return out[np.ravel(inverse)]
+
+
+def _log_hypergeom(x, n, rows, cols):
+    """log P(a = x) for the table's margins: C(rows, x) C(n − rows, cols − x) / C(n, cols), the
+    pmf of ``scipy.stats.hypergeom(n, rows, cols)``, from a table of log-factorials (each
+    distinct table once, without the distribution object's per-call checks)."""
+    log_factorial = special.gammaln(np.arange(int(np.max(n)) + 2, dtype=float) + 1)
+
+    def log_choose(m, k):
+        return log_factorial[m] - log_factorial[k] - log_factorial[m - k]
+    return log_choose(rows, x) + log_choose(n - rows, cols - x) - log_choose(n, cols)
 
 
 def compare_proportions(k1, n1, k2, n2, *, ci: float = 0.95) -> pd.DataFrame:

@@ -110,40 +110,62 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
     [[1, True], [3, False], [4, False]]
     """
     require_columns(steps, ["task_index", "step_id", "success"], "steps")
-    cols = {"task_index": steps["task_index"],
-            "step_id": steps["step_id"].astype("int64"),
-            "tool": steps["tool"].astype("string") if "tool" in steps else pd.NA,
-            "stage": steps["stage"].astype("string") if "stage" in steps else pd.NA,
-            "ok": steps["success"].astype("boolean"), "source": "step"}
-    events = pd.DataFrame(cols)
+    none = pd.Series(pd.NA, index=steps.index, dtype="string")
+    tools = [steps["tool"] if "tool" in steps else none]
     if calls is not None and not calls.empty:
         require_columns(calls, ["task_index", "step_id", "tool_name", "success"], "tool calls")
-        c = calls[(calls["task_index"] >= 0) & calls["step_id"].notna()]
-        stage = events.set_index(["task_index", "step_id"])["stage"]
-        stage = stage[~stage.index.duplicated()]
-        key = pd.MultiIndex.from_arrays([c["task_index"], c["step_id"].astype("int64")])
-        events = pd.concat([events, pd.DataFrame({
-            "task_index": c["task_index"].to_numpy(), "step_id": key.get_level_values(1),
-            "tool": c["tool_name"].astype("string").to_numpy(),
-            "stage": stage.reindex(key).to_numpy(), "ok": c["success"].astype("boolean")
-            .to_numpy(), "source": "tool call"})], ignore_index=True)
-    events = events[events["ok"].notna()]
-    ok = events["ok"].astype(bool)
-    has_tool = events["tool"].notna()
-    events["key"] = ("tool:" + events["tool"]).fillna("stage:" + events["stage"])
-    last = pd.concat([  # the last successful step of each task and tool, and task and stage
-        events[ok & has_tool].groupby(["task_index", "key"])["step_id"].max(),
-        events[ok].assign(key="stage:" + events["stage"]).groupby(["task_index", "key"])[
-            "step_id"].max()])
-    errors = events[~ok]
-    errors = errors.groupby(["task_index", "step_id", "key"], sort=True, dropna=False).agg(
-        tool=("tool", "first"), stage=("stage", "first"),
-        source=("source", lambda s: ", ".join(sorted(set(s), reverse=True)))).reset_index()
-    by_tool = pd.MultiIndex.from_arrays([errors["task_index"], errors["key"]])
-    later = pd.Series(last.to_numpy(), index=last.index).reindex(by_tool)
-    errors["recovered"] = (later.to_numpy(dtype="float64", na_value=np.nan)
-                           > errors["step_id"].to_numpy(dtype="float64"))
-    return errors[["task_index", "step_id", "tool", "stage", "source", "recovered"]]
+        calls = calls[(calls["task_index"] >= 0) & calls["step_id"].notna()]
+        tools.append(calls["tool_name"])
+    tool_code, tool_names = pd.factorize(pd.concat(tools, ignore_index=True).astype("string"))
+    stage_code, stage_names = pd.factorize((steps["stage"] if "stage" in steps else none)
+                                           .astype("string"))
+    ev = pd.DataFrame({"task_index": steps["task_index"].to_numpy(),
+                       "step_id": steps["step_id"].to_numpy(dtype="int64"),
+                       "tool": tool_code[:len(steps)], "stage": stage_code,
+                       "ok": _flag_codes(steps["success"]), "src": 1})
+    if len(tools) > 1:
+        stage_at = pd.Series(stage_code, index=pd.MultiIndex.from_arrays(
+            [ev["task_index"], ev["step_id"]]))
+        stage_at = stage_at[~stage_at.index.duplicated()]
+        at = pd.MultiIndex.from_arrays([calls["task_index"], calls["step_id"].astype("int64")])
+        ev = pd.concat([ev, pd.DataFrame({
+            "task_index": calls["task_index"].to_numpy(), "step_id": at.get_level_values(1),
+            "tool": tool_code[len(steps):],
+            "stage": stage_at.reindex(at).fillna(-1).to_numpy(dtype="int64"),
+            "ok": _flag_codes(calls["success"]), "src": 2})], ignore_index=True)
+    ev = ev[ev["ok"] >= 0]
+    # what an error is recovered by: its tool (kind 0), or for an error without one its stage
+    ev["kind"] = np.where(ev["tool"] >= 0, 0, 1)
+    ev["code"] = np.where(ev["tool"] >= 0, ev["tool"], ev["stage"])
+    good = ev[ev["ok"] == 1]
+    last = pd.concat([good[good["tool"] >= 0].assign(kind=0, code=good["tool"]),
+                      good[good["stage"] >= 0].assign(kind=1, code=good["stage"])]).groupby(
+        ["task_index", "kind", "code"])["step_id"].max()
+    bad = ev[(ev["ok"] == 0) & (ev["code"] >= 0)]
+    errors = bad.assign(by_step=bad["src"] == 1, by_call=bad["src"] == 2).groupby(
+        ["task_index", "step_id", "kind", "code"], sort=True).agg(
+        tool=("tool", "max"), stage=("stage", "max"), by_step=("by_step", "max"),
+        by_call=("by_call", "max")).reset_index()
+    errors["src"] = errors["by_step"].astype(int) + 2 * errors["by_call"].astype(int)
+    later = last.reindex(pd.MultiIndex.from_frame(errors[["task_index", "kind", "code"]]))
+    return pd.DataFrame({
+        "task_index": errors["task_index"], "step_id": errors["step_id"],
+        "tool": _names(errors["tool"], tool_names), "stage": _names(errors["stage"], stage_names),
+        "source": np.array(["", "step", "tool call", "step, tool call"])[errors["src"]],
+        "recovered": later.to_numpy(dtype="float64") > errors["step_id"].to_numpy()})
+
+
+def _flag_codes(values: pd.Series) -> np.ndarray:
+    """1 true, 0 false, -1 missing."""
+    flags = values.astype("boolean")
+    return np.where(flags.isna(), -1, flags.fillna(False).astype(int)).astype(np.int8)
+
+
+def _names(codes: pd.Series, names) -> pd.Series:
+    values = np.asarray(names, dtype=object)
+    c = codes.to_numpy()
+    return pd.Series(np.where(c >= 0, values[np.clip(c, 0, None)] if len(values) else None,
+                              None), dtype="string")
 
 
 def first_failures(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -66,16 +66,22 @@ def _runs(run: Run | Runs) -> list[Run]:
                     f"{type(run).__name__}")
 
 
-def _frame(runs: list[Run], name: str, file: str, columns: Sequence[str],
+def _frame(run: Run | Runs, runs: list[Run], name: str, file: str, columns: Sequence[str],
            notes: list[str], optional: Sequence[str] = ()) -> pd.DataFrame | None:
     """``name`` of every run that has ``file`` (only ``columns``, and ``optional`` ones its
-    file has), stacked; None if none has."""
+    file has), stacked; None if none has. A Runs whose runs all have the file and whose
+    loaded frames hold the columns gives its stacked frame (read once, kept by the Runs)."""
     have = [r for r in runs if (r.path / file).is_file()]
     if not have:
         return None
     if len(have) < len(runs):
         notes.append(f"{len(runs) - len(have)} run(s) without {file} left out")
-    frames = [r.select(name, [*columns, *optional]) for r in have]
+    want = list(dict.fromkeys(["run_id", *columns, *optional]))
+    if isinstance(run, Runs) and len(have) == len(runs) and all(
+            c in getattr(r, name) for r in runs for c in columns):
+        stacked = getattr(run, name)
+        return stacked[[c for c in want if c in stacked]]
+    frames = [r.select(name, want[1:]) for r in have]
     for r, f in zip(have, frames, strict=True):
         require_columns(f, list(columns), f"{file} of run {r.run_id}")
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
@@ -117,8 +123,7 @@ def gather(run: Run | Runs, *, steps: Sequence[str] | None = (),
     runs = _runs(run)
     threshold = schema.check_threshold(run_threshold(run) if threshold is None else threshold)
     notes: list[str] = []
-    tasks = pd.concat([r.tasks for r in runs], ignore_index=True) if len(runs) > 1 \
-        else runs[0].tasks.reset_index(drop=True)
+    tasks = run.tasks.reset_index(drop=True)  # a Runs: every run's, stacked once
     require_columns(tasks, ["task_id", "final_score"])
     keep = ["run_id", "task_id", "final_score", *(c for c in task_columns if c in tasks)]
     out = tasks[[c for c in dict.fromkeys(keep) if c in tasks]].copy()
@@ -127,7 +132,7 @@ def gather(run: Run | Runs, *, steps: Sequence[str] | None = (),
     out["correct"] = schema.correct(tasks["final_score"].astype("float64"), threshold)
     ordered = called = None
     if steps is not None:
-        frame = _frame(runs, "trajectory", TRAJECTORY_FILE,
+        frame = _frame(run, runs, "trajectory", TRAJECTORY_FILE,
                        ["task_id", "step_id", *steps], notes, optional)
         if frame is None:
             raise ValueError(f"needs {TRAJECTORY_FILE}, absent in "
@@ -135,7 +140,7 @@ def gather(run: Run | Runs, *, steps: Sequence[str] | None = (),
         ordered, more = order_steps(frame, out)
         notes += more
     if calls is not None:
-        called = _frame(runs, "tool_calls", TOOL_CALLS_FILE, ["task_id", *calls], notes,
+        called = _frame(run, runs, "tool_calls", TOOL_CALLS_FILE, ["task_id", *calls], notes,
                         calls_optional)
         if called is None and calls_needed:
             raise ValueError(f"needs {TOOL_CALLS_FILE}, absent in "
@@ -154,22 +159,28 @@ def stratify(frame: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     with ``run_id`` and ``difficulty`` from its task; rows of tasks without a difficulty are
     only pooled."""
     t = frame["task_index"].to_numpy()
-    base = frame.assign(run_id=tasks["run_id"].to_numpy()[t]) if "run_id" in tasks \
-        else frame.assign(run_id="")
-    diff = tasks["difficulty"].to_numpy(dtype=object, na_value=None)[t]
-    known = np.array([d is not None for d in diff], dtype=bool)
-    return pd.concat([base.assign(difficulty=POOLED),
-                      base[known].assign(difficulty=diff[known])], ignore_index=True)
+    runs = tasks["run_id"] if "run_id" in tasks else pd.Series("", index=tasks.index)
+    run_code, run_names = pd.factorize(runs)
+    diff_code, diff_names = pd.factorize(tasks["difficulty"])  # -1: no difficulty
+    base = frame.assign(run_id=pd.Categorical.from_codes(run_code[t], run_names))
+    levels = [POOLED, *diff_names]
+    d = diff_code[t]
+    known = d >= 0
+    return pd.concat([
+        base.assign(difficulty=pd.Categorical.from_codes(np.zeros(len(t), dtype=int), levels)),
+        base[known].assign(difficulty=pd.Categorical.from_codes(d[known] + 1, levels))],
+        ignore_index=True)
 
 
 def finish(table: pd.DataFrame, inputs: Inputs, *, sort: Sequence[str] = (),
            ascending: bool | Sequence[bool] = True) -> pd.DataFrame:
     """Order a table (runs, then difficulty "all", Easy … Extreme, then ``sort``), make
     ``difficulty`` an ordered categorical, drop ``run_id`` for one run, and warn the notes."""
-    levels = [lvl for lvl in LEVELS if lvl in set(table["difficulty"])] + sorted(
-        set(table["difficulty"]) - set(LEVELS))
-    table = table.assign(difficulty=pd.Categorical(table["difficulty"], categories=levels,
-                                                   ordered=True))
+    present = set(pd.unique(table["difficulty"].to_numpy(dtype=object)))
+    levels = [lvl for lvl in LEVELS if lvl in present] + sorted(present - set(LEVELS))
+    table = table.assign(difficulty=pd.Categorical(table["difficulty"].astype(object),
+                                                   categories=levels, ordered=True),
+                         run_id=table["run_id"].astype(object))
     keys = ["run_id", "difficulty", *sort]
     asc = [True, True, *([ascending] * len(sort) if isinstance(ascending, bool) else ascending)]
     table = table.sort_values(keys, ascending=asc, kind="stable").reset_index(drop=True)
@@ -202,3 +213,10 @@ def per_group(frame: pd.DataFrame, keys: Sequence[str],
     out = [dict(zip(keys, k if isinstance(k, tuple) else (k,), strict=True)) | rows(sub)
            for k, sub in frame.groupby(list(keys), sort=False, observed=True)]
     return pd.DataFrame(out)
+
+
+def group_codes(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Each row's group of ``keys`` (0 … k−1, in order of first appearance) and the groups'
+    keys, one row per code (faster than factorising a MultiIndex of strings)."""
+    codes = frame.groupby(list(keys), sort=False, observed=True).ngroup().to_numpy()
+    return codes, frame[list(keys)].drop_duplicates().reset_index(drop=True)

@@ -152,7 +152,7 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
     re = (s["plan_reentries"].fillna(0) + s["execute_reentries"].fillna(0)).gt(0)
     s = s.assign(loop=loop, re=re, k1=ok & loop, n1=scored & loop, k2=ok & ~loop,
                  n2=scored & ~loop)
-    g = s.groupby(["run_id", "difficulty"], sort=False).agg(
+    g = s.groupby(["run_id", "difficulty"], sort=False, observed=True).agg(
         n_tasks=("task_index", "size"), n_loop_steps=("n_loops", "sum"),
         mean_loops=("n_loops", "mean"), n_with_loop=("loop", "sum"), n_reentry=("re", "sum"),
         k1=("k1", "sum"), n1=("n1", "sum"), k2=("k2", "sum"), n2=("n2", "sum")).reset_index()
@@ -227,8 +227,8 @@ def recovery(run: Run | Runs, *, threshold: float | None = None,
     long = stratify(pd.concat(parts, ignore_index=True), inp.tasks)
     ok = inp.tasks["correct"]
     keys = ["run_id", "difficulty", "level", "group"]
-    task = long.groupby([*keys, "task_index"], sort=False)["recovered"].all().reset_index()
-    e = long.groupby(keys, sort=False)["recovered"].agg(n_errors="size", n_recovered="sum")
+    task = long.groupby([*keys, "task_index"], sort=False, observed=True)["recovered"].all().reset_index()
+    e = long.groupby(keys, sort=False, observed=True)["recovered"].agg(n_errors="size", n_recovered="sum")
     rows = _task_rows(task, keys, ok, ci).join(e, on=keys)
     with_steps = np.bincount(inp.steps["task_index"], minlength=len(ok)) > 0
     clean = pd.DataFrame({"task_index": np.flatnonzero(with_steps & ~np.isin(
@@ -259,7 +259,7 @@ def _task_rows(task: pd.DataFrame, keys: list[str], ok: pd.Series, ci: float) ->
         "k": good & scored, "n": scored, "k1": good & scored & (rec == 1),
         "n1": scored & (rec == 1), "k2": good & scored & split & (rec == 0),
         "n2": scored & split & (rec == 0), "n_tasks": 1})
-    g = flags.groupby(keys, sort=False).sum().reset_index()
+    g = flags.groupby(keys, sort=False, observed=True).sum().reset_index()
     return pd.concat([g[[*keys, "n_tasks"]], pd.DataFrame(wilson(g["k"], g["n"], ci, "accuracy")),
                       pd.DataFrame(wilson(g["k1"], g["n1"], ci, "accuracy_recovered")),
                       pd.DataFrame(wilson(g["k2"], g["n2"], ci, "accuracy_unrecovered"))],

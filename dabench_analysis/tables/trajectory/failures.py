@@ -163,9 +163,9 @@ def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFra
     check_ci(ci)
     s = _failures_frame(table)
     s["agent"] = s["agent"].astype("string").fillna("")
-    g = s.groupby(["run_id", "difficulty", "stage", "agent"], sort=False).size().rename("n")
+    g = s.groupby(["run_id", "difficulty", "stage", "agent"], sort=False, observed=True).size().rename("n")
     g = g.reset_index()
-    g["total"] = g.groupby(["run_id", "difficulty"])["n"].transform("sum")
+    g["total"] = g.groupby(["run_id", "difficulty"], observed=True)["n"].transform("sum")
     out = pd.concat([g.drop(columns="total"), pd.DataFrame(wilson(g["n"], g["total"], ci,
                                                                   "share"))], axis=1)
     return finish(out, _Several("run_id" in table), sort=["n", "stage", "agent"],
@@ -193,8 +193,9 @@ def first_failure_agreement(table: pd.DataFrame, *, ci: float = 0.95) -> pd.Data
     --------
     >>> t = pd.DataFrame({"difficulty": ["Easy"] * 3, "stage": ["PLAN"] * 3, "agent": ["P"] * 3,
     ...                   "in_evidence": pd.array([True, False, None], dtype="boolean")})
-    >>> first_failure_agreement(t).loc[0, ["n_compared", "n_agree", "agreement"]].tolist()
-    [2, 1, 0.5]
+    >>> r = first_failure_agreement(t).iloc[0]
+    >>> int(r["n_compared"]), int(r["n_agree"]), float(r["agreement"])
+    (2, 1, 0.5)
     """
     check_ci(ci)
     require_columns(table, ["in_evidence"], "first_failures")

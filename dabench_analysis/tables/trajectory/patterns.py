@@ -91,14 +91,14 @@ def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
     g = g.sort_values(["run_id", "difficulty", "n_tasks", "pattern"],
                       ascending=[True, True, False, True], kind="stable")
     keys = ["run_id", "difficulty"]
-    rank = g.groupby(keys, sort=False).cumcount().to_numpy()
+    rank = g.groupby(keys, sort=False, observed=True).cumcount().to_numpy()
     rest = rank >= top
-    n_rest = pd.Series(rest).groupby([g[k].to_numpy() for k in keys]).transform("sum")
+    n_rest = pd.Series(rest).groupby([g[k].to_numpy() for k in keys], observed=True).transform("sum")
     pooled = rest & (n_rest.to_numpy() > 1)
     sums = ["n_tasks", "n_correct", "n_scored", "score_sum", "steps_sum", "runtime_sum",
             "runtime_n"]
     firsts = ["group_tasks", "group_correct", "group_scored"]
-    other = g[pooled].groupby(keys, sort=False).agg(
+    other = g[pooled].groupby(keys, sort=False, observed=True).agg(
         **{c: (c, "sum") for c in sums}, **{c: (c, "first") for c in firsts},
         k=("pattern", "size")).reset_index()
     other["pattern"] = other["reading"] = [f"other ({k} variants)" for k in other.pop("k")]
@@ -170,12 +170,12 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
     s = stratify(tp.drop(columns=["run_id", "difficulty"]), inp.tasks)
     s["ok"] = s["correct"].fillna(False).astype(bool)
     s["scored"] = s["correct"].notna()
-    g = s.groupby(["run_id", "difficulty", "pattern"], sort=False).agg(
+    g = s.groupby(["run_id", "difficulty", "pattern"], sort=False, observed=True).agg(
         reading=("reading", "first"), n_tasks=("task_index", "size"), n_correct=("ok", "sum"),
         n_scored=("scored", "sum"), score_sum=("final_score", "sum"),
         steps_sum=("n_steps", "sum"), runtime_sum=("runtime", "sum"),
         runtime_n=("runtime", "count")).reset_index()
-    tot = g.groupby(["run_id", "difficulty"])[["n_tasks", "n_correct", "n_scored"]]
+    tot = g.groupby(["run_id", "difficulty"], observed=True)[["n_tasks", "n_correct", "n_scored"]]
     g[["group_tasks", "group_correct", "group_scored"]] = tot.transform("sum").to_numpy()
     return _variant_columns(_pool_rest(g, top), by, collapse_repeats, ci, inp)
 
@@ -254,7 +254,7 @@ def conformance(run: Run | Runs, *, threshold: float | None = None,
     s = s.assign(k1=ok & c, n1=scored & c, k2=ok & ~c, n2=scored & ~c, conform=c)
     flags = {"skip": "skipped", "rep": "repeated", "replan": "replan", "retry": "retry",
              "order": "out_of_order"}
-    g = s.groupby(["run_id", "difficulty"], sort=False).agg(
+    g = s.groupby(["run_id", "difficulty"], sort=False, observed=True).agg(
         n_tasks=("task_index", "size"), n_conform=("conform", "sum"),
         **{f"n_{w}": (col, "sum") for col, w in flags.items()},
         k1=("k1", "sum"), n1=("n1", "sum"), k2=("k2", "sum"), n2=("n2", "sum")).reset_index()
@@ -329,12 +329,12 @@ def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = 
     s["ok"] = inp.tasks["correct"].fillna(False).to_numpy(dtype=bool)[t]
     s["scored"] = inp.tasks["correct"].notna().to_numpy()[t]
     keys = ["run_id", "difficulty", "source", "target"]
-    g = s.groupby(keys, sort=False).agg(count=("task_index", "size"),
+    g = s.groupby(keys, sort=False, observed=True).agg(count=("task_index", "size"),
                                         median_source_s=("source_seconds", "median"))
-    u = s.drop_duplicates([*keys, "task_index"]).groupby(keys, sort=False).agg(
+    u = s.drop_duplicates([*keys, "task_index"]).groupby(keys, sort=False, observed=True).agg(
         n_tasks=("task_index", "size"), k=("ok", "sum"), n=("scored", "sum"))
     g = g.join(u).reset_index()
-    exits = g.groupby(["run_id", "difficulty", "source"])["count"].transform("sum")
+    exits = g.groupby(["run_id", "difficulty", "source"], observed=True)["count"].transform("sum")
     order = _node_order(pd.concat([g["source"], g["target"]]), by)
     out = pd.DataFrame({
         "run_id": g["run_id"], "difficulty": g["difficulty"], "source": g["source"],

@@ -19,7 +19,14 @@ from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proporti
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_intervals
 from dabench_analysis.stats.step_events import cumulative_share, grouped_quantiles
-from dabench_analysis.tables.trajectory._inputs import finish, gather, holm, stratify, wilson
+from dabench_analysis.tables.trajectory._inputs import (
+    finish,
+    gather,
+    group_codes,
+    holm,
+    stratify,
+    wilson,
+)
 
 #: Where a step has no value of the ``by`` column (e.g. a step that calls no tool).
 NO_VALUE = "(none)"
@@ -32,14 +39,13 @@ SMALL = 5
 
 def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
                ci: float) -> pd.DataFrame:
-    codes, uniques = pd.MultiIndex.from_frame(frame[keys]).factorize()
-    uniques = pd.MultiIndex.from_tuples(list(uniques), names=keys)
+    codes, uniques = group_codes(frame, keys)
     q = grouped_quantiles(frame[value].to_numpy(dtype="float64", na_value=np.nan), codes,
                           ci=ci)
     q.columns = [f"{prefix}n" if c == "n" else f"{prefix}{c}_s" if "_ci_" not in c
                  else f"{prefix}{c.split('_ci_')[0]}_s_ci_{c.split('_ci_')[1]}"
                  for c in q.columns]
-    return pd.concat([uniques.to_frame(index=False), q], axis=1)
+    return pd.concat([uniques, q], axis=1)
 
 
 def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.DataFrame:
@@ -95,11 +101,11 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     s = stratify(steps, inp.tasks)
     keys = ["run_id", "difficulty", by]
     out = _quantiles(s, keys, "duration_seconds", "", ci)
-    g = s.groupby(keys, sort=False).agg(total_s=("duration_seconds", "sum"),
+    g = s.groupby(keys, sort=False, observed=True).agg(total_s=("duration_seconds", "sum"),
                                         tokens_sum=("tokens", "sum"),
                                         tokens_p50=("tokens", "median"))
     out = out.join(g, on=keys)
-    out["share_of_time"] = out["total_s"] / out.groupby(["run_id", "difficulty"])[
+    out["share_of_time"] = out["total_s"] / out.groupby(["run_id", "difficulty"], observed=True)[
         "total_s"].transform("sum")
     if inp.calls is not None and "latency_seconds" in inp.calls:
         c = inp.calls.rename(columns={"tool_name": by})[["task_index", by, "latency_seconds"]]
@@ -168,7 +174,7 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     else:
         d = inp.steps.get("duration_seconds", pd.Series(np.nan, index=inp.steps.index))
         ends = pd.Series(d.to_numpy(dtype="float64", na_value=np.nan)).groupby(
-            inp.steps["task_index"].to_numpy()).sum(min_count=1).reindex(
+            inp.steps["task_index"].to_numpy(), observed=True).sum(min_count=1).reindex(
             range(n_tasks)).to_numpy()
     scored = t["correct"].notna().to_numpy()
     keep = ~np.isnan(ends) & scored
@@ -186,10 +192,10 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
 
 def _steps_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
     """For every group of (run_id, difficulty) at once: k = 1 … the run's most steps."""
-    codes, groups = pd.MultiIndex.from_frame(s[["run_id", "difficulty"]]).factorize()
-    groups = pd.MultiIndex.from_tuples(list(groups), names=["run_id", "difficulty"])
+    codes, keys = group_codes(s, ["run_id", "difficulty"])
+    groups = pd.MultiIndex.from_frame(keys)
     end = s["end"].to_numpy().astype(np.int64)
-    top = pd.Series(end).groupby(s["run_id"].to_numpy()).max()
+    top = pd.Series(end).groupby(s["run_id"].to_numpy(), observed=True).max()
     width = int(end.max(initial=0))
     solved = np.zeros((len(groups), width + 1), dtype=np.int64)
     np.add.at(solved, (codes[s["solved"].to_numpy()], end[s["solved"].to_numpy()]), 1)
@@ -208,9 +214,9 @@ def _steps_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
 def _seconds_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
     """Per group: the distinct end times of correct tasks and the run's last end time."""
     parts = []
-    for rid, r in s.groupby("run_id", sort=False):
+    for rid, r in s.groupby("run_id", sort=False, observed=True):
         grid = np.unique(np.append(r.loc[r["solved"], "end"], r["end"].max()))
-        for diff, g in r.groupby("difficulty", sort=False):
+        for diff, g in r.groupby("difficulty", sort=False, observed=True):
             part = cumulative_share(g["end"], g["solved"], grid, ci=ci)
             parts.append(part.rename(columns={"at": "seconds"}).assign(run_id=rid,
                                                                        difficulty=diff))
@@ -280,30 +286,43 @@ def tool_fit(run: Run | Runs, *, threshold: float | None = None,
 
 def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
     t = inp.tasks
-    fams = [("all", pd.Series("all", index=t.index, dtype="string"))]
-    fams += [(c, t[c].astype("string")) for c in ("task_type", "difficulty")
-             if c in t and t[c].notna().any()]  # fallback: task type, difficulty, pooled
+    fams = [("all", np.zeros(len(t), dtype=np.int64), np.array(["all"], dtype=object))]
+    for c in ("task_type", "difficulty"):  # fallback: task type, difficulty, the pooled run
+        if c in t and t[c].notna().any():
+            codes, names = pd.factorize(t[c].astype("string"))
+            fams.append((c, codes, np.asarray(names, dtype=object)))
     ok, scored = t["correct"].fillna(False).to_numpy(dtype=bool), t["correct"].notna().to_numpy()
-    run_id = t["run_id"].astype("string").to_numpy() if "run_id" in t else np.full(len(t), "")
-    per_task = used.assign(failed=used["success"].astype("boolean").eq(False).fillna(False)
-                           .astype(bool)).groupby(["task_index", "tool"], sort=False).agg(
-        n_calls=("failed", "size"), n_failed=("failed", "sum")).reset_index()
+    ok &= scored
+    run, run_names = pd.factorize(t["run_id"]) if "run_id" in t else (
+        np.zeros(len(t), dtype=np.int64), np.array([""], dtype=object))
+    tool, tool_names = pd.factorize(used["tool"])
+    per_task = pd.DataFrame({"task": used["task_index"].to_numpy(), "tool": tool,
+                             "failed": used["success"].astype("boolean").eq(False)
+                             .fillna(False).to_numpy(dtype=bool)}).groupby(
+        ["task", "tool"], sort=False, observed=True).agg(n_calls=("failed", "size"),
+                                          n_failed=("failed", "sum")).reset_index()
+    task = per_task["task"].to_numpy()
     rows = []
-    for fam, groups in fams:
-        cell = per_task.assign(run_id=run_id[per_task["task_index"]], group=groups.to_numpy()[
-            per_task["task_index"]])
-        base = pd.DataFrame({"run_id": run_id, "group": groups.to_numpy(), "ok": ok & scored,
-                             "scored": scored}).groupby(["run_id", "group"]).sum()
-        cell["ok"], cell["scored"] = ok[cell["task_index"]], scored[cell["task_index"]]
-        cell["ok"] &= cell["scored"]
-        g = cell.dropna(subset=["group"]).groupby(["run_id", "group", "tool"], sort=False).agg(
+    for fam, group, names in fams:
+        width = len(names)
+        key = run * width + group  # a task's (run, group); group -1: no value
+        tot_n = np.bincount(key[group >= 0], weights=scored[group >= 0],
+                            minlength=len(run_names) * width)
+        tot_k = np.bincount(key[group >= 0], weights=ok[group >= 0],
+                            minlength=len(run_names) * width)
+        cell = per_task.assign(run=run[task], group=group[task], ok=ok[task],
+                               scored=scored[task])
+        g = cell[cell["group"] >= 0].groupby(["run", "group", "tool"], sort=False, observed=True).agg(
             n_using=("scored", "sum"), k_using=("ok", "sum"), n_calls=("n_calls", "sum"),
             n_failed=("n_failed", "sum")).reset_index()
-        tot = base.reindex(pd.MultiIndex.from_frame(g[["run_id", "group"]]))
-        g["n_not_using"] = tot["scored"].to_numpy() - g["n_using"]
-        g["k_not_using"] = tot["ok"].to_numpy() - g["k_using"]
-        rows.append(g.assign(group_by=fam))
+        at = (g["run"] * width + g["group"]).to_numpy()
+        g["n_not_using"] = tot_n[at] - g["n_using"]
+        g["k_not_using"] = tot_k[at] - g["k_using"]
+        g["group_by"], g["group"] = fam, names[g["group"].to_numpy()]
+        rows.append(g)
     g = pd.concat(rows, ignore_index=True)
+    g["run_id"] = np.asarray(run_names, dtype=object)[g.pop("run").to_numpy()]
+    g["tool"] = np.asarray(tool_names, dtype=object)[g["tool"].to_numpy()]
     d = compare_proportions(g["k_using"], g["n_using"], g["k_not_using"], g["n_not_using"],
                             ci=ci)
     out = pd.DataFrame({

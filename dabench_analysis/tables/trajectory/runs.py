@@ -36,7 +36,7 @@ def _per_task(run: Run, window: int, threshold: float | None) -> pd.DataFrame:
                  task_columns=["replan_count", "execution_attempts"], threshold=threshold)
     tp = _task_patterns(inp, "stage", True)
     lt = _loop_tasks(inp, window)
-    err = error_recovery(inp.steps, inp.calls).groupby("task_index")["recovered"].all()
+    err = error_recovery(inp.steps, inp.calls).groupby("task_index", observed=True)["recovered"].all()
     out = tp[["run_id", "task_id", "difficulty", "pattern", "reading", "n_steps", "conforms",
               "correct"]].copy()
     out["loop"] = lt["n_loops"].to_numpy() > 0
