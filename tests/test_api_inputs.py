@@ -124,7 +124,7 @@ EXCLUDED = {
     # trajectory statistics take the ordered steps of stats.steps.order_steps (task_index),
     # blocks, or arrays; order_steps refuses a Run (test_trajectory_stats_refuse_a_run)
     **{f"stats.steps.{n}": "ordered steps, blocks or a frame with task keys" for n in (
-        "task_keys index_tasks order_steps blocks patterns conformance directly_follows").split()},
+        "index_tasks order_steps blocks patterns conformance directly_follows").split()},
     **{f"stats.step_events.{n}": "ordered steps, tool calls or arrays" for n in (
         "repeated_actions error_recovery first_failures grouped_quantiles "
         "cumulative_share").split()},

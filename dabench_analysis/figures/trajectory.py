@@ -141,6 +141,16 @@ def transition_graph(table: pd.DataFrame, *, min_count: int = 1,
     ValueError
         A missing column, or a table of several runs.
 
+    Notes
+    -----
+    The layout is fixed, not optimised: every node on one line in stage order, so that
+    repeated blocks (REPLAN, RETRY) read as arcs back against the guide's canonical order.
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer,
+    §6.2 (directly-follows graphs).
+
     Examples
     --------
     >>> t = pd.DataFrame({"source": ["start", "A", "A", "B"], "target": ["A", "B", "A", "end"],
@@ -219,6 +229,19 @@ def trajectory_variants(table: pd.DataFrame, *, top: int = 10, ci: float = 0.95,
         x-axis label); the canonical pattern in the first palette colour, the others in grey;
         "acc. 0.85, n = 52" beside each bar.
 
+    Raises
+    ------
+    ValueError
+        A missing column, or a table of several runs.
+
+    Notes
+    -----
+    The intervals are the table's; the figure computes nothing.
+
+    References
+    ----------
+    Okabe, M., Ito, K. (2008). Color Universal Design (the palette).
+
     Examples
     --------
     >>> t = pd.DataFrame({"reading": ["UNDERSTAND→PLAN", "PLAN"], "n_tasks": [3, 1],
@@ -274,6 +297,19 @@ def solve_curve(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
         A post-step line per difficulty (pooled "all" in black with its pointwise band, the
         levels in the palette), y from 0 to 1.
 
+    Raises
+    ------
+    ValueError
+        A missing column, or a table of several runs.
+
+    Notes
+    -----
+    The intervals are the table's; the figure computes nothing.
+
+    References
+    ----------
+    Okabe, M., Ito, K. (2008). Color Universal Design (the palette).
+
     Examples
     --------
     >>> t = pd.DataFrame({"difficulty": ["all"] * 3, "steps": [1, 2, 3],
@@ -328,6 +364,19 @@ def step_latency(table: pd.DataFrame, *, ci: float = 0.95, ax: Axes | None = Non
     Axes
         One bar per group (the median, with its interval), most step time first, top down,
         a marker at the 90th percentile; labelled "name (n)".
+
+    Raises
+    ------
+    ValueError
+        A missing column, or a table of several runs.
+
+    Notes
+    -----
+    The intervals are the table's; the figure computes nothing.
+
+    References
+    ----------
+    Okabe, M., Ito, K. (2008). Color Universal Design (the palette).
 
     Examples
     --------

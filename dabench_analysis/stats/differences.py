@@ -33,6 +33,11 @@ def fisher_exact(a, b, c, d) -> np.ndarray:
     ndarray of float
         One p-value per table; NaN for an empty table.
 
+    Raises
+    ------
+    ValueError
+        Cells of different lengths.
+
     Notes
     -----
     With the margins fixed, a has the hypergeometric distribution (population a+b+c+d, a+b
@@ -52,6 +57,8 @@ def fisher_exact(a, b, c, d) -> np.ndarray:
     [0.4857, 0.4857]
     """
     a, b, c, d = (np.atleast_1d(np.asarray(x, dtype=np.int64)) for x in (a, b, c, d))
+    if len({a.shape, b.shape, c.shape, d.shape}) > 1:
+        raise ValueError("the cells a, b, c, d differ in length")
     tables, inverse = np.unique(np.stack([a, b, c, d], axis=1), axis=0, return_inverse=True)
     a, b, c, d = tables.T
     n, rows, cols = a + b + c + d, a + b, a + c
@@ -99,6 +106,11 @@ def compare_proportions(k1, n1, k2, n2, *, ci: float = 0.95) -> pd.DataFrame:
         (Newcombe's hybrid score interval of the difference), ``p_value`` (Fisher's exact
         test, two-sided). An empty group gives NaN difference, interval and p.
 
+    Raises
+    ------
+    ValueError
+        Inputs of different lengths, or a ``ci`` outside (0, 1).
+
     Notes
     -----
     Newcombe (1998) method 10 via statsmodels ``confint_proportions_2indep(method="newcomb")``
@@ -117,6 +129,8 @@ def compare_proportions(k1, n1, k2, n2, *, ci: float = 0.95) -> pd.DataFrame:
     """
     check_ci(ci)
     k1, n1, k2, n2 = (np.atleast_1d(np.asarray(x, dtype=np.int64)) for x in (k1, n1, k2, n2))
+    if len({k1.shape, n1.shape, k2.shape, n2.shape}) > 1:
+        raise ValueError("k1, n1, k2 and n2 differ in length")
     both = (n1 > 0) & (n2 > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         p1, p2 = np.where(n1 > 0, k1 / np.maximum(n1, 1), np.nan), np.where(
@@ -134,10 +148,30 @@ def compare_proportions(k1, n1, k2, n2, *, ci: float = 0.95) -> pd.DataFrame:
 def two_proportions(k1: int, n1: int, k2: int, n2: int, *, ci: float = 0.95) -> dict:
     """One comparison of two independent proportions (:func:`compare_proportions`).
 
+    Parameters
+    ----------
+    k1, n1, k2, n2 : int
+        Successes and trials of group 1 and group 2.
+    ci : float
+        Confidence level.
+
     Returns
     -------
     dict
         ``p1``, ``p2``, ``diff``, ``ci_low``, ``ci_high``, ``p_value``, ``method``.
+
+    Raises
+    ------
+    ValueError
+        A ``ci`` outside (0, 1).
+
+    Notes
+    -----
+    One row of :func:`compare_proportions`.
+
+    References
+    ----------
+    Newcombe, R. G. (1998). Statistics in Medicine 17, 873–890.
 
     Examples
     --------
@@ -164,6 +198,11 @@ def newcombe_paired(a: int, b: int, c: int, d: int, *, ci: float = 0.95) -> tupl
     -------
     tuple of float
         ``(diff, low, high)`` with diff = (a + b)/N − (a + c)/N (first − second); NaN for N = 0.
+
+    Raises
+    ------
+    ValueError
+        A ``ci`` outside (0, 1).
 
     Notes
     -----

@@ -101,6 +101,16 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
     without a tool, when a later step of the same stage succeeds. Steps and calls with a
     missing ``success`` are neither errors nor recoveries.
 
+    Raises
+    ------
+    ValueError
+        A column missing in ``steps`` or ``calls``.
+
+    References
+    ----------
+    Cemri, M. et al. (2025). Why do multi-agent LLM systems fail? arXiv:2503.13657 (recovery
+    from step failures).
+
     Examples
     --------
     >>> s = pd.DataFrame({"task_index": [0, 0, 0, 0], "step_id": [1, 2, 3, 4],
@@ -184,6 +194,21 @@ def first_failures(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
         ``agent``, ``tool``, ``error_type``, ``error_message`` (of the step's first failed
         call; <NA> without one).
 
+    Raises
+    ------
+    ValueError
+        A column missing in ``steps`` or ``calls``.
+
+    Notes
+    -----
+    The failing steps are :func:`error_recovery`'s errors; the first is the one with the
+    lowest ``step_id`` (seed 000 §Data Model Schema 2: "identify the exact failure point").
+
+    References
+    ----------
+    Cemri, M. et al. (2025). Why do multi-agent LLM systems fail? arXiv:2503.13657 (failure
+    attribution to a step).
+
     Examples
     --------
     >>> s = pd.DataFrame({"task_index": [0, 0, 1], "step_id": [1, 2, 1],
@@ -237,6 +262,11 @@ def grouped_quantiles(values, groups, *, quantiles: tuple[float, ...] = (0.5, 0.
         bound is NaN where n is too small for the level (e.g. the upper bound of p99 below a
         few hundred values); every column is NaN for a group without values.
 
+    Raises
+    ------
+    ValueError
+        ``values`` and ``groups`` differ in length.
+
     Notes
     -----
     Quantiles by linear interpolation (numpy's default, R ``quantile(type = 7)``). Intervals:
@@ -257,6 +287,8 @@ def grouped_quantiles(values, groups, *, quantiles: tuple[float, ...] = (0.5, 0.
     """
     v = np.asarray(values, dtype="float64")
     g = np.asarray(groups, dtype=np.int64)
+    if v.shape != g.shape:
+        raise ValueError(f"values and groups differ in length: {v.size} vs {g.size}")
     k = int(g.max(initial=-1)) + 1
     keep = ~np.isnan(v)
     v, g = v[keep], g[keep]
@@ -310,6 +342,16 @@ def cumulative_share(ends, solved, grid, *, ci: float = 0.95) -> pd.DataFrame:
     count in n and never as solved), not a survival estimate; there is no censoring. Wilson
     score intervals, pointwise (not a simultaneous band).
 
+    Raises
+    ------
+    ValueError
+        ``ends`` and ``solved`` differ in length.
+
+    References
+    ----------
+    Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a binomial
+    proportion. Statistical Science 16(2), 101–133 (the Wilson interval).
+
     Examples
     --------
     >>> cumulative_share([2, 3, 5, 4], [True, False, True, True], [2, 4])[["at", "share"]]
@@ -319,6 +361,8 @@ def cumulative_share(ends, solved, grid, *, ci: float = 0.95) -> pd.DataFrame:
     """
     e = np.asarray(ends, dtype="float64")
     ok = np.asarray(solved, dtype=bool)
+    if e.shape != ok.shape:
+        raise ValueError(f"ends and solved differ in length: {e.size} vs {ok.size}")
     keep = ~np.isnan(e)
     e, ok = e[keep], ok[keep]
     g = np.asarray(grid)

@@ -32,7 +32,7 @@ ARROW = "→"
 START, END = "start", "end"
 
 
-def task_keys(frame: pd.DataFrame) -> list[str]:
+def _task_keys(frame: pd.DataFrame) -> list[str]:
     """The columns that identify a task: ``run_id`` (when present) and ``task_id``."""
     return ["run_id", "task_id"] if "run_id" in frame else ["task_id"]
 
@@ -42,13 +42,30 @@ def index_tasks(frame: pd.DataFrame, tasks: pd.DataFrame) -> np.ndarray:
     ``tasks`` (matched on ``run_id`` when both have it, and ``task_id``); -1 for a task that
     ``tasks`` does not have.
 
+    Parameters
+    ----------
+    frame : DataFrame
+        Rows with ``task_id`` (and ``run_id``, used when ``tasks`` has it too).
+    tasks : DataFrame
+        One row per task: ``task_id`` (and ``run_id``).
+
+    Returns
+    -------
+    ndarray of int64
+        One position per row of ``frame``; -1 where its task is not in ``tasks``.
+
+    Raises
+    ------
+    ValueError
+        ``tasks`` lacks a key column.
+
     Examples
     --------
     >>> tasks = pd.DataFrame({"task_id": ["a", "b"]})
     >>> index_tasks(pd.DataFrame({"task_id": ["b", "x", "a"]}), tasks).tolist()
     [1, -1, 0]
     """
-    keys = [k for k in task_keys(frame) if k in tasks]
+    keys = [k for k in _task_keys(frame) if k in tasks]
     require_columns(tasks, keys)
     if len(keys) == 1:
         index = pd.Index(tasks[keys[0]].astype("string"))
@@ -87,6 +104,17 @@ def order_steps(steps: pd.DataFrame, tasks: pd.DataFrame | None = None) -> tuple
     TypeError
         A Run or Runs (pass ``run.trajectory``).
 
+    Notes
+    -----
+    Sorting is stable on (task, ``step_id``); among rows repeating a task's ``step_id`` the
+    first in file order is kept. Nothing is dropped silently: each kind of row left out is a
+    note (the tables warn them), and ``validate_run`` reports each row by file, row and
+    column.
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §5.2 (event logs must be ordered per case).
+
     Examples
     --------
     >>> s = pd.DataFrame({"task_id": ["a", "a", "a", "b"], "step_id": [2, 1, 1, None]})
@@ -103,7 +131,7 @@ def order_steps(steps: pd.DataFrame, tasks: pd.DataFrame | None = None) -> tuple
     if (~valid).any():
         notes.append(f"{int((~valid).sum())} step(s) without a step_id or task_id left out")
     if tasks is None:
-        t = steps.groupby(task_keys(steps), sort=False, dropna=False).ngroup().to_numpy()
+        t = steps.groupby(_task_keys(steps), sort=False, dropna=False).ngroup().to_numpy()
     else:
         t = index_tasks(steps, tasks)
         orphan = valid & (t < 0)
@@ -151,6 +179,20 @@ def blocks(steps: pd.DataFrame, *, by: str = "stage", collapse_repeats: bool = T
         ``value`` (str), ``label`` (``value`` or its repeat label), ``first_step_id``,
         ``n_steps``, ``seconds`` (sum of the steps' ``duration_seconds``; NaN when one of them
         is missing or the column is absent).
+
+    Raises
+    ------
+    ValueError
+        A column missing.
+
+    Notes
+    -----
+    A block is a maximal run of consecutive steps (in ``step_id`` order) with one value of
+    ``by``, the activity of process mining's event log; its seconds are the sum of its steps'.
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §2.1 (event logs, activities).
 
     Examples
     --------
@@ -209,6 +251,20 @@ def patterns(blocks: pd.DataFrame, *, n_tasks: int | None = None) -> pd.DataFram
         One row per task, by ``task_index``: ``task_index``, ``pattern`` (the values),
         ``reading`` (the labels: REPLAN, RETRY), ``n_blocks``.
 
+    Raises
+    ------
+    ValueError
+        A column missing.
+
+    Notes
+    -----
+    A pattern is a task's trace of blocks, joined with "→" as the guide writes its patterns
+    (seed 000 §Trajectory Metrics); equal traces are one variant.
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §2.1 (traces and variants).
+
     Examples
     --------
     >>> b = pd.DataFrame({"task_index": [0, 0, 1], "value": ["PLAN", "EXECUTE", "PLAN"],
@@ -256,6 +312,15 @@ def conformance(blocks: pd.DataFrame, *, canonical: Sequence[str] = CANONICAL,
     A task can deviate in several ways at once (a retry repeats EXECUTE and VERIFY). The guide
     names REPLAN and RETRY as patterns of their own; here they are repeated PLAN and EXECUTE
     blocks, labelled so.
+
+    Raises
+    ------
+    ValueError
+        A column missing.
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §8 (conformance checking).
 
     Examples
     --------
@@ -320,6 +385,16 @@ def directly_follows(blocks: pd.DataFrame) -> pd.DataFrame:
         One row per transition occurrence: ``task_index``, ``source``, ``target`` (values;
         :data:`START` before a task's first block, :data:`END` after its last),
         ``source_seconds`` (the time spent in the source block, NaN for the start).
+
+    Raises
+    ------
+    ValueError
+        A column missing.
+
+    Notes
+    -----
+    Between blocks a stage is never followed by itself (a repeat is one block); between steps
+    (``collapse_repeats=False``) a repeated value is a self-transition.
 
     References
     ----------

@@ -80,6 +80,22 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
     ------
     ValueError
         No trajectory.csv, or it lacks ``tool`` or ``action_input``; ``window`` < 1.
+
+    Notes
+    -----
+    Loops by :func:`dabench_analysis.stats.step_events.repeated_actions`; PLAN and EXECUTE
+    blocks by :func:`dabench_analysis.stats.steps.blocks` (``by="stage"``).
+
+    References
+    ----------
+    Cemri, M. et al. (2025). Why do multi-agent LLM systems fail? arXiv:2503.13657.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> lt = loop_tasks(da.load_run("data/sample_runs/baseline_react"))
+    >>> int(lt["plan_reentries"].sum()), int(lt["execute_reentries"].sum())  # consistent data
+    (0, 0)
     """
     inp = gather(run, steps=["tool", "action_input"], threshold=threshold,
                  task_columns=["replan_count", "execution_attempts"], optional=("stage",))
@@ -209,6 +225,10 @@ def recovery(run: Run | Runs, *, threshold: float | None = None,
     The rule is :func:`dabench_analysis.stats.step_events.error_recovery`'s. The recovery
     rate counts errors, which cluster within tasks, so its Wilson interval is narrower than
     a task-level one; the accuracies count tasks.
+
+    References
+    ----------
+    Cemri, M. et al. (2025). Why do multi-agent LLM systems fail? arXiv:2503.13657.
 
     Examples
     --------

@@ -88,6 +88,11 @@ def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.Dat
     A failing step is a step with ``success`` false or a step with a failed tool call
     (:func:`dabench_analysis.stats.step_events.first_failures`).
 
+    References
+    ----------
+    Cemri, M. et al. (2025). Why do multi-agent LLM systems fail? arXiv:2503.13657 (which step
+    a failure is attributed to).
+
     Examples
     --------
     >>> import dabench_analysis as da
@@ -151,6 +156,20 @@ def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFra
         ``share`` (of the group's failed tasks) with ``share_ci_low``, ``share_ci_high``.
         Failed tasks without a failing step: stage :data:`NONE`, agent "".
 
+    Raises
+    ------
+    ValueError
+        A column of ``first_failures``' table missing.
+
+    Notes
+    -----
+    Shares with Wilson intervals (statsmodels ``proportion_confint(method="wilson")``).
+
+    References
+    ----------
+    Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+    inference. JASA 22, 209–212.
+
     Examples
     --------
     >>> t = pd.DataFrame({"difficulty": ["Easy", "Easy", "Hard"],
@@ -188,6 +207,20 @@ def first_failure_agreement(table: pd.DataFrame, *, ci: float = 0.95) -> pd.Data
         Per ``run_id`` (when ``table`` has it) and ``difficulty``: ``n_failed``,
         ``n_compared`` (failed tasks with a failing step and evidence step ids),
         ``n_agree``, ``agreement`` with ``agreement_ci_low``, ``agreement_ci_high``.
+
+    Raises
+    ------
+    ValueError
+        A column of ``first_failures``' table missing.
+
+    Notes
+    -----
+    Shares with Wilson intervals (statsmodels ``proportion_confint(method="wilson")``).
+
+    References
+    ----------
+    Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+    inference. JASA 22, 209–212.
 
     Examples
     --------

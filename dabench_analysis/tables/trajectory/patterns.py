@@ -15,7 +15,7 @@ from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
-from dabench_analysis.stats.inputs import check_ci
+from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.tables.trajectory._inputs import finish, gather, holm, stratify, wilson
 
 #: Where the steps' pattern is empty.
@@ -62,10 +62,28 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
     ------
     ValueError
         An unknown ``by``, no trajectory.csv, the column absent from it.
+
+    Notes
+    -----
+    The blocks and patterns of :mod:`dabench_analysis.stats.steps`; steps left out (no
+    ``step_id``, a repeated one, an unknown task) are warned with their number.
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §2.1 (traces).
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> tp = task_patterns(da.load_run("data/sample_runs/proposed_aat"))
+    >>> len(tp), tp.columns[0]
+    (80, 'task_id')
     """
     _check_by(by)
     inp = gather(run, steps=[by], task_columns=["execution_time"], threshold=threshold)
-    return _task_patterns(inp, by, collapse_repeats)
+    out = _task_patterns(inp, by, collapse_repeats)
+    warn(inp.notes)
+    return out if inp.several else out.drop(columns="run_id")
 
 
 def _task_patterns(inp, by: str, collapse: bool) -> pd.DataFrame:
@@ -235,6 +253,16 @@ def conformance(run: Run | Runs, *, threshold: float | None = None,
     ValueError
         No trajectory.csv or no ``stage`` column in it.
 
+    Notes
+    -----
+    A task conforms when its stage blocks are exactly UNDERSTAND, PLAN, EXECUTE, VERIFY,
+    SUMMARIZE (:func:`dabench_analysis.stats.steps.conformance`); the accuracy difference is
+    the package's two-proportion rule (Newcombe's hybrid interval, Fisher's exact test).
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §8 (conformance checking).
+
     Examples
     --------
     >>> import dabench_analysis as da
@@ -307,6 +335,11 @@ def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = 
     ------
     ValueError
         As :func:`task_patterns`.
+
+    Notes
+    -----
+    Counts of :func:`dabench_analysis.stats.steps.directly_follows`; ``n_tasks`` counts each
+    task once per pair however often it passes it.
 
     References
     ----------

@@ -80,6 +80,15 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     ValueError
         No trajectory.csv, or it lacks ``by`` or ``duration_seconds``.
 
+    Notes
+    -----
+    Quantiles and their intervals by :func:`dabench_analysis.stats.step_events.
+    grouped_quantiles` (linear interpolation; order-statistic intervals), every group at once.
+
+    References
+    ----------
+    Conover, W. J. (1999). Practical Nonparametric Statistics, 3rd ed. Wiley, §3.2.
+
     Examples
     --------
     >>> import dabench_analysis as da
@@ -153,6 +162,11 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     Failed tasks never count as solved; every task ends within the run, so this is an
     empirical cumulative share, not a survival (Kaplan–Meier) estimate: nothing is censored.
     Tasks without a score are left out, with a note.
+
+    References
+    ----------
+    Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a binomial
+    proportion. Statistical Science 16(2), 101–133 (the Wilson interval).
 
     Examples
     --------
@@ -261,6 +275,11 @@ def tool_fit(run: Run | Runs, *, threshold: float | None = None,
     -----
     Tools are chosen for the tasks that need them, so a difference is an association, not
     the tool's effect.
+
+    References
+    ----------
+    Newcombe, R. G. (1998). Statistics in Medicine 17, 873–890. Holm, S. (1979). Scand. J.
+    Statist. 6, 65–70.
 
     Examples
     --------

@@ -128,6 +128,11 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
     and Newcombe's (1998b) square-and-add interval for paired proportions
     (:func:`dabench_analysis.stats.proportions.newcombe_paired`).
 
+    References
+    ----------
+    McNemar, Q. (1947). Psychometrika 12, 153–157. Newcombe, R. G. (1998b). Statistics in
+    Medicine 17, 2635–2650.
+
     Examples
     --------
     >>> import dabench_analysis as da
@@ -166,6 +171,21 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
         ``ci_low``, ``ci_high`` (Newcombe paired), ``p_value`` (McNemar exact: tasks that
         take the variant in one run only), ``p_adjusted`` (Holm over every variant of either
         run in the group), ``method``.
+
+    Raises
+    ------
+    ValueError
+        A run without trajectory.csv or one of the columns.
+
+    Notes
+    -----
+    For each variant, every shared task either follows it or not in each run: McNemar's exact
+    test and Newcombe's paired interval, as :func:`compare`; Holm over the variants.
+
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scand. J.
+    Statist. 6, 65–70.
 
     Examples
     --------
@@ -221,6 +241,19 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
         ``mean_steps`` with ``mean_steps_ci_low``, ``mean_steps_ci_high`` (t-interval),
         ``loop_rate``, ``recovery_rate`` (errors recovered, over errors), ``conformance``
         (share following the canonical pattern), each with a Wilson interval, ``note``.
+
+    Raises
+    ------
+    ValueError
+        A run's trajectory.csv without one of the columns.
+
+    Notes
+    -----
+    Mean steps: the t-interval (:func:`dabench_analysis.stats.mean_summary`); shares: Wilson.
+
+    References
+    ----------
+    Wilson, E. B. (1927). JASA 22, 209–212.
 
     Examples
     --------
