@@ -114,7 +114,8 @@ TRAJECTORY_SECTIONS: tuple[dict, ...] = (
          _t("tool_fit", "tool_fit", columns=(
              "group_by", "group", "tool", "n_using", "accuracy_using", "accuracy_using_ci_low",
              "accuracy_using_ci_high", "failure_rate", "failure_rate_ci_low",
-             "failure_rate_ci_high", "n_not_using", "accuracy_not_using", "diff", "ci_low",
+             "failure_rate_ci_high", "n_not_using", "accuracy_not_using",
+             "accuracy_not_using_ci_low", "accuracy_not_using_ci_high", "diff", "ci_low",
              "ci_high", "p_value", "p_adjusted", "small"), max_rows=40),)},
     {"name": "trajectory_comparison", "title": "Trajectories of the two runs, paired by task",
      "report": "compare", "files": _TRAJ,
