@@ -52,11 +52,11 @@ __all__ += ["item_difficulty", "leaderboard_forest", "pairwise_heatmap", "sweep"
 
 # Trajectories: directly-follows graph, variants, solved within k steps, step latency.
 from dabench_analysis.figures import trajectory  # noqa: E402
+from dabench_analysis.figures.process_graph import transition_graph  # noqa: E402
 from dabench_analysis.figures.trajectory import (  # noqa: E402
     solve_curve,
     step_latency,
     trajectory_variants,
-    transition_graph,
 )
 
 __all__ += ["solve_curve", "step_latency", "trajectory", "trajectory_variants",

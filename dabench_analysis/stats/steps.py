@@ -1,3 +1,6 @@
+# Over 400 lines (<= 500): one idea, a trajectory as a sequence; ordering, blocks, patterns,
+# conformance and the directly-follows relation all work on the same ordered steps and blocks,
+# and most of the length is docstrings.
 """Trajectories as sequences (process mining): steps in order, blocks of one stage, the pattern
 of each task, its conformance to the guide's canonical pattern and the directly-follows
 relation between blocks.
@@ -113,7 +116,8 @@ def order_steps(steps: pd.DataFrame, tasks: pd.DataFrame | None = None) -> tuple
 
     References
     ----------
-    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §5.2 (event logs must be ordered per case).
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
+    Springer, §5.2 (event logs must be ordered per case).
 
     Examples
     --------
@@ -192,7 +196,8 @@ def blocks(steps: pd.DataFrame, *, by: str = "stage", collapse_repeats: bool = T
 
     References
     ----------
-    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §2.1 (event logs, activities).
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
+    Springer, §2.1 (event logs, activities).
 
     Examples
     --------
@@ -263,7 +268,8 @@ def patterns(blocks: pd.DataFrame, *, n_tasks: int | None = None) -> pd.DataFram
 
     References
     ----------
-    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §2.1 (traces and variants).
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
+    Springer, §2.1 (traces and variants).
 
     Examples
     --------
@@ -320,7 +326,8 @@ def conformance(blocks: pd.DataFrame, *, canonical: Sequence[str] = CANONICAL,
 
     References
     ----------
-    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §8 (conformance checking).
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
+    Springer, §8 (conformance checking).
 
     Examples
     --------

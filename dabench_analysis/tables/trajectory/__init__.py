@@ -27,6 +27,7 @@ from dabench_analysis.tables.trajectory.patterns import (
 from dabench_analysis.tables.trajectory.profile import solve_curve, step_latency, tool_fit
 from dabench_analysis.tables.trajectory.runs import compare, per_run, variant_changes
 
-__all__ = ["compare", "conformance", "first_failure_agreement", "first_failure_counts", "first_failures",
-           "loop_tasks", "loops", "per_run", "recovery", "solve_curve", "step_latency", "task_patterns",
-           "tool_fit", "transitions", "variant_changes", "variants"]
+__all__ = ["compare", "conformance", "first_failure_agreement", "first_failure_counts",
+           "first_failures", "loop_tasks", "loops", "per_run", "recovery", "solve_curve",
+           "step_latency", "task_patterns", "tool_fit", "transitions", "variant_changes",
+           "variants"]

@@ -247,8 +247,10 @@ def recovery(run: Run | Runs, *, threshold: float | None = None,
     long = stratify(pd.concat(parts, ignore_index=True), inp.tasks)
     ok = inp.tasks["correct"]
     keys = ["run_id", "difficulty", "level", "group"]
-    task = long.groupby([*keys, "task_index"], sort=False, observed=True)["recovered"].all().reset_index()
-    e = long.groupby(keys, sort=False, observed=True)["recovered"].agg(n_errors="size", n_recovered="sum")
+    task = long.groupby([*keys, "task_index"], sort=False, observed=True)["recovered"].all()
+    task = task.reset_index()
+    e = long.groupby(keys, sort=False, observed=True)["recovered"].agg(n_errors="size",
+                                                                         n_recovered="sum")
     rows = _task_rows(task, keys, ok, ci).join(e, on=keys)
     with_steps = np.bincount(inp.steps["task_index"], minlength=len(ok)) > 0
     clean = pd.DataFrame({"task_index": np.flatnonzero(with_steps & ~np.isin(

@@ -182,7 +182,8 @@ def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFra
     check_ci(ci)
     s = _failures_frame(table)
     s["agent"] = s["agent"].astype("string").fillna("")
-    g = s.groupby(["run_id", "difficulty", "stage", "agent"], sort=False, observed=True).size().rename("n")
+    g = s.groupby(["run_id", "difficulty", "stage", "agent"], sort=False,
+                  observed=True).size().rename("n")
     g = g.reset_index()
     g["total"] = g.groupby(["run_id", "difficulty"], observed=True)["n"].transform("sum")
     out = pd.concat([g.drop(columns="total"), pd.DataFrame(wilson(g["n"], g["total"], ci,

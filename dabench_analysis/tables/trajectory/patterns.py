@@ -70,7 +70,8 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
 
     References
     ----------
-    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §2.1 (traces).
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
+    Springer, §2.1 (traces).
 
     Examples
     --------
@@ -111,7 +112,8 @@ def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
     keys = ["run_id", "difficulty"]
     rank = g.groupby(keys, sort=False, observed=True).cumcount().to_numpy()
     rest = rank >= top
-    n_rest = pd.Series(rest).groupby([g[k].to_numpy() for k in keys], observed=True).transform("sum")
+    n_rest = pd.Series(rest).groupby([g[k].to_numpy() for k in keys],
+                                     observed=True).transform("sum")
     pooled = rest & (n_rest.to_numpy() > 1)
     sums = ["n_tasks", "n_correct", "n_scored", "score_sum", "steps_sum", "runtime_sum",
             "runtime_n"]
@@ -261,7 +263,8 @@ def conformance(run: Run | Runs, *, threshold: float | None = None,
 
     References
     ----------
-    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer, §8 (conformance checking).
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
+    Springer, §8 (conformance checking).
 
     Examples
     --------

@@ -320,18 +320,29 @@ def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
                              .fillna(False).to_numpy(dtype=bool)}).groupby(
         ["task", "tool"], sort=False, observed=True).agg(n_calls=("failed", "size"),
                                           n_failed=("failed", "sum")).reset_index()
+    g = _fit_cells(per_task, fams, run, len(run_names), ok, scored)
+    g["run_id"] = np.asarray(run_names, dtype=object)[g.pop("run").to_numpy()]
+    g["tool"] = np.asarray(tool_names, dtype=object)[g["tool"].to_numpy()]
+    return _fit_columns(g, inp, ci)
+
+
+def _fit_cells(per_task: pd.DataFrame, fams: list, run: np.ndarray, n_runs: int,
+               ok: np.ndarray, scored: np.ndarray) -> pd.DataFrame:
+    """Per family, run, group and tool: tasks using it (correct, scored), its calls and
+    failures, and the group's other tasks."""
     task = per_task["task"].to_numpy()
     rows = []
     for fam, group, names in fams:
         width = len(names)
         key = run * width + group  # a task's (run, group); group -1: no value
         tot_n = np.bincount(key[group >= 0], weights=scored[group >= 0],
-                            minlength=len(run_names) * width)
+                            minlength=n_runs * width)
         tot_k = np.bincount(key[group >= 0], weights=ok[group >= 0],
-                            minlength=len(run_names) * width)
+                            minlength=n_runs * width)
         cell = per_task.assign(run=run[task], group=group[task], ok=ok[task],
                                scored=scored[task])
-        g = cell[cell["group"] >= 0].groupby(["run", "group", "tool"], sort=False, observed=True).agg(
+        g = cell[cell["group"] >= 0].groupby(["run", "group", "tool"], sort=False,
+                                             observed=True).agg(
             n_using=("scored", "sum"), k_using=("ok", "sum"), n_calls=("n_calls", "sum"),
             n_failed=("n_failed", "sum")).reset_index()
         at = (g["run"] * width + g["group"]).to_numpy()
@@ -339,9 +350,10 @@ def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
         g["k_not_using"] = tot_k[at] - g["k_using"]
         g["group_by"], g["group"] = fam, names[g["group"].to_numpy()]
         rows.append(g)
-    g = pd.concat(rows, ignore_index=True)
-    g["run_id"] = np.asarray(run_names, dtype=object)[g.pop("run").to_numpy()]
-    g["tool"] = np.asarray(tool_names, dtype=object)[g["tool"].to_numpy()]
+    return pd.concat(rows, ignore_index=True)
+
+
+def _fit_columns(g: pd.DataFrame, inp, ci: float) -> pd.DataFrame:
     d = compare_proportions(g["k_using"], g["n_using"], g["k_not_using"], g["n_not_using"],
                             ci=ci)
     out = pd.DataFrame({

@@ -36,7 +36,7 @@ def _per_task(run: Run, window: int, threshold: float | None) -> pd.DataFrame:
                  task_columns=["replan_count", "execution_attempts"], threshold=threshold)
     tp = _task_patterns(inp, "stage", True)
     lt = _loop_tasks(inp, window)
-    err = error_recovery(inp.steps, inp.calls).groupby("task_index", observed=True)["recovered"].all()
+    err = error_recovery(inp.steps, inp.calls).groupby("task_index")["recovered"].all()
     out = tp[["run_id", "task_id", "difficulty", "pattern", "reading", "n_steps", "conforms",
               "correct"]].copy()
     out["loop"] = lt["n_loops"].to_numpy() > 0
@@ -110,7 +110,8 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
     -------
     DataFrame
         Per ``difficulty`` ("all", then each level of the baseline's tasks), one row per
-        measure: ``steps_per_task`` (mean), ``loop_rate`` (share of tasks with a loop), ``recovery_rate`` (share of tasks, among those with an error in both runs,
+        measure: ``steps_per_task`` (mean), ``loop_rate`` (share of tasks with a loop),
+        ``recovery_rate`` (share of tasks, among those with an error in both runs,
         whose every error was recovered), ``canonical_share`` (share following the canonical
         pattern): ``measure``, ``n_pairs``, ``baseline``, ``proposed``, ``diff`` (proposed −
         baseline) with ``ci_low``, ``ci_high``, ``statistic``, ``p_value``, ``method``,
