@@ -348,7 +348,8 @@ def _flipper(col: str) -> Callable[[Run, int], None]:
 
 
 def inflation(run: Run) -> list:
-    k = run.row(lambda r: float(r["specialist_participation"]) < 0.7)  # a specialist unused
+    k = run.row(lambda r: "0" in (r["schema_agent_used"], r["domain_agent_used"]) or (
+        r["documents_required"] == "1" and r["document_agent_used"] == "0"))  # a required one unused
     run.set(k, "data_understanding_score", "1.0")  # above 0.5 activation + 0.5: inflated
     return [E("data_understanding_inflation", "data_understanding_score", k)]
 

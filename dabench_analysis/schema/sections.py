@@ -400,7 +400,7 @@ def sections_needing(column: str, *, report: str | None = None) -> list[str]:
     >>> sections_needing("outcome_error_type")
     ['outcome_error_types']
     >>> sections_needing("tool_calls.csv")
-    ['tool_usage']
+    ['tool_usage', 'tool_fit']
     >>> sections_needing("tool_calls.csv:latency_seconds")
     ['tool_usage']
     """
