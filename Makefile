@@ -29,7 +29,7 @@ report: $(STAMP)
 ## test: the layers contract, then the whole test suite (unit, reference values, notebooks end to end)
 test: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
-	MPLBACKEND=Agg $(PY) -m pytest -q -n 2
+	MPLBACKEND=Agg $(PY) -m pytest -q -n 2 --durations=20
 
 ## wheel-check: build sdist and wheel, install the wheel into a fresh venv outside the repository
 ## and run one report there, from a folder outside it, on a copy of a sample run

@@ -7,6 +7,10 @@ The folders are the pipeline, each layer importing only those below it::
     tables   the paper's tables            figures   plots on ``ax=``
     export   files: tables, figures, text  report    notebooks, batch, index, CLI
 
+In a notebook, :func:`show` displays a result table as a reader sees it and :func:`explore`
+opens a run's tasks in a panel; runs, tasks and replays display as HTML (registered when the
+package is imported inside IPython, or with ``%load_ext dabench_analysis``).
+
 >>> import dabench_analysis as da
 >>> run = da.load_run("data/sample_runs/baseline_react")
 >>> da.tables.difficulty_breakdown(run.tasks)["difficulty"].tolist()
@@ -25,10 +29,32 @@ from dabench_analysis import (  # noqa: F401
     tables,
     validate,
 )
-from dabench_analysis.load import Finding, Run, RunLoadError, Runs, load_run, load_runs
+from dabench_analysis.load import (
+    Finding,
+    Run,
+    RunLoadError,
+    Runs,
+    load_run,
+    load_runs,
+    load_table,
+)
+from dabench_analysis.report import explore, show
 from dabench_analysis.validate import ValidationReport, validate_run
 
 __version__ = "0.1.0"
-__all__ = ["Finding", "Run", "RunLoadError", "Runs", "ValidationReport", "__version__", "export",
-           "figures", "load", "load_run", "load_runs", "report", "schema", "stats", "tables",
-           "validate", "validate_run"]
+__all__ = ["Finding", "Run", "RunLoadError", "Runs", "ValidationReport", "__version__", "explore",
+           "export", "figures", "load", "load_run", "load_runs", "load_table", "report", "schema",
+           "show", "stats", "tables", "validate", "validate_run"]
+
+
+def __dir__() -> list[str]:
+    """The public API only (``dir(da)``, tab completion)."""
+    return sorted(__all__)
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext dabench_analysis``: HTML displays of runs, tasks and replays."""
+    report.register_displays(ipython)
+
+
+report.register_displays()  # inside IPython (a notebook): the HTML displays; elsewhere nothing

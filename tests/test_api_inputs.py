@@ -119,6 +119,9 @@ EXCLUDED = {
     "schema.columns.require_columns": "any frame and a list of columns",
     # takes one Run by design (reads its trajectory, tool calls and replays); a frame cannot serve
     "tables.explore.task_detail": "one Run (checked in test_task_detail_and_tool_usage...)",
+    "tables.explore.task_list": "one Run (and a baseline Run): its tasks and trajectory "
+                                "(checked in test_explorer.py)",
+    "tables.explore.filter_tasks": "a task_list frame (checked in test_explorer.py)",
     # a loaded sweep's bookkeeping (run_ids, skipped folders), not rows: a frame has neither
     "tables.sweep.check_sweep": "a Runs from load_runs (checked in test_sweep_stats.py)",
     # trajectory statistics take the ordered steps of stats.steps.order_steps (task_index),

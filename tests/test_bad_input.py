@@ -211,8 +211,8 @@ CASES = [
          "enum_coerced", column="difficulty"),
     Case("difficulty_unknown", set_cell("difficulty", 7, "Trivial"), "error", "enum_value",
          row=7, column="difficulty", text="Easy, Medium, Hard, Extreme"),
-    Case("missing_required_difficulty", drop_col("difficulty"), "error", "required_column",
-         column="difficulty"),
+    Case("missing_difficulty", drop_col("difficulty"), "warning", "absent_column",
+         column="difficulty", text="disables difficulty_breakdown"),  # optional (issue 26)
     Case("missing_required_final_score", drop_col("final_score"), "raise", "required_column",
          column="final_score"),
     Case("extra_column", add_col("my_extra_metric", "3"), "info", "unknown_column",
@@ -220,7 +220,7 @@ CASES = [
     Case("header_whitespace", edit_header("final_score", " final_score"), "warning",
          "header_whitespace"),
     Case("newline_in_quoted_text", set_cell("task_type", 2, "line one\nline two"), "ok"),
-    Case("unbalanced_quote", raw(lambda b: b.rstrip(b"\n") + b',"\n'), "error", "column_count",
+    Case("unbalanced_quote", raw(lambda b: b.rstrip(b"\n") + b',"\n'), "error", "unclosed_quote",
          row=8),
     Case("trajectory_unknown_task", set_cell("task_id", 5, "task_999", "trajectory.csv"),
          "error", "unknown_task_id", file="trajectory.csv", row=5, column="task_id"),
@@ -342,7 +342,7 @@ def test_task_file_is_a_directory(base_run, tmp_path):
     (run / TM).unlink()
     (run / "comprehensive_evaluation.csv").unlink()
     (run / TM).mkdir()
-    with pytest.raises(RunLoadError, match="not found"):
+    with pytest.raises(RunLoadError, match="task_metrics.csv: cannot read \\(Is a directory\\)"):
         load_run(run)
 
 

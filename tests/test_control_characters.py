@@ -99,3 +99,18 @@ def test_report_page_and_index_show_the_escape(tmp_path):
     text = index.read_text(encoding="utf-8")
     assert NUL not in text and ESC not in text
     assert "run\\x00x" in text and "cell said \\x1b[31mno" in text
+
+
+def test_a_replays_text_is_reported_by_file_and_field(tmp_path):
+    import json
+
+    run = Path(shutil.copytree(SAMPLE / "baseline_react", tmp_path / "r"))
+    path = run / "task_38" / "task_replay.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["question"] = f"{NUL}{ESC}[2J\ud800 " + data["question"]
+    path.write_text(json.dumps(data), encoding="utf-8")  # json writes \u0000, \u001b, \ud800
+    loaded = da.load_run(run)
+    assert loaded.replay("task_38")["question"].startswith(f"{NUL}{ESC}[2J\ud800 ")  # as read
+    found = da.validate_run(loaded).findings
+    hit = found[found["check"] == "control_characters"]
+    assert hit[["file", "column"]].values.tolist() == [["task_38/task_replay.json", "question"]]

@@ -74,7 +74,15 @@ def _mixed_endings(lines):
             for i, ln in enumerate(lines)], [], ("line_endings", "info", [])
 
 
-DAMAGE = {"repeated_header": _repeated_header, "too_many_fields": _too_many,
+def _unclosed_quote(lines):
+    # a quote opened at the start of row 5 and never closed: the reader would take every line
+    # after it as one value; the row is dropped and the lines after it read as rows
+    out = list(lines)
+    out[5] = b'"' + out[5]
+    return out, [5], ("unclosed_quote", "error", [5])
+
+
+DAMAGE = {"repeated_header": _repeated_header, "unclosed_quote": _unclosed_quote, "too_many_fields": _too_many,
           "too_few_fields": _too_few, "truncated_last_line": _truncated_last,
           "stray_delimiter_some_lines": _stray_some,
           "stray_delimiter_every_data_line": _stray_every_data_line,
@@ -136,3 +144,40 @@ def test_a_concatenated_sweep_file_gives_the_numbers_of_its_parts(clean, tmp_pat
     ref = load_run(clean, cache=False).tasks
     pd.testing.assert_frame_equal(runs.tasks, ref, check_exact=True)
     assert runs.tasks["final_score"].tolist() == ref["final_score"].tolist()
+
+
+@pytest.mark.parametrize("file", FILES)
+def test_a_file_concatenated_with_itself_counts_every_row_once(clean, tmp_path, file):
+    # cat a.csv a.csv > a.csv: the second header is dropped and every repeated row is named and
+    # left out (a task file: the repeated task_id; a side file: the row equal to an earlier one)
+    run = shutil.copytree(clean, tmp_path / "run")
+    lines = _lines(run / file)
+    (run / file).write_bytes(b"".join(lines + lines))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        loaded = load_run(run, strict=False, cache=False, include_text=True)
+        frame = getattr(loaded, FILES[file])
+    reference = getattr(load_run(clean, cache=False, include_text=True), FILES[file])
+    pd.testing.assert_frame_equal(frame.reset_index(drop=True), reference, check_exact=True)
+    found = {f.check: f for f in loaded.findings if f.file == file}
+    assert found["repeated_header"].rows == (len(lines),)
+    dup = [f for f in loaded.findings if f.file == file and f.check.startswith("duplicate")]
+    assert len(dup) == len(reference)  # one finding per repeated key, naming both rows
+    assert all(f.rows[1] == f.rows[0] + len(lines) for f in dup)
+
+
+def test_two_rows_with_one_key_but_other_values_are_both_kept(clean, tmp_path):
+    # a repeated call id whose rows differ is not a copy: both kept, the finding says so
+    run = shutil.copytree(clean, tmp_path / "run")
+    lines = _lines(run / "tool_calls.csv")
+    header = lines[0].decode().rstrip("\n").split(",")
+    twin = lines[1].decode().rstrip("\n").split(",")
+    twin[header.index("latency_seconds")] = "99.5"
+    (run / "tool_calls.csv").write_bytes(b"".join([*lines, (",".join(twin) + "\n").encode()]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        loaded = load_run(run, strict=False, cache=False)
+        calls = loaded.tool_calls
+    assert len(calls) == len(lines)  # every data row, the twin included
+    (f,) = [f for f in loaded.findings if f.check == "duplicate_key"]
+    assert f.rows == (1, len(lines)) and "all are kept" in f.message

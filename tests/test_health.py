@@ -322,10 +322,13 @@ def test_validate_out_writes_findings_and_health(tmp_path):
     out = tmp_path / "val"
     runs = [SAMPLE / "proposed_aat", SAMPLE / "pending_run"]
     assert validate_command(runs, out=out, console=None) == 3
-    # + the list of what validate wrote there (report.outputs), so a rerun replaces the set
-    assert sorted(p.name for p in out.iterdir()) == [".dabench-validate.json", "findings.csv",
-                                                      "findings.json", "health.csv",
-                                                      "health.json"]
+    # + the list of what validate wrote there (report.outputs), and the set the four names
+    # link to (report.validation: switched by one rename, so never a mix of two sets)
+    names = sorted(p.name for p in out.iterdir())
+    assert [n for n in names if not n.startswith(".dabench-validate-")] == [
+        ".dabench-validate", ".dabench-validate.json", "findings.csv", "findings.json",
+        "health.csv", "health.json"]
+    assert len(names) == 7 and all((out / n).is_file() for n in names[-4:])
     reports = [validate_run(r) for r in runs]
     with (out / "findings.csv").open(newline="") as fh:
         found = list(csv.DictReader(fh))

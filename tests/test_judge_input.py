@@ -160,13 +160,78 @@ def test_the_worked_case_defaults_to_a_case_present_in_the_data(study):
         s.default_worked_case("nope")
 
 
-def test_a_file_that_is_not_csv_is_one_line(study):
+def test_bytes_that_are_not_utf8_are_named_by_row_and_column(study):
+    # the one CSV reader of the runs reads judge studies too: the same finding as in a run
     (study / C).write_bytes(b"test_case_id,query\n\xff\xfe,x\n")
-    with pytest.raises(ValueError, match=r"cases\.csv: not UTF-8 text"):
+    with pytest.raises(RunLoadError) as info:
         read_judge_study(study)
-    (study / C).write_text('test_case_id,query\n"tc000,unterminated\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"cases\.csv: not a readable CSV file"):
+    enc = _errors(info.value, "encoding")
+    assert [(f.file, f.row, f.column) for f in enc] == [(C, 1, "test_case_id")]
+
+
+def test_structural_damage_is_found_as_in_a_run_and_other_rows_are_the_clean_ones(study):
+    clean = read_judge_study(SAMPLE)
+    header, rows = _rows(study / V)
+    lines = (study / V).read_text(encoding="utf-8").splitlines(keepends=True)
+    # row 3: a field too few; row 6: a field too many; a repeated header after row 10
+    damaged = [lines[0], *lines[1:3], lines[3].rstrip("\n").rsplit(",", 1)[0] + "\n",
+               *lines[4:6], lines[6].rstrip("\n") + ",x\n", *lines[7:11], lines[0],
+               *lines[11:]]
+    (study / V).write_text("".join(damaged), encoding="utf-8")
+    with pytest.raises(RunLoadError) as info:
         read_judge_study(study)
+    assert {(f.check, f.rows) for f in info.value.findings if f.file == V
+            and f.check in ("column_count", "repeated_header")} == {
+        ("column_count", (3, 6)), ("repeated_header", (11,))}
+    s = read_judge_study(study, strict=False)
+    lost = {(rows[2][0], rows[2][1]), (rows[5][0], rows[5][1])}
+    expected = clean.verdicts[[(c, str(k)) not in lost for c, k in zip(
+        clean.verdicts["test_case_id"], clean.verdicts["configuration"], strict=True)]]
+    pd.testing.assert_frame_equal(s.verdicts.reset_index(drop=True),
+                                  expected.reset_index(drop=True), check_categorical=False)
+
+
+def test_a_verdict_without_a_score_is_an_error_and_never_a_fail(study):
+    header, rows = _rows(study / V)
+    i = next(k for k, r in enumerate(rows) if r[:2] == ["tc002", "GT-as-code"])
+    rows[i][header.index("exec_score")] = ""
+    _write(study / V, header, rows)
+    with pytest.raises(RunLoadError) as info:
+        read_judge_study(study)
+    assert [(f.row, f.column) for f in _errors(info.value, "required_value")] == [
+        (i + 1, "exec_score")]
+    s = read_judge_study(study, strict=False)
+    gt = _gt_as_code(s)
+    # README: GT-as-code on the 53 comparable cases is TP 25, FP 19, FN 0, TN 9; tc002 is one
+    # of the comparable cases: left out, n is 52 and no fail is invented (FN stays 0)
+    assert gt["n"] == 52 and gt["fn"] == 0 and gt["tp"] + gt["fp"] + gt["tn"] == 52
+
+
+def test_ids_spelled_with_spaces_or_another_case_are_named(study):
+    header, rows = _rows(study / V)
+    i = next(k for k, r in enumerate(rows) if r[:2] == ["tc008", "GT-as-code"])
+    rows[i][1] = "GT-as-code "
+    _write(study / V, header, rows)
+    fh, frows = _rows(study / F)
+    j = next(k for k, r in enumerate(frows) if r[fh.index("annotator")] == "A1")
+    frows[j][fh.index("annotator")] = "a1"
+    _write(study / F, fh, frows)
+    with pytest.warns(UserWarning):
+        s = read_judge_study(study)
+    space = [f for f in s.findings if f.check == "id_whitespace"]
+    assert [(f.file, f.row, f.column) for f in space] == [(V, i + 1, "configuration")]
+    assert (s.verdicts["configuration"] == "GT-as-code").sum() == 55  # read as the one config
+    case = [f for f in s.findings if f.check == "id_case_variant"]
+    assert [(f.file, f.column) for f in case] == [(F, "annotator")] and j + 1 in case[0].rows
+
+
+def test_a_configuration_without_a_verdict_for_a_case_is_a_warning(study):
+    header, rows = _rows(study / V)
+    _write(study / V, header, [r for r in rows if r[:2] != ["tc008", "GT-as-code"]])
+    with pytest.warns(UserWarning, match="no verdict for 1 case"):
+        s = read_judge_study(study)
+    (f,) = [f for f in s.findings if f.check == "verdict_missing"]
+    assert "'GT-as-code'" in f.message and "tc008" in f.message
 
 
 def test_the_judge_report_takes_its_worked_case_from_the_data_or_the_cli(study, tmp_path):

@@ -116,9 +116,7 @@ def test_mcnemar_exact_matches_r_in_both_users():
 
 # One home for each fact (issue 22, item 6): a run's file names are schema.files' names.
 #: Folders not (yet) under the rule, each with the reason.
-FILE_NAMES_ELSEWHERE = {"schema": "the one home (schema/files.py, and the catalogue's prose)",
-                        "load": "the loader is being rewritten (issue 22, item 1); its file "
-                                "names move to schema.files with it"}
+FILE_NAMES_ELSEWHERE = {"schema": "the one home (schema/files.py, and the catalogue's prose)"}
 
 
 def _spelled_file_names(path: Path) -> list[str]:

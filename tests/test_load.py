@@ -153,7 +153,8 @@ def test_aliases_and_column_subset(small_run, tmp_path):
                                                        1))
     loaded = load_run(run, columns=schema.CORRECTNESS + ["schema_agent_used"])
     assert "schema_agent_used" in loaded.tasks and "schema_agent_called" not in loaded.tasks
-    assert set(schema.IDENTIFICATION[:4]) - {"trace_id"} <= set(loaded.tasks.columns)
+    required = {c for c, col in schema.TASK_COLUMNS.items() if col.required}
+    assert required | {"run_id"} <= set(loaded.tasks.columns)  # run_id: from the file
     assert "tool_calls" not in loaded.tasks
 
 
@@ -163,8 +164,8 @@ def test_legacy_file_only(small_run, tmp_path):
     with pytest.warns(UserWarning, match="legacy"):
         loaded = load_run(run)
     assert loaded.task_file == "comprehensive_evaluation.csv" and len(loaded.tasks) == 8
-    assert loaded.run_id == "small"  # no run_id column: the folder name
-    assert any(f.check == "required_column" and f.severity == "info" for f in loaded.findings)
+    assert loaded.run_id == "small"  # no run_id column (an optional column): the folder name
+    assert not any(f.check == "required_column" for f in loaded.findings)
 
 
 def test_newlines_inside_quoted_values_and_row_numbers(tmp_path):

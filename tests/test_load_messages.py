@@ -69,3 +69,21 @@ def test_a_file_of_blank_lines_is_still_empty(tmp_path):
     (a / "trajectory.csv").write_bytes(b"\n\n  \n")
     with pytest.raises(RunLoadError, match=r"trajectory\.csv: file is empty \(no header line\)"):
         _quiet(lambda: load_run(a, cache=False).trajectory)
+
+
+@pytest.mark.parametrize("what", ["dangling link", "folder"])
+def test_a_task_file_that_cannot_be_read_is_named_never_replaced_by_the_legacy_file(tmp_path,
+                                                                                   what):
+    # a task_metrics.csv that is a link to nothing (or a folder) beside the legacy
+    # comprehensive_evaluation.csv: the legacy file is not silently read in its place
+    run = _copy(tmp_path, "baseline_react", "run")
+    (run / "task_metrics.csv").rename(run / "comprehensive_evaluation.csv")
+    if what == "folder":
+        (run / "task_metrics.csv").mkdir()
+    else:
+        (run / "task_metrics.csv").symlink_to(tmp_path / "nowhere.csv")
+    with pytest.raises(RunLoadError, match=r"task_metrics\.csv: cannot read \((No such file "
+                                           r"or directory|Is a directory)\)") as exc:
+        load_run(run, cache=False)
+    assert [(f.file, f.check) for f in exc.value.findings] == [("task_metrics.csv",
+                                                                "unreadable")]

@@ -152,7 +152,7 @@ def test_bad_inputs_are_clear(tmp_path):
         report.manifest(inputs=["nowhere"], parameters={})
     with pytest.raises(TypeError, match="not one path"):
         report.manifest(inputs=str(tmp_path), parameters={})
-    with pytest.raises(TypeError, match="must be paths, Run or Runs, got int"):
+    with pytest.raises(TypeError, match="must be paths, Run, Runs, JudgeStudy or ResearchEval, got int"):
         report.manifest(inputs=[3], parameters={})
     with pytest.raises(TypeError, match="parameters must be a dict"):
         report.manifest(inputs=[], parameters=[("a", 1)])
@@ -200,3 +200,42 @@ def test_a_file_rewritten_after_it_was_parsed_fails_the_manifest(run_outside, fi
     files = {Path(f["path"]).name: f["sha256"]
              for f in report.manifest(inputs=[run], parameters={})["files"]}
     assert files[file] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_side_file_read_again_after_a_rewrite_is_an_error(run_outside):
+    # Run.select re-reads a side file for a column the loaded frame leaves out: a rewrite in
+    # between would mix two versions of the file in one report
+    run = da.load_run(run_outside)
+    run.trajectory  # noqa: B018 - parsed now, without the free-text columns
+    path = run_outside / "trajectory.csv"
+    path.write_text(path.read_text().replace("0.", "1.", 1))
+    with pytest.raises(da.RunLoadError, match="trajectory.csv changed after it was first read"):
+        run.select("trajectory", ["action_input"])
+
+
+def test_a_replay_rewritten_after_it_was_read_fails_the_manifest(run_outside):
+    run = da.load_run(run_outside)
+    task = next(iter(run.replays))
+    run.replays[task]  # noqa: B018 - read now
+    path = run_outside / task / "task_replay.json"
+    path.write_text(path.read_text().replace('"', "'", 0) + " ")  # other bytes, same JSON
+    with pytest.raises(M.InputChanged, match=f"{task}/task_replay.json changed while the"):
+        report.manifest(inputs=[run], parameters={})
+
+
+@pytest.mark.parametrize("kind", ["judge study", "research eval"])
+def test_a_study_file_rewritten_after_it_was_read_fails_the_manifest(tmp_path, kind):
+    from dabench_analysis.load import load_research_eval, read_judge_study
+
+    root = Path(__file__).resolve().parents[1] / "data"
+    if kind == "judge study":
+        folder = Path(shutil.copytree(root / "judge_study", tmp_path / "s"))
+        loaded, changed = read_judge_study(folder), folder / "judge_verdicts.csv"
+    else:
+        folder = Path(shutil.copytree(root / "research_eval", tmp_path / "s"))
+        changed = next(folder.glob("*/artifacts/results.jsonl"))
+        loaded = load_research_eval(folder)
+    assert report.manifest(inputs=[loaded], parameters={})["n_files"] > 1
+    changed.write_bytes(changed.read_bytes() + b"\n")
+    with pytest.raises(M.InputChanged, match=f"{changed.name} changed while the report ran"):
+        report.manifest(inputs=[loaded], parameters={})

@@ -1,5 +1,6 @@
 """Notebooks: committed without outputs, parameters cell tagged, thin, their sections the
-catalogue's, one summary builder; explore runs end to end."""
+catalogue's, one summary builder (explore runs end to end in test_explorer.py and, in
+JupyterLab, in test_browser.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dabench_analysis import report, schema
+from dabench_analysis import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -34,17 +35,6 @@ def test_committed_without_outputs_and_thin(path):
         tree = ast.parse(cell.source)
         assert not [n for n in ast.walk(tree)
                     if isinstance(n, (ast.FunctionDef, ast.ClassDef))], path.name
-
-
-def test_explore_notebook_runs(tmp_path):
-    out = report.run_notebook(ROOT / "notebooks" / "explore.ipynb", tmp_path,
-                              {"run_dir": str(ROOT / "data/sample_runs/baseline_react"),
-                               "task_id": "task_3"})
-    nb = nbformat.read(out, as_version=4)
-    text = "\n".join(str(o.get("data", {}).get("text/plain", "")) for c in nb.cells
-                     if c.cell_type == "code" for o in c.outputs)
-    assert "task_3" in text
-    assert (tmp_path / "report.html").is_file()
 
 
 CATALOGUED = {"run_report.ipynb": "run", "compare_runs.ipynb": "compare", "sweep.ipynb": "sweep"}

@@ -209,8 +209,11 @@ def test_rerun_overwrites_cleanly(cli_report, tmp_path):
     assert proc.returncode == 0, proc.stderr
     after = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert after == before  # same files, no temporary leftovers
-    # the one hidden file of a report folder: the list of what the toolkit wrote there
-    assert {p.name for p in out.rglob("*") if p.name.startswith(".")} == {".dabench-report.json"}
+    # the hidden files: the lists of what the toolkit wrote (a report folder's, the index's)
+    assert {p.relative_to(out).as_posix() for p in out.rglob("*") if p.name.startswith(".")} \
+        == {".dabench-index.json", "sweep/.dabench-report.json",
+            "baseline_react/.dabench-report.json", "proposed_aat/.dabench-report.json",
+            "compare_baseline_react_vs_proposed_aat/.dabench-report.json"}
     old = (cli_report[1] / "baseline_react" / "summary.json").stat().st_mtime
     assert (out / "sweep" / "summary.json").stat().st_mtime > old  # written again
     assert (out / "baseline_react" / "summary.json").stat().st_mtime == old  # --no-run-reports

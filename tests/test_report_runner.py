@@ -112,8 +112,12 @@ def test_raising_cell_job_reason_and_index_links(failures, tmp_path):
 def test_successful_run_is_quiet_and_clears_old_failures(tmp_path, capfd):
     out = tmp_path / "out"
     out.mkdir()
-    for name in ("report.failed.ipynb", "report.failed.html", "report.failed.kernel.log"):
+    failed = ["report.failed.ipynb", "report.failed.html", "report.failed.kernel.log"]
+    for name in failed:
         (out / name).write_text("stale")
+    # as a failed run leaves them: listed as the toolkit's (a file it did not write stays)
+    (out / ".dabench-report.json").write_text(json.dumps({"files": failed}))
+    (out / "notes.txt").write_text("mine")
     # the kernel's log is where "KeyboardInterrupt caught in kernel" came from: jupyter_client
     # interrupts the kernel before shutting it down, and when the signal lands inside a message
     # handler ipykernel logs it to the stderr it inherited (intermittent; this cell is not)
@@ -126,8 +130,8 @@ def test_successful_run_is_quiet_and_clears_old_failures(tmp_path, capfd):
     for noise in ("KeyboardInterrupt", "zmq", "Traceback", "IPKernelApp", "ERROR"):
         assert noise.lower() not in text.lower(), text
     # + the list of what the toolkit wrote there (report.outputs): the stale failures are gone
-    assert sorted(p.name for p in out.iterdir()) == [".dabench-report.json", "report.html",
-                                                     "report.ipynb"]
+    assert sorted(p.name for p in out.iterdir()) == [".dabench-report.json", "notes.txt",
+                                                     "report.html", "report.ipynb"]
 
 
 # --- the index page: skipped sections ---------------------------------------------------------

@@ -45,7 +45,7 @@ def test_the_catalogue_names_only_known_columns_and_files():
         f"tool_calls.csv:{c}" for c in ("task_id", "tool_name", "success", "latency_seconds",
                                          "tokens"))
     required = {c.name for c in schema.TASK_COLUMNS.values() if c.required}
-    assert required == {"run_id", "task_id", "difficulty", "final_score"}
+    assert required == {"task_id", "final_score"}
 
 
 def test_validate_lists_absent_optional_inputs_with_the_sections_they_disable(run_copy, drop_columns):
@@ -295,3 +295,18 @@ def test_the_summary_states_the_threshold_and_the_common_fields(tmp_path):
     ctx = report.run_context(run, {"success_threshold": 0.7}, out=tmp_path / "r", quiet=True)
     assert "**Success threshold: 0.7**" in ctx.statement()
     assert "`final_score >= 0.7`" in ctx.statement()
+
+
+@pytest.mark.parametrize("content", [b"", b"\r\r\r"])
+def test_a_side_file_that_cannot_be_read_skips_its_sections_with_the_reason(tmp_path, content):
+    # a 0-byte (or CR-only) tool_calls.csv: the sections that need it are skipped, naming why,
+    # instead of failing the report in a cell; validation reports the file's error
+    run = Path(shutil.copytree(SAMPLE, tmp_path / "r"))
+    (run / "tool_calls.csv").write_bytes(content)
+    loaded = da.load_run(run)
+    s = Sections(loaded, quiet=True)
+    assert s.ready("main_results") and not s.ready("tool_usage")
+    assert s.skipped == [{"section": "tool_usage", "title": s.skipped[0]["title"],
+                          "missing": ["tool_calls.csv"]}]
+    found = da.validate_run(loaded).findings
+    assert ((found["file"] == "tool_calls.csv") & (found["severity"] == "error")).any()

@@ -203,7 +203,9 @@ def test_report_without_latency_seconds_skips_tool_usage_and_exits_0(tmp_path):
     folder = out / "older_harness"
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["skipped"] == [{"section": "tool_usage", "title": "Tool latency and failures",
-                                   "missing": [f"{CALLS}:latency_seconds"]}]
+                                   "missing": [f"{CALLS}:latency_seconds"]}, *(
+        {"section": s, "title": schema.SECTIONS[s].title, "missing": ["repeated trials"]}
+        for s in ("pass_k", "flakiness"))]  # an eval-v2 run: one trial per task
     assert not list(folder.glob("tables/tool_usage.*")) and not list(folder.glob("tool_latency.*"))
     html = (folder / "report.html").read_text(encoding="utf-8")
     assert "Skipped: Tool latency and failures</strong>. Needs <code>latency_seconds</code> in " \

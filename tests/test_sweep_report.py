@@ -160,7 +160,7 @@ def test_cli_sweep_numbers_and_notes(cli_sweep):
     assert summary["report"] == "sweep" and summary["n_runs"] == 2
     assert summary["n_shared_tasks"] == len(base.keys() & prop.keys()) == 80
     assert summary["not_in_sweep"] == [str(SAMPLE / "pending_run")]
-    assert [s["section"] for s in summary["skipped"]] == ["repetitions"]
+    assert [s["section"] for s in summary["skipped"]] == ["repetitions", "pass_k_runs"]
     board = pd.read_csv(out / "sweep" / "tables" / "leaderboard.csv")
     # mean final score on the shared tasks, from the CSV files themselves
     means = {"baseline_react": sum(base.values()) / 80, "proposed_aat": sum(prop.values()) / 80}

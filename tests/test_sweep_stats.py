@@ -385,7 +385,8 @@ def test_shared_tasks_and_counts():
         sh = sweep.shared_tasks(t)
     assert sorted(set(sh["task_id"])) == ["t1", "t2", "t3"] and len(sh) == 9
     counts = sh.attrs["task_counts"]
-    assert counts.values.tolist() == [["a", 4, 3], ["b", 4, 3], ["c", 3, 3]]
+    assert counts[["run_id", "n_own", "n_shared"]].values.tolist() == [
+        ["a", 4, 3], ["b", 4, 3], ["c", 3, 3]]
 
 
 # --- repetitions (Miller 2024) ----------------------------------------------------------------

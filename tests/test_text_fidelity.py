@@ -344,7 +344,7 @@ def test_every_string_kind_has_a_rule(tmp_path):
     # text and id: verbatim; timestamps, like numbers, flags and enums, read NULL_VALUES as
     # missing (a timestamp "None" is no time)
     kinds = {c.kind for cat in CATALOGUES.values() for c in cat.values()}
-    assert kinds == {"id", "text", "timestamp", "score", "float", "seconds", "count", "tokens",
+    assert kinds == {"id", "text", "timestamp", "score", "float", "seconds", "cost", "count", "tokens",
                      "flag", "enum", "bytes"}
     run = tmp_path / "kinds"
     run.mkdir()

@@ -258,11 +258,21 @@ def test_harness_score_formula_on_a_damaged_run(run8, tmp_path):
     assert rep.health.harness_status == "UNHEALTHY"
 
 
-def test_unloadable_and_pending_runs_have_defined_health(tmp_path):
-    rep = validate_run(tmp_path / "x")
-    assert rep.state == "failed" and not rep.ok
-    assert rep.health.harness_score == 0.0 and rep.health.harness_status == "UNHEALTHY"
+@pytest.mark.parametrize("content", [None, b"", b"\r\r\r", b"\xff\xfetask_id\x00,\x00"])
+def test_unloadable_and_pending_runs_are_never_rated(tmp_path, content):
+    # issue 24 item 7: no data to rate (no folder, a 0-byte or unreadable task file): the
+    # state is "failed" with its error findings, and no score, never a number
+    run = tmp_path / "x"
+    if content is not None:
+        run.mkdir()
+        (run / "task_metrics.csv").write_bytes(content)
+    rep = validate_run(run)
+    assert rep.state == "failed" and not rep.ok and (rep.findings["severity"] == "error").any()
+    assert math.isnan(rep.health.harness_score) and rep.health.harness_status == "UNDEFINED"
     assert rep.health.run_quality_status == "UNDEFINED"
+
+
+def test_a_pending_run_has_no_health_score():
     rep = validate_run(SAMPLE / "pending_run")  # not evaluated: no health score (issue 12)
     assert rep.state == "not evaluated"
     assert math.isnan(rep.health.harness_score) and rep.health.harness_status == "UNDEFINED"

@@ -34,9 +34,9 @@ def visible(text: Any) -> Any:
     Returns
     -------
     Any
-        The string with each C0 control except tab, line feed and carriage return as
-        ``\xNN`` (two lower-case hex digits) and each lone UTF-16 surrogate as ``\uNNNN``;
-        every other character unchanged.
+        The string with each C0 control except tab, line feed and carriage return, DEL and
+        each C1 control as ``\xNN`` (two lower-case hex digits) and each lone UTF-16
+        surrogate as ``\uNNNN``; every other character unchanged.
 
     Notes
     -----

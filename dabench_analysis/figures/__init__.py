@@ -61,3 +61,9 @@ from dabench_analysis.figures.trajectory import (  # noqa: E402
 
 __all__ += ["solve_curve", "step_latency", "trajectory", "trajectory_variants",
             "transition_graph"]
+
+# Repeated trials and costs: pass^k against k, the cost-accuracy frontier.
+from dabench_analysis.figures import trials  # noqa: E402
+from dabench_analysis.figures.trials import frontier, pass_k_curve  # noqa: E402
+
+__all__ += ["frontier", "pass_k_curve", "trials"]

@@ -120,6 +120,18 @@ def digest(data: bytes | memoryview) -> str:
     return f"{_HASH_NAME}:{_HASH(data).hexdigest()}"
 
 
+def stamp(path: str | os.PathLike[str], data: bytes | memoryview) -> dict:
+    """What a reader records of a file it parsed: ``path``, ``size`` and :func:`digest` of the
+    bytes (a report's manifest checks the file still holds them).
+
+    Examples
+    --------
+    >>> stamp("x.json", b"{}")["size"]
+    2
+    """
+    return {"path": os.fspath(path), "size": len(data), "digest": digest(data)}
+
+
 def hasher():
     """A new streaming hasher of :func:`digest`'s algorithm (``update``, then
     :func:`hexdigest_of`)."""

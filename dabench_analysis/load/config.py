@@ -26,6 +26,7 @@ import pandas as pd
 
 from dabench_analysis.load.findings import RunLoadError
 from dabench_analysis.load.loader import load_run
+from dabench_analysis.schema.checks import CONTROL_CHARACTERS
 from dabench_analysis.schema.files import CONFIG_FILE
 
 _MAX_BYTES = 1 << 20
@@ -133,6 +134,10 @@ def _config_value(value, where: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValueError(f"{where}: key 'config' must be a string, got {_text(value)}")
+    if CONTROL_CHARACTERS.search(value):
+        raise ValueError(f"{where}: key 'config' holds a control character or a lone "
+                         f"surrogate ({value.encode('unicode_escape').decode()!r}); a "
+                         "configuration's name must be plain text")
     return value.strip() or None
 
 

@@ -11,7 +11,9 @@ not counted; rows are CSV records, so a quoted value over several lines is one r
   rows after it kept (``repeated_header``);
 - a row with too many or too few fields, a truncated last line (``column_count``), a stray
   delimiter at the end of some lines only (``trailing_delimiter``): the row is excluded. When
-  every line ends with the delimiter the empty last field is ignored (info);
+  every line ends with the delimiter the empty last field is ignored (info). A quote opened in
+  a row and never closed (``unclosed_quote``): that row is excluded and the lines the reader
+  took as part of its value are read again as rows (:mod:`.unclosed`);
 - mixed line endings (CR LF and LF in one file): read, noted (``line_endings``, info);
 - bytes that are not UTF-8: decoded with U+FFFD and reported by row and column (``encoding``).
 
@@ -36,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from dabench_analysis.load import unclosed
 from dabench_analysis.load.findings import Finding, RunLoadError, report_rows
 from dabench_analysis.load.header import TEXT, TRAILING, Plan, header_of, plan, read_header
 from dabench_analysis.schema import NULL_VALUES
@@ -98,7 +101,7 @@ def parse(data: bytes, kind: FileKind, columns: tuple[str, ...] | None = None,
     >>> p.as_text, p.table.column("final_score").to_pylist(), p.rows.tolist()
     (True, ['0.5', '1'], [1, 3])
     >>> [f.check for f in p.findings if f.severity != "info"]
-    ['required_column', 'repeated_header']
+    ['repeated_header']
     """
     name = name or kind.file
     header = header_of(data, name)
@@ -150,26 +153,32 @@ def block_size(data: bytes | memoryview, start: int = BLOCK_SIZE) -> int:
 def _read(data, name: str, pl: Plan, header: list[str], findings: list,
           as_text: bool) -> tuple[pa.Table, list[tuple], bool]:
     """Typed read; the whole file as text when a number does not parse (or ``as_text``); as
-    bytes, decoded with U+FFFD and reported, when a cell is not UTF-8."""
+    bytes, decoded with U+FFFD and reported, when a cell is not UTF-8. Bad records are
+    ``(number, expected, actual, text, (lines, recovered))`` (:mod:`.unclosed`)."""
     names = [h if h != "" else TRAILING for h in header]
     include = [*pl.include, *([TRAILING] if TRAILING in names else [])]
     types = {**pl.types, TRAILING: TEXT}
     try:
         if not as_text:
-            table, bad = _arrow(data, name, names, include, types)
-            return table, bad, False
+            return (*_recovered(data, name, names, include, types), False)
     except pa.ArrowInvalid as exc:
         if "conversion error" not in str(exc) and "utf8" not in str(exc).lower():
             raise _unparsable(name, exc) from None
     text = dict.fromkeys(include, TEXT)
     try:
-        table, bad = _arrow(data, name, names, include, text)
+        return (*_recovered(data, name, names, include, text), True)
     except pa.ArrowInvalid as exc:
         if "utf8" not in str(exc).lower():
             raise _unparsable(name, exc) from None
-        table, bad = _arrow(data, name, names, include, dict.fromkeys(include, pa.large_binary()))
-        table = _decode(table, bad, name, findings)
-    return table, bad, True
+    table, bad = _arrow(data, name, names, include, dict.fromkeys(include, pa.large_binary()))
+    table = _decode(table, bad, name, findings)
+    return table, [(*b, (1, False)) for b in bad], True
+
+
+def _recovered(data, name: str, names: list[str], include: list[str],
+               types: dict) -> tuple[pa.Table, list[tuple]]:
+    """:func:`_arrow`, reading around a quote that never closes (:mod:`.unclosed`)."""
+    return unclosed.read(data, lambda d: _arrow(d, name, names, include, types), len(names))
 
 
 def _unparsable(name: str, exc: Exception) -> RunLoadError:
@@ -250,13 +259,19 @@ def _bad_rows(bad: list[tuple], keep: np.ndarray, name: str, findings: list) -> 
     trailing = [b for b in bad if b[2] == b[1] + 1 and b[3].rstrip("\r\n").endswith(",")]
     if len(trailing) == len(bad) == len(keep):
         return True
-    other = [b for b in bad if b not in trailing]
+    opened = [b for b in bad if b[4][1]]
+    other = [b for b in bad if b not in trailing and b not in opened]
+    spans = sorted({b[4][0] for b in other if b[4][0] > 1})
     for group, check, what in (
             (other, "column_count", "; ".join(sorted({f"expected {e} fields, got {a}"
-                                                      for _, e, a, _ in other})[:3])
-             + " (truncated or malformed line); row dropped"),
+                                                      for _, e, a, *_ in other})[:3])
+             + " (truncated or malformed line); row dropped"
+             + (f" (one row runs over {', '.join(map(str, spans))} lines of the file: a quote "
+                "opened and never closed? all its lines are dropped)" if spans else "")),
             (trailing, "trailing_delimiter", "a stray delimiter at the end of the line (one "
-             "field too many); row dropped")):
+             "field too many); row dropped"),
+            (opened, "unclosed_quote", "a quoted value opened in this row is never closed; "
+             "the row is dropped and the lines after it are read as rows")):
         if group:
             rows = [b[0] - 1 for b in group]
             keep[np.asarray(rows) - 1] = False

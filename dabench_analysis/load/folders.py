@@ -40,12 +40,33 @@ def check_dir(path: Path) -> Path:
     return path
 
 
+def task_file(path: Path) -> str | None:
+    """The name of the task file a run folder holds (``task_metrics.csv``, else the legacy
+    name), or None. A name that is there but is not a readable file (a link to nothing, a
+    folder) counts: reading it then fails with an error naming it, instead of the legacy file
+    or "not evaluated" being taken in its place."""
+    return next((f for f in TASK_FILES if os.path.lexists(path / f)), None)
+
+
 def _evaluated(path: Path) -> bool:
-    return any((path / f).is_file() for f in TASK_FILES)
+    return task_file(path) is not None
 
 
-def candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
-    """Run directories named by ``paths`` (list, glob or parent folder) and what was skipped.
+def _harness_file(path: Path, fmt: str | None, *, tables: bool = True) -> bool:
+    """Whether ``path`` is a file of another harness (``fmt`` given, or detected; a parent
+    folder's files count only when their content says so: no per-task tables)."""
+    from dabench_analysis.load.formats import detect_format
+
+    if fmt is not None:
+        return fmt != "eval-v2"
+    found = detect_format(path)
+    return found not in (None, "eval-v2") and (tables or found != "table")
+
+
+def candidates(paths, fmt: str | None = None) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Run directories and files of other harnesses named by ``paths`` (list, glob or parent
+    folder: its run folders and the Inspect logs and tau-bench files in it), with what was
+    skipped; ``fmt`` is the format of the files (None: detected).
 
     Raises
     ------
@@ -75,8 +96,9 @@ def candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
             if _evaluated(root):
                 return [root], skipped
             own = _cache_layout()  # $DABENCH_CACHE_DIR may be the sweep folder itself
-            items = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
-                           and not (own and p.resolve() == own))
+            items = sorted(p for p in root.iterdir() if not p.name.startswith(".") and (
+                (p.is_dir() and not (own and p.resolve() == own))
+                or (p.is_file() and _harness_file(p, fmt, tables=False))))
     else:
         try:
             items = [Path(p) for p in paths]
@@ -85,7 +107,10 @@ def candidates(paths) -> tuple[list[Path], list[tuple[str, str]]]:
                             f"{paths!r}") from None
     dirs, seen = [], set()
     for p in items:
-        if not p.is_dir():
+        if p.is_file() and _harness_file(p, fmt) and p.resolve() not in seen:
+            seen.add(p.resolve())
+            dirs.append(p)
+        elif not p.is_dir():
             skipped.append((str(p), "does not exist" if not p.exists() else "not a directory"))
         elif not _evaluated(p):
             skipped.append((str(p), NOT_EVALUATED))

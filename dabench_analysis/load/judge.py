@@ -16,31 +16,31 @@ The files (``data/judge_study/README.md``), one row per:
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from dabench_analysis.load import cache as parse_cache
+from dabench_analysis.load import csv as csv_reader
 from dabench_analysis.load.findings import Finding, RunLoadError, report
 from dabench_analysis.load.rules import type_values
+from dabench_analysis.schema import judge as files
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.columns import Column
+from dabench_analysis.schema.files import FileKind
+from dabench_analysis.schema.judge import LIKERT, SCORE_RANGE
 
-CASES, VERDICTS, FACTOIDS, DIMENSIONS = ("cases.csv", "judge_verdicts.csv",
-                                         "factoid_ratings.csv", "dimension_ratings.csv")
+CASES, VERDICTS, FACTOIDS, DIMENSIONS = (k.file for k in files.JUDGE_FILES)
+_KINDS = {k.file: k for k in files.JUDGE_FILES}
 #: Required columns of each file, and the columns that identify one of its rows.
-REQUIRED = {CASES: ["test_case_id", "query"],
-            VERDICTS: ["test_case_id", "configuration", "exec_score", "tokens"],
-            FACTOIDS: ["test_case_id", "factoid_id", "annotator", "rating"],
-            DIMENSIONS: ["test_case_id", "annotator", "dimension", "rating"]}
-KEYS = {CASES: ["test_case_id"], VERDICTS: ["test_case_id", "configuration"],
-        FACTOIDS: ["test_case_id", "factoid_id", "annotator"],
-        DIMENSIONS: ["test_case_id", "annotator", "dimension"]}
-#: The judge's 0-9 scores (seed 004 §5) and the annotators' Likert scale.
-SCORE_RANGE, LIKERT = (0.0, 9.0), (1, 5)
-_SCORES = ("exec_score", "coverage", "conciseness", "tone", "clarity", "overall")
-_COUNTS = ("n_response_factoids", "n_gt_factoids", "n_matched_factoids", "tokens")
+REQUIRED = {k.file: list(k.required) for k in files.JUDGE_FILES}
+KEYS = {k.file: list(k.keys) for k in files.JUDGE_FILES}
+_SCORES, _COUNTS = files.SCORES, files.COUNTS
+#: What the one CSV reader says of eval-v2 files but not of a judge study's (its columns are
+#: not eval-v2's catalogue; a missing required column is the reader's own one-line error).
+_NOT_FOR_STUDIES = ("unknown_column", "required_column")
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,8 @@ class JudgeStudy:
     """The four tables of a judge study (see the module docstring for their columns).
 
     ``findings`` lists what :func:`read_judge_study` found (errors are raised unless
-    ``strict=False``); ``path`` is the study's folder.
+    ``strict=False``); ``path`` is the study's folder; ``inputs`` the bytes each file was read
+    from (a report's manifest checks them).
     """
 
     cases: pd.DataFrame
@@ -57,6 +58,8 @@ class JudgeStudy:
     dimension_ratings: pd.DataFrame
     findings: tuple[Finding, ...] = ()
     path: Path | None = None
+    #: file name -> the stamp of the bytes read (:func:`dabench_analysis.load.cache.stamp`).
+    inputs: dict = field(default_factory=dict, repr=False, compare=False)
 
     def rating_table(self, level: str = "factoid") -> pd.DataFrame:
         """Items × annotators Likert table: ``"factoid"`` (items = case, factoid),
@@ -130,17 +133,22 @@ class JudgeStudy:
         return v[v["configuration"] == configuration]
 
 
-def _read(file: Path) -> pd.DataFrame:
-    """Every cell as text (a BOM accepted, as the run readers do); a damaged file is one line."""
+def _read(file: Path, kind: FileKind, findings: list, inputs: dict) -> pd.DataFrame:
+    """Every cell as text, read by the one CSV reader (:func:`dabench_analysis.load.csv.parse`):
+    a BOM accepted, structural damage (a repeated header line, a row with too many or too few
+    fields, a truncated last line, a stray delimiter, mixed line endings) found as in a run's
+    files, the damaged rows left out. The frame's index is the 0-based data row of the file."""
     try:
-        return pd.read_csv(file, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{file}: not UTF-8 text (byte {exc.start})") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ValueError(f"{file}: not a readable CSV file ({' '.join(str(exc).split())})") \
-            from None
+        data = file.read_bytes()
     except OSError as exc:
         raise ValueError(f"{file}: cannot be read ({exc.strerror or exc})") from None
+    inputs[kind.file] = parse_cache.stamp(file, data)
+    parsed = csv_reader.parse(data, kind, as_text=True, name=kind.file)
+    findings += [f for f in parsed.findings if f.check not in _NOT_FOR_STUDIES]
+    frame = parsed.table.to_pandas(types_mapper=lambda t: pd.StringDtype())
+    frame = frame.astype(object).where(frame.notna(), "")  # an empty cell as written
+    frame.index = pd.Index(parsed.rows - 1)
+    return frame
 
 
 def _numbers(frame: pd.DataFrame, name: str, findings: list) -> None:
@@ -161,7 +169,8 @@ def _numbers(frame: pd.DataFrame, name: str, findings: list) -> None:
         out = out.fillna(False).astype(bool)
         what = (f"not a Likert rating {low}-{high}" if col == "rating" else
                 f"outside the judge's {low:g}-{high:g} scale" if high is not None else "negative")
-        report(findings, out, raw, name, col, "range", f"{what}; set to missing")
+        gone = "; the verdict is left out" if col == "exec_score" else "; set to missing"
+        report(findings, out, raw, name, col, "range", what + gone)
         values = values.mask(out)
         # ratings: whole numbers checked, kept as float64 (NaN = not rated) for the agreement
         frame[col] = values.to_numpy(dtype="float64", na_value=np.nan) if col == "rating" \
@@ -190,6 +199,40 @@ def _blank_keys(frame: pd.DataFrame, name: str, findings: list) -> pd.DataFrame:
     return frame[~blank]
 
 
+def _spellings(frame: pd.DataFrame, name: str, findings: list) -> None:
+    """Ids read as one id however they are spaced: surrounding spaces stripped (a warning
+    naming the rows), and ids that differ only in upper/lower case reported (a warning: they
+    stay distinct, as they may be, but a rater or configuration split in two changes n)."""
+    for col in KEYS[name]:
+        raw = frame[col]
+        stripped = raw.str.strip()
+        report(findings, stripped != raw, raw, name, col, "id_whitespace",
+               "surrounding spaces; read without them", "warning")
+        frame[col] = stripped
+        values = pd.Series(stripped.unique())
+        folded = values.str.casefold()
+        for _, same in values.groupby(folded.to_numpy()):
+            if len(same) > 1:
+                rows = tuple(int(i) + 1 for i in frame.index[frame[col].isin(same)])
+                findings.append(Finding(
+                    "warning", name, None, col, "id_case_variant",
+                    f"{', '.join(map(repr, same))} differ only in upper/lower case; read as "
+                    f"{len(same)} different {col} values (fix the spelling if they are one)",
+                    rows))
+
+
+def _unscored(frame: pd.DataFrame, findings: list) -> pd.DataFrame:
+    """A verdict without an ``exec_score`` cannot say pass or fail: an error naming its rows,
+    and the row is left out (never counted as a fail)."""
+    empty = frame["exec_score"].isna()
+    told = {r for f in findings if f.file == VERDICTS and f.column == "exec_score"
+            for r in (f.rows or ())}  # rejected values (range, number_value): already named
+    blank = empty & ~pd.Series([i + 1 in told for i in frame.index], index=frame.index)
+    report(findings, blank, pd.Series("", index=frame.index), VERDICTS, "exec_score",
+           "required_value", "empty; the verdict is left out, never counted as a fail")
+    return frame[~empty]
+
+
 def _cross_file(frames: dict[str, pd.DataFrame], findings: list) -> dict[str, pd.DataFrame]:
     """Cases unknown to cases.csv (errors: rows left out), cases of cases.csv absent from a file
     and raters whose every rating is missing (warnings: their rows left out)."""
@@ -207,6 +250,7 @@ def _cross_file(frames: dict[str, pd.DataFrame], findings: list) -> dict[str, pd
                                     f"{', '.join(absent[:10])}{' ...' if len(absent) > 10 else ''}"
                                     "; they are left out of what this file feeds"))
         if name == VERDICTS:
+            _verdict_coverage(frame, frames[CASES]["test_case_id"], findings)
             continue
         labelled = frame.groupby("annotator", sort=False)["rating"].count()
         for rater in labelled.index[labelled == 0]:
@@ -216,6 +260,20 @@ def _cross_file(frames: dict[str, pd.DataFrame], findings: list) -> dict[str, pd
                                     f"{len(rows)} row(s); left out of the agreement", rows))
         frames[name] = frame[~frame["annotator"].isin(labelled.index[labelled == 0])]
     return frames
+
+
+def _verdict_coverage(verdicts: pd.DataFrame, cases: pd.Series, findings: list) -> None:
+    """Cases with a verdict of some configurations but not of another: a warning per
+    configuration (its n is smaller than the others')."""
+    seen = set(verdicts["test_case_id"])
+    for config, group in verdicts.groupby("configuration", sort=False):
+        absent = [c for c in cases if c in seen and c not in set(group["test_case_id"])]
+        if absent:
+            findings.append(Finding(
+                "warning", VERDICTS, None, "configuration", "verdict_missing",
+                f"configuration {config!r} has no verdict for {len(absent)} case(s) the "
+                f"others judged: {', '.join(absent[:10])}{' ...' if len(absent) > 10 else ''}"
+                "; its n is smaller"))
 
 
 def read_judge_study(path: str | Path, *, strict: bool = True) -> JudgeStudy:
@@ -270,22 +328,24 @@ def read_judge_study(path: str | Path, *, strict: bool = True) -> JudgeStudy:
     root = Path(path)
     if not root.is_dir():
         raise ValueError(f"judge study folder {root} not found")
-    frames, findings = {}, []
+    frames, findings, inputs = {}, [], {}
     for name, cols in REQUIRED.items():
         file = root / name
         if not file.is_file():
             raise ValueError(f"judge study file {file} not found; expected {', '.join(REQUIRED)}")
-        frame = _read(file)
+        frame = _read(file, _KINDS[name], findings, inputs)
         require_columns(frame, cols, str(file))
         frame = _blank_keys(frame, name, findings)
+        _spellings(frame, name, findings)
         _numbers(frame, name, findings)
+        if name == VERDICTS:
+            frame = _unscored(frame, findings)
         frames[name] = _duplicates(frame, name, findings)
     frames = _cross_file(frames, findings)
-    for name in (FACTOIDS, DIMENSIONS, VERDICTS):
-        col = "rating" if name != VERDICTS else "exec_score"
-        empty = frames[name][col].isna()
+    for name in (FACTOIDS, DIMENSIONS):
+        empty = frames[name]["rating"].isna()
         if empty.any():
-            findings.append(Finding("info", name, None, col, "missing_values",
+            findings.append(Finding("info", name, None, "rating", "missing_values",
                                     f"{int(empty.sum())} of {len(empty)} values empty (read as "
                                     "missing)"))
     errors = [f for f in findings if f.severity == "error"]
@@ -300,4 +360,4 @@ def read_judge_study(path: str | Path, *, strict: bool = True) -> JudgeStudy:
         verdicts["configuration"], categories=list(dict.fromkeys(verdicts["configuration"])))
     return JudgeStudy(frames[CASES].reset_index(drop=True), verdicts,
                       frames[FACTOIDS].reset_index(drop=True),
-                      frames[DIMENSIONS].reset_index(drop=True), tuple(findings), root)
+                      frames[DIMENSIONS].reset_index(drop=True), tuple(findings), root, inputs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dabench_analysis import schema
-from dabench_analysis.load import folders, pipeline
+from dabench_analysis.load import folders, formats, pipeline
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.folders import NOT_EVALUATED, candidates, check_dir
 from dabench_analysis.load.replay import replay_paths
@@ -28,8 +28,8 @@ from dabench_analysis.load.sweep import SKIPPED_COLUMNS, Runs
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
     LEGACY_TASKS,
+    REPLAY_FILE,
     TASK_FILE,
-    TASK_FILES,
     TASKS,
 )
 
@@ -46,15 +46,19 @@ def load_run(
     include_text: bool = False,
     cache: bool = True,
     success_threshold: float = schema.SUCCESS_THRESHOLD,
+    format: str | None = None,
+    mapping: Mapping[str, str] | None = None,
 ) -> Run:
-    """Load one eval-v2 run directory.
+    """Load one run: an eval-v2 run directory, or another harness's output.
 
     Parameters
     ----------
     path : path-like
         ``artifacts/runs/<RUN_ID>`` holding ``task_metrics.csv`` (or only the legacy
         ``comprehensive_evaluation.csv``), optionally ``trajectory.csv``, ``tool_calls.csv`` and
-        ``task_*/task_replay.json`` (seed 000 §Generated Artifacts).
+        ``task_*/task_replay.json`` (seed 000 §Generated Artifacts). Or a file of another
+        harness (the README's "Other harnesses"): an Inspect log (``.eval``, ``.json``), a
+        tau-bench or tau2-bench results JSON, a per-task table (CSV, JSON lines, Parquet).
     columns : sequence of str, optional
         Task columns to load, e.g. ``schema.CORRECTNESS + schema.COST``; the required columns
         are always loaded. Default: all.
@@ -73,11 +77,18 @@ def load_run(
     success_threshold : float
         The analysis' success threshold in (0, 1], carried by the Run
         (:attr:`Run.success_threshold`).
+    format : {"eval-v2", "inspect", "tau-bench", "table"}, optional
+        The format of ``path``; default: detected from the content
+        (:func:`dabench_analysis.load.formats.detect_format`).
+    mapping : mapping of str to str, optional
+        For a per-task table: catalogue column -> the table's column
+        (``{"final_score": "score"}``; :func:`dabench_analysis.load_table`).
 
     Returns
     -------
     Run
-        ``tasks`` is loaded now; ``trajectory``, ``tool_calls`` and ``replays`` on first access
+        Another harness's run: its tasks (one row per task and trial), steps and tool calls
+        as it records them (:attr:`Run.format`). An eval-v2 run: ``tasks`` is loaded now; ``trajectory``, ``tool_calls`` and ``replays`` on first access
         (a missing trajectory.csv or tool_calls.csv gives an empty frame with the catalogue
         columns and a warning).
 
@@ -108,8 +119,12 @@ def load_run(
     """
     columns = requested_columns(columns)
     success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
+    fmt = formats.check_format(format) or formats.detect_format(path)
+    if fmt not in (None, "eval-v2") or (fmt is None and Path(path).is_file()):
+        return formats.one_run(Path(path), fmt, mapping=mapping, strict=strict,
+                               include_text=include_text, success_threshold=success_threshold)
     run_dir = check_dir(Path(path))
-    if not any((run_dir / f).is_file() for f in TASK_FILES):
+    if folders.task_file(run_dir) is None:
         raise RunLoadError(f"{run_dir / TASK_FILE} not found: {run_dir} has no eval-v2 "
                            f"artifacts ({NOT_EVALUATED})",
                            [Finding("error", TASK_FILE, None, None, "missing_file",
@@ -133,16 +148,20 @@ def load_runs(
     progress: bool | None = None,
     cache: bool = True,
     success_threshold: float = schema.SUCCESS_THRESHOLD,
+    format: str | None = None,
+    mapping: Mapping[str, str] | None = None,
 ) -> Runs:
-    """Load every eval-v2 run of a sweep.
+    """Load every run of a sweep: eval-v2 run folders and other harnesses' files.
 
     Parameters
     ----------
     paths : path-like, glob pattern or sequence of path-like
-        A list of run directories; a glob string (``"runs/sweep_*"``, or
-        ``"runs/*/task_metrics.csv"``: matched files stand for their folder); or one folder,
-        which is loaded as a run if it holds ``task_metrics.csv`` and otherwise searched for
-        run subfolders (hidden ones ignored).
+        A list of run directories or files of other harnesses (Inspect logs, tau-bench
+        results, per-task tables: see :func:`load_run`); a glob string (``"runs/sweep_*"``,
+        ``"logs/*.eval"``, or ``"runs/*/task_metrics.csv"``: matched task files stand for
+        their folder); or one folder, which is loaded as a run if it holds
+        ``task_metrics.csv`` and otherwise searched for run subfolders, Inspect logs and
+        tau-bench files (hidden ones ignored).
     columns : sequence of str, optional
         Task columns to load (see :func:`load_run`); default all.
     strict : bool
@@ -160,6 +179,8 @@ def load_runs(
         Read and fill the parse cache (:mod:`dabench_analysis.load.cache`).
     success_threshold : float
         The analysis' success threshold in (0, 1], carried by every Run.
+    format, mapping
+        As :func:`load_run`, for the files among ``paths`` (folders are eval-v2 runs).
 
     Returns
     -------
@@ -190,11 +211,20 @@ def load_runs(
     """
     columns = requested_columns(columns)
     success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
-    dirs, skipped = candidates(paths)
+    fmt = formats.check_format(format)
+    dirs, skipped = candidates(paths, fmt)
     mapper = folders.mapper(parallel, progress, len(dirs))
-    loaded, stacked = _load(dirs, columns=columns, strict=strict, include_text=include_text,
-                            cache=cache, success_threshold=success_threshold, mapper=mapper,
-                            stack=True)
+    folders_ = [d for d in dirs if d.is_dir()]
+    loaded, stacked = _load(folders_, columns=columns, strict=strict,
+                            include_text=include_text, cache=cache,
+                            success_threshold=success_threshold, mapper=mapper, stack=True)
+    if len(folders_) < len(dirs):  # files of other harnesses, in their place among the paths
+        loaded, stacked = formats.runs_in_place(dirs, loaded, fmt, skipped, mapping=mapping,
+                                                strict=strict, include_text=include_text,
+                                                success_threshold=success_threshold), None
+    dirs = [d for d, r in zip(dirs, loaded, strict=True) for _ in (r if isinstance(r, list)
+                                                                    else [r])]
+    loaded = [x for r in loaded for x in (r if isinstance(r, list) else [r])]
     failed = [(d, r) for d, r in zip(dirs, loaded, strict=True) if isinstance(r, Exception)]
     if failed and strict:
         lines = [f"{d}: {str(e).splitlines()[0]}" for d, e in failed]
@@ -226,8 +256,8 @@ def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache:
           stack: bool) -> tuple[list[Run | RunLoadError], pd.DataFrame | None]:
     """Every run's tasks through the pipeline: the runs (or their load errors) in ``dirs``
     order, and the stacked frame (``stack``) of the runs loaded."""
-    kinds = [TASKS if (d / TASK_FILE).is_file() else
-             LEGACY_TASKS if (d / LEGACY_TASK_FILE).is_file() else None for d in dirs]
+    kinds = [{TASK_FILE: TASKS, LEGACY_TASK_FILE: LEGACY_TASKS}.get(folders.task_file(d))
+             for d in dirs]
     files = [d / (k.file if k else TASK_FILE) for d, k in zip(dirs, kinds, strict=True)]
     results = pipeline.read_files(files, kinds, columns, cache=cache,
                                   mapper=partial(mapper, label="runs"))
@@ -290,7 +320,7 @@ def _accept(run_dir: Path, res, strict: bool):
     if len(unsafe):
         findings.append(Finding("warning", name, None, "task_id", "task_id_path",
                                 f"task_id(s) {unsafe.to_pylist()[:5]} are not plain folder "
-                                "names; their task_replay.json is not looked up"))
+                                f"names; their {REPLAY_FILE} is not looked up"))
     if name == LEGACY_TASK_FILE:
         warnings.warn(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
                       "loading its subset of columns", stacklevel=4)

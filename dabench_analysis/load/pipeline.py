@@ -320,8 +320,8 @@ def read_table(path, kind: FileKind | Mapping[str, Column], *,
     >>> df, found = read_table(p, TASKS)
     >>> df.dtypes.astype(str).tolist()
     ['string', 'category', 'float64', 'boolean']
-    >>> [f.check for f in found]
-    ['required_column']
+    >>> [f.check for f in found]  # no run_id: an optional column (the folder names the run)
+    []
     """
     if not isinstance(kind, FileKind):
         kind = _KINDS.get(id(kind)) or FileKind(Path(path).name, "table", kind, (), "error")

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load.findings import RunLoadError
 from dabench_analysis.schema.files import REPLAY_FILE
 
@@ -19,8 +21,51 @@ from dabench_analysis.schema.files import REPLAY_FILE
 MAX_REPLAY_BYTES = 256 << 20
 
 
-def read_replay(path: str | os.PathLike[str]) -> dict:
+class Replay(dict):
+    """A parsed ``task_replay.json``: the JSON object as a dict, shown in one line.
+
+    Everything a dict does (``replay["evaluation_result"]``, ``json.dumps(replay)``); only the
+    text representation is short, so that a notebook cell or a print does not fill screens
+    with the snapshot (``dict(replay)`` or ``json.dumps(replay, indent=1)`` shows it all; in
+    JupyterLab the report layer's HTML display shows its parts).
+
+    Examples
+    --------
+    >>> Replay({"task_id": "task_1", "outcome_status": "failed", "tool_calls": [{}, {}],
+    ...         "evaluation_result": {"final_score": 0.25},
+    ...         "failure_attribution": {"failure_category": "TOOL_EXECUTION_FAILURE"}})
+    <Replay task_1: failed, final_score 0.25, 2 tool calls, failure TOOL_EXECUTION_FAILURE>
+    """
+
+    def __repr__(self) -> str:
+        score = (self.get("evaluation_result") or {}).get("final_score") \
+            if isinstance(self.get("evaluation_result"), dict) else None
+        calls = self.get("tool_calls")
+        fa = self.get("failure_attribution")
+        parts = [str(self.get("outcome_status") or "no outcome_status"),
+                 f"final_score {score:.3g}" if isinstance(score, int | float) else "no score",
+                 f"{len(calls)} tool calls" if isinstance(calls, list) else "no tool calls",
+                 f"failure {fa.get('failure_category')}" if isinstance(fa, dict)
+                 else "no failure attribution"]
+        return f"<Replay {self.get('task_id', '?')}: {', '.join(parts)}>"
+
+
+def read_replay(path: str | os.PathLike[str], *, stamped: bool = False
+                ) -> Replay | tuple[Replay, dict]:
     """Parse one ``task_replay.json`` with :func:`json.loads` (data only, never executed).
+
+    Parameters
+    ----------
+    path : path-like
+    stamped : bool
+        Also return the stamp of the bytes parsed (:func:`dabench_analysis.load.cache.stamp`),
+        which a :class:`~dabench_analysis.load.Run` keeps for the report's manifest.
+
+    Returns
+    -------
+    Replay
+        The JSON object (a dict with a one-line text representation); with ``stamped``, a
+        tuple of it and the stamp.
 
     Raises
     ------
@@ -38,7 +83,8 @@ def read_replay(path: str | os.PathLike[str]) -> dict:
     try:
         if path.stat().st_size > MAX_REPLAY_BYTES:
             raise RunLoadError(f"{where}: larger than {MAX_REPLAY_BYTES >> 20} MiB; not parsed")
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RunLoadError(f"{where}: cannot read ({exc})") from None
     if not text.strip():
@@ -52,7 +98,7 @@ def read_replay(path: str | os.PathLike[str]) -> dict:
         raise RunLoadError(f"{where}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise RunLoadError(f"{where}: expected a JSON object, got {type(data).__name__}")
-    return data
+    return (Replay(data), parse_cache.stamp(path, raw)) if stamped else Replay(data)
 
 
 def plain_name(task_id: object) -> bool:
@@ -131,3 +177,57 @@ def replay_file(run_dir: Path, path: str | os.PathLike[str]) -> Path | None:
         raise RunLoadError(f"{p.parent.name}/{p.name}: leads outside the run directory "
                            f"{run_dir}; not read")
     return p
+
+
+class RunReplays(Mapping[str, Replay]):
+    """task_id -> parsed replay of one run (``Run.replays``).
+
+    Lists the tasks whose replay file exists (one stat each), reads a file on access. The
+    last :data:`KEPT` replays read are kept; every read is stamped through ``record`` (the
+    run's ``inputs``: a file that changed between two reads is an error).
+
+    Parameters
+    ----------
+    run_dir : Path
+        The run directory (a replay path outside it is never read).
+    paths : iterable of (task_id, path)
+        The task table's ``replay_path`` column, missing values left out.
+    record : callable
+        ``record(key, stamp)``, called after each read with ``<task_id>/task_replay.json``.
+    """
+
+    #: Parsed replays kept in memory (a validation reads every replay of a run once).
+    KEPT = 256
+
+    def __init__(self, run_dir: Path, paths: Iterable[tuple[object, object]],
+                 record: Callable[[str, dict | None], None]):
+        self._paths = {str(k): Path(v) for k, v in paths if os.path.isfile(v)}
+        self._run_dir, self._record = run_dir, record
+        self._cache: dict[str, Replay] = {}
+
+    def __getitem__(self, task_id: str) -> Replay:
+        if task_id not in self._paths:
+            raise KeyError(f"no {REPLAY_FILE} for task {task_id!r}")
+        if task_id not in self._cache:
+            path = replay_file(self._run_dir, self._paths[task_id])
+            if path is None:
+                raise KeyError(f"no {REPLAY_FILE} for task {task_id!r} (removed?)")
+            data, stamp = read_replay(path, stamped=True)
+            self._record(f"{task_id}/{REPLAY_FILE}", stamp)
+            if len(self._cache) >= self.KEPT:
+                del self._cache[next(iter(self._cache))]
+            self._cache[task_id] = data
+        return self._cache[task_id]
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._paths  # without reading (a corrupt file raises when read)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __repr__(self) -> str:
+        return (f"<replays of {self._run_dir.name!r}: {len(self._paths)} {REPLAY_FILE} files, "
+                "each read when asked for: run.replay(task_id)>")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any, NoReturn
 
 import pandas as pd
 
+from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load.findings import Finding
 from dabench_analysis.load.rules import parse_flags
 from dabench_analysis.schema import NULL_VALUES
@@ -66,6 +68,8 @@ class ResearchEval:
         The session ``summary.json`` as parsed (only its ``runs`` list is checked).
     findings : tuple of Finding
         Warnings about the session as a whole (``case_missing``: a case absent from a run).
+    inputs : dict
+        File path -> the stamp of the bytes read (a report's manifest checks them).
     """
 
     path: Path
@@ -74,6 +78,7 @@ class ResearchEval:
     tool_calls: pd.DataFrame
     session: dict = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
+    inputs: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 class _Number(float):
@@ -90,6 +95,29 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_constant=_Number,
                       parse_float=lambda s: f if math.isfinite(f := float(s)) else _Number(s),
                       parse_int=lambda s: int(s) if len(s) <= 300 else _Number(s))
+
+
+#: A JSON escape of a UTF-16 surrogate (``\ud800``): paired, a character; alone, text that no
+#: table column (Arrow strings are UTF-8) can hold.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATES = ("held a lone UTF-16 surrogate, which no table can hold: read as its escape "
+               "text (\\ud800)")
+
+
+def _no_surrogates(value: Any, where: str, notes: list, name: str = "") -> Any:
+    """``value`` with every lone surrogate in its text written as its escape text, noted."""
+    if isinstance(value, str):
+        if not _SURROGATE.search(value):
+            return value
+        notes.append((_SURROGATES, where, name or "(top level)", _show(value)))
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    if isinstance(value, dict):
+        return {k: _no_surrogates(v, where, notes, f"{name}.{k}" if name else str(k))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_surrogates(v, where, notes, f"{name}[{i}]") for i, v in enumerate(value)]
+    return value
 
 
 def _json_number(text: str) -> Any:
@@ -193,12 +221,24 @@ class _Fields:
         return value if isinstance(value, dict) else {}
 
 
-def _decode(file: Path, data: bytes | None = None, line: int | None = None) -> Any:
-    where = f"{file}:{line}" if line else str(file)
-    if data is None and not file.is_file():
+def _bytes(file: Path, inputs: dict) -> bytes:
+    """A file's bytes, their stamp noted in ``inputs`` (the manifest checks them later)."""
+    if not file.is_file():
         raise ValueError(f"{file}: file not found")
+    data = file.read_bytes()
+    inputs[str(file)] = parse_cache.stamp(file, data)
+    return data
+
+
+def _decode(file: Path, data: bytes, line: int | None = None, notes: list | None = None
+            ) -> Any:
+    where = f"{file}:{line}" if line else str(file)
     try:
-        return _loads((file.read_bytes() if data is None else data).decode("utf-8-sig"))
+        text = data.decode("utf-8-sig")
+        value = _loads(text)
+        if notes is not None and _SURROGATE_ESCAPE.search(text):
+            value = _no_surrogates(value, where, notes)
+        return value
     except UnicodeDecodeError as err:
         raise ValueError(f"{where}: not UTF-8 text (byte {err.start})") from None
     except json.JSONDecodeError as err:
@@ -242,16 +282,16 @@ def _case_row(obj: Any, f: _Fields) -> tuple[dict, list[str], list[Any]]:
     return row, names, [c.get("arguments") for c in calls]
 
 
-def _read_run(run_dir: Path, rows: list, calls: list, notes: list) -> None:
+def _read_run(run_dir: Path, rows: list, calls: list, notes: list, inputs: dict) -> None:
     """Append the run's cases to ``rows``, its tool calls to ``calls``."""
     file = run_dir / "artifacts" / "results.jsonl"
     if not file.is_file():
         raise ValueError(f"{file}: file not found (every run needs artifacts/results.jsonl)")
-    for lineno, line in enumerate(file.read_bytes().split(b"\n"), start=1):
+    for lineno, line in enumerate(_bytes(file, inputs).split(b"\n"), start=1):
         if not line.strip():
             continue
         fields = _Fields(f"{file}:{lineno}", notes)
-        row, names, args = _case_row(_decode(file, line, lineno), fields)
+        row, names, args = _case_row(_decode(file, line, lineno, notes), fields)
         row |= {"run_id": run_dir.name, "source": f"{run_dir.name}/artifacts/"
                 f"results.jsonl:{lineno}", "tool_counts": dict(Counter(names))}
         calls += [{"run_id": run_dir.name, "case_id": row["case_id"], "call_index": i,
@@ -260,9 +300,9 @@ def _read_run(run_dir: Path, rows: list, calls: list, notes: list) -> None:
         rows.append(row)
 
 
-def _read_summary(run_dir: Path, notes: list) -> dict:
+def _read_summary(run_dir: Path, notes: list, inputs: dict) -> dict:
     file = run_dir / "artifacts" / "summary.json"
-    s = _decode(file)
+    s = _decode(file, _bytes(file, inputs))
     if not isinstance(s, dict):
         raise ValueError(f"{file}: expected a JSON object, got {type(s).__name__}")
     f = _Fields(str(file), notes)
@@ -392,7 +432,8 @@ def load_research_eval(path: str | Path) -> ResearchEval:
     root = Path(path)
     if not root.is_dir():
         raise ValueError(f"session directory {root} not found")
-    session = _decode(root / "summary.json")
+    inputs: dict = {}
+    session = _decode(root / "summary.json", _bytes(root / "summary.json", inputs))
     listed = session.get("runs", []) if isinstance(session, dict) else None
     if not isinstance(listed, list) or any(not isinstance(r, dict) or not isinstance(
             r.get("run_id"), str) for r in listed):
@@ -410,8 +451,8 @@ def load_research_eval(path: str | Path) -> ResearchEval:
     run_dirs.sort(key=lambda p: order.get(p.name, len(order)))
     rows, calls, runs, notes = [], [], [], []
     for run_dir in run_dirs:
-        _read_run(run_dir, rows, calls, notes)
-        runs.append(_read_summary(run_dir, notes))
+        _read_run(run_dir, rows, calls, notes, inputs)
+        runs.append(_read_summary(run_dir, notes, inputs))
         counts = Counter(r["status"] for r in rows if r["run_id"] == run_dir.name)
         for key, status in zip(SUMMARY_COUNTS[1:], STATUS.categories, strict=True):
             if runs[-1][key] is not None and runs[-1][key] != counts[status]:
@@ -428,4 +469,4 @@ def load_research_eval(path: str | Path) -> ResearchEval:
     for f in findings:
         warnings.warn(str(f), stacklevel=2)
     return ResearchEval(root, cases, pd.DataFrame(runs, columns=["run_id", *RUN_TYPES]).astype(
-        RUN_TYPES), tool_calls, session, tuple(findings))
+        RUN_TYPES), tool_calls, session, tuple(findings), inputs)

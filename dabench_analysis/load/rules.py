@@ -14,7 +14,8 @@
    legacy stage names with a warning), numbers from text (a file read as text), whole numbers
    checked and cast to int64.
 3. *Domain* (:data:`~dabench_analysis.schema.rules.RULES`): finite numbers, scores in [0, 1],
-   counts and times >= 0; required values; keys unique within each file.
+   counts and times >= 0; required values; keys unique within each file
+   (:mod:`dabench_analysis.load.keys`).
 
 A value that fails is set to missing. The fast path of every step is one kernel on the whole
 column (an index lookup, a min/max); only a column that fails is looked at value by value, and
@@ -24,7 +25,7 @@ only its failing values are described (file, row, column, value as written, chec
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dabench_analysis.load.findings import Finding, report_rows
+from dabench_analysis.load.keys import repeated_keys
 from dabench_analysis.schema import ENUMS, FLAG_COERCED, FLAG_FALSE, FLAG_TRUE, NULL_VALUES
 from dabench_analysis.schema.files import FileKind
 from dabench_analysis.schema.rules import (
@@ -40,6 +42,7 @@ from dabench_analysis.schema.rules import (
     INTEGER_KINDS,
     LEGACY_STAGES,
     MAX_COUNT,
+    OUTCOME_FLAG_COLUMNS,
     RULES,
     missing_spellings,
 )
@@ -53,6 +56,7 @@ _ALL_FLAGS = {**{v.lower(): True for v in FLAG_TRUE}, **{v.lower(): False for v 
 _FLAG_KEYS = pa.array(list(_ALL_FLAGS), TEXT)
 _FLAG_VALUES = pa.array(list(_ALL_FLAGS.values()))
 _COERCED_KEYS = pa.array(list(FLAG_COERCED), TEXT)
+_DIGIT_FLAGS = pa.array(["0", "1", "0.0", "1.0"], TEXT)
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$"
 
 
@@ -146,8 +150,8 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
     findings : list of list of Finding
         Per file, in column order.
     drop : numpy.ndarray of bool
-        Rows a task file cannot keep (no task_id, or a later repeat of a task_id); all False
-        for other kinds.
+        Rows a file cannot keep: in a task file no task_id or a later repeat of a task_id; in
+        a side file a later row equal in every column to an earlier one with its key.
     """
     out, table = _Out(stack), stack.table
     out.text_of = text_of
@@ -159,7 +163,7 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
     for name in kind.required:
         if name in typed.column_names and name != "run_id":
             _required(typed, name, out)
-    drop = _keys(typed, kind, out)
+    drop = repeated_keys(typed, kind, out)
     _missing_flags(typed, kind, out)
     for f in np.flatnonzero(np.diff(stack.starts) == 0):
         out.findings[f].append(Finding("warning", stack.names[f], None, None, "no_rows",
@@ -175,7 +179,9 @@ def _column(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray
         return _enum(name, _nulled(arr, kind), spec, out)
     if kind in FLOAT_KINDS or kind in INTEGER_KINDS:
         shown = None  # what a finding quotes: the text as written, when the file was text
-        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        if name in OUTCOME_FLAG_COLUMNS and _is_text(arr):
+            arr = _outcome_flags(name, arr, out)
+        if _is_text(arr):
             shown, arr = arr, _number(name, arr, out)
         nan = pc.is_nan(arr)
         if pc.any(nan).as_py():  # "NAN", "-nan": no number (pandas would call them missing)
@@ -184,6 +190,22 @@ def _column(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray
             arr = _integer(name, arr, out, shown)
         return _domain(name, arr, kind, out, shown)
     return _nulled(arr, kind)
+
+
+def _is_text(arr: pa.ChunkedArray) -> bool:  # a file read as text
+    return pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
+
+def _outcome_flags(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
+    """An outcome column whose every value is a flag (true/false, pass/fail, yes/no, 0/1) as
+    1.0 / 0.0 (:data:`~dabench_analysis.schema.rules.OUTCOME_FLAG_COLUMNS`), else unchanged."""
+    text = pc.utf8_trim_whitespace(_nulled(arr, "flag"))
+    flags, _, bad = _flag_values(text)
+    if (bad is not None and pc.any(bad).as_py()) or flags.null_count == len(flags):
+        return arr
+    words = pc.invert(pc.fill_null(pc.is_in(text, value_set=_DIGIT_FLAGS), True))
+    out.rows(words, arr, name, "outcome_flag", "outcome written as a flag (true/false, "
+             "pass/fail, yes/no): read as 1.0 / 0.0", "info")
+    return pc.cast(pc.cast(flags, pa.int8()), pa.float64())
 
 
 def _nulled(arr: pa.ChunkedArray, kind: str | None) -> pa.ChunkedArray:
@@ -353,54 +375,6 @@ def _required(table: pa.Table, name: str, out: _Out) -> None:
         mask &= out.stack.holding(name)  # a file without the column: reported on its header
         mask[out.rejected.get(name, [])] = False  # a value rejected while typing: reported once
         out.rows(mask, col, name, "required_value", "missing value in a required column")
-
-
-def _keys(table: pa.Table, kind: FileKind, out: _Out) -> np.ndarray:
-    """Repeated keys within a file: one finding per key (``kind.key_severity``). For task
-    files, the rows to drop: no task_id, or a later repeat of one."""
-    n = table.num_rows
-    keys = [k for k in kind.keys if k in table.column_names]
-    drop = np.zeros(n, dtype=bool)
-    if not keys or n == 0:
-        return drop
-    code = np.repeat(np.arange(len(out.stack.names), dtype=np.int64), np.diff(out.stack.starts))
-    valid = np.ones(n, dtype=bool)
-    for k in keys:
-        enc = pc.dictionary_encode(table.column(k)).combine_chunks()
-        idx = enc.indices.to_numpy(zero_copy_only=False)
-        valid &= ~pd.isna(idx)
-        code = code * (len(enc.dictionary) + 1) + np.nan_to_num(idx, nan=-1).astype(np.int64) + 1
-    if kind.is_tasks:
-        drop |= ~valid
-    keyed = code[valid]
-    if pc.count_distinct(pa.array(keyed)).as_py() == len(keyed):
-        return drop
-    _describe_duplicates(table, keys, kind, code, valid, out)
-    if kind.is_tasks:
-        first = pd.Series(code).where(valid).duplicated(keep="first").to_numpy() & valid
-        drop |= first
-    return drop
-
-
-def _describe_duplicates(table: pa.Table, keys: Sequence[str], kind: FileKind, code: np.ndarray,
-                         valid: np.ndarray, out: _Out) -> None:
-    s = pd.Series(code).where(valid)
-    dup = s.duplicated(keep=False).to_numpy() & valid
-    pos = np.flatnonzero(dup)
-    check = "duplicate_task_id" if list(keys) == ["task_id"] else "duplicate_key"
-    note = " (the first is kept)" if kind.is_tasks else ""
-    values = {k: table.column(k).take(pa.array(pos)).to_pylist() for k in keys}
-    groups: dict[int, list[int]] = {}
-    for i, p in enumerate(pos):
-        groups.setdefault(int(code[p]), []).append(i)
-    for members in groups.values():
-        first = pos[members[0]]
-        f = int(out.stack.files(np.array([first]))[0])
-        rows = tuple(int(out.stack.rows[pos[i]]) for i in members)
-        what = ", ".join(f"{k} {values[k][members[0]]!r}" for k in keys)
-        out.findings[f].append(Finding(kind.key_severity, out.stack.names[f], rows[1], keys[-1],
-                                       check, f"{what} appears in rows "
-                                       f"{', '.join(map(str, rows))}{note}", rows))
 
 
 def _missing_flags(table: pa.Table, kind: FileKind, out: _Out) -> None:

@@ -9,9 +9,8 @@ Extreme, the seed's enums categorical.
 
 from __future__ import annotations
 
-import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,9 +21,11 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load import pipeline
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.replay import read_replay, replay_file
+from dabench_analysis.load.replay import Replay, RunReplays
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
+    REPLAY_FILE,
+    REPLAY_FILES,
     SIDE_FILES,
     TASK_FILE,
     TOOL_CALLS_FILE,
@@ -86,6 +87,15 @@ class Run:
     inputs : dict
         File name -> stamp of the bytes each frame was parsed from (``path``, ``size``,
         ``mtime_ns``, ``digest``): the manifest checks that the file it hashes is that file.
+    format : str
+        ``"eval-v2"`` (a run folder), or the other harness's format the run was read from
+        (``"inspect"``, ``"tau-bench"``, ``"table"``: :mod:`dabench_analysis.load.formats`);
+        then ``path`` is that file and ``tasks`` may hold several trials per task
+        (``trial``).
+    meta : dict
+        Run-level facts another harness records (model, task, ...); empty for eval-v2.
+    recorded : set of str
+        For another harness's run, which of ``trajectory`` and ``tool_calls`` it records.
     """
 
     run_id: str
@@ -98,6 +108,9 @@ class Run:
     cache: bool = True
     success_threshold: float = schema.SUCCESS_THRESHOLD
     inputs: dict = field(default_factory=dict, repr=False, compare=False)
+    format: str = "eval-v2"
+    meta: dict = field(default_factory=dict, repr=False, compare=False)
+    recorded: set = field(default_factory=set, repr=False, compare=False)
 
     @cached_property
     def trajectory(self) -> pd.DataFrame:
@@ -118,11 +131,14 @@ class Run:
         return load_sides([self], "tool_calls")
 
     @cached_property
-    def replays(self) -> Mapping[str, dict]:
+    def replays(self) -> Mapping[str, Replay]:
         """task_id -> parsed ``task_replay.json``, each file read on first access."""
-        return _Replays(self)
+        paths = self.tasks.set_index("task_id")["replay_path"].dropna() \
+            if "replay_path" in self.tasks else pd.Series([], dtype=object)
+        return RunReplays(self.path, paths.items(),
+                          lambda key, stamp: record_input(self, key, stamp))
 
-    def replay(self, task_id: str) -> dict:
+    def replay(self, task_id: str) -> Replay:
         """The parsed ``task_<id>/task_replay.json`` of one task (JSON only, never executed).
 
         Raises
@@ -170,19 +186,60 @@ class Run:
             raise ValueError(f"name must be one of {', '.join(keys)}; got {name!r}")
         frame = getattr(self, name)
         want = list(dict.fromkeys([*keys[name], *columns]))
-        if name != "tasks" and any(c not in frame for c in want):
+        if self.format != "eval-v2":  # another harness's frames are in memory, text and all
+            frame = self.__dict__.get(f"_{name}_full", frame)
+        elif name != "tasks" and any(c not in frame for c in want):
             kind, known = SIDE_FILES[name], len(self.findings)
             frame = _side_frames([self], kind, [c for c in want if c in kind.catalogue])[0][0]
             del self.findings[known:]  # the file's findings, recorded when it was loaded
         return frame[[c for c in want if c in frame]]
 
     @property
+    def side_files(self) -> set[str]:
+        """The optional inputs the run has (entries of
+        :data:`dabench_analysis.schema.OPTIONAL_FILES`): files of the run folder, or for
+        another harness's run the steps and tool calls it records."""
+        if self.format != "eval-v2":
+            return {f for a, f in ((a, k.file) for a, k in SIDE_FILES.items())
+                    if a in self.recorded}
+        files = {f for f in (TRAJECTORY_FILE, TOOL_CALLS_FILE) if (self.path / f).is_file()}
+        return files | ({REPLAY_FILES} if len(self.replays) else set())
+
+    @property
+    def trials(self) -> int:
+        """The most trials any task has (rows per ``task_id``; 1 for an eval-v2 run).
+
+        Examples
+        --------
+        >>> from dabench_analysis import load_run
+        >>> load_run("data/sample_runs/baseline_react").trials
+        1
+        """
+        ids = self.tasks["task_id"] if "task_id" in self.tasks else pd.Series([], dtype=object)
+        return int(ids.value_counts().max()) if len(ids) else 0
+
+    @property
     def files_present(self) -> list[str]:
-        """Which eval-v2 files the run directory holds."""
+        """Which eval-v2 files the run directory holds (another harness's run: its file and
+        what it records)."""
+        if self.format != "eval-v2":
+            return [f"{self.path.name} ({self.format})", *sorted(self.recorded)]
         names = (TASK_FILE, LEGACY_TASK_FILE, TRAJECTORY_FILE, TOOL_CALLS_FILE)
         found = [n for n in names if (self.path / n).is_file()]
         n_replays = len(self.replays)
-        return found + ([f"{n_replays} task_replay.json"] if n_replays else [])
+        return found + ([f"{n_replays} {REPLAY_FILE}"] if n_replays else [])
+
+    @property
+    def files_absent(self) -> list[str]:
+        """The eval-v2 files the run directory lacks: the side files, and the tasks without a
+        ``task_replay.json`` (legacy ``comprehensive_evaluation.csv`` is never missed)."""
+        names = (TRAJECTORY_FILE, TOOL_CALLS_FILE)
+        missing = [n for n in names if not (self.path / n).is_file()]
+        if not any((self.path / n).is_file() for n in (TASK_FILE, LEGACY_TASK_FILE)):
+            missing.insert(0, TASK_FILE)
+        lacking = len(self.tasks) - len(self.replays)
+        return missing + ([f"{REPLAY_FILE} for {lacking} of {len(self.tasks)} tasks"]
+                          if lacking > 0 else [])
 
     def __repr__(self) -> str:
         n = len(self.tasks)
@@ -193,39 +250,17 @@ class Run:
         if len(score) < n:
             acc += f" of {len(score)} scored"
         errs = sum(f.severity == "error" for f in self.findings)
-        return (f"<Run {self.run_id!r}: {n} tasks, answer accuracy {acc} "
+        k = len(self.findings)
+        found = f"{k} finding{'' if k == 1 else 's'}" + \
+            (f" ({errs} error{'' if errs == 1 else 's'})" if errs else "")
+        trials = self.trials
+        if trials > 1:
+            n = f"{self.tasks['task_id'].nunique()} tasks x up to {trials} trials ({n} rows),"
+        else:
+            n = f"{n} tasks,"
+        return (f"<Run {self.run_id!r}: {n} answer accuracy {acc} "
                 f"(final_score >= {self.success_threshold:g}), files: "
-                f"{', '.join(self.files_present)}{f', {errs} load errors' if errs else ''}>")
-
-
-class _Replays(Mapping[str, dict]):
-    """task_id -> parsed replay; lists the tasks whose replay file exists (one stat each, on
-    first use), reads each file on first access."""
-
-    def __init__(self, run: Run):
-        paths = run.tasks.set_index("task_id")["replay_path"].dropna()
-        self._paths = {str(k): Path(v) for k, v in paths.items() if os.path.isfile(v)}
-        self._run_dir = run.path
-        self._cache: dict[str, dict] = {}
-
-    def __getitem__(self, task_id: str) -> dict:
-        if task_id not in self._paths:
-            raise KeyError(f"no task_replay.json for task {task_id!r}")
-        if task_id not in self._cache:
-            path = replay_file(self._run_dir, self._paths[task_id])
-            if path is None:
-                raise KeyError(f"no task_replay.json for task {task_id!r} (removed?)")
-            self._cache[task_id] = read_replay(path)
-        return self._cache[task_id]
-
-    def __contains__(self, task_id: object) -> bool:
-        return task_id in self._paths  # without reading (a corrupt file raises when read)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._paths)
-
-    def __len__(self) -> int:
-        return len(self._paths)
+                f"{', '.join(self.files_present)}; {found}>")
 
 
 def _columns(kind, include_text: bool) -> list[str]:
@@ -271,6 +306,26 @@ def load_sides(runs: Sequence[Run], name: str, *, mapper: Callable = map) -> pd.
     return pipeline.concat_frames([r.__dict__[name] for r in runs])
 
 
+def record_input(run: Run, key: str, stamp: dict | None) -> None:
+    """Note in ``run.inputs`` the bytes a file of the run was parsed from; a second read of the
+    file that found other bytes (rewritten since) is an error: one run's frames never mix two
+    versions of a file, and the report's manifest can name the bytes its numbers came from.
+
+    Raises
+    ------
+    RunLoadError
+        ``key`` was read before and held other bytes then.
+    """
+    was = run.inputs.get(key)
+    if was is not None and stamp is not None and was.get("digest") != stamp.get("digest"):
+        raise RunLoadError(f"{run.path}: {key} changed after it was first read ({was['size']:,} "
+                           f"bytes then, {stamp['size']:,} now); load the run again",
+                           [Finding("error", key, None, None, "input_changed",
+                                    "the file changed while the run was in use")])
+    if stamp is not None:
+        run.inputs.setdefault(key, stamp)
+
+
 def _groups(runs: Sequence[Run]) -> list[list[Run]]:
     """Runs that read their side files with the same columns and cache setting."""
     out: dict[tuple, list[Run]] = {}
@@ -295,7 +350,7 @@ def _side_frames(runs: Sequence[Run], kind, columns: list[str], *,
         if res.error is not None:
             raise RunLoadError(f"{run.path}: {res.error.message}", res.error.findings)
         run.findings.extend(res.findings)
-        run.inputs[kind.file] = res.stamp
+        record_input(run, kind.file, res.stamp)
         errors = sum(f.severity == "error" for f in res.findings)
         if errors:
             warnings.warn(f"{run.run_id}: {errors} problem(s) in {kind.file}; rejected values "

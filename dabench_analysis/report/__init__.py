@@ -13,7 +13,13 @@ from dabench_analysis.report.jobs import (
     run_jobs,
     safe_name,
 )
-from dabench_analysis.report.params import check_parameters, input_dir, output_dir_for
+from dabench_analysis.report.params import (
+    check_parameters,
+    input_dir,
+    input_path,
+    output_dir_for,
+    run_name,
+)
 from dabench_analysis.report.provenance import input_files, manifest, show_manifest
 from dabench_analysis.report.runner import NOTEBOOK_DIR, ReportError, check_notebook, run_notebook
 from dabench_analysis.report.sections import Sections
@@ -23,6 +29,7 @@ __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections
            "execute_job", "is_evaluated", "plan_jobs", "run_jobs", "run_notebook", "safe_name",
            "write_index"]
 
+__all__ += ["input_path", "run_name"]
 __all__ += ["input_files", "manifest", "show_manifest"]
 
 # Report pages that read as reports: tables as a reader sees them, the HTML page.
@@ -48,3 +55,9 @@ from dabench_analysis.report.summary import (  # noqa: E402
 
 __all__ += ["Context", "compare_context", "resolve", "run_context", "section", "summary",
             "sweep_context", "write_summary"]
+
+# In notebooks: HTML displays of runs, tasks and replays, da.show's tables, the explorer.
+from dabench_analysis.report.display import register as register_displays  # noqa: E402
+from dabench_analysis.report.explorer import Explorer, explore  # noqa: E402
+
+__all__ += ["Explorer", "explore", "register_displays"]

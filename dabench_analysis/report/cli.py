@@ -6,6 +6,7 @@ and health) and ``cache`` (info, clear).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Sequence
@@ -21,8 +22,12 @@ from rich.table import Table
 from rich.text import Text
 
 from dabench_analysis import report as rep
-from dabench_analysis.report import edge
+from dabench_analysis.export.text import visible
+from dabench_analysis.report import arguments, edge
 from dabench_analysis.report.runner import CELL_TIMEOUT
+from dabench_analysis.report.usage import OneLineGroup
+from dabench_analysis.report.validation import KIND as VALIDATE_KIND
+from dabench_analysis.report.validation import NAMES as VALIDATE_NAMES
 from dabench_analysis.report.validation import check_out_dir, write_validation
 from dabench_analysis.schema import CONFIG_FILE, check_threshold
 from dabench_analysis.validate import validate_run
@@ -81,6 +86,8 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     ------
     ReportError
         If ``out`` is a run directory or inside one (checked before anything is read).
+    EdgeError
+        If ``out`` cannot be written (one line naming it and the cause; the previous set stays).
 
     Notes
     -----
@@ -103,8 +110,8 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     for p in paths:
         vr = validate_run(p, threshold=threshold)
         reports.append(vr)
-        console.print(Text(f"{vr.path} — run {vr.run_id} ({vr.state}, {vr.n_tasks} tasks)",
-                           style="bold"))
+        console.print(Text(visible(f"{vr.path} — run {vr.run_id} ({vr.state}, "
+                                   f"{vr.n_tasks} tasks)"), style="bold"))
         summary = vr.summary()
         if vr.state == "not evaluated":
             pass
@@ -116,17 +123,21 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
                 table.add_column(col, overflow="fold")
             for r in summary.itertuples(index=False):
                 row = "" if pd.isna(r.first_row) else f" row {r.first_row}"
-                where = f"{r.files}{row}" + (f" [{r.columns}]" if r.columns else "")
+                where = f"{r.files}{row}" + (f" [{_first(r.columns)}]" if r.columns else "")
                 table.add_row(Text(r.severity, style=colour[r.severity]), Text(r.check),
-                              str(r.n), Text(where), Text(str(r.example)))
+                              str(r.n), Text(visible(where)), Text(visible(str(r.example))))
             console.print(table)
         console.print(_health_line(vr))
     pending = sum(vr.state == "not evaluated" for vr in reports)
     status = EXIT_ERRORS if any(not vr.ok and vr.state != "not evaluated" for vr in reports) \
         else EXIT_NOT_EVALUATED if pending else EXIT_OK
     if out is not None:
-        for path in write_validation(reports, out):
-            console.print(Text(f"wrote {path}"))
+        try:
+            written = write_validation(reports, out)
+        except OSError as exc:  # the previous set stays as it was
+            raise edge.cannot_write("--out", out, exc) from None
+        for path in written:
+            console.print(Text(visible(f"wrote {path}")))
     console.print(Text(f"{len(paths)} run(s) validated; "
                        + ("errors found" if status == EXIT_ERRORS else "no errors")
                        + (f"; {pending} not evaluated" if pending else ""),
@@ -134,8 +145,15 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     return status
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(cls=OneLineGroup, add_completion=False, no_args_is_help=True,
                   help="Analyse eval-v2 runs of LLM data agents: reports, validation, cache.")
+
+
+def _first(names: str, shown: int = 6) -> str:
+    """A comma-separated list cut to its first ``shown`` names and how many more."""
+    parts = names.split(", ")
+    return names if len(parts) <= shown else \
+        f"{', '.join(parts[:shown])}, ... ({len(parts) - shown} more)"
 
 
 class LogConsole(Console):
@@ -147,6 +165,13 @@ class LogConsole(Console):
     def size(self) -> ConsoleDimensions:
         dims = super().size
         return dims if self.is_terminal else ConsoleDimensions(LOG_WIDTH, dims.height)
+
+    def on_broken_pipe(self) -> None:
+        """The reader went away (``| head``): print nothing more, and let the command finish
+        (its files written, its own exit code) instead of rich's exit 1."""
+        self.quiet = True
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())  # nor at exit
 
 
 #: The width of a line written to a file or a log (long enough for any row, never folded).
@@ -164,7 +189,11 @@ Debug = Annotated[bool, typer.Option("--debug", help="on an error, show the Pyth
 
 
 def _say(line: str) -> None:
-    err.print(Text(line, style="red"), soft_wrap=True)
+    err.print(Text(visible(line), style="red"), soft_wrap=True)
+
+
+def _note(line: str) -> None:
+    err.print(Text(visible(line), style="yellow"), soft_wrap=True)
 
 
 def _edge(command):
@@ -199,8 +228,8 @@ def _print_summary(results: list[rep.JobResult]) -> None:
         table.add_column(col, overflow="fold")
     style = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
     for r in results:
-        table.add_row(r.job.kind, escape(r.job.name), f"[{style[r.state]}]{r.state}[/]",
-                      f"{r.seconds:.1f}", escape(r.reason))
+        table.add_row(r.job.kind, Text(visible(r.job.name)), f"[{style[r.state]}]{r.state}[/]",
+                      f"{r.seconds:.1f}", Text(visible(r.reason)))
     console.print(table)
 
 
@@ -211,6 +240,24 @@ def _check_success_threshold(value: float | None) -> None:
     try:
         check_threshold(value, name="--success-threshold")
     except ValueError as exc:
+        _say(f"error: {exc}")
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def _mapping(run_format: str | None, items: list[str] | None) -> dict[str, str]:
+    """``--format`` checked and ``--map NAME=COLUMN`` as a dict; a usage error (exit 2)."""
+    from dabench_analysis.load.formats import check_format
+    from dabench_analysis.load.table import check_mapping
+
+    try:
+        check_format(run_format)
+        pairs = [i.split("=", 1) for i in items or []]
+        bad = [i for i, p in zip(items or [], pairs, strict=True) if len(p) != 2 or not all(p)]
+        if bad:
+            raise ValueError(f"--map takes NAME=COLUMN (a catalogue column and the table's "
+                             f"column), got {bad[0]!r}")
+        return check_mapping(dict(pairs))
+    except ValueError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
 
@@ -219,7 +266,8 @@ def _check_success_threshold(value: float | None) -> None:
 @_edge
 def report(
     run_dirs: Annotated[list[Path] | None, typer.Argument(
-        help="eval-v2 run directories; default: every run in data/sample_runs/ with "
+        help="eval-v2 run directories or other harnesses' files (Inspect logs, tau-bench "
+             "results, per-task tables); default: every run in data/sample_runs/ with "
              "baseline_react as baseline, plus the sample judge study and research-eval session")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="output root")] = Path("figures"),
     baseline: Annotated[Path | None, typer.Option(help="compare every other run to this one")] = None,
@@ -246,6 +294,12 @@ def report(
     worked_case: Annotated[str | None, typer.Option(
         help="the judge study's worked case (Table 4), a test_case_id of its cases.csv; "
              "default: the first case with factoid counts")] = None,
+    run_format: Annotated[str | None, typer.Option(
+        "--format", help="format of the files among RUN_DIR: inspect, tau-bench or table "
+                         "(default: detected from the content; folders are eval-v2 runs)")] = None,
+    column_map: Annotated[list[str] | None, typer.Option(
+        "--map", help="a per-task table's column for a catalogue column, NAME=COLUMN "
+                      "(repeat: --map task_id=sample_id --map final_score=score)")] = None,
     debug: Debug = False,
 ) -> None:
     """Execute the report notebooks for each run into OUT/<run folder name>/ and write
@@ -257,8 +311,12 @@ def report(
 
     --success-threshold 0.7: correctness (accuracy, failures, McNemar, flips, run quality) at
     final_score >= 0.7 instead of the guide's 0.8.
+
+    Other harnesses: RUN_DIR may be an Inspect log, a tau-bench results file or a per-task
+    table (CSV, JSON lines, Parquet; --map NAME=COLUMN for its columns).
     """
     _check_success_threshold(success_threshold)
+    mapping = _mapping(run_format, column_map)
     if not run_dirs:
         root = _sample_root()
         if not (root / "sample_runs").is_dir():
@@ -273,23 +331,27 @@ def report(
                                       else None)
         research_eval = research_eval or (root / "research_eval" if (root / "research_eval")
                                           .is_dir() else None)
-    if baseline is not None and not Path(baseline).is_dir():
-        named = [d for d in run_dirs if Path(d).name == str(baseline)]
+    run_dirs = arguments.check_runs(run_dirs, say=_note, fmt=run_format)  # each once
+    if baseline is not None and not Path(baseline).exists():  # a run folder or a file
+        named = [d for d in run_dirs if str(baseline) in (Path(d).name, rep.run_name(d))]
         if len(named) != 1:
-            err.print(f"[red]error:[/] --baseline {escape(str(baseline))}: no such directory"
-                      + (" (and not the folder name of exactly one run given)" if not named
-                         else f" (and {len(named)} runs given have that folder name)"),
-                      highlight=False)
+            _say(f"error: --baseline {baseline}: no such directory"
+                 + (" (and not the folder name of exactly one run given)" if not named
+                    else f" (and {len(named)} runs given have that folder name)"))
             raise typer.Exit(2)
         baseline = named[0]  # a folder name among the runs given
-    edge.check_report_inputs(judge_study, research_eval, worked_case)
+    if baseline is not None:
+        arguments.check_baseline(baseline)
+    arguments.check_report_inputs(judge_study, research_eval, worked_case)
     try:
         plan = rep.plan_jobs(run_dirs, out, baseline=baseline, judge_study=judge_study,
                              research_eval=research_eval, sweep=sweep, run_reports=run_reports,
-                             success_threshold=success_threshold, worked_case=worked_case)
+                             success_threshold=success_threshold, worked_case=worked_case,
+                             run_format=run_format, column_map=mapping)
     except rep.ReportError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        _say(f"error: {exc}")
         raise typer.Exit(2) from None
+    arguments.check_in_the_way(plan, out)  # a file the toolkit did not write, where it would write
     edge.check_folder(out, what="--out")  # before any report runs: read-only, full, ...
     edge.check_scratch()
     edge.check_cache()
@@ -300,25 +362,25 @@ def report(
         def done(res: rep.JobResult) -> None:
             bar.advance(task)
             if res.state == "failed":
-                err.print(f"[red]failed[/] {escape(res.job.name)}: {escape(res.reason)}",
+                err.print(f"[red]failed[/] {escape(visible(res.job.name))}: "
+                          f"{escape(visible(res.reason))}",
                           highlight=False, soft_wrap=True)  # one line, whatever the width
             elif res.state == "not evaluated":
-                err.print(f"[yellow]not evaluated[/] {escape(res.job.name)}: "
-                          f"{escape(res.reason)}", highlight=False, soft_wrap=True)
+                err.print(f"[yellow]not evaluated[/] {escape(visible(res.job.name))}: "
+                          f"{escape(visible(res.reason))}", highlight=False, soft_wrap=True)
 
         try:
             results = rep.run_jobs(plan, n_jobs=jobs, scheduler=scheduler, on_done=done,
                                    kernel_name=kernel, cell_timeout=cell_timeout)
         except rep.ReportError as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            _say(f"error: {exc}")
             raise typer.Exit(2) from None
     try:
         index = rep.write_index(results, out)
     except OSError as exc:
-        raise edge.EdgeError(f"cannot write {Path(out) / 'index.html'} "
-                             f"({exc.strerror or exc})") from None
+        raise edge.cannot_write("--out", out, exc) from None
     _print_summary(results)
-    console.print(f"index: {escape(str(index))}", highlight=False, soft_wrap=True)
+    console.print(f"index: {escape(visible(str(index)))}", highlight=False, soft_wrap=True)
     if any(r.state == "failed" for r in results):
         raise typer.Exit(1)
 
@@ -339,18 +401,21 @@ def validate(
 
     Exit 0: no error finding.
     Exit 1: an error finding, or a run that cannot be read.
-    Exit 2: usage error, or --out inside a run directory.
+    Exit 2: usage error (a run folder that does not exist, too), or --out inside a run
+    directory.
     Exit 3: no error, but a run is not evaluated (no task_metrics.csv: no health score).
     """
     _check_success_threshold(success_threshold)
+    run_dirs = arguments.check_runs(run_dirs, say=_note)  # each a folder or file, each once
     edge.check_cache()
     try:
         if out is not None:
             check_out_dir(out, run_dirs)
+            arguments.check_in_the_way([], out, names=VALIDATE_NAMES, kind=VALIDATE_KIND)
             edge.check_folder(out, what="--out")  # before anything is validated
         code = validate_command(run_dirs, console=console, out=out, threshold=success_threshold)
     except rep.ReportError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        _say(f"error: {exc}")
         raise typer.Exit(EXIT_USAGE) from None
     raise typer.Exit(code)
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from dabench_analysis import schema, tables, validate
 from dabench_analysis.figures import apply_style
-from dabench_analysis.load import Run, Runs
+from dabench_analysis.load import Run, Runs, run_configs
 from dabench_analysis.report.sections import Sections
-from dabench_analysis.schema.parts import Param, Present
+from dabench_analysis.schema.parts import FirstPresent, Param, Present
 
 _USES = {"run": "every accuracy, failure share, calibration bucket and the run quality",
          "compare": "McNemar's test, the per-task changes and the results paragraph",
@@ -99,6 +99,8 @@ class Context:
             return self.parameters[value.name]
         if isinstance(value, Present):
             return self.sections.present(value.columns)
+        if isinstance(value, FirstPresent):
+            return self.sections.present(value.columns)[0]
         return value
 
     def statement(self) -> str:
@@ -165,11 +167,15 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     apply_style()
     threshold = parameters["success_threshold"]
     lazy = {"tool_calls": lambda: run.tool_calls,
-            "validation": lambda: validate.validate_run(run.path, threshold=threshold)}
+            "validation": lambda: validate.validate_run(
+                run.path if run.format == "eval-v2" else run, threshold=threshold)}
+    trials = run.trials
+    size = f"{len(run.tasks)} tasks" if trials < 2 else \
+        f"{run.tasks['task_id'].nunique()} tasks, up to {trials} trials each"
     return Context("run", inputs={"run": run, "tasks": run.tasks}, lazy=lazy,
                    parameters=parameters, out=out,
                    sections=Sections(run, quiet=quiet), read=[run],
-                   subject=f"Run `{run.run_id}` ({len(run.tasks)} tasks, `{run.path}`)")
+                   subject=f"Run `{run.run_id}` ({size}, `{run.path}`)")
 
 
 def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any], *, out: Path,
@@ -205,7 +211,11 @@ def sweep_context(runs: Runs, parameters: Mapping[str, Any], *, out: Path,
     _check_threshold(parameters, *runs.runs)
     apply_style()
     tasks = runs.tasks
-    sections = Sections.from_columns(tasks.columns, report="sweep", quiet=quiet)
+    configs = run_configs(runs.runs, tasks)
+    per_config = configs["config"].dropna().value_counts()
+    sections = Sections.from_columns(tasks.columns, report="sweep", quiet=quiet,
+                                     row_trials=max(r.trials for r in runs.runs),
+                                     trials=int(per_config.max()) if len(per_config) else 1)
     return Context("sweep", inputs={"runs": runs, "tasks": tasks},
                    parameters=parameters, out=out, sections=sections, read=[runs],
                    subject=f"{len(runs)} runs ({len(tasks)} task rows)",

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import typer
 
+from dabench_analysis.report.outputs import make_dirs, remove_empty
+
 #: Set to 1 (or any value but 0 and empty) to see the traceback of an error at the edge.
 DEBUG_ENV = "DABENCH_DEBUG"
 #: Exit codes (README, "Command line"): usage or an unusable location; a failed command.
@@ -63,8 +65,8 @@ def cause(exc: BaseException) -> str:
 
 
 def check_folder(path: str | os.PathLike[str], *, what: str) -> Path:
-    """Create ``path`` if needed and prove it writable: a small file is written, synced to disk
-    and removed.
+    """Prove ``path`` writable: a small file is written there, synced to disk and removed (and
+    the folders made for it, so that a command refused later leaves no empty folder).
 
     Parameters
     ----------
@@ -91,9 +93,9 @@ def check_folder(path: str | os.PathLike[str], *, what: str) -> Path:
     dabench_analysis.report.edge.EdgeError: --out /proc/dabench: cannot write there \
 (No such file or directory)
     """
-    folder = Path(path)
+    folder, created = Path(path), []
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        created = make_dirs(folder)
         fd, probe = tempfile.mkstemp(prefix=".dabench-probe-", dir=folder)
         try:
             os.write(fd, b"dabench-analysis checks that it can write here\n")
@@ -105,12 +107,15 @@ def check_folder(path: str | os.PathLike[str], *, what: str) -> Path:
     except OSError as exc:
         raise EdgeError(f"{what} {folder}: cannot write there ({exc.strerror or exc})") \
             from None
+    finally:
+        remove_empty(created)  # created again when something is written there
     return folder
 
 
 def check_scratch() -> None:
     """The temporary folder (kernel sockets) and Jupyter's runtime folder (kernel connection
-    files) a report needs, each proved writable.
+    files) a report needs, each proved writable; the temporary folder's path short enough for a
+    socket path (:data:`dabench_analysis.report.kernel.SOCKET_PATH_MAX`).
 
     Raises
     ------
@@ -123,6 +128,14 @@ def check_scratch() -> None:
         raise EdgeError(f"temporary folder: {cause(exc)}; set TMPDIR to a writable folder") \
             from None
     check_folder(tmp, what="temporary folder (TMPDIR)")
+    from dabench_analysis.report import kernel
+
+    longest = len(os.fsencode(os.path.join(tmp, f"{kernel.SOCKET_PREFIX}{2**22}-xxxxxxxx",
+                                            "x" * kernel.SOCKET_NAME_MAX)))
+    if os.name == "posix" and longest > kernel.SOCKET_PATH_MAX:
+        raise EdgeError(f"temporary folder (TMPDIR) {tmp}: too long a path for the kernels' "
+                        f"sockets ({longest} bytes, at most {kernel.SOCKET_PATH_MAX}); set "
+                        "TMPDIR to a shorter one")
     from jupyter_core.paths import jupyter_runtime_dir
 
     check_folder(jupyter_runtime_dir(), what="Jupyter runtime folder (JUPYTER_RUNTIME_DIR)")
@@ -173,31 +186,15 @@ def at_the_edge(say: Callable[[str], None], *, debug: bool = False) -> Iterator[
         raise typer.Exit(code) from None
 
 
-def check_report_inputs(judge_study: Path | None, research_eval: Path | None,
-                  worked_case: str | None) -> None:
-    """The report's input folders given as options exist, and ``--worked-case`` is a case of
-    the judge study.
+def cannot_write(what: str, folder: str | os.PathLike[str], exc: OSError) -> EdgeError:
+    """The one line for an output folder that could not be written: the folder, and the file in
+    the way (:class:`~dabench_analysis.report.outputs.InTheWay`) or the cause (errno text).
 
-    Raises
-    ------
-    EdgeError
-        Exit code 2 (a bad parameter), naming the option and what is wrong.
+    Examples
+    --------
+    >>> str(cannot_write("--out", "/out", OSError(28, "No space left on device")))
+    '--out /out: cannot write there (No space left on device)'
     """
-    for option, folder in (("--judge-study", judge_study), ("--research-eval", research_eval)):
-        if folder is not None and not Path(folder).is_dir():
-            raise EdgeError(f"{option} {folder}: no such folder")
-    if worked_case is None:
-        return
-    if judge_study is None:
-        raise EdgeError("--worked-case needs a judge study (--judge-study DIR)")
-    import warnings
-
-    from dabench_analysis.load import read_judge_study
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the report lists the study's findings
-        cases = read_judge_study(judge_study, strict=False).cases["test_case_id"].tolist()
-    if worked_case not in cases:
-        raise EdgeError(f"--worked-case {worked_case!r}: not a test_case_id of "
-                             f"{Path(judge_study) / 'cases.csv'} (it has "
-                             f"{', '.join(cases[:5])}{' ...' if len(cases) > 5 else ''})")
+    if isinstance(exc, FileExistsError) and exc.filename and "in the way" in str(exc.strerror):
+        return EdgeError(f"{what} {folder}: {exc.filename} is {exc.strerror}")
+    return EdgeError(f"{what} {folder}: cannot write there ({cause(exc)})")

@@ -4,7 +4,8 @@ The page is nbconvert's ``lab`` HTML with: no code (the executed ``.ipynb`` keep
 contents built from the notebook's Markdown headings, warnings as short notes instead of the
 kernel's ``file:line: Category: message`` text, figures embedded as data URIs, and nothing loaded
 from the internet (nbconvert's require.js, MathJax and Mermaid ``<script>`` tags are left out:
-the report notebooks use neither widgets nor LaTeX math).
+the report notebooks use no LaTeX math). Widgets (the explorer) need a kernel, or widget scripts
+from a CDN: the page shows the static copy their display carries as ``text/html`` instead.
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ def prepare_for_page(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         Each stderr stream output that holds warnings is replaced by one output of notes (the
         message; the category when it is not a ``UserWarning`` or ``StatisticsWarning``),
         followed by any other stderr text, unchanged. Figures get an ``alt`` text (their
-        file name) in their output's metadata.
+        file name) in their output's metadata. The saved widget state is left out, so that a
+        widget's output shows its ``text/html`` (nbconvert shows a widget only with its state).
 
     Examples
     --------
@@ -128,6 +130,7 @@ def prepare_for_page(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     import nbformat
 
     nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         outputs = []
         for out in cell.get("outputs", []):

@@ -19,9 +19,13 @@ from pathlib import Path
 
 from dabench_analysis._atomic import atomic_write
 from dabench_analysis.export.text import visible
+from dabench_analysis.report import outputs
 from dabench_analysis.report.jobs import JobResult
 from dabench_analysis.validate.health import health_status, health_text
 
+#: The index page in the output root, and the name of the list that says the toolkit wrote it
+#: (``.dabench-index.json``: a user's own ``index.html`` there is never overwritten).
+INDEX, INDEX_KIND = "index.html", "index"
 _INDEX_CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}"
               "table{border-collapse:collapse}td,th{padding:.3rem .8rem;border-bottom:1px solid #ddd;"
               "text-align:left;vertical-align:top}.failed{color:#D55E00}.skipped{color:#777}"
@@ -141,7 +145,12 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
     Returns
     -------
     Path
-        The index page, written atomically.
+        The index page, written atomically and listed in ``out/.dabench-index.json``.
+
+    Raises
+    ------
+    InTheWay
+        ``out/index.html`` exists and the toolkit did not write it (never overwritten).
 
     Notes
     -----
@@ -178,7 +187,8 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
             + "<table><thead><tr><th>kind</th><th>report</th>"
             "<th>state</th><th>key numbers</th><th>reason</th><th>time</th></tr></thead><tbody>"
             + "\n".join(rows) + "</tbody></table></body></html>\n")
-    dest = out / "index.html"
-    with atomic_write(dest) as fh:
-        fh.write(visible(page))  # control characters from run names or reasons as \x00
-    return dest
+    with outputs.stage(out) as staging:  # listed as the toolkit's (outputs.install)
+        with atomic_write(staging / INDEX) as fh:
+            fh.write(visible(page))  # control characters from run names or reasons as \x00
+        outputs.install(staging, out, kind=INDEX_KIND)
+    return out / INDEX

@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dabench_analysis.load import formats
 from dabench_analysis.report import outputs
 from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
 from dabench_analysis.schema import TASK_FILE, TASK_FILES, check_threshold
-from dabench_analysis.schema.files import NOT_EVALUATED_HINT
 
 STATES = ("evaluated", "not evaluated", "failed")
 #: Output folder of the sweep report (``OUT/sweep/``) and the job's name.
@@ -41,14 +41,30 @@ def safe_name(name: str) -> str:
 
 
 def is_evaluated(run_dir: Path) -> bool:
-    """True if ``run_dir`` holds eval-v2 artifacts (task_metrics.csv or the legacy file).
+    """True if ``run_dir`` holds eval-v2 artifacts (task_metrics.csv or the legacy file), or is
+    another harness's file with scores (:func:`dabench_analysis.load.formats.not_evaluated`).
 
     Examples
     --------
     >>> is_evaluated(Path("data/sample_runs/pending_run"))
     False
     """
+    if Path(run_dir).is_file():
+        return not formats.not_evaluated(run_dir)
     return any((run_dir / name).is_file() for name in TASK_FILES)
+
+
+def run_name(path: str | os.PathLike[str]) -> str:
+    """The name a run's report folder gets: its folder's name, or its file's name without the
+    suffix (``logs/2025-02-11_popularity.eval`` -> ``2025-02-11_popularity``).
+
+    Examples
+    --------
+    >>> run_name("data/sample_runs/baseline_react"), run_name("results/gpt-4o-airline.json")
+    ('baseline_react', 'gpt-4o-airline')
+    """
+    p = Path(path).resolve()
+    return p.stem if p.suffix and not p.is_dir() else p.name
 
 
 @dataclass(frozen=True)
@@ -93,6 +109,8 @@ def plan_jobs(
     success_threshold: float | None = None,
     notebook_dir: Path = NOTEBOOK_DIR,
     worked_case: str | None = None,
+    run_format: str | None = None,
+    column_map: dict[str, str] | None = None,
 ) -> list[Job]:
     """The jobs of one report: a run report per run, and with ``baseline`` a comparison of every
     other run against it; with ``sweep`` one sweep report over all runs; optionally the
@@ -122,6 +140,11 @@ def plan_jobs(
     worked_case : str, optional
         The judge study's worked case (Table 4); default: the notebook's, the first case
         present in the data (:meth:`dabench_analysis.load.JudgeStudy.default_worked_case`).
+    run_format, column_map : optional
+        The format of files among ``run_dirs`` and, for per-task tables, catalogue column ->
+        the table's column (the notebooks' ``run_format`` and ``column_map``; see
+        :func:`dabench_analysis.load_run`). Run folders and other harnesses' files are named
+        after the folder or the file without its suffix (:func:`run_name`).
 
     Returns
     -------
@@ -147,19 +170,21 @@ def plan_jobs(
     """
     extra = {} if success_threshold is None else {
         "success_threshold": check_threshold(success_threshold, name="success_threshold")}
+    extra |= {"run_format": run_format} if run_format else {}
+    extra |= {"column_map": dict(column_map)} if column_map else {}
     out = Path(out).resolve()
     runs = [Path(r).resolve() for r in run_dirs]
     base = Path(baseline).resolve() if baseline is not None else None
     if base is not None and base not in runs:
         runs.insert(0, base)
-    jobs = [Job("run", r.name, notebook_dir / "run_report.ipynb",
-                {"run_dir": str(r), "output_dir": str(_inside(out, r.name)), **extra},
-                _inside(out, r.name), str(r)) for r in runs] if run_reports else []
+    jobs = [Job("run", run_name(r), notebook_dir / "run_report.ipynb",
+                {"run_dir": str(r), "output_dir": str(_inside(out, run_name(r))), **extra},
+                _inside(out, run_name(r)), str(r)) for r in runs] if run_reports else []
     if base is not None:
         for r in runs:
             if r == base or not is_evaluated(r):
                 continue  # a run without artifacts is already reported as not evaluated
-            name = f"compare_{safe_name(base.name)}_vs_{safe_name(r.name)}"
+            name = f"compare_{safe_name(run_name(base))}_vs_{safe_name(run_name(r))}"
             jobs.append(Job("compare", name, notebook_dir / "compare_runs.ipynb",
                             {"baseline_dir": str(base), "proposed_dir": str(r),
                              "output_dir": str(_inside(out, name)), **extra},
@@ -184,7 +209,7 @@ def plan_jobs(
 def _sweep_job(runs: Sequence[Path], out: Path, notebook_dir: Path, extra: dict) -> Job:
     """The sweep report over all runs: a run without artifacts is listed there as not in the
     sweep; at least two must be evaluated."""
-    n_evaluated = sum(is_evaluated(r) for r in runs)
+    n_evaluated = sum(not formats.not_evaluated(r, extra.get("run_format")) for r in runs)
     if n_evaluated < 2:
         raise ReportError(f"--sweep needs at least two evaluated runs (with {TASK_FILE}); "
                           f"got {n_evaluated} of {len(runs)}")
@@ -245,11 +270,12 @@ def execute_job(job: Job, kernel_name: str = "python3", *,
             if k in job.parameters] + [Path(d) for d in job.parameters.get("run_dirs", [])]
     if job.kind in ("run", "compare", "sweep"):
         for d in dirs:
-            if not d.is_dir():
+            if not d.exists():
                 return _without_report(job, "failed", f"{d} is not a directory")
-            if not is_evaluated(d) and job.kind != "sweep":  # the sweep lists it as left out
+            why = formats.not_evaluated(d, job.parameters.get("run_format"))
+            if why and job.kind != "sweep":  # the sweep lists it as left out
                 return _without_report(job, "not evaluated", (
-                    f"{d.name}: " if job.kind == "compare" else "") + NOT_EVALUATED_HINT)
+                    f"{d.name}: " if job.kind == "compare" else "") + why)
     try:
         run_notebook(job.notebook, job.out_dir, job.parameters, kernel_name=kernel_name,
                      timeout=cell_timeout)

@@ -1,20 +1,92 @@
 """The kernel process of a report: how it is started (IPC sockets, its own working folder and
 matplotlib backend, its log in a file, the staging folder in its environment) and how its exit
 is told in words when it dies.
+
+The kernels' IPC socket files live in one folder per process in the temporary folder
+(:func:`socket_dir`, ``dabench-kernels-<pid>-<random>/``), locked while the process lives and
+removed when it ends; a folder left by a process that was killed (``kill -9``) is removed by
+the next process that starts a kernel, never one whose process still runs.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import signal
 import tempfile
+import threading
 import uuid
+from pathlib import Path
 from typing import IO
+
+from dabench_analysis.report.outputs import _lock
 
 #: The kernel's matplotlib backend, even when the caller set MPLBACKEND=Agg (as headless
 #: scripts and CI do): otherwise figures are not embedded in report.html.
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+#: Prefix of the per-process folder of kernel sockets in the temporary folder.
+SOCKET_PREFIX = "dabench-kernels-"
+#: The longest path of a Unix socket (``sun_path`` holds 108 bytes with its final NUL), and
+#: the longest name this module gives one inside its folder (``<12 hex>-ipc-<port>``).
+SOCKET_PATH_MAX, SOCKET_NAME_MAX = 107, 22
+_SOCKETS: dict[int, tuple[str, int]] = {}  # process id -> (its folder, the locked descriptor)
+_SOCKETS_LOCK = threading.Lock()
+
+
+def _remove_stale_socket_dirs(tmp: Path) -> None:
+    """Remove the socket folders of processes that ended without removing theirs."""
+    for entry in tmp.glob(f"{SOCKET_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            if entry.is_symlink() or not entry.is_dir() or entry.stat().st_uid != os.getuid():
+                continue
+            fd = os.open(entry, os.O_RDONLY)
+            try:
+                if _lock(fd, wait=False):  # its process is gone: nobody holds it
+                    shutil.rmtree(entry, ignore_errors=True)
+            finally:
+                os.close(fd)
+
+
+def _remove_socket_dir(pid: int) -> None:
+    folder, fd = _SOCKETS.pop(pid, (None, -1))
+    if folder is not None and pid == os.getpid():
+        shutil.rmtree(folder, ignore_errors=True)
+        os.close(fd)
+
+
+def socket_dir() -> str:
+    """This process's folder of kernel sockets, made (and stale ones removed) on first use.
+
+    Returns
+    -------
+    str
+        ``<temporary folder>/dabench-kernels-<pid>-<random>``, locked while this process
+        lives, removed when it exits.
+
+    Examples
+    --------
+    >>> import os
+    >>> socket_dir() == socket_dir() and os.path.isdir(socket_dir())
+    True
+    """
+    pid = os.getpid()
+    with _SOCKETS_LOCK:
+        if pid not in _SOCKETS:
+            tmp = Path(tempfile.gettempdir())
+            _remove_stale_socket_dirs(tmp)
+            while True:
+                folder = tempfile.mkdtemp(prefix=f"{SOCKET_PREFIX}{pid}-", dir=tmp)
+                fd = os.open(folder, os.O_RDONLY)
+                _lock(fd, wait=False)
+                with contextlib.suppress(OSError):  # not removed by another process's clean-up
+                    if os.path.samestat(os.fstat(fd), os.stat(folder)):
+                        break
+                os.close(fd)
+            _SOCKETS[pid] = (folder, fd)
+            atexit.register(_remove_socket_dir, pid)
+        return _SOCKETS[pid][0]
 
 
 def _kernel_manager(log: IO[bytes] | None = None, cwd: str | None = None,
@@ -55,9 +127,9 @@ def _kernel_manager(log: IO[bytes] | None = None, cwd: str | None = None,
             @default("ip")
             def _ip_default(self) -> str:
                 # jupyter_client's default ("kernel-ipc" in the working directory when the
-                # connection file is not named yet) is shared by kernels started in one folder
-                return os.path.join(tempfile.gettempdir(),
-                                    f"dabench-kernel-{uuid.uuid4().hex}-ipc")
+                # connection file is not named yet) is shared by kernels started in one folder;
+                # the sockets are this path + "-<port>"
+                return os.path.join(socket_dir(), f"{uuid.uuid4().hex[:12]}-ipc")
 
         async def start_kernel(self, **kw) -> None:
             kw["env"] = {**kw.get("env", os.environ), **(env or {}),

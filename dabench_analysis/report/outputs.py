@@ -1,3 +1,5 @@
+# Over 400 lines (under 500): the life of an output folder in one place (staging, the list of
+# what the toolkit wrote, what stands in the way, install), whose steps must agree.
 """What the toolkit writes into an output folder, so that the folder always reflects one run of
 one report: never a stale table beside a new summary, never half a report under a success name.
 
@@ -14,8 +16,9 @@ folder:
 3. moves the new files in, the success names last and in that order;
 4. writes the ledger of the new files alone.
 
-A file the ledger does not list is never touched (a folder written before the ledger existed:
-only the fixed names of a report, :data:`KNOWN_NAMES`). A report killed while it runs (even by
+A file the ledger does not list is never removed or overwritten: when one stands where a new
+file would go, :func:`install` refuses before it changes anything (:class:`InTheWay`), and
+:func:`in_the_way` finds such files before a report runs. A report killed while it runs (even by
 ``kill -9``) leaves only its staging folder; the next run into the folder removes it (its lock
 went with its process) and never a staging folder whose process still runs.
 """
@@ -23,11 +26,12 @@ went with its process) and never a staging folder whose process still runs.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from dabench_analysis._atomic import atomic_write
@@ -43,9 +47,8 @@ STAGE_PREFIX = ".papermill-"
 SUCCESS_NAMES = ("report.ipynb", "summary.json", "report.html")
 #: What a failed report keeps (its notebook, page and kernel log).
 FAILED_NAMES = ("report.failed.ipynb", "report.failed.html", "report.failed.kernel.log")
-#: Fixed names of a report folder written before the ledger existed: the only files removed
-#: from a folder without a ledger.
-KNOWN_NAMES = SUCCESS_NAMES + FAILED_NAMES
+#: The names every report folder may hold, whatever its notebook (checked before a report runs).
+FIXED_NAMES = SUCCESS_NAMES + FAILED_NAMES
 #: Environment of a report's kernel: its output folder and the staging folder that stands in
 #: for it (:func:`staged`).
 OUTPUT_ENV, STAGE_ENV = "DABENCH_OUTPUT_DIR", "DABENCH_OUTPUT_STAGE"
@@ -69,8 +72,8 @@ def written(out_dir: str | os.PathLike[str], kind: str = "report") -> list[str]:
     Returns
     -------
     list of str
-        In the ledger's order; a folder without a ledger (or with an unreadable one) gives the
-        :data:`KNOWN_NAMES` that exist there, for a report, and nothing for ``validate``.
+        In the ledger's order; a folder without a ledger (or with an unreadable one) gives
+        nothing: the toolkit has written nothing there that it knows of.
 
     Examples
     --------
@@ -84,9 +87,80 @@ def written(out_dir: str | os.PathLike[str], kind: str = "report") -> list[str]:
         files = data.get("files") if isinstance(data, dict) else None
         if isinstance(files, list) and all(isinstance(f, str) for f in files):
             return files
-    if kind != "report":
+    return []
+
+
+class InTheWay(FileExistsError):
+    """A file (or folder) the toolkit did not write stands where it would write: it is never
+    overwritten or removed; ``filename`` names it."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        super().__init__(errno.EEXIST, "in the way of an output: not written by "
+                         "dabench-analysis (no list of its files names it); move it away or "
+                         "choose another output folder", str(path))
+
+
+def _blocker(out_dir: Path, rel: str, ours: Collection[str]) -> Path | None:
+    """What stands in the way of writing ``out_dir/rel``: a folder on its way that is not a
+    folder, or a file there that ``ours`` (the ledger) does not list."""
+    parts = Path(rel).parts
+    for i in range(1, len(parts)):
+        parent = out_dir.joinpath(*parts[:i])
+        if os.path.lexists(parent) and not parent.is_dir():
+            return parent
+    path = out_dir / rel
+    return path if os.path.lexists(path) and rel not in ours else None
+
+
+def in_the_way(out_dir: str | os.PathLike[str], names: Sequence[str] = FIXED_NAMES, *,
+               stems: Sequence[str] = (), kind: str = "report") -> list[Path]:
+    """Files the toolkit did not write that stand where it would write into ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        An output folder (need not exist).
+    names : sequence of str
+        Relative paths the toolkit may write there (default :data:`FIXED_NAMES`).
+    stems : sequence of str
+        Relative paths without their extension (``tables/main_results``: any of its ``.csv``,
+        ``.tex``, ``.md``), as the catalogue's sections name what they write.
+    kind : {"report", "validate", "index"}
+        Whose ledger says what the toolkit wrote there.
+
+    Returns
+    -------
+    list of Path
+        Sorted; ``out_dir`` itself when it is a file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "summary.json").write_text("{}")
+    >>> [p.name for p in in_the_way(d)]
+    ['summary.json']
+    >>> install(None, d)  # never removed: the toolkit did not write it
+    []
+    >>> (d / "summary.json").read_text()
+    '{}'
+    """
+    out_dir = Path(out_dir)
+    if os.path.lexists(out_dir) and not out_dir.is_dir():
+        return [out_dir]
+    if not out_dir.is_dir():
         return []
-    return [n for n in KNOWN_NAMES if (Path(out_dir) / n).is_file()]
+    ours, found = set(written(out_dir, kind)), set()
+    for rel in names:
+        found.add(_blocker(out_dir, rel, ours))
+    for stem in stems:
+        parent, name = (out_dir / stem).parent, Path(stem).name
+        found.add(_blocker(out_dir, stem, ours))
+        with contextlib.suppress(OSError):
+            for entry in parent.iterdir() if parent.is_dir() else ():
+                if entry.name.rpartition(".")[0] == name:
+                    found.add(_blocker(out_dir, entry.relative_to(out_dir).as_posix(), ours))
+    return sorted(p for p in found if p is not None)
 
 
 def _inside(out_dir: Path, rel: str) -> Path | None:
@@ -190,16 +264,54 @@ def stage(out_dir: str | os.PathLike[str]) -> Iterator[Path]:
     ['.dabench-report.json', 'summary.json']
     """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    clean_stale(out_dir)
-    root = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
-    fd = os.open(root, os.O_RDONLY)
+    created = make_dirs(out_dir)
     try:
-        _lock(fd, wait=False)
-        yield root
+        clean_stale(out_dir)
+        root = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
+        fd = os.open(root, os.O_RDONLY)
+        try:
+            _lock(fd, wait=False)
+            yield root
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+            os.close(fd)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
-        os.close(fd)
+        remove_empty(created)  # a run that wrote nothing leaves no folder behind
+
+
+def make_dirs(folder: str | os.PathLike[str]) -> list[Path]:
+    """Create ``folder`` and its missing parents.
+
+    Returns
+    -------
+    list of Path
+        The folders this call created, deepest first (for :func:`remove_empty`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> [p.relative_to(d).as_posix() for p in make_dirs(d / "a" / "b")]
+    ['a/b', 'a']
+    >>> remove_empty(make_dirs(d / "c")), sorted(p.name for p in d.iterdir())
+    (None, ['a'])
+    """
+    folder, missing = Path(folder), []
+    probe = folder
+    while not os.path.lexists(probe) and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def remove_empty(created: Sequence[Path]) -> None:
+    """Remove the folders of :func:`make_dirs` that are still empty, deepest first."""
+    for folder in created:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _files(src: Path) -> list[str]:
@@ -259,6 +371,9 @@ def install(src: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
 
     Raises
     ------
+    InTheWay
+        A file the toolkit did not write (the ledger does not list it) stands where a new file
+        would go; nothing has been changed then.
     OSError
         A file could not be moved (the ledger then still lists every file the toolkit wrote,
         old and new, for the next run to remove).
@@ -270,12 +385,18 @@ def install(src: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
     """
     out_dir = Path(out_dir)
     new = _files(Path(src)) if src is not None and Path(src).is_dir() else []
+    if os.path.lexists(out_dir) and not out_dir.is_dir():
+        raise InTheWay(out_dir)
     if not out_dir.is_dir():
         if not new:
             return []
         out_dir.mkdir(parents=True, exist_ok=True)
     with _folder_lock(out_dir):
         old = written(out_dir, kind)
+        for rel in new:
+            blocker = _blocker(out_dir, rel, old)
+            if blocker is not None:
+                raise InTheWay(blocker)
         if new or old:
             _write_ledger(out_dir, kind, list(dict.fromkeys([*old, *new])))
         for rel in [r for r in old if r in SUCCESS_NAMES] + [r for r in old if r not in new]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dabench_analysis.report.jobs import safe_name
+from dabench_analysis.report.jobs import run_name, safe_name  # noqa: F401 (run_name: re-exported)
 from dabench_analysis.report.outputs import staged
 
 _KINDS = {str: "a string", float: "a number", int: "an integer", bool: "true or false"}
@@ -73,6 +73,24 @@ def input_dir(path: str, name: str) -> Path:
             "--cwd notebooks, or pass an absolute path.")
     raise FileNotFoundError(f"{name} {str(path)!r} is not a folder (looked in "
                             f"{os.getcwd()}).{hint}")
+
+
+def input_path(path: str, name: str) -> Path:
+    """``path`` as an existing run folder or file of another harness (an Inspect log, a
+    tau-bench results file, a per-task table), or the error of :func:`input_dir`.
+
+    Raises
+    ------
+    FileNotFoundError
+        As :func:`input_dir`, for a path that is neither a folder nor a file.
+
+    Examples
+    --------
+    >>> input_path("tests/data/harness/tau-bench/gpt-4o-airline.json", "run_dir").name
+    'gpt-4o-airline.json'
+    """
+    p = Path(path).expanduser()
+    return p if p.is_file() else input_dir(path, name)
 
 
 def output_dir_for(output_dir: str, name: str) -> Path:

@@ -2,9 +2,8 @@
 library versions made it, with which parameters and random seeds, and when.
 
 :func:`manifest` builds the ``manifest`` entry of a report's ``summary.json``;
-:func:`show_manifest` displays it at the end of the notebook (so in its HTML export too).
-Re-running a report gives the same manifest except ``time_utc`` (and the versions, if they
-changed): two tables with equal manifests came from the same bytes.
+:func:`show_manifest` displays it at the end of the notebook (and its HTML). A re-run gives
+the same manifest but ``time_utc`` (and changed versions): equal manifests, same bytes.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from dabench_analysis.load import Run, Runs
+from dabench_analysis.load import JudgeStudy, ResearchEval, Run, Runs
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.schema import CONFIG_FILE as RUN_CONFIG_FILE
 from dabench_analysis.schema import (
@@ -64,9 +63,11 @@ def _sha256(path: Path) -> tuple[str, int, str]:
 
 
 def _parsed(inputs: Sequence[Any]) -> dict[Path, dict]:
-    """Resolved path -> the stamp of the bytes a loaded Run (or Runs) parsed from it."""
-    runs = [r for i in inputs for r in (i if isinstance(i, Runs) else [i]) if isinstance(r, Run)]
-    return {Path(st["path"]).resolve(): st for r in runs for st in r.inputs.values() if st}
+    """Resolved path -> the stamp of the bytes a loaded input (anything with ``inputs``: a Run,
+    each Run of a Runs, a judge study, a research-eval session) parsed from it."""
+    loaded = [r for i in inputs for r in (i if isinstance(i, Runs) else [i])
+              if isinstance(getattr(r, "inputs", None), Mapping)]
+    return {Path(st["path"]).resolve(): st for r in loaded for st in r.inputs.values() if st}
 
 
 def _present(folder: Path, names: Iterable[str]) -> list[Path]:
@@ -74,10 +75,11 @@ def _present(folder: Path, names: Iterable[str]) -> list[Path]:
 
 
 def _run_files(run: Run, *, side: bool, replays: bool, config: bool) -> list[Path]:
-    """A run's files: its task file, run_config.json (with ``config``), trajectory.csv and
-    tool_calls.csv (all of them with ``side``, else only those already loaded), its replays."""
-    folder = Path(run.path)
-    loaded = vars(run)
+    """A run's files: task file, run_config.json (``config``), side files (all with ``side``),
+    replays; another harness's run: the one file it was read from."""
+    if run.format != "eval-v2":
+        return [Path(run.path)]
+    folder, loaded = Path(run.path), vars(run)
     names = [run.task_file or TASK_FILE] + [RUN_CONFIG_FILE] * config
     names += [f for f, attr in ((TRAJECTORY_FILE, "trajectory"), (TOOL_CALLS_FILE, "tool_calls"))
               if side or attr in loaded]
@@ -110,6 +112,8 @@ def _input_files(item: Any) -> list[Path]:
                 + _present(Path(r.path), extra)]
     if isinstance(item, Run):
         return _run_files(item, side=True, replays=True, config=False)
+    if isinstance(item, (JudgeStudy, ResearchEval)):
+        return _folder_files(Path(item.path))
     if isinstance(item, (str, os.PathLike)):
         path = Path(item).expanduser()
         if path.is_file():
@@ -118,7 +122,8 @@ def _input_files(item: Any) -> list[Path]:
             return _folder_files(path)
         raise FileNotFoundError(f"manifest input {str(item)!r} is neither a file nor a folder "
                                 f"(looked in {os.getcwd()})")
-    raise TypeError(f"manifest inputs must be paths, Run or Runs, got {type(item).__name__}")
+    raise TypeError(f"manifest inputs must be paths, Run, Runs, JudgeStudy or ResearchEval, got "
+                    f"{type(item).__name__}")
 
 
 def input_files(inputs: Sequence[Any]) -> list[dict]:
@@ -126,7 +131,7 @@ def input_files(inputs: Sequence[Any]) -> list[dict]:
 
     Parameters
     ----------
-    inputs : sequence of path-like, Run or Runs
+    inputs : sequence of path-like, Run, Runs, JudgeStudy or ResearchEval
         What the report read. A :class:`~dabench_analysis.load.Run` (a run or comparison
         report, which validates the run): its task file (``task_metrics.csv``, or
         ``comprehensive_evaluation.csv`` for a legacy run), ``trajectory.csv``,
@@ -134,8 +139,8 @@ def input_files(inputs: Sequence[Any]) -> list[dict]:
         :class:`~dabench_analysis.load.Runs` (a sweep): each run's task file and
         ``run_config.json`` (the configuration it declares), and ``trajectory.csv`` /
         ``tool_calls.csv`` only if the sweep loaded them (a sweep report reads no replay). A
-        run folder path: as a Run. Any other folder (a judge study, a research-eval session):
-        every file under it except hidden ones. A file: itself.
+        run folder path: as a Run. Any other folder, or a judge study or research-eval session
+        as loaded: every file under it except hidden ones. A file: itself.
 
     Returns
     -------
@@ -157,10 +162,8 @@ def input_files(inputs: Sequence[Any]) -> list[dict]:
     Notes
     -----
     Every file is read again, in 1 MiB chunks (:mod:`hashlib`), several files at a time in
-    threads. The same pass computes the loader's digest
-    (:func:`dabench_analysis.load.cache.digest`, xxHash3-128 when ``xxhash`` is installed):
-    where a loaded Run parsed the file, the two must agree, so the manifest describes the
-    bytes the numbers came from.
+    threads, with the loader's digest (:func:`dabench_analysis.load.cache.digest`): where a
+    loaded input parsed the file, the two must agree (the manifest describes the bytes used).
 
     Examples
     --------
@@ -255,7 +258,7 @@ def manifest(*, inputs: Sequence[Any], parameters: Mapping[str, Any],
 
     Parameters
     ----------
-    inputs : sequence of path-like, Run or Runs
+    inputs : sequence of path-like, Run, Runs, JudgeStudy or ResearchEval
         Everything the report read (see :func:`input_files` for which files each stands for).
     parameters : mapping
         The notebook's parameters, name -> value (paths become strings).
@@ -275,15 +278,13 @@ def manifest(*, inputs: Sequence[Any], parameters: Mapping[str, Any],
 
     Raises
     ------
-    FileNotFoundError
-        An input path that does not exist.
-    TypeError
-        An input of another kind, or a parameter or seed value that JSON cannot hold.
+    FileNotFoundError, TypeError, InputChanged
+        As :func:`input_files`; TypeError also for a parameter or seed that JSON cannot hold.
 
     Notes
     -----
-    The git revision is that of the checkout holding this package (``git rev-parse HEAD``),
-    asked once per process; a failure of git only leaves it None.
+    The git revision: ``git rev-parse HEAD`` of the checkout holding this package, once per
+    process (a failure of git leaves it None).
 
     Examples
     --------

@@ -13,12 +13,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from dabench_analysis.load import Run
-from dabench_analysis.load.csv import read_header
-from dabench_analysis.load.findings import RunLoadError
+from dabench_analysis.load import Run, RunLoadError, read_header
 from dabench_analysis.schema import (
     OPTIONAL_FILES,
-    REPLAY_FILES,
     SECTIONS,
     TEXT_TRAJECTORY_COLUMNS,
     TOOL_CALLS_FILE,
@@ -33,16 +30,17 @@ _FRAMES = {TOOL_CALLS_FILE: "tool_calls", TRAJECTORY_FILE: "trajectory"}
 
 
 def _files_present(run: Run) -> set[str]:
-    files = {f for f in OPTIONAL_FILES if f != REPLAY_FILES and (Path(run.path) / f).is_file()}
-    if len(run.replays):
-        files.add(REPLAY_FILES)
-    return files
+    return run.side_files
 
 
 def _text_columns(run: Run, file: str) -> set[str]:
-    """The free-text columns (left out of ``run.trajectory`` by default) that ``file`` has."""
+    """The free-text columns (left out of ``run.trajectory`` by default) that ``file`` has
+    (another harness's run: the steps it records, held in memory)."""
     if file != TRAJECTORY_FILE:
         return set()
+    if run.format != "eval-v2":
+        return set(run.select("trajectory", TEXT_TRAJECTORY_COLUMNS).columns) & set(
+            TEXT_TRAJECTORY_COLUMNS)
     try:
         header = {h.strip() for h in read_header(Path(run.path) / file)}
     except RunLoadError:  # the loader reports an unreadable file
@@ -76,6 +74,9 @@ class Sections:
         The report whose sections are asked for.
     quiet : bool
         Record without displaying notes (for use outside notebooks).
+    trials : int, optional
+        The most trials of a task, counting a configuration's runs as its trials (a sweep);
+        default: the most rows per task of the runs (:attr:`Run.trials`).
 
     Attributes
     ----------
@@ -97,22 +98,28 @@ class Sections:
     (True, [])
     """
 
-    def __init__(self, *runs: Run, report: str = "run", quiet: bool = False) -> None:
+    def __init__(self, *runs: Run, report: str = "run", quiet: bool = False,
+                 trials: int | None = None) -> None:
         if not runs:
             raise ValueError("Sections needs at least one run")
         self._setup(set.intersection(*(set(map(str, r.tasks.columns)) for r in runs)),
                     set.intersection(*(_files_present(r) for r in runs)), report, quiet,
                     "in this run" if len(runs) == 1 else "in one of the runs")
         self._runs = runs
+        self.row_trials = max(r.trials for r in runs)
+        self.trials = max(self.row_trials, trials or 0)
 
     @classmethod
     def from_columns(cls, columns, files=OPTIONAL_FILES, *, report: str = "run",
                      quiet: bool = True,
-                     file_columns: Mapping[str, Collection[str]] | None = None) -> Sections:
+                     file_columns: Mapping[str, Collection[str]] | None = None,
+                     row_trials: int = 1, trials: int | None = None) -> Sections:
         """Sections for a frame's columns (and the optional files present), without a run.
 
         ``file_columns`` maps an optional CSV file to the columns it holds (e.g.
         ``{"tool_calls.csv": calls.columns}``); a file not in it counts as complete.
+        ``row_trials``: the most rows per task in one run; ``trials``: the most trials of a
+        task, counting a configuration's runs (default ``row_trials``).
 
         Examples
         --------
@@ -126,6 +133,7 @@ class Sections:
         self = cls.__new__(cls)
         self._setup(set(map(str, columns)), set(files), report, quiet, "in this run")
         self._file_columns = {f: set(map(str, c)) for f, c in (file_columns or {}).items()}
+        self.row_trials, self.trials = row_trials, max(row_trials, trials or 0)
         return self
 
     def _setup(self, columns: set, files: set, report: str, quiet: bool, where: str) -> None:
@@ -135,10 +143,12 @@ class Sections:
         self.report, self.quiet, self.columns, self.files = report, quiet, columns, files
         self._runs: tuple[Run, ...] = ()
         self._file_columns: dict[str, set[str]] = {}
+        self._unreadable: dict[str, str] = {}
         self.skipped: list[dict] = []
         self.reduced: list[dict] = []
         self._decided: dict[str, bool] = {}
         self._where = where
+        self.row_trials = self.trials = 1
 
     def ready(self, name: str) -> bool:
         """True if section ``name`` can run; otherwise show and record why it is skipped.
@@ -162,18 +172,47 @@ class Sections:
 
     def _columns_of(self, file: str) -> set[str] | None:
         """Columns of an optional CSV file present in every run (None: not known, unchecked);
-        the free-text columns a loaded frame leaves out are read from the file's header."""
+        the free-text columns a loaded frame leaves out are read from the file's header.
+        A file that cannot be read as a whole (empty, its header damaged) counts as absent:
+        the sections that need it are skipped, naming the reason (validation lists it)."""
         if file not in self._file_columns and self._runs and file in _FRAMES:
-            self._file_columns[file] = set.intersection(*(
-                set(map(str, getattr(r, _FRAMES[file]).columns)) | _text_columns(r, file)
-                for r in self._runs))
+            try:
+                self._file_columns[file] = set.intersection(*(
+                    set(map(str, getattr(r, _FRAMES[file]).columns)) | _text_columns(r, file)
+                    for r in self._runs))
+            except RunLoadError as exc:
+                self.files.discard(file)
+                self._unreadable[file] = exc.message.rpartition(f"{file}: ")[2]
         return self._file_columns.get(file)
 
     def _decide(self, name: str, sec) -> bool:
+        for f in dict.fromkeys([*sec.files, *(split_qualified(n)[0] for n in sec.file_needs)]):
+            if f in self.files:
+                self._columns_of(f)
+        bad = [f for f in sec.files if f in self._unreadable]
+        if bad:
+            self.skipped.append({"section": name, "title": sec.title, "missing": bad})
+            self._note(f"**Skipped: {sec.title}**. "
+                       + " ".join(f"`{f}` cannot be read: {self._unreadable[f]}." for f in bad))
+            return False
         side = {f: self._columns_of(f) for f in dict.fromkeys(
             split_qualified(n)[0] for n in sec.file_needs) if f in self.files}
         missing = sec.missing(self.columns, self.files,
                               {f: c for f, c in side.items() if c is not None})
+        if not missing and sec.trials == "one" and self.row_trials > 1:
+            self.skipped.append({"section": name, "title": sec.title,
+                                 "missing": ["one row per task"]})
+            self._note(f"**Skipped: {sec.title}**. Needs one row per task; {self._where} a "
+                       f"task has up to {self.row_trials} trials, which this section would "
+                       "average silently (see *Repeated trials*: pass@k, pass^k, flakiness).")
+            return False
+        if not missing and sec.trials == "several" and self.trials < 2:
+            self.skipped.append({"section": name, "title": sec.title,
+                                 "missing": ["repeated trials"]})
+            self._note(f"**Skipped: {sec.title}**. Needs repeated trials of a task (a "
+                       "harness's epochs or trials, or runs declaring one configuration and "
+                       f"several seeds); {self._where} every task has one.")
+            return False
         if missing:
             self.skipped.append({"section": name, "title": sec.title, "missing": missing})
             self._note(f"**Skipped: {sec.title}**. Needs {_names(missing)}, absent {self._where}.")

@@ -3,7 +3,9 @@ through :func:`dabench_analysis.export.present` (estimate and interval in one ce
 the package's rounding rule) as HTML with every column visible, never elided by pandas.
 
 A table too wide for the page (by the characters of its widest cells) is transposed when it has
-a few rows, and split into parts that repeat its first (key) column otherwise.
+a few rows, and split into parts that repeat its first (key) column otherwise. Long text (a
+thought, an observation, an error message) shows its beginning on one line in a column at least
+:data:`TEXT_MIN_WIDTH` wide, the whole text a click away (``<details>``) and in a tooltip.
 """
 
 from __future__ import annotations
@@ -21,6 +23,18 @@ PAGE_CHARACTERS = 160
 TRANSPOSE_ROWS = 3
 #: Characters a text cell counts for at most: longer text wraps.
 WRAP_CHARACTERS = 40
+#: A text column holding a value longer than this is a column of long text.
+LONG_TEXT = 80
+#: In a column of long text, a value longer than this shows on one line, cut with "…" where the
+#: column ends, the whole of it on a click and in a tooltip.
+CUT_TEXT = 30
+#: Least width of a column of long text (never one word per line).
+TEXT_MIN_WIDTH = "200px"
+#: Longest tooltip (characters) of a long text cell; the line shown is at most as long.
+TOOLTIP_CHARACTERS = 2000
+#: One line, cut with an ellipsis where the cell ends (the cell's width is the table's to set).
+_ONE_LINE = ("cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;width:0;"
+             "min-width:100%")
 
 
 def _width(frame: pd.DataFrame) -> list[int]:
@@ -59,18 +73,43 @@ def _split(frame: pd.DataFrame, align: str) -> list[tuple[pd.DataFrame, str]]:
             for idx in parts if idx]
 
 
-def _table(frame: pd.DataFrame, align: str, caption: str | None) -> str:
-    def cell(tag: str, text: object, a: str) -> str:  # headers wrap at spaces, numbers never
-        style = "text-align:left" if a == "l" else "text-align:right"
-        style += ";white-space:nowrap" if a == "r" and tag == "td" else ""
-        return f'<{tag} style="{style}">{html.escape(str(text))}</{tag}>'
+def _long(text: str) -> str:
+    """A long text cell: one line cut where the column ends, the whole a click (or a hover)
+    away."""
+    tip = text if len(text) <= TOOLTIP_CHARACTERS else text[:TOOLTIP_CHARACTERS] + " …"
+    return (f'<details class="dabench-long"><summary title="{html.escape(tip)}" '
+            f'style="{_ONE_LINE}">{html.escape(tip)}</summary>'
+            f'<div style="white-space:pre-wrap">{html.escape(text)}</div></details>')
 
-    head = "".join(cell("th", c, a) for c, a in zip(frame.columns, align, strict=True))
-    rows = "".join("<tr>" + "".join(cell("td", v, a) for v, a in zip(row, align, strict=True))
-                   + "</tr>" for row in frame.to_numpy())
+
+def _cell(tag: str, text: object, a: str, long: bool) -> str:
+    """Headers wrap at spaces, numbers never; long text columns keep a readable width."""
+    style = "text-align:left" if a == "l" else "text-align:right"
+    style += ";white-space:nowrap" if a == "r" and tag == "td" else ""
+    style += f";min-width:{TEXT_MIN_WIDTH};vertical-align:top" if long else ""
+    body = _long(str(text)) if tag == "td" and long and len(str(text)) > CUT_TEXT \
+        else html.escape(str(text))
+    return f'<{tag} style="{style}">{body}</{tag}>'
+
+
+def _attrs(attrs: Mapping[str, str] | None) -> str:
+    return "".join(f' {k}="{html.escape(v)}"' for k, v in (attrs or {}).items())
+
+
+def _table(frame: pd.DataFrame, align: str, caption: str | None,
+           rows: Sequence[Mapping[str, str] | None] | None = None, whole: bool = False) -> str:
+    long = [a == "l" and bool(frame[c].astype(str).str.len().gt(LONG_TEXT).any())
+            for c, a in zip(frame.columns, align, strict=True)]
+    head = "".join(_cell("th", c, a, w) for c, a, w in zip(frame.columns, align, long,
+                                                          strict=True))
+    rows = rows or [None] * len(frame)
+    body = "".join(f"<tr{_attrs(attrs)}>" + "".join(
+        _cell("td", v, a, w) for v, a, w in zip(row, align, long, strict=True)) + "</tr>"
+        for row, attrs in zip(frame.to_numpy(), rows, strict=True))
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return (f'<table class="dabench-table">{cap}<thead><tr>{head}</tr></thead>'
-            f"<tbody>{rows}</tbody></table>")
+    width = ";width:100%" if whole and any(long) else ""  # long text: the page's width
+    return (f'<table class="dabench-table" style="table-layout:auto{width}">{cap}<thead><tr>'
+            f"{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
 def _frame(data: pd.DataFrame | pd.Series | Mapping) -> pd.DataFrame:
@@ -94,6 +133,8 @@ def table_html(
     caption: str | None = None,
     digits: int = 3,
     max_rows: int | None = None,
+    row_attrs: Sequence[Mapping[str, str] | None] | None = None,
+    fit: bool = True,
 ) -> str:
     """The HTML :func:`show` displays: one or more ``<table>`` elements and the table's notes.
 
@@ -108,12 +149,28 @@ def table_html(
     max_rows : int, optional
         Show only the first ``max_rows`` rows, with a note saying how many there are (for
         tables of a sweep that grow as k(k − 1)/2; the saved files keep every row).
+    row_attrs : sequence of mapping, optional
+        HTML attributes of each row's ``<tr>`` (``class``, ``style``, ``title``; None for
+        none), one per row of ``df``; e.g. to highlight a row. Not used when the table is
+        transposed.
+    fit : bool
+        Transpose or split a table too wide for the page (the default); False keeps it whole
+        and as wide as the page when it holds long text (a list of steps read row by row).
 
     Returns
     -------
     str
         HTML with every cell escaped; every column shown (wide tables transposed or split,
-        see the module notes), a constant ``method`` column as a note under the table.
+        see the module notes), a constant ``method`` column as a note under the table. In a
+        column holding text longer than :data:`LONG_TEXT` characters (at least
+        :data:`TEXT_MIN_WIDTH` wide), a value longer than :data:`CUT_TEXT` shows on one line
+        cut with "…" where the column ends, the whole text in a ``<details>`` element (a click)
+        and a tooltip.
+
+    Raises
+    ------
+    ValueError
+        A column of ``columns`` not in ``df``, or ``row_attrs`` with fewer entries than rows.
 
     Examples
     --------
@@ -127,14 +184,18 @@ def table_html(
     """
     shown = present(_head(_frame(df), max_rows), columns=columns, labels=labels, digits=digits)
     align = shown.attrs["align"]
-    if sum(_width(shown)) <= PAGE_CHARACTERS:
+    rows = list(row_attrs)[:len(shown)] if row_attrs is not None else None
+    if rows is not None and len(rows) < len(shown):
+        raise ValueError(f"row_attrs has {len(rows)} entries for {len(shown)} rows")
+    if not fit or sum(_width(shown)) <= PAGE_CHARACTERS:
         parts = [(shown, align)]
     elif len(shown) <= TRANSPOSE_ROWS:
-        parts = [_transpose(shown, align)]
+        parts, rows = [_transpose(shown, align)], None
     else:
         parts = _split(shown, align)
     captions = [caption] + [f"{caption} (continued)" if caption else None] * (len(parts) - 1)
-    tables = [_table(part, a, cap) for (part, a), cap in zip(parts, captions, strict=True)]
+    tables = [_table(part, a, cap, rows, whole=not fit)
+              for (part, a), cap in zip(parts, captions, strict=True)]
     notes = "".join(f'<p class="dabench-table-note">{html.escape(n)}</p>'
                     for n in [*shown.attrs["notes"], *_cut_note(df, max_rows)])
     return f'<div class="dabench-tables">{"".join(tables)}{notes}</div>'

@@ -17,6 +17,7 @@ from dabench_analysis.report.context import Context
 from dabench_analysis.report.provenance import manifest
 from dabench_analysis.report.sections import Sections
 from dabench_analysis.report.show import show
+from dabench_analysis.tables.pooling import runs_checked
 
 #: Version of the ``summary.json`` layout written by the report notebooks.
 SUMMARY_SCHEMA_VERSION = 1
@@ -89,21 +90,51 @@ def write_summary(report: str, numbers: Mapping[str, Any], *, out: str | os.Path
     return summary
 
 
+def _trial_numbers(ctx: Context, numbers: dict) -> dict:
+    """A run with repeated trials: tasks counted once, accuracy and mean score over tasks (each
+    task's mean over its trials) with the pass@1 and Table 1 intervals over tasks."""
+    run = ctx.value("run")
+    numbers = {**numbers, "n_tasks": int(run.tasks["task_id"].nunique()),
+               "n_rows": int(len(run.tasks)), "trials_per_task_max": run.trials}
+    one = ctx.results.get("pass_k")
+    if one is not None and len(one):
+        k1 = one[one["k"] == 1].iloc[0]
+        numbers |= {"answer_accuracy": float(k1["pass_at_k"]),
+                    "answer_accuracy_ci_low": float(k1["pass_at_k_ci_low"]),
+                    "answer_accuracy_ci_high": float(k1["pass_at_k_ci_high"]),
+                    "answer_accuracy_ci_method": str(k1["method"]),
+                    "pass_hat_k": {int(k): float(v) for k, v in one[["k", "pass_hat_k"]].values}}
+    main = ctx.results.get("main_results")
+    if main is not None and (main["metric"] == "final_score").any():
+        fs = main.set_index("metric").loc["final_score"]
+        numbers |= {"mean_final_score": float(fs["mean"]),
+                    "mean_final_score_ci_low": float(fs["ci_low"]),
+                    "mean_final_score_ci_high": float(fs["ci_high"]),
+                    "mean_final_score_ci_method": str(fs["method"])}
+    return numbers
+
+
 def _run_numbers(ctx: Context) -> dict:
     run, validation = ctx.value("run"), ctx.value("validation")
-    numbers = tables.key_numbers(run.tasks, threshold=ctx.threshold)
+    with runs_checked():  # repeated trials: the per-task numbers replace these below
+        numbers = tables.key_numbers(run.tasks, threshold=ctx.threshold)
     numbers.pop("success_threshold")  # stated once, as the field every summary has
-    return {"run_id": run.run_id, **numbers,
+    if run.trials > 1:
+        numbers = _trial_numbers(ctx, numbers)
+    return {"run_id": run.run_id, "format": run.format, **numbers,
             "health_score": validation.health.harness_score,
             "run_quality_status": validation.health.run_quality_status,
             "validation_errors": int((validation.findings["severity"] == "error").sum())}
 
 
 def _compare_numbers(ctx: Context) -> dict:
+    names = {"baseline": ctx.value("baseline_run").run_id,
+             "proposed": ctx.value("proposed_run").run_id}
+    if "paired_comparison" not in ctx.results:  # skipped: repeated trials, never averaged
+        return names
     fs = ctx.value("paired_comparison").set_index("metric").loc["final_score"]
     changes = ctx.value("task_changes")["change"]
-    return {"baseline": ctx.value("baseline_run").run_id,
-            "proposed": ctx.value("proposed_run").run_id, "n_pairs": int(fs["n_pairs"]),
+    return {**names, "n_pairs": int(fs["n_pairs"]),
             "mean_diff_final_score": float(fs["mean_diff"]),
             "p_value_final_score": float(fs["p_value"]),
             "p_adjusted_final_score": float(fs["p_adjusted"]),
@@ -115,12 +146,17 @@ def _compare_numbers(ctx: Context) -> dict:
 
 def _sweep_numbers(ctx: Context) -> dict:
     runs, counts = ctx.value("runs"), ctx.value("task_counts")
+    out = {"n_runs": len(runs), "run_ids": runs.run_ids,
+           "not_in_sweep": runs.skipped["path"].tolist(),
+           "n_shared_tasks": int(counts["n_shared"].iloc[0]),
+           "n_own_tasks": dict(zip(counts["run_id"], counts["n_own"].tolist(), strict=True))}
+    front = ctx.results.get("frontier")
+    if front is not None:
+        out["on_frontier"] = front.loc[front["on_frontier"], "run_id"].tolist()
+    if "leaderboard" not in ctx.results:  # skipped: repeated trials, never averaged
+        return out
     board, pairs, items = ctx.value("leaderboard"), ctx.value("pairwise"), ctx.value("items")
-    return {"n_runs": len(runs), "run_ids": runs.run_ids,
-            "not_in_sweep": runs.skipped["path"].tolist(),
-            "n_shared_tasks": int(counts["n_shared"].iloc[0]),
-            "n_own_tasks": dict(zip(counts["run_id"], counts["n_own"].tolist(), strict=True)),
-            "leader": board["run_id"].iloc[0], "n_tied": int(board["tied"].sum()),
+    return {**out, "leader": board["run_id"].iloc[0], "n_tied": int(board["tied"].sum()),
             "leaderboard": board[["run_id", "rank", "rank_low", "rank_high", "tied",
                                   "mean_score", "answer_accuracy"]],
             "n_pairs": len(pairs), "n_pairs_holm_05": int((pairs["p_holm"] < 0.05).sum()),

@@ -32,6 +32,7 @@ from dabench_analysis.schema.columns import (
     MAIN_METRICS,
     NULL_VALUES,
     ORDERED_ENUMS,
+    OTHER_HARNESS_COLUMNS,
     OUTCOME_STATUSES,
     SEVERITIES,
     SPECIALISTS,
@@ -56,6 +57,7 @@ from dabench_analysis.schema.files import (
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
+from dabench_analysis.schema.inputs_table import columns_markdown, columns_table
 from dabench_analysis.schema.labels import LABELS, UNITS, label
 from dabench_analysis.schema.outcome import correct
 from dabench_analysis.schema.replay import (
@@ -70,8 +72,6 @@ from dabench_analysis.schema.sections import (
     REPLAY_FILES,
     SECTIONS,
     Section,
-    columns_markdown,
-    columns_table,
     optional_columns,
     sections_needing,
     sections_using,
@@ -83,7 +83,7 @@ __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TASK_
            "Check", "Column", "DIFFICULTY_ORDER", "ENUMS", "EXECUTION", "FAILURE_CATEGORIES",
            "FAILURE_STAGES", "FLAG_COERCED", "FLAG_FALSE", "FLAG_TRUE", "GROUPS",
            "HEALTH_STATUSES", "IDENTIFICATION", "MAIN_METRICS", "NULL_VALUES", "OPTIONAL_FILES",
-           "ORDERED_ENUMS", "OUTCOME_STATUSES", "REPLAY_FIELDS", "REPLAY_FILES", "REPLAY_TYPES",
+           "ORDERED_ENUMS", "OTHER_HARNESS_COLUMNS", "OUTCOME_STATUSES", "REPLAY_FIELDS", "REPLAY_FILES", "REPLAY_TYPES",
            "ReplayField", "SECTIONS", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
            "Section", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
            "TRAJECTORY_COLUMNS", "check_threshold", "checks_markdown", "checks_table", "column",

@@ -55,17 +55,17 @@ CALIBRATION_EDGES: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)
 TM, TRAJ, CALLS, REPLAY = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv",
                            "task_replay.json")
 
-#: Characters of free text a reader cannot see and some writers refuse (LaTeX stops at NUL, a
-#: lone surrogate cannot be encoded as UTF-8): the C0 controls except tab, line feed and carriage
-#: return (the text's own layout), and UTF-16 surrogates not paired (JSON's ``"\ud800"``).
-#: ``control_characters`` finds them; every writer shows them as escapes
-#: (:func:`dabench_analysis.export.text.visible`).
-CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
-#: The same C0 controls in UTF-8 bytes (a file is scanned before its text columns are read).
-CONTROL_BYTES = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-#: The C0 part as a regular expression for Arrow-backed strings (which cannot hold a lone
+#: Characters of free text a reader cannot see and some writers refuse (LaTeX stops at NUL and
+#: DEL, a lone surrogate cannot be encoded as UTF-8): the C0 controls except tab, line feed and
+#: carriage return (the text's own layout), DEL, the C1 controls (U+0080-U+009F), and UTF-16
+#: surrogates not paired (JSON's ``"\ud800"``). ``control_characters`` finds them; every
+#: writer shows them as escapes (:func:`dabench_analysis.export.text.visible`).
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+#: The same controls in UTF-8 bytes (a file is scanned before its text columns are read).
+CONTROL_BYTES = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]")
+#: The same as a regular expression for Arrow-backed strings (which cannot hold a lone
 #: surrogate).
-_C0_PATTERN = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"
+_CONTROL_PATTERN = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 
 
 def control_mask(values: pd.Series) -> pd.Series:
@@ -87,7 +87,7 @@ def control_mask(values: pd.Series) -> pd.Series:
     [False, True, False, False, False]
     """
     if isinstance(values.dtype, pd.StringDtype) and values.dtype.storage == "pyarrow":
-        return values.str.contains(_C0_PATTERN, regex=True, na=False).astype(bool)
+        return values.str.contains(_CONTROL_PATTERN, regex=True, na=False).astype(bool)
     return values.map(lambda v: isinstance(v, str) and CONTROL_CHARACTERS.search(v) is not None
                       ).astype(bool)
 
@@ -209,7 +209,7 @@ _CHECKS = [
     _c("schema_exploration_steps_count", "warning", _K5, "schema_exploration_steps = "
        "count(trajectory.csv phase = \"explore\")", reads=_in(TRAJ, "task_id", "phase")),
     _c("control_characters", "warning", "README (Faults)", "free text holds no control "
-       "character (C0 but tab and line ends) and no lone surrogate; kept as read, written as "
+       "character (C0 but tab and line ends, DEL, C1) and no lone surrogate; kept as read, written as "
        "visible escapes (\\x00)"),
     _c("invariant_skipped", "info", "README (Runs from other eval-v2 versions)", "a check "
        "whose inputs are absent for every task is listed once, not run"),

@@ -1,4 +1,4 @@
-# Over 400 lines: the catalogue is data (152 task-metric, 30 trajectory and 17 tool-call columns);
+# Over 400 lines: the catalogue is data (154 task-metric, 30 trajectory and 17 tool-call columns);
 # splitting it by file kind would scatter one table of the eval-v2 guide over three files.
 """The eval-v2 column catalogue: every column once, with dtype, group, unit and meaning.
 
@@ -37,7 +37,7 @@ __all__ = [
     "SPECIALISTS", "GROUPS", "group", "column",
     "TEXT_TRAJECTORY_COLUMNS",
     "IDENTIFICATION", "CORRECTNESS", "EXECUTION", "AUTONOMY", "COST", "MAIN_METRICS",
-    "CORRELATION_METRICS", "SUCCESS_THRESHOLD",
+    "CORRELATION_METRICS", "SUCCESS_THRESHOLD", "OTHER_HARNESS_COLUMNS",
 ]
 
 #: Answer accuracy threshold on ``final_score`` (seed 000 §Breakdown by Difficulty).
@@ -97,7 +97,8 @@ class Column:
         Column name exactly as eval-v2 writes it.
     kind : str
         ``id``, ``text``, ``timestamp``, ``score`` (float in [0, 1]), ``float`` (unbounded),
-        ``seconds``, ``count`` (non-negative integer), ``tokens``, ``flag`` ({0, 1}) or ``enum``.
+        ``seconds``, ``count`` (non-negative integer), ``tokens``, ``cost`` (US dollars, >= 0),
+        ``flag`` ({0, 1}) or ``enum``.
     group : str
         Schema category of seed 000 (Correctness, Autonomy, …).
     unit : str
@@ -108,7 +109,7 @@ class Column:
         One line, with its seed section.
     required : bool
         The column's tier. Required columns are the few without which nothing can be computed
-        (task_metrics: ``run_id``, ``task_id``, ``difficulty``, ``final_score``; trajectory:
+        (task_metrics: ``task_id`` and ``final_score``; trajectory:
         ``task_id``, ``step_id``; tool calls: ``task_id``, ``tool_name``): a file without one is
         rejected. Every other column is optional: an analysis that needs an absent one is skipped
         with a note (:mod:`dabench_analysis.schema.sections`).
@@ -133,12 +134,13 @@ def _dtype(kind: str, name: str) -> str | pd.CategoricalDtype:
     if kind == "enum":
         return pd.CategoricalDtype(ENUMS[name], ordered=name in ORDERED_ENUMS)
     return {"id": "string", "text": "string", "timestamp": "string", "score": "float64",
-            "float": "float64", "seconds": "float64", "count": "Int64", "tokens": "Int64",
+            "float": "float64", "seconds": "float64", "cost": "float64", "count": "Int64",
+            "tokens": "Int64",
             "flag": "boolean", "bytes": "Int64"}[kind]
 
 
 _UNITS = {"score": "[0, 1]", "flag": "{0, 1}", "seconds": "s", "tokens": "tokens",
-          "count": "count", "bytes": "bytes"}
+          "count": "count", "bytes": "bytes", "cost": "USD"}
 
 
 def _c(name, kind, group, desc, hib=None, required=False):
@@ -147,11 +149,14 @@ def _c(name, kind, group, desc, hib=None, required=False):
 
 _T = [
     # 1. Identification (seed 000 §Data Model Schema 1)
-    _c("run_id", "id", "Identification", "Run identifier", required=True),
+    _c("run_id", "id", "Identification",
+       "Run identifier (absent: the run is named after its folder or file)"),
     _c("task_id", "id", "Identification", "Task identifier, e.g. task_38", required=True),
     _c("trace_id", "id", "Identification", "Agent trace identifier"),
-    _c("difficulty", "enum", "Identification", "Easy < Medium < Hard < Extreme", required=True),
+    _c("difficulty", "enum", "Identification", "Easy < Medium < Hard < Extreme"),
     _c("timestamp", "timestamp", "Identification", "ISO 8601 time the task was evaluated"),
+    _c("trial", "count", "Identification",
+       "Repeated trial of the task (Inspect epoch, tau-bench trial; absent: one trial)"),
     # 2. Task Metadata
     _c("task_type", "text", "Task Metadata", "Task family (aggregation, join, ...)"),
     _c("source_count", "count", "Task Metadata", "Number of data sources"),
@@ -173,6 +178,8 @@ _T = [
     _c("execution_success", "flag", "Execution", "Code ran without crashes", True),
     _c("execution_time", "seconds", "Execution", "Wall-clock time of the task", False),
     _c("total_tokens", "tokens", "Execution", "Total LLM tokens used", False),
+    _c("cost", "cost", "Execution", "Cost of the task in US dollars (another harness's field)",
+       False),
     _c("llm_calls", "count", "Execution", "Number of LLM invocations"),
     _c("tool_calls", "count", "Execution", "Number of tool invocations"),
     _c("tool_failures", "count", "Execution", "Failed tool invocations", False),
@@ -278,6 +285,9 @@ _T = [
 ]
 
 TASK_COLUMNS: dict[str, Column] = {c.name: c for c in _T}
+#: Catalogue columns eval-v2 does not write: read from other harnesses' output (repeated
+#: trials, a cost in dollars).
+OTHER_HARNESS_COLUMNS: tuple[str, ...] = ("trial", "cost")
 
 #: Names other eval-v2 versions (or the guide itself) use, read as the catalogue's name and reported
 #: with an info finding. ``*_agent_called``: §AAT Architecture Metrics; ``execution_calls`` /

@@ -41,6 +41,20 @@ class Present:
     columns: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class FirstPresent:
+    """The first entry of ``columns`` present in the run(s) (a section's ``uses`` with
+    ``uses_at_least=1`` guarantees one).
+
+    Examples
+    --------
+    >>> FirstPresent(("cost", "total_tokens")).columns
+    ('cost', 'total_tokens')
+    """
+
+    columns: tuple[str, ...]
+
+
 #: The analysis' success threshold (``final_score >= success_threshold`` is a correct answer).
 THRESHOLD = Param("success_threshold")
 

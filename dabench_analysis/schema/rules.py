@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from dabench_analysis.schema.columns import NULL_VALUES
 
 #: Kinds parsed as numbers: floating (scores, unbounded floats, seconds) and whole numbers.
-FLOAT_KINDS: tuple[str, ...] = ("score", "float", "seconds")
+FLOAT_KINDS: tuple[str, ...] = ("score", "float", "seconds", "cost")
 INTEGER_KINDS: tuple[str, ...] = ("count", "tokens", "bytes")
 NUMBER_KINDS: tuple[str, ...] = FLOAT_KINDS + INTEGER_KINDS
 #: Kinds whose cells are kept as written: only an empty cell is missing (``NA``, ``None``,
@@ -24,6 +24,12 @@ VERBATIM_KINDS: tuple[str, ...] = ("id", "text")
 #: Whole numbers must be below this: float64 holds every integer below 2**53 exactly; from 2**53
 #: on, text such as 9007199254740993 is rounded when parsed, so such values are rejected.
 MAX_COUNT = 2 ** 53
+
+#: Outcome columns that another harness may write as a 0/1 or pass/fail field: a column whose
+#: every value is a flag spelling (:data:`~dabench_analysis.schema.FLAG_TRUE`, ``FLAG_FALSE``,
+#: ``FLAG_COERCED``: true/false, pass/fail, yes/no) is read as 1.0 / 0.0, with an info finding;
+#: the one outcome rule (:func:`dabench_analysis.schema.correct`) then applies to it.
+OUTCOME_FLAG_COLUMNS: tuple[str, ...] = ("final_score",)
 
 #: Legacy failure_stage names (seed 000 §Failure Attribution's example writes "execution").
 LEGACY_STAGES: dict[str, str] = {
@@ -80,7 +86,8 @@ class Rule:
 RULES: tuple[Rule, ...] = (
     Rule("finite", "finite", FLOAT_KINDS, -math.inf, math.inf, "infinite value", open_ends=True),
     Rule("unit_interval", "range", ("score",), 0.0, 1.0, "outside [0, 1]"),
-    Rule("non_negative", "range", ("seconds", *INTEGER_KINDS), 0.0, math.inf, "negative"),
+    Rule("non_negative", "range", ("seconds", "cost", *INTEGER_KINDS), 0.0, math.inf,
+         "negative"),
 )
 
 

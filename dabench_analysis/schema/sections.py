@@ -17,10 +17,9 @@ here instead of importing the report layer.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from dabench_analysis.schema.checks import checks_reading
 from dabench_analysis.schema.columns import (
     CORRELATION_METRICS,
     MAIN_METRICS,
@@ -37,7 +36,7 @@ from dabench_analysis.schema.files import (
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
-from dabench_analysis.schema.parts import THRESHOLD, Param, Part, Present
+from dabench_analysis.schema.parts import THRESHOLD, FirstPresent, Param, Part, Present
 from dabench_analysis.schema.sections_trajectory import TRAJECTORY_SECTIONS
 
 #: What each optional file feeds besides the sections that name it.
@@ -124,6 +123,11 @@ class Section:
     parts : tuple of Part
         What it computes, writes and shows, in order (:class:`~dabench_analysis.schema.parts.Part`:
         the function by dotted name, its arguments, the written stem, the columns shown).
+    trials : {"one", "any", "several"}
+        What it needs of repeated trials (a run of another harness holds one row per task and
+        trial; a sweep's configurations repeat runs): ``"one"`` one row per task (skipped on
+        runs with repeated trials: pairing or a per-task interval would silently average
+        them), ``"any"``, or ``"several"`` (only with repeated trials: pass@k, flakiness).
     """
 
     name: str
@@ -135,6 +139,7 @@ class Section:
     uses: tuple[str, ...] = ()
     uses_at_least: int = 0
     parts: tuple[Part, ...] = ()
+    trials: str = "one"
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -211,17 +216,22 @@ _PAIRED = ("n_pairs", "mean_baseline", "mean_proposed", "mean_diff", "ci_low", "
            "statistic", "p_value", "p_adjusted", "cohens_d_z", "magnitude")
 
 
+_BOOT = (("n_boot", Param("n_boot")), ("seed", Param("seed")))
+#: Cost columns the frontier can use, the first present chosen.
+_COSTS = ("cost", "total_tokens", "execution_time")
+
+
 def _table(compute: str, name: str, **kw) -> Part:
     return Part(compute, f"tables/{name}", **kw)
 
 
 _ALL = [
     # run report (notebooks/run_report.ipynb), in the order it shows them
-    Section("health", "Run health", "run", parts=(
+    Section("health", "Run health", "run", trials="any", parts=(
         _table("validate.health_section", "health", inputs=("validation",)),
         Part("validate.findings_table", inputs=("validation",)))),
     Section("main_results", "Table 1: main results", "run", needs=("final_score",),
-            uses=tuple(MAIN_METRICS[1:]), parts=(_table(
+            uses=tuple(MAIN_METRICS[1:]), trials="any", parts=(_table(
                 "tables.main_results", "main_results",
                 args=(("metrics", Present(tuple(MAIN_METRICS))),)),)),
     Section("difficulty_breakdown", "Table 2: breakdown by difficulty", "run",
@@ -317,6 +327,13 @@ _ALL = [
     Section("autonomy_vs_efficiency", "Autonomy vs efficiency", "run",
             needs=("autonomy_score", "tool_efficiency", "final_score"),
             parts=(Part("figures.autonomy_vs_efficiency", "autonomy_vs_efficiency"),)),
+    Section("pass_k", "Repeated trials: pass@k and pass^k", "run",
+            needs=("task_id", "final_score"), uses=("trial",), trials="several", parts=(
+                _table("tables.trials.pass_k", "pass_k", inputs=("run",)),
+                Part("figures.pass_k_curve", "pass_k_curve", inputs=("pass_k",)))),
+    Section("flakiness", "Repeated trials: tasks with mixed outcomes", "run",
+            needs=("task_id", "final_score"), uses=("trial",), trials="several",
+            parts=(_table("tables.trials.flakiness", "flakiness", inputs=("run",)),)),
     # comparison report (notebooks/compare_runs.ipynb); columns needed in both runs
     Section("paired_comparison", "Paired comparison of the main metrics", "compare",
             needs=("task_id", "final_score"), uses=tuple(MAIN_METRICS[1:]), parts=(_table(
@@ -345,7 +362,7 @@ _ALL = [
                         inputs=(*_PAIR, "paired_comparison"), args=_T),)),
     # sweep report (notebooks/sweep.ipynb); tasks of every run, stacked
     Section("task_counts", "Tasks per run and tasks shared by all runs", "sweep",
-            needs=("task_id", "final_score"), parts=(
+            needs=("task_id", "final_score"), trials="any", parts=(
                 _table("tables.sweep.task_counts", "task_counts", show="none",
                        caption="Tasks per run (n_own) and tasks all runs share (n_shared)"),
                 Part("report.notes.shared_tasks_note", inputs=("task_counts",)),
@@ -368,10 +385,22 @@ _ALL = [
             needs=("task_id", "final_score"), parts=(_table(
                 "tables.sweep.flip_counts", "flip_counts", args=_T, max_rows=60,
                 caption="Tasks that flip between each pair of runs"),)),
-    Section("items", "Item analysis", "sweep", needs=("task_id", "final_score"), parts=(
+    Section("items", "Item analysis", "sweep", needs=("task_id", "final_score"),
+            uses=("difficulty",), parts=(
         _table("tables.sweep.items", "items", args=_T, max_rows=60,
                caption="Item analysis across the sweep"),
         Part("figures.item_difficulty", "item_difficulty", inputs=("items",)))),
+    Section("pass_k_runs", "Repeated trials: pass@k and pass^k per run", "sweep",
+            needs=("task_id", "final_score"), trials="several", parts=(
+                _table("tables.trials.pass_k", "pass_k", inputs=("runs",), args=_BOOT),
+                _table("tables.trials.flakiness", "flakiness", inputs=("runs",)),
+                Part("figures.pass_k_curve", "pass_k_curve", inputs=("pass_k",)))),
+    Section("frontier", "Cost-accuracy frontier", "sweep", needs=("task_id", "final_score"),
+            uses=_COSTS, uses_at_least=1, trials="any", parts=(
+                _table("tables.sweep.frontier", "frontier", args=(
+                    *_T, ("cost", FirstPresent(_COSTS)), ("n_boot", Param("n_boot")),
+                    ("seed", Param("seed")))),
+                Part("figures.frontier", "frontier", inputs=("frontier",)))),
 ]
 
 _ALL += [Section(**entry) for entry in TRAJECTORY_SECTIONS]  # schema/sections_trajectory.py
@@ -416,74 +445,3 @@ def sections_using(column: str) -> list[str]:
 def optional_columns() -> list[str]:
     """task_metrics columns of the optional tier, in catalogue order."""
     return [c.name for c in TASK_COLUMNS.values() if not c.required]
-
-
-def file_columns_read(file: str) -> list[str]:
-    """Columns of an optional CSV file that a section needs or a check reads, in catalogue order.
-
-    Parameters
-    ----------
-    file : str
-        A key of :data:`FILE_CATALOGUES`.
-
-    Returns
-    -------
-    list of str
-        Qualified names ``"<file>:<column>"``.
-
-    Examples
-    --------
-    >>> file_columns_read("tool_calls.csv")[:3]
-    ['tool_calls.csv:run_id', 'tool_calls.csv:task_id', 'tool_calls.csv:tool_name']
-    """
-    names = [f"{file}:{c}" for c in FILE_CATALOGUES[file]]
-    return [n for n in names if sections_needing(n) or checks_reading(n)]
-
-
-def columns_table(columns: Iterable[str] | None = None) -> list[dict[str, str]]:
-    """One row per task_metrics column that a section needs or uses, per optional file, and
-    per column of an optional CSV file that a section needs or a check reads.
-
-    Returns
-    -------
-    list of dict
-        Keys ``input``, ``tier`` (required / optional, the column's tier in its file's
-        catalogue), ``needed_by`` (section names joined by ", ") and ``used_by`` (sections, or
-        for files and their columns what validation reads them for); the rows of the README's
-        table of inputs.
-    """
-    rows = []
-    names = list(TASK_COLUMNS) if columns is None else list(columns)
-    for name in names:
-        need, use = sections_needing(name), sections_using(name)
-        col = TASK_COLUMNS[name]
-        if col.required or need or use:
-            rows.append({"input": name, "tier": "required" if col.required else "optional",
-                         "needed_by": ("every section (a run without it is rejected)"
-                                       if col.required else ", ".join(need)),
-                         "used_by": ", ".join(use)})
-    for f in OPTIONAL_FILES:
-        rows.append({"input": f, "tier": "optional", "needed_by": ", ".join(sections_needing(f)),
-                     "used_by": FILE_USES[f]})
-        for name in file_columns_read(f) if f in FILE_CATALOGUES else ():
-            read = checks_reading(name)
-            rows.append({"input": name, "tier": "required" if FILE_CATALOGUES[f][
-                split_qualified(name)[1]].required else "optional",
-                "needed_by": ", ".join(sections_needing(name)),
-                "used_by": "validation: " + ", ".join(read) if read else ""})
-    return rows
-
-
-def columns_markdown() -> str:
-    """:func:`columns_table` as the Markdown table the README shows (kept equal by a test).
-
-    Examples
-    --------
-    >>> columns_markdown().splitlines()[0]
-    '| input | tier | needed by (skipped without it) | used by when present |'
-    """
-    lines = ["| input | tier | needed by (skipped without it) | used by when present |",
-             "|---|---|---|---|"]
-    lines += [f"| `{r['input']}` | {r['tier']} | {r['needed_by'] or '-'} | {r['used_by'] or '-'} |"
-              for r in columns_table()]
-    return "\n".join(lines)

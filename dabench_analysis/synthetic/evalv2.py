@@ -418,7 +418,8 @@ def generate_run(
                 json.dump(_replay(task, row, steps, c_rows, np.random.default_rng([seed, i, 1])),
                           fh, indent=2, ensure_ascii=False)
                 fh.write("\n")
-    tasks = pd.DataFrame(rows)[list(schema.TASK_COLUMNS)]
+    tasks = pd.DataFrame(rows)[[c for c in schema.TASK_COLUMNS
+                                if c not in schema.OTHER_HARNESS_COLUMNS]]
     _write_csv(tasks, run_dir / schema.TASK_FILE)
     _write_csv(tasks[list(LEGACY_COLUMNS)], run_dir / schema.LEGACY_TASK_FILE)
     if trajectories:

@@ -31,18 +31,19 @@ from dabench_analysis.tables.paper import (
     specialist_participation,
     task_type_breakdown,
 )
-from dabench_analysis.tables.pooling import PooledRunsWarning
+from dabench_analysis.tables.pooling import PooledRunsWarning, PooledTrialsWarning
 from dabench_analysis.tables.summary import key_numbers
 
-__all__ = ["PooledRunsWarning", "ablation", "comparison", "correct_mask", "difficulty_breakdown",
+__all__ = ["PooledRunsWarning", "PooledTrialsWarning", "ablation", "comparison", "correct_mask", "difficulty_breakdown",
            "explore", "failures", "judge", "key_numbers", "main_results", "mas",
            "require_columns", "require_rows", "research_eval", "specialist_participation",
            "task_type_breakdown", "timing", "verification"]
 
-# Sweeps: leaderboard, pairwise comparisons, flips, items, configurations.
-from dabench_analysis.tables import sweep  # noqa: E402
+# Sweeps: leaderboard, pairwise comparisons, flips, items, configurations, the frontier;
+# repeated trials: pass@k, pass^k, flakiness.
+from dabench_analysis.tables import sweep, trials  # noqa: E402
 
-__all__ += ["sweep"]
+__all__ += ["sweep", "trials"]
 
 # What the agents did: trajectories and tool calls (variants, transitions, loops, recovery,
 # first failures, step latency, solved within k steps, tool fit; two runs, many runs).

@@ -20,7 +20,7 @@ from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import check_threshold, require_columns
 from dabench_analysis.stats.inputs import id_list, warn
-from dabench_analysis.tables.pooling import check_runs, runs_checked
+from dabench_analysis.tables.pooling import check_runs, check_trials, runs_checked
 
 #: What a table taking tasks (or steps, tool calls) accepts: see :func:`as_frame`.
 TasksLike = pd.DataFrame | Run | Runs
@@ -141,7 +141,8 @@ def _resolve_threshold(values: dict, default, raw: list, when: Callable | None) 
 def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequence[str] = (),
               pools: bool = True, paired: bool = False, grouped: bool = False,
               grouping: str | None = "by",
-              threshold_if: Callable[[dict], bool] | None = None) -> Callable:
+              threshold_if: Callable[[dict], bool] | None = None,
+              trials: bool = False) -> Callable:
     """Decorator: the one entry of a public table (a Run, a Runs or a frame in; frames inside).
 
     Parameters
@@ -169,6 +170,10 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
         For a ``threshold`` whose default is not a number (a figure's ``"auto"``): the Run's
         threshold is passed only when ``threshold_if(arguments)`` is true (e.g. the plotted
         column is a [0, 1] score); otherwise the function resolves its default itself.
+    trials : bool
+        The table handles repeated trials of a task itself (Table 1 averages them); otherwise a
+        summarising table (``pools``) given several trials of a task warns
+        (:class:`~dabench_analysis.tables.pooling.PooledTrialsWarning`).
 
     Returns
     -------
@@ -222,6 +227,8 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
             by = values.get(grouping) if has_by else None
             if pools and not paired:
                 check_runs(frames[0], fn.__name__, by=by, takes_by=has_by)
+                if not trials:
+                    check_trials(frames[0], fn.__name__)
             with runs_checked():
                 if grouped and by is not None:
                     rest = {k: v for k, v in values.items() if k not in (data[0], grouping)}

@@ -26,7 +26,7 @@ _BY_DOC = """by : str, sequence of str or None
         several runs they are pooled, with a PooledRunsWarning naming them."""
 
 
-@takes_run(named=("metrics", "by"))
+@takes_run(named=("metrics", "by"), trials=True)
 def main_results(
     tasks: TasksLike,
     *,
@@ -66,6 +66,10 @@ def main_results(
     Intervals from :func:`dabench_analysis.stats.describe`: for [0, 1] scores the logit-t
     interval expit(logit(m) ± t_{n-1, (1+ci)/2} · (sd/√n) / (m(1 − m))), which stays inside
     [0, 1] where mean ± t · sd/√n passed 1 (see :func:`dabench_analysis.stats.mean_summary`).
+    With repeated trials (a ``trial`` column, several rows per task) each task's metrics are
+    first averaged over its trials, so n counts tasks and the interval is over tasks (Miller
+    2024, "Adding Error Bars to Evals", §3: trials are not independent samples); ``method``
+    says so.
 
     Examples
     --------
@@ -80,7 +84,15 @@ def main_results(
     1     r2  3   1.0
     """
     by_cols = [] if by is None else [by] if isinstance(by, str) else list(by)
+    keys = [*by_cols, *(["run_id"] if "run_id" in tasks and "run_id" not in by_cols else []),
+            "task_id"]
+    trials = "trial" in tasks and "task_id" in tasks and tasks.duplicated(keys).any()
+    if trials:  # one row per task: its mean over trials
+        tasks = tasks.groupby(keys, sort=False, observed=True)[list(metrics)].agg(
+            lambda v: pd.to_numeric(v, errors="coerce").mean()).reset_index()
     out = stats.describe(tasks, list(metrics), by=by_cols or None, ci=ci)
+    if trials:
+        out["method"] = out["method"] + " over tasks (each task's mean over its trials)"
     return out[[*by_cols, "metric", "n", "mean", "std", "sem", "ci_low", "ci_high",
                 "method"]].reset_index(drop=True)
 

@@ -20,6 +20,11 @@ class PooledRunsWarning(StatisticsWarning):
     """A frame holding several runs (``run_id``) was summarised as one sample."""
 
 
+class PooledTrialsWarning(StatisticsWarning):
+    """A frame holding several trials of a task (``trial``) was summarised with each trial as
+    a row (its interval then takes trials of one task for independent samples)."""
+
+
 _CHECKED: ContextVar[bool] = ContextVar("dabench_runs_checked", default=False)
 
 
@@ -80,3 +85,39 @@ def check_runs(frame, what: str, *, by: str | Sequence[str] | None = None,
         how = (f"for one result per run call it on each run (for run in runs: {what}(run)) or "
                f"on one run's rows, e.g. tasks[tasks['run_id'] == {ids[0]!r}]")
     warnings.warn(f"{pooled}; {how}", PooledRunsWarning, stacklevel=outside_level())
+
+
+def check_trials(frame, what: str) -> None:
+    """Warn when ``frame`` holds several trials of a task and a table would count each as a row.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Task rows; its ``trial``, ``task_id`` and ``run_id`` columns are read.
+    what : str
+        The calling function, named in the message.
+
+    Warns
+    -----
+    PooledTrialsWarning
+        Naming the most trials of a task and where per-task results are (not inside
+        :func:`runs_checked`).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"task_id": ["a", "a"], "trial": [1, 2], "final_score": [1.0, 0.0]})
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     check_trials(t, "difficulty_breakdown")
+    >>> str(w[0].message)[:60]
+    'difficulty_breakdown: the input holds up to 2 trials of a ta'
+    """
+    if _CHECKED.get() or "trial" not in frame or "task_id" not in frame or frame.empty:
+        return
+    keys = [c for c in ("run_id", "task_id") if c in frame]
+    most = int(frame.groupby(keys, observed=True, sort=False).size().max())
+    if most > 1:
+        warnings.warn(f"{what}: the input holds up to {most} trials of a task, each counted as "
+                      "a row (an interval then treats them as independent); per-task results: "
+                      "da.tables.trials.pass_k, flakiness, main_results (a task's trials "
+                      "averaged)", PooledTrialsWarning, stacklevel=outside_level())

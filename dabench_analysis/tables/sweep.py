@@ -26,6 +26,7 @@ from dabench_analysis.stats.proportions import proportion_ci
 from dabench_analysis.stats.ranking import rank_intervals, rank_ties
 from dabench_analysis.stats.repetitions import repetition_variance
 from dabench_analysis.tables.common import correct_mask, takes_run
+from dabench_analysis.tables.frontier import frontier
 from dabench_analysis.tables.sweep_items import (
     _as_tasks,
     _higher_is_better,
@@ -35,12 +36,13 @@ from dabench_analysis.tables.sweep_items import (
     items,
     pairwise,
 )
+from dabench_analysis.tables.trials import pairing_checks
 
 if TYPE_CHECKING:
     from dabench_analysis.load.sweep import Runs
 
-__all__ = ["check_sweep", "flip_counts", "flips", "items", "leaderboard", "leaderboard_by_config",
-           "pairwise", "repetition_table", "shared_tasks", "task_counts"]
+__all__ = ["check_sweep", "flip_counts", "flips", "frontier", "items", "leaderboard",
+           "leaderboard_by_config", "pairwise", "repetition_table", "shared_tasks", "task_counts"]
 
 #: Fewest runs a sweep compares.
 MIN_RUNS = 2
@@ -132,37 +134,43 @@ def _present(t: pd.DataFrame, metric: str | None) -> pd.Series:
 
 @takes_run(pools=False)
 def task_counts(tasks, *, metric: str | None = None) -> pd.DataFrame:
-    """Per run: its own number of tasks and the number all runs share.
+    """Per run: its own number of tasks, the number all runs share, and the pairing checks.
 
     Parameters
     ----------
     tasks : DataFrame or Runs
-        Stacked task frames with ``run_id`` and ``task_id``.
+        Stacked task frames with ``run_id`` and ``task_id`` (``trial`` when present).
     metric : str, optional
         If given, a task counts only where ``metric`` has a value.
 
     Returns
     -------
     DataFrame
-        One row per run (first appearance order): ``run_id``, ``n_own``, ``n_shared``.
+        One row per run (first appearance order): ``run_id``, ``n_own`` (its distinct tasks),
+        ``n_shared`` (tasks every run has), then :func:`dabench_analysis.tables.trials.
+        pairing_checks`' columns (``n_rows``, ``n_duplicates``, ``n_only_here``,
+        ``trials_min``, ``trials_max``, ``n_uneven``, ``mixed``): what pairing the runs' tasks
+        would hide, counted, never averaged away.
 
     Examples
     --------
     >>> t = pd.DataFrame({"run_id": ["a", "a", "b"], "task_id": ["t1", "t2", "t1"]})
-    >>> task_counts(t).values.tolist()
-    [['a', 2, 1], ['b', 1, 1]]
+    >>> task_counts(t)[["run_id", "n_own", "n_shared", "n_only_here"]].values.tolist()
+    [['a', 2, 1, 1], ['b', 1, 1, 0]]
     """
-    t = _as_tasks(tasks, [] if metric is None else [metric])
+    require_columns(tasks, ["run_id", "task_id", *([] if metric is None else [metric])])
+    t = tasks
     ok = _present(t, metric).to_numpy()
-    runs = t["run_id"].astype(str)[ok]
-    tids = t["task_id"].astype(str)[ok]
+    pairs = t[["run_id", "task_id"]].astype(str)[ok].drop_duplicates()
     n_runs = t["run_id"].astype(str).nunique()
-    per_task = tids.groupby(tids.to_numpy()).size()
+    per_task = pairs.groupby("task_id").size()
     n_shared = int((per_task == n_runs).sum())
-    own = runs.groupby(runs.to_numpy(), sort=False).size()
+    own = pairs.groupby("run_id", sort=False).size()
     order = list(pd.unique(t["run_id"].astype(str)))
-    return pd.DataFrame({"run_id": order, "n_own": own.reindex(order, fill_value=0).to_numpy(),
-                         "n_shared": n_shared}).astype({"n_own": "int64", "n_shared": "int64"})
+    out = pd.DataFrame({"run_id": order, "n_own": own.reindex(order, fill_value=0).to_numpy(),
+                        "n_shared": n_shared}).astype({"n_own": "int64", "n_shared": "int64"})
+    checks = pairing_checks(t)
+    return out.merge(checks.drop(columns=["n_tasks"]), on="run_id", how="left")
 
 
 @takes_run(pools=False)

@@ -32,7 +32,8 @@ def _as_tasks(frame: pd.DataFrame, columns=()) -> pd.DataFrame:
     if dup.any():
         r, t = key[dup].iloc[0]
         raise ValueError(f"task {t!r} appears more than once in run {r!r} "
-                         f"({int(dup.sum())} duplicate rows)")
+                         f"({int(dup.sum())} duplicate rows; repeated trials are never "
+                         "averaged here: see tables.sweep.task_counts and tables.trials)")
     return frame
 
 

@@ -192,7 +192,7 @@ _CONTEXT = 12
 
 
 def _has_control_bytes(path: Path) -> bool:
-    """True when the file holds a C0 control byte other than tab and line ends (a quick scan:
+    """True when the file holds a control character (C0 but tab and line ends, DEL, C1; a scan:
     its text columns are only read, with the heavy free text, when it does)."""
     try:
         with path.open("rb") as fh:
@@ -228,7 +228,7 @@ def _control_in(frame: pd.DataFrame, file: str, rows: Sequence[int] | None) -> l
         out.append(Finding(CHECKS["control_characters"].severity, file,
                            hit[0] if len(hit) == 1 else None, str(col), "control_characters",
                            f"{len(hit)} value(s) of {col} hold control characters (NUL, other "
-                           f"C0 controls, lone surrogates), kept as read and written as escapes "
+                           f"C0 controls, DEL, C1 controls, lone surrogates), kept as read and written as escapes "
                            f"such as \\x00: {shown}" + (f" and {len(hit) - 3} more"
                                                          if len(hit) > 3 else ""), hit))
     return out

@@ -301,19 +301,18 @@ def run_quality_score(quality: dict[str, float]) -> float:
 def _health(components: dict[str, float] | None, quality: dict[str, float],
             n_errors: int, *, evaluated: bool = True,
             success_threshold: float = schema.SUCCESS_THRESHOLD) -> Health:
-    """``components`` None: a run that could not be loaded (harness health 0, UNHEALTHY);
-    ``evaluated=False``: not evaluated (no score). A run without tasks passes components of
-    NaN: nothing is rated."""
-    if not evaluated:
+    """``components`` None: a run that could not be loaded; ``evaluated=False``: not evaluated.
+    Neither has data to rate: no score (NaN, UNDEFINED), never a number (the load's error
+    findings say why). A run without tasks passes components of NaN: nothing is rated."""
+    if not evaluated or components is None:
         nan = float("nan")
         return Health(nan, "UNDEFINED", *_band(nan), dict.fromkeys(HARNESS_WEIGHTS, nan),
                       nan, "UNDEFINED", nan, nan)
-    score, weighted, causes = (0.0, 0.0, ()) if components is None else \
-        harness_score(components)
+    score, weighted, causes = harness_score(components)
     status = health_status(score, n_errors=n_errors)
     q = run_quality_score(quality)
     return Health(score, status, _band(score)[0], health_action(score, status),
-                  components or dict.fromkeys(HARNESS_WEIGHTS, 0.0), q, health_status(q),
+                  components, q, health_status(q),
                   quality.get("answer_accuracy", float("nan")),
                   quality.get("execution_success_rate", float("nan")), weighted, causes,
                   success_threshold)

@@ -13,13 +13,15 @@ findings name ``<task_id>/task_replay.json``, the field and both values.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import pandas as pd
 
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.replay import read_replay, replay_file
+from dabench_analysis.load.replay import replay_file
 from dabench_analysis.load.run import Run
 from dabench_analysis.schema import REPLAY_FILE
+from dabench_analysis.schema.checks import CHECKS, CONTROL_CHARACTERS
 from dabench_analysis.schema.replay import REPLAY_FIELDS, REPLAY_TYPES, ReplayField
 from dabench_analysis.validate.invariants import Invariant, _holds, _tol, check_invariants
 
@@ -127,6 +129,32 @@ def check_structure(data: dict, tid: str, findings: list[Finding]) -> dict[str, 
     return out
 
 
+def _texts(value: object, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every text in a parsed JSON value, with its field path (``a.b[2]``)."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _texts(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _texts(v, f"{path}[{i}]")
+
+
+def control_in_replay(data: dict, where: str) -> list[Finding]:
+    """``control_characters`` (schema.checks) for a replay's text: one finding per file naming
+    the fields whose text holds a NUL, another C0 control or a lone surrogate (kept as read;
+    written as escapes such as ``\\x00``)."""
+    hit = [p for p, text in _texts(data) if CONTROL_CHARACTERS.search(text)]
+    if not hit:
+        return []
+    return [Finding(CHECKS["control_characters"].severity, where, None, hit[0],
+                    "control_characters", f"{len(hit)} text field(s) hold control characters "
+                    f"(NUL, other C0 controls, lone surrogates), kept as read and written as "
+                    f"escapes such as \\x00: {', '.join(hit[:5])}"
+                    + (f" and {len(hit) - 5} more" if len(hit) > 5 else ""))]
+
+
 def replay_frame(run: Run, findings: list[Finding]) -> pd.DataFrame:
     """The ``rp:<field>`` values of every task's replay, on the index of ``run.tasks``.
 
@@ -143,12 +171,13 @@ def replay_frame(run: Run, findings: list[Finding]) -> pd.DataFrame:
             if found is None:
                 n_missing += 1
                 continue
-            data = read_replay(found)
-        except RunLoadError as exc:
+            data = run.replays[str(tid)]  # the run's one read of the file (its manifest stamp)
+        except (RunLoadError, KeyError) as exc:
             findings.append(Finding("error", f"{tid}/{REPLAY_FILE}", None, None,
-                                    "replay_unreadable", str(exc).split(": ", 1)[-1]))
+                                    "replay_unreadable", str(exc).strip("'").split(": ", 1)[-1]))
             continue
         rows[idx] = check_structure(data, str(tid), findings)
+        findings += control_in_replay(data, f"{tid}/{REPLAY_FILE}")
     if n_missing:
         findings.append(Finding("info", run.task_file, None, "replay_path", "replay_missing",
                                 f"{n_missing} of {len(run.tasks)} task(s) have no "

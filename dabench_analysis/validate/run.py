@@ -16,6 +16,7 @@ import pandas as pd
 from dabench_analysis.load import Run, load_run
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.schema import (
+    OTHER_HARNESS_COLUMNS,
     SUCCESS_THRESHOLD,
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
@@ -122,7 +123,7 @@ def _frame(findings: Sequence[Finding]) -> pd.DataFrame:
 
 
 def _side(run: Run, attr: str, file: str, findings: list) -> pd.DataFrame | None:
-    if not (run.path / file).is_file():
+    if not ((run.path / file).is_file() if run.format == "eval-v2" else file in run.side_files):
         off = sections_needing(file)
         findings.append(Finding("warning" if off else "info", file, None, None, "missing_file",
                                 "optional file not found; "
@@ -146,7 +147,7 @@ def _absent_columns(run: Run) -> list[Finding]:
     """
     present, out, unused = set(run.tasks.columns), [], []
     for name in optional_columns():
-        if name in present:
+        if name in present or (run.format == "eval-v2" and name in OTHER_HARNESS_COLUMNS):
             continue
         off, used = sections_needing(name), sections_using(name)
         if off:
@@ -296,7 +297,8 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
     error condition. It reproduces the seed's example (64 % accuracy shown as DEGRADED for any
     execution success rate >= 76 %). Without any final_score value (or without tasks) run
     quality is NaN, status UNDEFINED, never a number; a run without tasks has no harness
-    health either; a run that cannot be loaded scores 0 (UNHEALTHY); a run that is not
+    health either; a run that cannot be loaded has no score either (NaN, UNDEFINED: its error
+    findings say why, and the state is "failed"); a run that is not
     evaluated (no task_metrics.csv, seed 003) has no score (NaN, UNDEFINED).
 
     Examples
@@ -323,7 +325,7 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
         threshold = check_threshold(run.success_threshold if threshold is None else threshold)
         traj = _side(run, "trajectory", TRAJECTORY_FILE, extra)
         calls = _side(run, "tool_calls", TOOL_CALLS_FILE, extra)
-    replay = rp.replay_frame(run, extra) if replays else None
+    replay = rp.replay_frame(run, extra) if replays and run.format == "eval-v2" else None
     rec = inv.reconciliation_frame(run.tasks, traj, calls, replay)
     found, failed = inv.check_invariants(rec, run.source_rows, run.task_file)
     if replay is not None:

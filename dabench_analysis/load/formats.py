@@ -1,0 +1,232 @@
+"""Which harness wrote a path: :func:`detect_format` looks at the content (a folder is an eval-v2
+run), and :func:`read_records` calls the reader of that format.
+
+Formats (:data:`FORMATS`): ``eval-v2`` (a run folder), ``inspect`` (an Inspect log, ``.eval`` or
+``.json``; :mod:`.inspect_log`), ``tau-bench`` (tau-bench's or tau2-bench's results JSON;
+:mod:`.taubench`) and ``table`` (any per-task table, CSV, JSON lines or Parquet, with a column
+mapping; :mod:`.table`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from dabench_analysis.load.findings import RunLoadError
+
+FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "table")
+#: File suffixes read as per-task tables.
+TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".ndjson", ".parquet", ".pq")
+_HEAD = 1 << 16
+_ZIP, _PARQUET = b"PK\x03\x04", b"PAR1"
+
+
+def _json_keys(head: bytes, keys: tuple[bytes, ...]) -> bool:
+    return all(b'"' + k + b'"' in head for k in keys)
+
+
+def _holds(path: Path, needle: bytes) -> bool:
+    """Whether the file holds ``needle`` (read in chunks; a key of a large JSON object)."""
+    tail = b""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            if needle in tail + chunk:
+                return True
+            tail = chunk[-len(needle):]
+    return False
+
+
+def detect_format(path: str | os.PathLike[str]) -> str | None:
+    """The format of ``path`` from its content (None: no format this toolkit reads).
+
+    Parameters
+    ----------
+    path : path-like
+        A run folder, or a file written by another harness.
+
+    Returns
+    -------
+    str or None
+        ``"eval-v2"`` for a folder; ``"inspect"`` for a zip named ``.eval`` or a JSON object
+        with Inspect's ``version``, ``status`` and ``eval`` keys; ``"tau-bench"`` for a JSON
+        list of results with ``task_id`` and ``reward`` (tau-bench) or a JSON object with
+        ``simulations`` (tau2-bench); ``"table"`` for a Parquet file or a ``.csv``,
+        ``.jsonl``/``.ndjson`` file; None otherwise (or for a path that does not exist).
+
+    Examples
+    --------
+    >>> detect_format("data/sample_runs/baseline_react")
+    'eval-v2'
+    >>> detect_format("tests/data/harness/tau-bench/gpt-4o-airline.json")
+    'tau-bench'
+    >>> detect_format("tests/data/harness/inspect_ai/log_streaming.eval")
+    'inspect'
+    """
+    p = Path(path)
+    if p.is_dir():
+        return "eval-v2"
+    if not p.is_file():
+        return None
+    with open(p, "rb") as fh:
+        head = fh.read(_HEAD)
+    if head.startswith(_ZIP):
+        return "inspect" if p.suffix == ".eval" else None
+    if head.startswith(_PARQUET):
+        return "table"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"[") and _json_keys(text, (b"task_id", b"reward")):
+        return "tau-bench"
+    if text.startswith(b"{") and p.suffix.lower() not in (".jsonl", ".ndjson"):
+        if _json_keys(text, (b"version", b"status", b"eval")):
+            return "inspect"
+        if _holds(p, b'"simulations"'):
+            return "tau-bench"
+    return "table" if p.suffix.lower() in TABLE_SUFFIXES else None
+
+
+def check_format(fmt: str | None) -> str | None:
+    """``format=`` as given, or a ValueError naming the known formats.
+
+    Examples
+    --------
+    >>> check_format("inspect")
+    'inspect'
+    """
+    if fmt is not None and fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)} (or None: detected from "
+                         f"the content), got {fmt!r}")
+    return fmt
+
+
+def read_records(path: Path, fmt: str, mapping: Mapping[str, str] | None = None) -> list:
+    """The :class:`~dabench_analysis.load.harness.Record` (s) of a file of format ``fmt``
+    (one run; a per-task table with a ``run_id`` column: one per run).
+
+    Raises
+    ------
+    RunLoadError
+        The file cannot be read as that format (naming file, line or field where known).
+    ValueError
+        ``fmt`` is eval-v2 (a folder, read by the pipeline) or unknown.
+    """
+    if fmt == "inspect":
+        from dabench_analysis.load.inspect_log import read_inspect
+
+        return [read_inspect(path)]
+    if fmt == "tau-bench":
+        from dabench_analysis.load.taubench import read_taubench
+
+        return [read_taubench(path)]
+    if fmt == "table":
+        from dabench_analysis.load.table import read_table_records
+
+        return read_table_records(path, mapping or {})
+    raise ValueError(f"read_records reads files of another harness, not {fmt!r}")
+
+
+def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
+    """Why a run cannot be analysed yet, or ``""`` when it can (read only as far as needed).
+
+    Returns
+    -------
+    str
+        For an eval-v2 folder without a task file, its hint; for an Inspect log without any
+        score, why (its results are read first, its samples only when they are absent); for a
+        file of no known format, that; else ``""``.
+
+    Examples
+    --------
+    >>> not_evaluated("data/sample_runs/pending_run")[:29]
+    'no task_metrics.csv: evaluate'
+    >>> not_evaluated("tests/data/harness/inspect_ai/log_streaming.eval")
+    ''
+    """
+    from dabench_analysis.schema.files import NOT_EVALUATED_HINT, TASK_FILES
+
+    p = Path(path)
+    fmt = fmt or detect_format(p)
+    if fmt == "eval-v2" or p.is_dir():
+        return "" if any((p / f).is_file() for f in TASK_FILES) else NOT_EVALUATED_HINT
+    if fmt is None:
+        return "not a run this toolkit reads (pass its format)"
+    if fmt == "inspect":
+        try:
+            from inspect_ai.log import read_eval_log
+
+            head = read_eval_log(str(p), header_only=True)
+            if head.results is not None and head.results.scores:
+                return ""
+        except Exception:  # noqa: BLE001 - then the full read says what is wrong
+            pass
+        try:
+            return read_records(p, fmt)[0].not_evaluated
+        except RunLoadError:
+            return ""  # readable or not, the report says why
+    return ""
+
+
+def not_readable(path: Path) -> RunLoadError:
+    """The error for a file of no known format."""
+    return RunLoadError(f"{path} is a file, not a run folder, and not a run this toolkit reads "
+                        "(an Inspect log, a tau-bench results file or a per-task table; pass "
+                        f"format= one of {', '.join(FORMATS)})")
+
+
+def load_file(path: Path, fmt: str, *, mapping: Mapping[str, str] | None = None,
+              strict: bool = True, include_text: bool = False,
+              success_threshold: float = 0.8) -> list:
+    """The runs of one file of another harness (:func:`read_records`, then
+    :func:`dabench_analysis.load.harness.build_run` for each).
+
+    Raises
+    ------
+    RunLoadError
+        As :func:`read_records` and :func:`~dabench_analysis.load.harness.build_run` (a log
+        without scores: *not evaluated*).
+    """
+    from dabench_analysis.load.harness import build_run
+
+    return [build_run(path, rec, fmt, strict=strict, include_text=include_text,
+                      success_threshold=success_threshold)
+            for rec in read_records(path, fmt, mapping)]
+
+
+def one_run(path: Path, fmt: str | None, **kw):
+    """The one run of another harness's file (:func:`dabench_analysis.load_run`).
+
+    Raises
+    ------
+    RunLoadError
+        A file of no known format, or as :func:`load_file`.
+    ValueError
+        A file holding several runs (a per-task table with a ``run_id`` column).
+    """
+    if fmt is None:
+        raise not_readable(path)
+    runs = load_file(path, fmt, **kw)
+    if len(runs) != 1:
+        raise ValueError(f"{path} holds {len(runs)} runs ({', '.join(r.run_id for r in runs)}"
+                         "); load them with load_runs or load_table(path, run_id=...)")
+    return runs[0]
+
+
+def runs_in_place(paths: list[Path], loaded: list, fmt: str | None,
+                  skipped: list[tuple[str, str]], **kw) -> list:
+    """``loaded`` (the folders' runs, in order) with each file's runs (a list) in its place
+    (:func:`dabench_analysis.load_runs`); a file whose run is *not evaluated* goes to
+    ``skipped``, any other failure stays as its error."""
+    it, out = iter(loaded), []
+    for p in paths:
+        if p.is_dir():
+            out.append(next(it))
+            continue
+        try:
+            out.append(load_file(p, fmt or detect_format(p), **kw))
+        except RunLoadError as exc:
+            if any(f.check == "missing_file" for f in exc.findings):
+                skipped.append((str(p), exc.findings[0].message))
+                out.append([])
+            else:
+                out.append(exc)
+    return out

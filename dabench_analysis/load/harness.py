@@ -1,0 +1,249 @@
+"""Runs from other harnesses' output: what a reader of an Inspect log, a tau-bench results file or
+a per-task table gives the loader (:class:`Record`), and how it becomes the same
+:class:`~dabench_analysis.load.Run` an eval-v2 folder gives (:func:`build_run`).
+
+A reader turns its file into rows (dicts) named by the catalogue where a meaning matches and by
+the harness's own field names otherwise; :func:`arrow_table` makes them an Arrow table shaped as
+the CSV reader shapes a file (numbers ``float64`` in number columns, every other cell as text),
+and :func:`build_run` runs the catalogue's value rules on it (:func:`dabench_analysis.load.rules.
+convert`: the one typing step of every file), trajectories and tool calls too. A row key is
+``task_id`` (``task_id, trial`` when the harness repeats tasks).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from dabench_analysis import schema
+from dabench_analysis.load import pipeline
+from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.load.rules import TEXT, Stack, convert
+from dabench_analysis.load.run import Run
+from dabench_analysis.schema import (
+    TASK_COLUMNS,
+    TOOL_CALL_COLUMNS,
+    TRAJECTORY_COLUMNS,
+    Column,
+)
+from dabench_analysis.schema.files import FileKind
+from dabench_analysis.schema.rules import NUMBER_KINDS
+
+#: The repeated-trial column (Inspect epochs, tau-bench trials), also in steps and tool calls.
+TRIAL = TASK_COLUMNS["trial"]
+#: Fields of other harnesses kept under their own names but typed (not in the eval-v2
+#: catalogue, so not read by any report section).
+EXTRA_COLUMNS: dict[str, Column] = {c.name: c for c in (
+    Column("input_tokens", "tokens", "Execution", "tokens", False, "Input tokens (Inspect)"),
+    Column("output_tokens", "tokens", "Execution", "tokens", False, "Output tokens (Inspect)"),
+    Column("working_time", "seconds", "Execution", "s", False,
+           "Time working, without waits (Inspect)"),
+    Column("user_cost", "cost", "Execution", "USD", False,
+           "Cost of tau-bench's simulated user (not the agent's)"))}
+
+
+@dataclass
+class Record:
+    """One run as a reader of another harness read it.
+
+    Attributes
+    ----------
+    name : str
+        The run's name (its ``run_id``): the harness's own run name where it has one that
+        tells runs apart, else the file's name without its suffix.
+    tasks : list of dict
+        One per task (and trial): catalogue names where a meaning matches, the harness's own
+        fields under their names.
+    steps, calls : list of dict or None
+        Trajectory steps and tool calls (catalogue names of ``trajectory.csv`` and
+        ``tool_calls.csv``), None when the harness records none.
+    findings : list of Finding
+        What the reader noticed (e.g. a score it could not map).
+    meta : dict
+        Run-level facts of the harness (model, task, ...), kept on :attr:`Run.meta`.
+    not_evaluated : str
+        Why the run cannot be analysed yet (a log written before scoring), else empty.
+    table, kind : pyarrow.Table and FileKind, optional
+        Tasks already typed by the rules (a per-task table read by the CSV reader), instead
+        of ``tasks``; ``findings`` then holds the rules' findings.
+    """
+
+    name: str
+    tasks: list[dict]
+    steps: list[dict] | None = None
+    calls: list[dict] | None = None
+    findings: list[Finding] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    not_evaluated: str = ""
+    table: pa.Table | None = None
+    kind: FileKind | None = None
+
+
+def _kind(name: str, attribute: str, catalogue: Mapping, keys: tuple[str, ...],
+          severity: str, trials: bool) -> FileKind:
+    cat = {**catalogue, "trial": TRIAL} if trials else dict(catalogue)
+    keys = (keys[0], "trial", *keys[1:]) if trials else keys
+    return FileKind(name, attribute, MappingProxyType(cat), keys, severity)
+
+
+def _cell(value, number: bool):
+    """One value as the CSV reader would give it: a float in a number column, else text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if number and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def arrow_table(rows: Sequence[Mapping], catalogue: Mapping) -> pa.Table:
+    """Rows -> an Arrow table as the CSV reader shapes a file.
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        Column -> value (missing keys and None are missing values).
+    catalogue : mapping of str to Column
+        Columns of a number kind become ``float64`` when every value is a number (else text,
+        which the rules parse and report); all others text (``large_string``): booleans as
+        ``true``/``false``, lists and dicts as JSON, numbers as Python writes them.
+
+    Returns
+    -------
+    pyarrow.Table
+        Columns in order of first appearance.
+
+    Examples
+    --------
+    >>> t = arrow_table([{"task_id": 3, "final_score": 1}, {"task_id": "b", "x": True}],
+    ...                 TASK_COLUMNS)
+    >>> t.column_names, t.column("task_id").to_pylist(), t.column("final_score").type
+    (['task_id', 'final_score', 'x'], ['3', 'b'], DataType(double))
+    >>> t.column("x").to_pylist()
+    [None, 'true']
+    """
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    arrays = []
+    for name in names:
+        spec = catalogue.get(name)
+        values = [r.get(name) for r in rows]
+        number = spec is not None and spec.kind in NUMBER_KINDS and all(
+            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+            for v in values)
+        cells = [_cell(v, number) for v in values]
+        arrays.append(pa.array(cells, pa.float64() if number else TEXT))
+    return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
+
+
+def typed(table: pa.Table, kind: FileKind, name: str) -> tuple[pa.Table, list[Finding]]:
+    """A table of one file through the catalogue's rules (:func:`dabench_analysis.load.rules.
+    convert`): typed, checked, rows a task file cannot keep dropped; and its findings."""
+    n = table.num_rows
+    stack = Stack(table, np.array([0, n]), np.arange(1, n + 1), [name],
+                  [frozenset(table.column_names)])
+    out, found, drop = convert(stack, kind)
+    if drop.any():
+        out = out.filter(pa.array(~drop))
+    return out, found[0]
+
+
+def _side(rows: list[dict] | None, kind_args: tuple, run_id: str, name: str,
+          trials: bool) -> tuple[pd.DataFrame, list[Finding]]:
+    """Steps or tool calls as a typed frame (empty, with the catalogue's columns, if none)."""
+    attribute, catalogue, keys = kind_args
+    if not rows:
+        cols = dict.fromkeys(["run_id", *catalogue])
+        return pd.DataFrame({c: pd.Series(dtype=catalogue[c].dtype) for c in cols}), []
+    kind = _kind(name, attribute, catalogue, keys, "warning", trials)
+    table, found = typed(arrow_table(rows, kind.catalogue), kind, name)
+    return pipeline.to_frame(pipeline.fill_run_id(table, run_id), kind), found
+
+
+_SIDES = {"trajectory": ("trajectory", TRAJECTORY_COLUMNS, ("task_id", "step_id")),
+          "tool_calls": ("tool_calls", TOOL_CALL_COLUMNS, ("task_id", "call_id"))}
+
+
+def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
+              include_text: bool = False,
+              success_threshold: float = schema.SUCCESS_THRESHOLD) -> Run:
+    """The :class:`Run` of one record: its tasks (and steps, tool calls) typed by the rules.
+
+    Parameters
+    ----------
+    path : Path
+        The file the record was read from (the Run's ``path``; read only).
+    record : Record
+    fmt : str
+        The format's name (:data:`dabench_analysis.load.formats.FORMATS`), kept on the Run.
+    strict, include_text, success_threshold
+        As :func:`dabench_analysis.load_run`.
+
+    Returns
+    -------
+    Run
+        ``tasks`` one row per task (and trial: ``trial``), catalogue dtypes, the harness's own
+        fields as extra columns; ``trajectory`` and ``tool_calls`` as recorded (empty frames
+        with the catalogue's columns when the harness records none).
+
+    Raises
+    ------
+    RunLoadError
+        The record is *not evaluated*; it has no task; a task without ``task_id`` or
+        ``final_score`` column; with ``strict``, any error finding.
+    """
+    name = path.name
+    if record.not_evaluated:
+        raise RunLoadError(f"{path}: not evaluated: {record.not_evaluated}",
+                           [Finding("info", name, None, None, "missing_file",
+                                    f"not evaluated: {record.not_evaluated}")])
+    if record.table is not None:
+        table, kind, findings = record.table, record.kind, list(record.findings)
+    else:
+        table = arrow_table(record.tasks, {**TASK_COLUMNS, **EXTRA_COLUMNS})
+        missing = [c for c in ("task_id", "final_score") if c not in table.column_names]
+        if missing:
+            raise RunLoadError(f"{path}: required column(s) {missing} missing",
+                               [Finding("error", name, None, c, "required_column", "missing")
+                                for c in missing])
+        kind = _kind(name, "tasks", {**TASK_COLUMNS, **EXTRA_COLUMNS}, ("task_id",), "error",
+                     "trial" in table.column_names)
+        table, found = typed(table, kind, name)
+        findings = [*record.findings, *found]
+    trials = "trial" in table.column_names
+    if table.num_rows == 0:
+        raise RunLoadError(f"{path}: no task with a task_id", findings)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors and strict:
+        raise RunLoadError(f"{path}: {len(errors)} problem(s) (in Python, load_run(path, "
+                           "strict=False) keeps the valid values)", errors)
+    if errors:
+        warnings.warn(f"{record.name}: {len(errors)} problem(s) in {name}; rejected values set "
+                      "to missing (see run.findings)", stacklevel=4)
+    table = pipeline.fill_run_id(table.drop_columns(
+        [c for c in ("run_id",) if c in table.column_names]), record.name)
+    run = Run(run_id=record.name, path=path, tasks=pipeline.to_frame(table, kind),
+              findings=findings, include_text=include_text,
+              source_rows=list(range(1, table.num_rows + 1)), task_file=name, cache=False,
+              success_threshold=success_threshold, format=fmt, meta=dict(record.meta))
+    for attr, rows in (("trajectory", record.steps), ("tool_calls", record.calls)):
+        frame, side_found = _side(rows, _SIDES[attr], record.name, name, trials)
+        run.__dict__[f"_{attr}_full"] = frame  # what Run.select reads
+        if attr == "trajectory" and not include_text:
+            frame = frame.drop(columns=[c for c in schema.TEXT_TRAJECTORY_COLUMNS if c in frame])
+        run.__dict__[attr] = frame
+        run.findings.extend(side_found)
+        if rows:
+            run.recorded.add(attr)
+    return run

@@ -1,0 +1,96 @@
+"""Repeated keys within one file of a stack: the findings and the rows a file cannot keep.
+
+A task file's key is ``task_id`` (``duplicate_task_id``: the first row is kept); a side
+file's key is its catalogue's ``keys`` (``duplicate_key``: a later row equal to an earlier one
+in every column is left out, as after ``cat a.csv a.csv``; rows that differ are all kept).
+Called by :func:`dabench_analysis.load.rules.convert` with its per-file findings (``out``:
+``out.stack`` the stacked files, ``out.findings`` one list per file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dabench_analysis.load.findings import Finding
+from dabench_analysis.schema.files import FileKind
+
+
+def repeated_keys(table: pa.Table, kind: FileKind, out) -> np.ndarray:
+    """Repeated keys within each file of a stack, and the rows to drop.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        The stacked files of one kind, typed (one row per data row, files in stack order).
+    kind : FileKind
+        Its ``keys`` (e.g. ``task_id``; ``task_id, step_id`` for trajectory.csv) and
+        ``key_severity``.
+    out
+        The caller's per-file findings: ``out.stack`` (names, starts, rows, ``files()``) and
+        ``out.findings`` (one list per file, appended to: one finding per repeated key).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        Rows to drop: in task files no task_id or a later repeat of one; in side files a later
+        row equal to an earlier one in every column (``cat a.csv a.csv``: counted once). A
+        side file without one of its key columns (another harness version) is not checked.
+    """
+    n = table.num_rows
+    keys = [k for k in kind.keys if k in table.column_names]
+    drop = np.zeros(n, dtype=bool)
+    if not keys or n == 0 or (not kind.is_tasks and len(keys) < len(kind.keys)):
+        return drop
+    code = np.repeat(np.arange(len(out.stack.names), dtype=np.int64), np.diff(out.stack.starts))
+    valid = np.ones(n, dtype=bool)
+    for k in keys:
+        enc = pc.dictionary_encode(table.column(k)).combine_chunks()
+        idx = enc.indices.to_numpy(zero_copy_only=False)
+        valid &= ~pd.isna(idx)
+        code = code * (len(enc.dictionary) + 1) + np.nan_to_num(idx, nan=-1).astype(np.int64) + 1
+    if kind.is_tasks:
+        drop |= ~valid
+    keyed = code[valid]
+    if pc.count_distinct(pa.array(keyed)).as_py() == len(keyed):
+        return drop
+    repeats = pd.Series(code).where(valid).duplicated(keep="first").to_numpy() & valid
+    if not kind.is_tasks:  # only a repeat equal to its first row in every column
+        dup = np.flatnonzero(pd.Series(code).where(valid).duplicated(keep=False).to_numpy()
+                             & valid)
+        rows = table.take(pa.array(dup)).to_pandas().astype(str)
+        rows.insert(0, "_code", code[dup])
+        same = np.zeros(n, dtype=bool)
+        same[dup] = rows.duplicated(keep="first").to_numpy()
+        repeats &= same
+    _describe(table, keys, kind, code, valid, out, repeats)
+    return drop | repeats
+
+
+def _describe(table: pa.Table, keys: Sequence[str], kind: FileKind, code: np.ndarray,
+                         valid: np.ndarray, out, dropped: np.ndarray) -> None:
+    s = pd.Series(code).where(valid)
+    dup = s.duplicated(keep=False).to_numpy() & valid
+    pos = np.flatnonzero(dup)
+    check = "duplicate_task_id" if list(keys) == ["task_id"] else "duplicate_key"
+    values = {k: table.column(k).take(pa.array(pos)).to_pylist() for k in keys}
+    groups: dict[int, list[int]] = {}
+    for i, p in enumerate(pos):
+        groups.setdefault(int(code[p]), []).append(i)
+    for members in groups.values():
+        first = pos[members[0]]
+        f = int(out.stack.files(np.array([first]))[0])
+        rows = tuple(int(out.stack.rows[pos[i]]) for i in members)
+        gone = [int(out.stack.rows[pos[i]]) for i in members if dropped[pos[i]]]
+        note = (" (the first is kept)" if kind.is_tasks else
+                f"; row(s) {', '.join(map(str, gone))} repeat an earlier row in every column "
+                "and are left out, so nothing is counted twice" if gone else
+                "; the rows differ, and all are kept")
+        what = ", ".join(f"{k} {values[k][members[0]]!r}" for k in keys)
+        out.findings[f].append(Finding(kind.key_severity, out.stack.names[f], rows[1], keys[-1],
+                                       check, f"{what} appears in rows "
+                                       f"{', '.join(map(str, rows))}{note}", rows))

@@ -1,0 +1,149 @@
+"""tau-bench and tau2-bench results files -> one run (:class:`~dabench_analysis.load.harness.Record`).
+
+tau-bench (sierra-research/tau-bench) writes a JSON list, one object per task and trial:
+``task_id``, ``trial``, ``reward``, ``info`` (``task``, ``user_cost``, ``reward_info``, ...)
+and ``traj`` (the OpenAI-style message list: ``role``, ``content``, ``tool_calls`` of the
+assistant, ``tool`` messages answering them by ``tool_call_id``). tau2-bench
+(sierra-research/tau2-bench) writes one object with ``simulations``: ``task_id``, ``trial``,
+``reward_info.reward``, ``agent_cost``, ``user_cost``, ``duration`` (seconds),
+``termination_reason`` and ``messages`` (tool calls as ``{id, name, arguments}``, tool
+results as ``tool`` messages with ``error``).
+
+Fields (the README's "Other harnesses" lists them too): ``reward`` -> ``final_score``;
+``trial`` -> ``trial``; ``info.user_cost`` -> ``user_cost`` (the simulated user's cost, kept,
+not the agent's); tau2's ``agent_cost`` -> ``cost``, ``duration`` -> ``execution_time``,
+``termination_reason`` kept; the messages -> trajectory steps (one per message: ``agent`` the
+role, ``action`` ``message`` / ``tool_call`` / ``tool_result``, ``tool``, ``action_input`` the
+call's arguments, ``observation`` the content) and tool calls (``call_id``, ``tool_name``,
+``success``: tau2's ``error`` flag; tau-bench writes no flag, and its environment answers a
+failed call with ``Error: ...``, which is read as a failure).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.load.harness import Record
+
+
+def _strict(token: str):
+    raise ValueError(f"{token} is not JSON")
+
+
+def _load(path: Path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh, parse_constant=_strict)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RunLoadError(f"{path}: not a readable tau-bench results file ({exc})",
+                           [Finding("error", path.name, None, None, "unreadable",
+                                    str(exc))]) from None
+
+
+def _arguments(call: dict) -> object:
+    fn = call.get("function")
+    return fn.get("arguments") if isinstance(fn, dict) else call.get("arguments")
+
+
+def _usage_tokens(m: dict):
+    usage = m.get("usage")
+    return usage.get("total_tokens") if isinstance(usage, dict) else None
+
+
+def _messages(task_id, trial, messages: list) -> tuple[list[dict], list[dict]]:
+    """Trajectory steps (one per message) and tool calls of one trial's message list."""
+    steps, calls, by_id = [], [], {}
+    for i, m in enumerate(m for m in messages or [] if isinstance(m, dict)):
+        role, tool_calls = m.get("role"), m.get("tool_calls") or []
+        step = {"task_id": task_id, "trial": trial, "step_id": i + 1, "agent": role,
+                "action": "message", "observation": m.get("content"),
+                "tokens": _usage_tokens(m), "timestamp": m.get("timestamp")}
+        if role == "tool":
+            call = by_id.get(m.get("tool_call_id") or m.get("id"))
+            content = m.get("content") or ""
+            failed = bool(m["error"]) if "error" in m else str(content).startswith("Error")
+            if call is not None:
+                call.update(success=not failed, error_message=content if failed else None)
+            step.update(action="tool_result", tool=m.get("name") or (call or {}).get(
+                "tool_name"), success=not failed)
+        elif tool_calls:
+            fns = [c.get("function") if isinstance(c.get("function"), dict) else c
+                   for c in tool_calls]
+            step.update(action="tool_call", tool=", ".join(str(f.get("name")) for f in fns),
+                        action_input=[_arguments(c) for c in tool_calls])
+            for j, (c, fn) in enumerate(zip(tool_calls, fns, strict=True)):
+                call = {"task_id": task_id, "trial": trial, "step_id": i + 1,
+                        "call_id": c.get("id") or f"{i + 1}.{j}", "tool_name": fn.get("name"),
+                        "success": None, "metadata_json": {"arguments": _arguments(c)}}
+                calls.append(call)
+                by_id[c.get("id")] = call
+        steps.append(step)
+    return steps, calls
+
+
+def _tau1(path: Path, results: list) -> Record:
+    tasks, steps, calls = [], [], []
+    for r in results:
+        info = r.get("info") if isinstance(r.get("info"), dict) else {}
+        tasks.append({"task_id": r.get("task_id"), "trial": r.get("trial"),
+                      "final_score": r.get("reward"), "user_cost": info.get("user_cost"),
+                      "source": info.get("source")})
+        s, c = _messages(r.get("task_id"), r.get("trial"), r.get("traj"))
+        steps += s
+        calls += c
+    return Record(path.stem, tasks, steps or None, calls or None)
+
+
+def _tau2(path: Path, data: dict) -> Record:
+    tasks, steps, calls = [], [], []
+    for r in data.get("simulations") or []:
+        reward = (r.get("reward_info") or {}).get("reward")
+        tasks.append({"task_id": r.get("task_id"), "trial": r.get("trial"),
+                      "final_score": reward, "cost": r.get("agent_cost"),
+                      "user_cost": r.get("user_cost"), "execution_time": r.get("duration"),
+                      "termination_reason": r.get("termination_reason"),
+                      "simulation_id": r.get("id")})
+        s, c = _messages(r.get("task_id"), r.get("trial"), r.get("messages"))
+        steps += s
+        calls += c
+    info = data.get("info") if isinstance(data.get("info"), dict) else {}
+    agent = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
+    return Record(path.stem, tasks, steps or None, calls or None,
+                  meta={"model": agent.get("llm"), "num_trials": info.get("num_trials")})
+
+
+def read_taubench(path: str | Path) -> Record:
+    """One tau-bench or tau2-bench results file as a run (the module notes list the fields).
+
+    Parameters
+    ----------
+    path : path-like
+        The results JSON.
+
+    Returns
+    -------
+    Record
+        Named after the file (without ``.json``); tasks one per task and trial.
+
+    Raises
+    ------
+    RunLoadError
+        Not valid JSON (``NaN`` and ``Infinity`` are refused: they are not JSON), not UTF-8,
+        or neither a list of results nor an object with ``simulations``.
+
+    Examples
+    --------
+    >>> rec = read_taubench("tests/data/harness/tau-bench/gpt-4o-airline.json")
+    >>> rec.name, len(rec.tasks), sorted(rec.tasks[0])[:3]
+    ('gpt-4o-airline', 200, ['final_score', 'source', 'task_id'])
+    """
+    path = Path(path)
+    data = _load(path)
+    if isinstance(data, list) and all(isinstance(r, dict) for r in data):
+        return _tau1(path, data)
+    if isinstance(data, dict) and isinstance(data.get("simulations"), list):
+        return _tau2(path, data)
+    raise RunLoadError(f"{path}: neither tau-bench results (a list of objects with task_id, "
+                       "trial and reward) nor tau2-bench results (an object with simulations)")

@@ -1,0 +1,241 @@
+"""The arguments of a command, checked at the edge before any work starts: the run folders (each
+a folder, each once), ``--baseline`` (an evaluated run), ``--judge-study`` and
+``--research-eval`` (folders holding their files), ``--worked-case`` (a case with a verdict),
+and no file the toolkit did not write where it would write one. Each problem is one line with
+exit code 2 (:class:`~dabench_analysis.report.edge.EdgeError`).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from dabench_analysis.export.text import visible
+from dabench_analysis.report.edge import EdgeError
+from dabench_analysis.report.outputs import in_the_way
+
+
+def check_runs(paths: Sequence[str | os.PathLike[str]], *,
+               say: Callable[[str], None] | None = None, fmt: str | None = None) -> list[Path]:
+    """The runs of a command: each a readable folder (eval-v2) or a readable file (another
+    harness's results, in ``fmt`` or a format recognised from its content); a run given twice
+    (also through a link) is one run, with a note through ``say``.
+
+    Returns
+    -------
+    list of Path
+        ``paths`` in their order, each folder once (as first given).
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2, naming the first path that is neither a readable folder nor a readable
+        file of a known format (does not exist, cannot be read, no ``fmt`` and none
+        recognised: :func:`dabench_analysis.load.formats.detect_format`).
+
+    Examples
+    --------
+    >>> [p.name for p in check_runs(["data/sample_runs/pending_run"] * 2, say=print)]
+    note: data/sample_runs/pending_run is data/sample_runs/pending_run again: one run
+    ['pending_run']
+    >>> check_runs(["/nonexistent/run"])
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: run directory /nonexistent/run does not exist
+    """
+    from dabench_analysis.load.findings import RunLoadError
+    from dabench_analysis.load.folders import check_dir
+    from dabench_analysis.load.formats import FORMATS, detect_format
+
+    kept: dict[tuple[int, int], Path] = {}
+    for path in map(Path, paths):
+        try:
+            if path.is_file():  # another harness's file (an Inspect log, tau-bench results)
+                with path.open("rb"):
+                    st = path.stat()
+                if fmt is None and detect_format(path) is None:
+                    raise EdgeError(f"run {visible(str(path))} is a file of no format this "
+                                    f"toolkit recognises: pass a run folder, or --format "
+                                    f"({', '.join(f for f in FORMATS if f != 'eval-v2')})")
+            else:
+                st = check_dir(path).stat()
+        except RunLoadError as exc:
+            raise EdgeError(str(exc)) from None
+        except OSError as exc:
+            raise EdgeError(f"run file {visible(str(path))}: cannot read "
+                            f"({exc.strerror or exc})") from None
+        key = (st.st_dev, st.st_ino)  # the folder itself, whatever the links on the way
+        if key in kept:
+            if say is not None:
+                say(f"note: {visible(str(path))} is {visible(str(kept[key]))} again: one run")
+            continue
+        kept[key] = path
+    return list(kept.values())
+
+
+def check_baseline(baseline: str | os.PathLike[str]) -> None:
+    """``--baseline`` names an evaluated run: something to compare the others against.
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2: neither a folder nor a file, a folder without ``task_metrics.csv``, or
+        a file without scores (:func:`dabench_analysis.report.jobs.is_evaluated`).
+
+    Examples
+    --------
+    >>> check_baseline("data/sample_runs/pending_run")
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: --baseline data/sample_runs/pending_run: not a run \
+to compare against: no task_metrics.csv: evaluate the run with the eval-v2 harness first \
+(the harness's command: `dabench eval-v2 <RUN_ID>`)
+    """
+    from dabench_analysis.report.jobs import is_evaluated
+    from dabench_analysis.schema.files import NOT_EVALUATED_HINT
+
+    check_runs([baseline])
+    if not is_evaluated(Path(baseline)):
+        raise EdgeError(f"--baseline {baseline}: not a run to compare against: "
+                        f"{NOT_EVALUATED_HINT}")
+
+
+def check_in_the_way(jobs: Sequence, out: str | os.PathLike[str], *,
+                     names: Sequence[str] = (), kind: str = "") -> None:
+    """No file the toolkit did not write stands where it would write one.
+
+    Parameters
+    ----------
+    jobs : sequence of Job
+        Planned reports: ``index.html`` in ``out``, and in each report's folder its fixed names
+        and what the catalogue's sections of its kind write
+        (:func:`dabench_analysis.report.outputs.in_the_way`).
+    out : path-like
+        The ``--out`` folder.
+    names, kind : sequence of str, str
+        Other names in ``out`` itself, and whose list of files says the toolkit wrote them
+        (``validate --out``: its four files, kind ``"validate"``).
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2, naming the first such file (and how many more there are).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> _ = (out / "index.html").write_text("<h1>mine</h1>")
+    >>> check_in_the_way([], out)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: --out ...: .../index.html is in the way: ...
+    """
+    from dabench_analysis.report.index import INDEX, INDEX_KIND
+    from dabench_analysis.schema import SECTIONS
+
+    found = in_the_way(out, names, kind=kind) if names else \
+        in_the_way(out, [INDEX], kind=INDEX_KIND)
+    for job in jobs:
+        stems = [o for s in SECTIONS.values() if s.report == job.kind for o in s.outputs]
+        found += in_the_way(job.out_dir, stems=stems)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise EdgeError(f"--out {out}: {found[0]} is in the way{more}: dabench-analysis did "
+                        "not write it and never overwrites it; move it away or choose another "
+                        "--out")
+
+
+def _required(option: str) -> tuple[tuple[str, ...], str]:
+    """What the folder of ``option`` must hold (file names, or patterns that must match at
+    least one file) and what such a folder is called."""
+    if option == "--judge-study":
+        from dabench_analysis.load.judge import CASES, DIMENSIONS, FACTOIDS, VERDICTS
+
+        return (CASES, VERDICTS, FACTOIDS, DIMENSIONS), "a judge study"
+    return ("summary.json", "*/artifacts/results.jsonl"), "a research-eval session"
+
+
+def check_input_folder(option: str, folder: str | os.PathLike[str]) -> None:
+    """A ``--judge-study`` or ``--research-eval`` folder exists and holds the files its reader
+    needs (the four CSV files of a judge study; a session's ``summary.json`` and at least one
+    ``<run_id>/artifacts/results.jsonl``). Their contents are checked by the report.
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2, naming the option, the folder and what it lacks.
+
+    Examples
+    --------
+    >>> check_input_folder("--judge-study", "data/sample_runs")
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: --judge-study data/sample_runs: not a judge study: \
+no cases.csv, judge_verdicts.csv, factoid_ratings.csv, dimension_ratings.csv
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        raise EdgeError(f"{option} {folder}: no such folder")
+    needed, noun = _required(option)
+    absent = [n for n in needed if not any(p.is_file() for p in root.glob(n))]
+    if absent:
+        raise EdgeError(f"{option} {folder}: not {noun}: no {', '.join(absent)}")
+
+
+def _notebook_default(notebook: Path, name: str) -> object:
+    """The default of parameter ``name`` in ``notebook``'s cell tagged ``parameters``."""
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            for node in ast.parse("".join(cell["source"])).body:
+                if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == name:
+                    return ast.literal_eval(node.value)
+                if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == name
+                                                        for t in node.targets):
+                    return ast.literal_eval(node.value)
+    raise KeyError(f"{notebook.name} has no parameter {name!r}")
+
+
+def check_report_inputs(judge_study: Path | None, research_eval: Path | None,
+                        worked_case: str | None) -> None:
+    """The report's input folders given as options hold their files
+    (:func:`check_input_folder`), and ``--worked-case`` is a case of the judge study with a
+    verdict of the judge notebook's ``worked_configuration``.
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2 (a bad parameter), naming the option and what is wrong.
+    """
+    for option, folder in (("--judge-study", judge_study), ("--research-eval", research_eval)):
+        if folder is not None:
+            check_input_folder(option, folder)
+    if worked_case is None:
+        return
+    if judge_study is None:
+        raise EdgeError("--worked-case needs a judge study (--judge-study DIR)")
+    import warnings
+
+    from dabench_analysis.load import read_judge_study
+    from dabench_analysis.report.runner import NOTEBOOK_DIR
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the report lists the study's findings
+            study = read_judge_study(judge_study, strict=False)
+    except ValueError:
+        return  # a study that cannot be read fails its own report, the others go on
+    cases = study.cases["test_case_id"].tolist()
+    if worked_case not in cases:
+        raise EdgeError(f"--worked-case {worked_case!r}: not a test_case_id of "
+                        f"{Path(judge_study) / 'cases.csv'} (it has "
+                        f"{', '.join(cases[:5])}{' ...' if len(cases) > 5 else ''})")
+    configuration = _notebook_default(NOTEBOOK_DIR / "judge_agreement.ipynb",
+                                      "worked_configuration")
+    try:
+        study.worked_verdict(worked_case, configuration)
+    except ValueError as exc:
+        raise EdgeError(f"--worked-case {worked_case!r}: {exc}") from None

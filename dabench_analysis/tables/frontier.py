@@ -1,0 +1,190 @@
+"""The cost–accuracy frontier of a sweep (Kapoor et al. 2024, "AI Agents That Matter"): which runs
+(or configurations) no other run beats on both accuracy and cost, how sure that is, and what a
+solved task costs. Exposed as :func:`dabench_analysis.tables.sweep.frontier`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema
+from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.inputs import as_float, check_ci, warn
+from dabench_analysis.stats.ranking import bootstrap_counts
+from dabench_analysis.tables.common import correct_mask, takes_run
+
+__all__ = ["frontier", "pareto_front"]
+
+_COLUMNS = ["run_id", "n_tasks", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "cost",
+            "mean_cost", "mean_cost_ci_low", "mean_cost_ci_high", "cost_per_solved",
+            "cost_per_solved_ci_low", "cost_per_solved_ci_high", "on_frontier", "p_frontier",
+            "threshold", "n_boot", "boot_seed", "method", "note"]
+
+
+def pareto_front(accuracy, cost) -> np.ndarray:
+    """Which points no other point dominates (accuracy at least as high and cost at most as
+    low, one of them strictly).
+
+    Parameters
+    ----------
+    accuracy, cost : array-like, shape (..., n_runs)
+        Higher accuracy and lower cost are better; the last axis holds the runs (earlier axes,
+        e.g. bootstrap replicates, are evaluated each on their own).
+
+    Returns
+    -------
+    numpy.ndarray of bool, same shape
+        True for the runs on the frontier (ties: both on it).
+
+    Examples
+    --------
+    >>> pareto_front([0.9, 0.8, 0.7, 0.9], [100, 50, 60, 120]).tolist()
+    [True, True, False, False]
+    """
+    a = np.asarray(accuracy, dtype=float)[..., :, None]
+    c = np.asarray(cost, dtype=float)[..., :, None]
+    a_o, c_o = np.swapaxes(a, -1, -2), np.swapaxes(c, -1, -2)
+    dominated = ((a_o >= a) & (c_o <= c) & ((a_o > a) | (c_o < c))).any(axis=-1)
+    return ~dominated
+
+
+def _units(t: pd.DataFrame, configs: pd.DataFrame | None) -> pd.Series:
+    run = t["run_id"].astype(str)
+    if configs is None:
+        return run
+    cfg = configs.assign(run_id=configs["run_id"].astype(str)).set_index("run_id")["config"]
+    mapped = pd.Series(cfg.reindex(run).to_numpy(), index=t.index)
+    return mapped.where(mapped.notna(), run).astype(str)
+
+
+def _per_task(t: pd.DataFrame, cost: str, threshold: float,
+              configs: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Task x unit frames of the mean success and the mean cost (over trials and the runs of
+    a configuration), on the tasks every unit has with both."""
+    long = pd.DataFrame({"unit": _units(t, configs).to_numpy(),
+                         "task_id": t["task_id"].astype(str).to_numpy(),
+                         "ok": correct_mask(t, threshold=threshold).astype("Float64").to_numpy(
+                             float, na_value=np.nan),
+                         "cost": as_float(t[cost], cost).to_numpy()}).dropna()
+    units = list(dict.fromkeys(_units(t, configs)))
+    ok = long.pivot_table(index="task_id", columns="unit", values="ok", aggfunc="mean")
+    cs = long.pivot_table(index="task_id", columns="unit", values="cost", aggfunc="mean")
+    ok, cs = ok.reindex(columns=units), cs.reindex(columns=units)
+    keep = ok.notna().all(axis=1) & cs.notna().all(axis=1)
+    return ok[keep], cs[keep], units
+
+
+@takes_run(pools=False)
+def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None = None,
+             threshold: float = schema.SUCCESS_THRESHOLD, n_boot: int = 2000, seed: int = 0,
+             ci: float = 0.95) -> pd.DataFrame:
+    """The Pareto frontier of runs on accuracy against mean cost per task, with the bootstrap
+    probability that each run is on it and the cost per solved task.
+
+    Parameters
+    ----------
+    tasks : DataFrame or Runs
+        Stacked task rows with ``run_id``, ``task_id``, ``final_score`` ([0, 1]) and ``cost``;
+        several trials per task are averaged within the task.
+    cost : str
+        The cost column: ``total_tokens`` (tokens), ``cost`` (US dollars), ``execution_time``
+        (seconds), or any numeric column.
+    configs : DataFrame, optional
+        ``run_id`` -> ``config`` (:func:`dabench_analysis.load.run_configs`): the runs of a
+        configuration form one point (their tasks averaged).
+    threshold : float
+        A task succeeds when ``final_score >= threshold``; default: the Runs'
+        ``success_threshold``, for a frame 0.8.
+    n_boot, seed : int
+        Bootstrap replicates and seed (the shared tasks resampled jointly across runs:
+        :func:`dabench_analysis.stats.ranking.bootstrap_counts`).
+    ci : float
+        Level of the percentile intervals.
+
+    Returns
+    -------
+    DataFrame
+        One row per run (or configuration), by accuracy (best first): ``run_id``,
+        ``n_tasks`` (tasks every run has with a score and a cost), ``accuracy`` (mean over
+        tasks of the task's success rate) with ``accuracy_ci_low/high``, ``cost`` (the
+        column), ``mean_cost`` (per task, in the column's unit) with ``mean_cost_ci_low/high``,
+        ``cost_per_solved`` (total cost / tasks solved; NaN when none is) with
+        ``cost_per_solved_ci_low/high``, ``on_frontier`` (no other run has at least its
+        accuracy at most its cost, one strictly), ``p_frontier`` (share of bootstrap
+        replicates in which it is on the frontier; NaN for fewer than two runs), ``threshold``,
+        ``n_boot``, ``boot_seed``, ``method``, ``note``.
+
+    Raises
+    ------
+    ValueError
+        Missing columns, no task shared by every run with a score and a cost, a threshold,
+        ``ci`` or ``n_boot`` out of range.
+
+    Notes
+    -----
+    Kapoor et al. (2024) argue that agents be compared on the accuracy–cost plane, the
+    frontier being the runs worth choosing. In replicate b the shared tasks are drawn with
+    replacement (the same draw for every run), accuracy and mean cost are recomputed, and the
+    frontier found again; ``p_frontier`` is the share of replicates on it, the intervals are
+    percentiles of the replicates. Cost per solved task is sum(cost) / sum(solved) over the
+    tasks (Kapoor et al.'s cost of a success).
+
+    References
+    ----------
+    Kapoor, S., Stroebl, B., Siegel, Z. S., Nadgir, N., Narayanan, A. (2024). AI Agents That
+    Matter. arXiv:2407.01502.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"run_id": ["a"] * 3 + ["b"] * 3, "task_id": ["t1", "t2", "t3"] * 2,
+    ...                   "final_score": [1.0, 1.0, 0.0, 1.0, 0.0, 0.0],
+    ...                   "total_tokens": [100, 120, 80, 10, 20, 30]})
+    >>> frontier(t, n_boot=200)[["run_id", "accuracy", "mean_cost", "on_frontier"]]
+      run_id  accuracy  mean_cost  on_frontier
+    0      a  0.666667      100.0         True
+    1      b  0.333333       20.0         True
+    """
+    check_ci(ci)
+    if int(n_boot) < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    require_columns(tasks, ["run_id", "task_id", "final_score", cost])
+    ok, cs, units = _per_task(tasks, cost, threshold, configs)
+    if ok.empty:
+        raise ValueError(f"no task that every run has with a final_score and a {cost}")
+    acc, mean_cost = ok.mean().to_numpy(), cs.mean().to_numpy()
+    solved = ok.sum().to_numpy()
+    per_solved = np.divide(cs.sum().to_numpy(), solved, out=np.full(len(units), np.nan),
+                           where=solved > 0)
+    w = bootstrap_counts(len(ok), int(n_boot), seed).astype(float)  # (n_boot, n_tasks)
+    b_acc, b_cost = w @ ok.to_numpy() / len(ok), w @ cs.to_numpy() / len(ok)
+    b_solved = w @ ok.to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        b_per = np.where(b_solved > 0, (w @ cs.to_numpy()) / b_solved, np.nan)
+    q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
+    notes = [f"{len(units)} run(s): fewer than two, the frontier is not computed"] \
+        if len(units) < 2 else []
+    p_front = pareto_front(b_acc, b_cost).mean(axis=0) if len(units) >= 2 else \
+        np.full(len(units), np.nan)
+    out = pd.DataFrame({
+        "run_id": units, "n_tasks": len(ok), "accuracy": acc,
+        "accuracy_ci_low": np.percentile(b_acc, q[0], axis=0),
+        "accuracy_ci_high": np.percentile(b_acc, q[1], axis=0), "cost": cost,
+        "mean_cost": mean_cost, "mean_cost_ci_low": np.percentile(b_cost, q[0], axis=0),
+        "mean_cost_ci_high": np.percentile(b_cost, q[1], axis=0),
+        "cost_per_solved": per_solved,
+        "cost_per_solved_ci_low": np.nanpercentile(b_per, q[0], axis=0)
+        if np.isfinite(b_per).any() else np.nan,
+        "cost_per_solved_ci_high": np.nanpercentile(b_per, q[1], axis=0)
+        if np.isfinite(b_per).any() else np.nan,
+        "on_frontier": pareto_front(acc, mean_cost) if len(units) >= 2 else False,
+        "p_frontier": p_front, "threshold": threshold, "n_boot": int(n_boot),
+        "boot_seed": seed,
+        "method": f"bootstrap over shared tasks (jointly across runs), percentile {ci:.0%}"})
+    zero = [u for u, s in zip(units, solved, strict=True) if s == 0]
+    notes += [f"{', '.join(zero)}: no task solved, cost per solved task undefined"] if zero \
+        else []
+    out["note"] = "; ".join(notes)
+    warn(notes)
+    out = out.sort_values(["accuracy", "mean_cost"], ascending=[False, True], kind="stable")
+    return out[_COLUMNS].reset_index(drop=True)
