@@ -246,9 +246,9 @@ def step_latency(table: pd.DataFrame, *, ci: float = 0.95, ax: Axes | None = Non
         ax.set_yticks(y, labels)
         ax.set_ylim(len(t) - 0.5, -0.5)
         ax.set_xlabel("Seconds per step")
-        ax.set_title(f"Step latency by {group}", loc="left")
-        ax.legend(frameon=False, fontsize=6, loc="lower right", bbox_to_anchor=(1.0, 1.0),
-                  ncol=2)
+        ax.set_title(f"Step latency by {group}", loc="left", pad=14)  # the legend below it
+        ax.legend(frameon=False, fontsize=6, loc="lower left", bbox_to_anchor=(0.0, 1.0),
+                  ncol=2, borderaxespad=0.2)
         if given:
             fit_ticklabels(ax, labels)
     return ax

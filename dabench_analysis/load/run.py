@@ -21,6 +21,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load import pipeline
 from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.load.header import read_header
 from dabench_analysis.load.replay import Replay, RunReplays
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
@@ -193,6 +194,31 @@ class Run:
             frame = _side_frames([self], kind, [c for c in want if c in kind.catalogue])[0][0]
             del self.findings[known:]  # the file's findings, recorded when it was loaded
         return frame[[c for c in want if c in frame]]
+
+    def columns_of(self, name: str) -> set[str]:
+        """The columns of the run's ``"trajectory"`` or ``"tool_calls"``, with the free-text
+        ones the loaded frame leaves out (from the file's header; another harness's run: from
+        the steps it records). Empty when the run has no such file; an unreadable header adds
+        no free-text column (the loader reports the file).
+
+        Examples
+        --------
+        >>> from dabench_analysis import load_run
+        >>> "action_input" in load_run("data/sample_runs/baseline_react").columns_of("trajectory")
+        True
+        """
+        kind = SIDE_FILES[name]
+        if kind.file not in self.side_files:
+            return set()
+        have = set(map(str, getattr(self, name).columns))
+        text = [c for c in schema.TEXT_TRAJECTORY_COLUMNS if c in kind.catalogue]
+        if self.format != "eval-v2":
+            return have | set(self.select(name, text).columns)
+        try:
+            header = {h.strip() for h in read_header(self.path / kind.file)}
+        except RunLoadError:
+            return have
+        return have | (header & set(text))
 
     @property
     def side_files(self) -> set[str]:

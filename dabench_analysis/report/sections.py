@@ -11,13 +11,11 @@ report.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from pathlib import Path
 
-from dabench_analysis.load import Run, RunLoadError, read_header
+from dabench_analysis.load import Run, RunLoadError
 from dabench_analysis.schema import (
     OPTIONAL_FILES,
     SECTIONS,
-    TEXT_TRAJECTORY_COLUMNS,
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
@@ -31,21 +29,6 @@ _FRAMES = {TOOL_CALLS_FILE: "tool_calls", TRAJECTORY_FILE: "trajectory"}
 
 def _files_present(run: Run) -> set[str]:
     return run.side_files
-
-
-def _text_columns(run: Run, file: str) -> set[str]:
-    """The free-text columns (left out of ``run.trajectory`` by default) that ``file`` has
-    (another harness's run: the steps it records, held in memory)."""
-    if file != TRAJECTORY_FILE:
-        return set()
-    if run.format != "eval-v2":
-        return set(run.select("trajectory", TEXT_TRAJECTORY_COLUMNS).columns) & set(
-            TEXT_TRAJECTORY_COLUMNS)
-    try:
-        header = {h.strip() for h in read_header(Path(run.path) / file)}
-    except RunLoadError:  # the loader reports an unreadable file
-        return set()
-    return header & set(TEXT_TRAJECTORY_COLUMNS)
 
 
 def _show(text: str) -> None:
@@ -177,9 +160,8 @@ class Sections:
         the sections that need it are skipped, naming the reason (validation lists it)."""
         if file not in self._file_columns and self._runs and file in _FRAMES:
             try:
-                self._file_columns[file] = set.intersection(*(
-                    set(map(str, getattr(r, _FRAMES[file]).columns)) | _text_columns(r, file)
-                    for r in self._runs))
+                self._file_columns[file] = set.intersection(
+                    *(r.columns_of(_FRAMES[file]) for r in self._runs))
             except RunLoadError as exc:
                 self.files.discard(file)
                 self._unreadable[file] = exc.message.rpartition(f"{file}: ")[2]

@@ -36,14 +36,15 @@ START, END = "start", "end"
 
 
 def _task_keys(frame: pd.DataFrame) -> list[str]:
-    """The columns that identify a task: ``run_id`` (when present) and ``task_id``."""
-    return ["run_id", "task_id"] if "run_id" in frame else ["task_id"]
+    """The columns that identify a task's trajectory: ``run_id`` (when present), ``task_id``
+    and ``trial`` (when present: another harness's repeated trials, each its own)."""
+    return [c for c in ("run_id", "task_id", "trial") if c in frame]
 
 
 def index_tasks(frame: pd.DataFrame, tasks: pd.DataFrame) -> np.ndarray:
     """For each row of ``frame`` (steps, tool calls), the 0-based position of its task in
-    ``tasks`` (matched on ``run_id`` when both have it, and ``task_id``); -1 for a task that
-    ``tasks`` does not have.
+    ``tasks`` (matched on ``task_id``, and on ``run_id`` and ``trial`` when both have them);
+    -1 for a task that ``tasks`` does not have.
 
     Parameters
     ----------

@@ -20,6 +20,7 @@ from dabench_analysis.stats.multicomp import adjust_pvalues
 from dabench_analysis.stats.proportions import proportion_intervals
 from dabench_analysis.stats.steps import index_tasks, order_steps
 from dabench_analysis.tables.common import run_threshold
+from dabench_analysis.tables.pooling import check_trials
 
 #: The pooled row of every table (the difficulty column's first level).
 POOLED = "all"
@@ -71,12 +72,13 @@ def _frame(run: Run | Runs, runs: list[Run], name: str, file: str, columns: Sequ
     """``name`` of every run that has ``file`` (only ``columns``, and ``optional`` ones its
     file has), stacked; None if none has. A Runs whose runs all have the file and whose
     loaded frames hold the columns gives its stacked frame (read once, kept by the Runs)."""
-    have = [r for r in runs if (r.path / file).is_file()]
+    have = [r for r in runs if file in r.side_files]  # another harness's: the steps it records
     if not have:
         return None
     if len(have) < len(runs):
         notes.append(f"{len(runs) - len(have)} run(s) without {file} left out")
-    want = list(dict.fromkeys(["run_id", *columns, *optional]))
+    trial = ["trial"] if any("trial" in r.tasks for r in runs) else []  # repeated trials
+    want = list(dict.fromkeys(["run_id", *columns, *trial, *optional]))
     if isinstance(run, Runs) and len(have) == len(runs) and all(
             c in getattr(r, name) for r in runs for c in columns):
         stacked = getattr(run, name)
@@ -87,7 +89,7 @@ def _frame(run: Run | Runs, runs: list[Run], name: str, file: str, columns: Sequ
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
-def gather(run: Run | Runs, *, steps: Sequence[str] | None = (),
+def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
            calls: Sequence[str] | None = None, task_columns: Sequence[str] = (),
            threshold: float | None = None, calls_needed: bool = False,
            optional: Sequence[str] = ("duration_seconds",),
@@ -97,6 +99,8 @@ def gather(run: Run | Runs, *, steps: Sequence[str] | None = (),
     Parameters
     ----------
     run : Run or Runs
+    what : str
+        The table, named in a warning (several trials of a task, each its own trajectory).
     steps : sequence of str or None
         trajectory.csv columns the table reads besides ``task_id`` and ``step_id``; None:
         the table reads no steps.
@@ -125,11 +129,12 @@ def gather(run: Run | Runs, *, steps: Sequence[str] | None = (),
     notes: list[str] = []
     tasks = run.tasks.reset_index(drop=True)  # a Runs: every run's, stacked once
     require_columns(tasks, ["task_id", "final_score"])
-    keep = ["run_id", "task_id", "final_score", *(c for c in task_columns if c in tasks)]
+    keep = ["run_id", "task_id", "trial", "final_score", *(c for c in task_columns if c in tasks)]
     out = tasks[[c for c in dict.fromkeys(keep) if c in tasks]].copy()
     out["difficulty"] = (tasks["difficulty"].astype("string") if "difficulty" in tasks
                          else pd.Series(pd.NA, index=tasks.index, dtype="string"))
     out["correct"] = schema.correct(tasks["final_score"].astype("float64"), threshold)
+    check_trials(out, what)  # another harness's trials: each trajectory counted as a task
     ordered = called = None
     if steps is not None:
         frame = _frame(run, runs, "trajectory", TRAJECTORY_FILE,

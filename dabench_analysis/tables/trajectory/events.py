@@ -97,7 +97,7 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
     >>> int(lt["plan_reentries"].sum()), int(lt["execute_reentries"].sum())  # consistent data
     (0, 0)
     """
-    inp = gather(run, steps=["tool", "action_input"], threshold=threshold,
+    inp = gather(run, "loop_tasks", steps=["tool", "action_input"], threshold=threshold,
                  task_columns=["replan_count", "execution_attempts"], optional=("stage",))
     return _loop_tasks(inp, window)
 
@@ -158,7 +158,7 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
     ('all', 80)
     """
     check_ci(ci)
-    inp = gather(run, steps=["tool", "action_input"], threshold=threshold,
+    inp = gather(run, "loops", steps=["tool", "action_input"], threshold=threshold,
                  task_columns=["replan_count", "execution_attempts"], optional=("stage",))
     lt = _loop_tasks(inp, window).assign(task_index=np.arange(len(inp.tasks)))
     lt = lt[lt["n_steps"] > 0]
@@ -238,7 +238,7 @@ def recovery(run: Run | Runs, *, threshold: float | None = None,
     ['all', 'all']
     """
     check_ci(ci)
-    inp = gather(run, steps=["success"], calls=["step_id", "tool_name", "success"],
+    inp = gather(run, "recovery", steps=["success"], calls=["step_id", "tool_name", "success"],
                  threshold=threshold, optional=("tool", "stage"))
     err = error_recovery(inp.steps, inp.calls)
     parts = [err.assign(level="all", group="all errors"),

@@ -71,7 +71,7 @@ def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.Dat
     -------
     DataFrame
         One row per failed task, in task order: ``run_id`` (several runs only), ``task_id``,
-        ``difficulty``, ``final_score``, ``step_id`` (<NA>: no failing step), ``stage``
+        ``trial`` (another harness's repeated trials only), ``difficulty``, ``final_score``, ``step_id`` (<NA>: no failing step), ``stage``
         (:data:`NONE` when no step failed), ``agent``, ``tool``, ``error_type``,
         ``error_message`` (of the step's first failed call, cut to 80 characters),
         ``evidence_step_ids`` (the replay's ``failure_attribution.evidence_trace_step_ids``,
@@ -100,11 +100,13 @@ def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.Dat
     >>> len(ff)  # the 8 tasks below 0.8
     8
     """
-    inp = gather(run, steps=["success"], optional=("stage", "agent", "tool"), threshold=threshold,
-                 calls=["step_id", "tool_name", "success", "error_type", "error_message"])
+    inp = gather(run, "first_failures", steps=["success"], optional=("stage", "agent", "tool"),
+                 threshold=threshold, calls=["step_id", "tool_name", "success"],
+                 calls_optional=("error_type", "error_message"))
     first = _first(inp.steps, inp.calls).set_index("task_index")
     failed = np.flatnonzero(inp.tasks["correct"].eq(False).fillna(False).to_numpy())
-    out = inp.tasks.iloc[failed][["run_id", "task_id", "difficulty", "final_score"]]
+    out = inp.tasks.iloc[failed][[c for c in ("run_id", "task_id", "trial", "difficulty",
+                                              "final_score") if c in inp.tasks]]
     out = out.reset_index(drop=True)
     got = first.reindex(failed)
     for col in ("step_id", "stage", "agent", "tool", "error_type", "error_message"):

@@ -81,7 +81,8 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
     (80, 'task_id')
     """
     _check_by(by)
-    inp = gather(run, steps=[by], task_columns=["execution_time"], threshold=threshold)
+    inp = gather(run, "task_patterns", steps=[by], task_columns=["execution_time"],
+                 threshold=threshold)
     out = _task_patterns(inp, by, collapse_repeats)
     warn(inp.notes)
     return out if inp.several else out.drop(columns="run_id")
@@ -182,7 +183,7 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
         raise ValueError(f"top must be >= 1, got {top!r}")
     check_ci(ci)
     _check_by(by)
-    inp = gather(run, steps=[by], task_columns=["execution_time"], threshold=threshold)
+    inp = gather(run, "variants", steps=[by], task_columns=["execution_time"], threshold=threshold)
     tp = _task_patterns(inp, by, collapse_repeats)
     tp["task_index"] = np.arange(len(tp))
     tp["runtime"] = tp["execution_time"].astype("float64") if "execution_time" in tp \
@@ -274,7 +275,7 @@ def conformance(run: Run | Runs, *, threshold: float | None = None,
     80
     """
     check_ci(ci)
-    inp = gather(run, steps=["stage"], threshold=threshold)
+    inp = gather(run, "conformance", steps=["stage"], threshold=threshold)
     tp = _task_patterns(inp, "stage", True).assign(task_index=np.arange(len(inp.tasks)))
     for col, word in (("skip", "skipped"), ("rep", "repeated"), ("replan", "(replan)"),
                       ("retry", "(retry)"), ("order", "out of order")):
@@ -358,7 +359,7 @@ def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = 
     """
     check_ci(ci)
     _check_by(by)
-    inp = gather(run, steps=[by], threshold=threshold)
+    inp = gather(run, "transitions", steps=[by], threshold=threshold)
     edges = sq.directly_follows(sq.blocks(inp.steps, by=by, collapse_repeats=collapse_repeats))
     s = stratify(edges, inp.tasks)
     t = s["task_index"].to_numpy()

@@ -98,8 +98,8 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     """
     check_ci(ci)
     calls = ["tool_name"] if by == "tool" else None
-    inp = gather(run, steps=[by, "duration_seconds"], calls=calls, optional=("tokens",),
-                 calls_optional=("latency_seconds",))
+    inp = gather(run, "step_latency", steps=[by, "duration_seconds"], calls=calls,
+                 optional=("tokens",), calls_optional=("latency_seconds",))
     steps = inp.steps[["task_index", by, "duration_seconds"]].copy()
     steps[by] = steps[by].astype("string").fillna(NO_VALUE)
     steps["tokens"] = (inp.steps["tokens"].astype("float64") if "tokens" in inp.steps
@@ -178,7 +178,7 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     if axis not in ("steps", "seconds"):
         raise ValueError(f"axis must be 'steps' or 'seconds', got {axis!r}")
     check_ci(ci)
-    inp = gather(run, steps=[], task_columns=["execution_time"], threshold=threshold)
+    inp = gather(run, "solve_curve", steps=[], task_columns=["execution_time"], threshold=threshold)
     t, n_tasks = inp.tasks, len(inp.tasks)
     n_steps = np.bincount(inp.steps["task_index"], minlength=n_tasks).astype(float)
     if axis == "steps":
@@ -290,13 +290,13 @@ def tool_fit(run: Run | Runs, *, threshold: float | None = None,
     """
     check_ci(ci)
     runs = [run] if isinstance(run, Run) else list(run) if isinstance(run, Runs) else [run]
-    from_calls = all(isinstance(r, Run) and (r.path / TOOL_CALLS_FILE).is_file() for r in runs)
+    from_calls = all(isinstance(r, Run) and TOOL_CALLS_FILE in r.side_files for r in runs)
     if from_calls:
-        inp = gather(run, steps=None, calls=["tool_name", "success"], task_columns=["task_type"],
-                     threshold=threshold, calls_needed=True)
+        inp = gather(run, "tool_fit", steps=None, calls=["tool_name", "success"],
+                     task_columns=["task_type"], threshold=threshold, calls_needed=True)
         used = inp.calls.rename(columns={"tool_name": "tool"})
     else:
-        inp = gather(run, steps=["tool", "success"], task_columns=["task_type"],
+        inp = gather(run, "tool_fit", steps=["tool", "success"], task_columns=["task_type"],
                      threshold=threshold)
         used = inp.steps[inp.steps["tool"].notna()]
     used = used[["task_index", "tool", "success"]].assign(tool=lambda f: f["tool"].astype("string"))

@@ -32,7 +32,7 @@ _STEPS = ["stage", "tool", "action_input", "success"]
 
 def _per_task(run: Run, window: int, threshold: float | None) -> pd.DataFrame:
     """One run's tasks with n_steps, pattern, conforms, loop and all_recovered."""
-    inp = gather(run, steps=_STEPS, calls=["step_id", "tool_name", "success"],
+    inp = gather(run, "compare", steps=_STEPS, calls=["step_id", "tool_name", "success"],
                  task_columns=["replan_count", "execution_attempts"], threshold=threshold)
     tp = _task_patterns(inp, "stage", True)
     lt = _loop_tasks(inp, window)
@@ -266,11 +266,13 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
     check_ci(ci)
     rows = []
     for run in runs:
-        if not (run.path / TRAJECTORY_FILE).is_file():
+        missing = [c for c in ("task_id", "step_id", *_STEPS) if c not in run.columns_of("trajectory")]
+        if missing:  # no steps, or steps without stages (another harness's)
             rows.append({"run_id": run.run_id, "difficulty": POOLED, "n_tasks": 0,
-                         "note": f"no {TRAJECTORY_FILE}"})
+                         "note": f"no {TRAJECTORY_FILE}" if TRAJECTORY_FILE not in
+                         run.side_files else f"{TRAJECTORY_FILE} without {', '.join(missing)}"})
             continue
-        inp = gather(run, steps=_STEPS, calls=["step_id", "tool_name", "success"],
+        inp = gather(run, "per_run", steps=_STEPS, calls=["step_id", "tool_name", "success"],
                      threshold=threshold)
         t = _task_patterns(inp, "stage", True).assign(task_index=np.arange(len(inp.tasks)))
         t["loop"] = _loop_tasks(inp, window)["n_loops"].to_numpy() > 0
