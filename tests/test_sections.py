@@ -158,6 +158,11 @@ def test_a_run_without_a_required_column_fails_naming_it(tmp_path, run_copy, dro
     old = tmp_path / "out" / "older_run" / "summary.json"
     old.parent.mkdir(parents=True)
     old.write_text('{"answer_accuracy": 0.9}')
+    # written by an earlier report: its ledger lists it (a file it did not write is never removed)
+    from dabench_analysis.report.outputs import ledger_path
+
+    ledger_path(old.parent).write_text(json.dumps({"version": 1, "written_by": "dabench-analysis",
+                                                   "files": ["summary.json"]}))
     cli = Path(sys.executable).with_name("dabench-analysis")
     proc = subprocess.run([str(cli), "report", str(run_copy), "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=600,
