@@ -5,10 +5,10 @@ a crash. Expected values are counted by hand from the messages written below."""
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import pytest
+from trajectory_fixture import write_tau2
 
 import dabench_analysis as da
 from dabench_analysis.report.sections import Sections
@@ -16,36 +16,12 @@ from dabench_analysis.tables import PooledTrialsWarning
 from dabench_analysis.tables import trajectory as tr
 
 
-def _call(cid: str, q: int) -> dict:
-    return {"role": "assistant", "content": None, "turn_idx": 0,
-            "tool_calls": [{"id": cid, "name": "lookup", "arguments": {"q": q},
-                            "requestor": "assistant"}]}
-
-
-def _result(cid: str, error: bool) -> dict:
-    return {"role": "tool", "id": cid, "content": "x", "error": error,
-            "requestor": "assistant", "turn_idx": 1}
-
-
-def _tau2(path, trials: int):
-    """Tasks t0, t1, each tried ``trials`` times: lookup(q=1) fails, then lookup is called again
-    (q=1: the same action, a loop; q=2 in t1's second trial: no loop) and succeeds. Rewards:
-    t0 1, 0; t1 0, 1 (trial order)."""
-    sims = []
-    for task, rewards in (("t0", (1.0, 0.0)), ("t1", (0.0, 1.0))):
-        for trial in range(trials):
-            again = 2 if (task, trial) == ("t1", 1) else 1
-            sims.append({"id": f"{task}-{trial}", "task_id": task, "trial": trial,
-                         "reward_info": {"reward": rewards[trial]},
-                         "messages": [_call("c1", 1), _result("c1", True), _call("c2", again),
-                                      _result("c2", False)]})
-    path.write_text(json.dumps({"timestamp": "x", "info": {"num_trials": trials}, "tasks": [],
-                                "simulations": sims}))
-    return da.load_run(path)
+def _run(path, trials: int):
+    return da.load_run(write_tau2(path, trials))
 
 
 def test_loops_and_recovery_count_each_trial_as_a_trajectory(tmp_path):
-    run = _tau2(tmp_path / "tau2.json", trials=2)
+    run = _run(tmp_path / "tau2.json", trials=2)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         loops = tr.loops(run)
@@ -65,20 +41,20 @@ def test_loops_and_recovery_count_each_trial_as_a_trajectory(tmp_path):
 
 
 def test_sections_skip_what_another_harness_lacks(tmp_path):
-    one = _tau2(tmp_path / "one.json", trials=1)
+    one = _run(tmp_path / "one.json", trials=1)
     s = Sections(one, quiet=True)
     assert not s.ready("trajectory_variants")  # no stages recorded
     assert s.skipped[-1]["missing"] == ["trajectory.csv:stage"]
     assert s.ready("trajectory_loops")  # tool and action_input are recorded
     loops = tr.loops(one)
     assert (loops["n_tasks"].iloc[0], loops["n_with_loop"].iloc[0]) == (2, 2)
-    several = Sections(_tau2(tmp_path / "two.json", trials=2), quiet=True)
+    several = Sections(_run(tmp_path / "two.json", trials=2), quiet=True)
     assert not several.ready("trajectory_loops")  # repeated trials: skipped, never averaged
     assert several.skipped[-1]["missing"] == ["one row per task"]
 
 
 def test_per_run_notes_a_run_without_stages(tmp_path):
-    runs = da.load_runs(["data/sample_runs/proposed_aat", _tau2(tmp_path / "t.json", 1).path])
+    runs = da.load_runs(["data/sample_runs/proposed_aat", write_tau2(tmp_path / "t.json", 1)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = tr.per_run(runs)

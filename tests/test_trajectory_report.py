@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from notebook_runs import figures_not_rendered, run_cells
-from trajectory_fixture import write_run
+from trajectory_fixture import write_run, write_tau2
 
 import dabench_analysis as da
 from dabench_analysis.report import Sections
@@ -128,3 +128,11 @@ def test_trajectories_notebook_runs_and_degrades(tmp_path):
         ns = run_cells(nb, {"run_dir": str(bare), "task_id": "", "by": "stage"})
     assert ns["has_steps"] is False and "variants" not in ns
     assert ns["run"].run_id == "baseline_react"
+    # another harness's file (tau2-bench, one trial): steps without stages
+    with figures_not_rendered():
+        ns = run_cells(nb, {"run_dir": str(write_tau2(tmp_path / "tau2.json", 1)), "task_id": "",
+                            "by": "stage"})
+    assert ns["has_steps"] and not ns["has_by"] and "variants" not in ns
+    skipped = {s["section"]: s["missing"] for s in ns["sections"].skipped}
+    assert skipped["trajectory_variants"] == ["trajectory.csv:stage"]
+    assert "trajectory_loops" not in skipped and "trajectory_recovery" not in skipped

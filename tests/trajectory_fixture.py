@@ -93,3 +93,31 @@ def write_run(folder: Path, run_id: str = "hand", steps=STEPS, tasks=TASKS,
         (run / tid / "task_replay.json").write_text(json.dumps(
             {"task_id": tid, "failure_attribution": {"evidence_trace_step_ids": ids}}))
     return run
+
+
+def _call(cid: str, q: int) -> dict:
+    return {"role": "assistant", "content": None, "turn_idx": 0,
+            "tool_calls": [{"id": cid, "name": "lookup", "arguments": {"q": q},
+                            "requestor": "assistant"}]}
+
+
+def _result(cid: str, error: bool) -> dict:
+    return {"role": "tool", "id": cid, "content": "x", "error": error,
+            "requestor": "assistant", "turn_idx": 1}
+
+
+def write_tau2(path: Path, trials: int) -> Path:
+    """tau2-bench results (another harness's run): tasks t0, t1, each tried ``trials`` times:
+    lookup(q=1) fails, then lookup is called again (q=1: the same action, a loop; q=2 in t1's
+    second trial: no loop) and succeeds. Rewards: t0 1, 0; t1 0, 1 (trial order)."""
+    sims = []
+    for task, rewards in (("t0", (1.0, 0.0)), ("t1", (0.0, 1.0))):
+        for trial in range(trials):
+            again = 2 if (task, trial) == ("t1", 1) else 1
+            sims.append({"id": f"{task}-{trial}", "task_id": task, "trial": trial,
+                         "reward_info": {"reward": rewards[trial]},
+                         "messages": [_call("c1", 1), _result("c1", True), _call("c2", again),
+                                      _result("c2", False)]})
+    path.write_text(json.dumps({"timestamp": "x", "info": {"num_trials": trials}, "tasks": [],
+                                "simulations": sims}))
+    return path
