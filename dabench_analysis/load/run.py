@@ -196,10 +196,9 @@ class Run:
         return frame[[c for c in want if c in frame]]
 
     def columns_of(self, name: str) -> set[str]:
-        """The columns of the run's ``"trajectory"`` or ``"tool_calls"``, with the free-text
-        ones the loaded frame leaves out (from the file's header; another harness's run: from
-        the steps it records). Empty when the run has no such file; an unreadable header adds
-        no free-text column (the loader reports the file).
+        """The columns of ``"trajectory"`` or ``"tool_calls"`` with the free-text ones left out
+        of the loaded frame (from the file's header; another harness's run: its records).
+        Empty without the file; an unreadable header adds none (the loader reports it).
 
         Examples
         --------
