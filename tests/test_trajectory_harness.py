@@ -8,7 +8,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from trajectory_fixture import write_tau2
+from trajectory_fixture import write_run, write_tau2
 
 import dabench_analysis as da
 from dabench_analysis.report.sections import Sections
@@ -62,3 +62,19 @@ def test_per_run_notes_a_run_without_stages(tmp_path):
     assert len(other) == 1 and other["n_tasks"].iloc[0] == 0
     assert other["note"].iloc[0] == "trajectory.csv without stage"
     assert table[table["run_id"] == "proposed_aat"]["n_tasks"].iloc[0] == 80
+
+
+def test_a_task_file_without_run_id_keeps_its_steps(tmp_path, drop_columns):
+    """The run is then named after its folder; its trajectory.csv still says "hand": the
+    folder's steps are the run's own, none orphaned."""
+    run_dir = write_run(tmp_path)
+    moved = run_dir.rename(tmp_path / "renamed")
+    drop_columns(moved, {"run_id"})
+    run = da.load_run(moved)
+    assert run.run_id == "renamed" and set(run.trajectory["run_id"]) == {"hand"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "steps of tasks absent" note
+        lp = tr.loops(run)
+    pooled = lp[lp["difficulty"] == "all"].iloc[0]
+    # the fixture's four tasks with steps; t2 repeats sql q1 once (trajectory_fixture.py)
+    assert (pooled["n_tasks"], pooled["n_with_loop"], pooled["n_loop_steps"]) == (4, 1, 1)

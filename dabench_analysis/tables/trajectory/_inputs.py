@@ -70,8 +70,9 @@ def _runs(run: Run | Runs) -> list[Run]:
 def _frame(run: Run | Runs, runs: list[Run], name: str, file: str, columns: Sequence[str],
            notes: list[str], optional: Sequence[str] = ()) -> pd.DataFrame | None:
     """``name`` of every run that has ``file`` (only ``columns``, and ``optional`` ones its
-    file has), stacked; None if none has. A Runs whose runs all have the file and whose
-    loaded frames hold the columns gives its stacked frame (read once, kept by the Runs)."""
+    file has), stacked, with the run's ``run_id``; None if none has. A Runs whose runs all
+    have the file and whose loaded frames hold the columns gives its stacked frame (read once,
+    kept by the Runs)."""
     have = [r for r in runs if file in r.side_files]  # another harness's: the steps it records
     if not have:
         return None
@@ -82,10 +83,14 @@ def _frame(run: Run | Runs, runs: list[Run], name: str, file: str, columns: Sequ
     if isinstance(run, Runs) and len(have) == len(runs) and all(
             c in getattr(r, name) for r in runs for c in columns):
         stacked = getattr(run, name)
-        return stacked[[c for c in want if c in stacked]]
+        if set(pd.unique(stacked["run_id"])) <= {r.run_id for r in runs}:
+            return stacked[[c for c in want if c in stacked]]
     frames = [r.select(name, want[1:]) for r in have]
     for r, f in zip(have, frames, strict=True):
         require_columns(f, list(columns), f"{file} of run {r.run_id}")
+        # a run folder's files are its own: a run_id column naming another run (a task file
+        # without run_id names the run after its folder) does not orphan them
+        f["run_id"] = pd.array([r.run_id] * len(f), dtype="string")
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 

@@ -211,6 +211,8 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
                          "share_proposed": r["proposed"], "diff": r["diff"],
                          "ci_low": r["ci_low"], "ci_high": r["ci_high"],
                          "p_value": r["p_value"], "method": r["method"] + "; Holm"})
+        if not rows:  # no shared task with steps
+            continue
         out = pd.DataFrame(rows)
         out["p_adjusted"] = holm(out, ["difficulty"])
         out = out.assign(_a=out["diff"].abs()).sort_values(
@@ -218,7 +220,7 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
         parts.append(out.head(top))
     cols = ["difficulty", "pattern", "reading", "n_pairs", "share_baseline", "share_proposed",
             "diff", "ci_low", "ci_high", "p_value", "p_adjusted", "method"]
-    return pd.concat(parts, ignore_index=True)[cols]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
 
 def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
