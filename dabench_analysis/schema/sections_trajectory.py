@@ -6,7 +6,7 @@ builds them into :data:`~dabench_analysis.schema.SECTIONS`): the files and file 
 needs (absent: the section is skipped with its note) and its parts (the function of
 :mod:`dabench_analysis.tables.trajectory` or :mod:`dabench_analysis.figures` it calls, what it
 writes and the columns it shows), and the task_metrics columns it ``uses`` when present (absent:
-it runs without them, and says so). The tables take the Run itself (input ``run``) and read
+it runs without them, and says so; ``difficulty`` for every one: pooled only without it). The tables take the Run itself (input ``run``) and read
 the columns they need; the replays and tool_calls.csv are read when present (the evidence
 agreement of ``first_failures``, the calls' errors and latencies).
 """
@@ -128,3 +128,8 @@ TRAJECTORY_SECTIONS: tuple[dict, ...] = (
          Part("tables.trajectory.per_run", "tables/trajectory_per_run", inputs=("runs",),
               max_rows=60),)},
 )
+
+# Every trajectory table is also given per difficulty where the run has that column (issue 23);
+# without it, pooled only: the sections run, noting that difficulty is absent.
+TRAJECTORY_SECTIONS = tuple({**s, "uses": ("difficulty", *s.get("uses", ()))}
+                            for s in TRAJECTORY_SECTIONS)
