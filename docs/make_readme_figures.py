@@ -1,7 +1,9 @@
-"""The figure in the README's "Comparing many runs": the leaderboard of a synthetic sweep of
-12 runs × 120 tasks (bench/sweep_bench.py's generator, seeded), drawn by the package.
+"""The README's figures, drawn by the package: in "Comparing many runs" the leaderboard of a
+synthetic sweep of 12 runs × 120 tasks (bench/sweep_bench.py's generator, seeded); in
+"Trajectories" the directly-follows graph of the sample run baseline_react.
 
-    .venv/bin/python docs/make_readme_figures.py      # writes docs/leaderboard_forest.png
+    .venv/bin/python docs/make_readme_figures.py      # writes docs/leaderboard_forest.png,
+                                                      # docs/transition_graph.png
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ sys.path.insert(0, str(HERE.parent / "bench"))
 
 from sweep_bench import synthetic_sweep  # noqa: E402
 
-from dabench_analysis import export, figures, tables  # noqa: E402
+from dabench_analysis import export, figures, load_run, tables  # noqa: E402
 
 
 def main() -> None:
@@ -24,6 +26,9 @@ def main() -> None:
     board = tables.sweep.leaderboard(tasks, n_boot=2000, seed=0)
     ax = figures.leaderboard_forest(board)
     export.save_figure(ax.figure, HERE / "leaderboard_forest", formats=("png",), dpi=150)
+    run = load_run(HERE.parent / "data" / "sample_runs" / "baseline_react")
+    ax = figures.transition_graph(tables.trajectory.transitions(run))
+    export.save_figure(ax.figure, HERE / "transition_graph", formats=("png",), dpi=150)
 
 
 if __name__ == "__main__":

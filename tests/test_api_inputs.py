@@ -124,6 +124,13 @@ EXCLUDED = {
     "tables.explore.filter_tasks": "a task_list frame (checked in test_explorer.py)",
     # a loaded sweep's bookkeeping (run_ids, skipped folders), not rows: a frame has neither
     "tables.sweep.check_sweep": "a Runs from load_runs (checked in test_sweep_stats.py)",
+    # trajectory statistics take the ordered steps of stats.steps.order_steps (task_index),
+    # blocks, or arrays; order_steps refuses a Run (test_trajectory_stats_refuse_a_run)
+    **{f"stats.steps.{n}": "ordered steps, blocks or a frame with task keys" for n in (
+        "index_tasks order_steps blocks patterns conformance directly_follows").split()},
+    **{f"stats.step_events.{n}": "ordered steps, tool calls or arrays" for n in (
+        "repeated_actions error_recovery first_failures grouped_quantiles "
+        "cumulative_share").split()},
 }
 
 # Tables and summaries with by=: name -> call with by.

@@ -95,7 +95,8 @@ def test_replay_repr_and_html():
                             f"{len(raw['tool_calls'])} tool calls, failure "
                             f"{raw['failure_attribution']['failure_category']}>")
     page = display.replay_html(replay)
-    assert "Failure attribution" in page and "KeyError: &#x27;column_name&#x27;" in page
+    cause = html.escape(raw["failure_attribution"]["root_cause"])  # as written in the file
+    assert "Failure attribution" in page and cause in page
     assert page.count("<details>") == 1  # the whole JSON, a click away
     assert "The whole task_replay.json" in page
 
@@ -169,6 +170,9 @@ NOT_FROM_RUN = {
     "score_bins": "bin edges, not a figure",
     "research_eval": "research-eval cases, not a run", "sweep": "a module (its figures above)",
     **dict.fromkeys(["pass_k_curve", "frontier"], "draws a finished table"),
+    **dict.fromkeys(["transition_graph", "trajectory_variants", "solve_curve", "step_latency"],
+                    "draws a finished trajectory table"),
+    "trajectory": "a module (its figures above)",
     "trials": "a module (its figures above)",
     **dict.fromkeys(["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
                      "axes_or_new", "empty_note", "new_figure"], "the theme"),

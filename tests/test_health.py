@@ -375,15 +375,20 @@ def test_findings_table_is_every_finding_errors_first(tmp_path):
 
 def test_missing_tool_counts_come_from_tool_calls_csv_or_are_not_assessable(tmp_path, drop_columns):
     """Absent data is never scored as healthy: without task_metrics' tool counts the failure
-    rate comes from tool_calls.csv (baseline: 121 of 875 rows failed, 13.8 % > 10 %); without
+    rate comes from tool_calls.csv (baseline: more than 10 % of its rows failed); without
     either the component is left out and the cause is 'not assessable'."""
     import shutil
 
+    import pandas as pd
+
     run = tmp_path / "r"
     shutil.copytree(SAMPLE / "baseline_react", run)
+    calls = pd.read_csv(run / "tool_calls.csv")
+    failed = (calls["success"] == 0).mean()  # counted with pandas from the file
+    assert failed > 0.10
     drop_columns(run, {"tool_calls", "tool_failures"})
     h = validate_run(run).health
-    assert h.components["tool_reliability"] == pytest.approx(1 - 121 / 875)
+    assert h.components["tool_reliability"] == pytest.approx(1 - failed)
     assert "tool_failures" in h.causes and h.harness_score == 6.0
     (run / "tool_calls.csv").unlink()
     rep = validate_run(run)
@@ -411,7 +416,7 @@ def test_without_failure_category_attribution_is_not_assessable(tmp_path, drop_c
     # health.py / README "Validation": 10 (0.4 R + 0.2 V + 0.1 T + 0.1 F) / (0.4+0.2+0.1+0.1)
     weighted = 10 * (0.4 * 1.0 + 0.2 * 1.0 + 0.1 * t + 0.1 * f) / 0.8
     k = (1 - t > 0.10) + (1 - f > 0.10)
-    assert (t, k) == (1.0, 0) and f == pytest.approx(1 - 65 / 792)  # the sample's tool calls
+    assert (t, k) == (1.0, 0) and f > 0.9  # the sample's tool calls: under 10 % failed
     assert math.isnan(rep.health.components["attribution"])
     assert rep.health.causes == ()
     assert rep.health.weighted_score == pytest.approx(weighted, abs=1e-12)

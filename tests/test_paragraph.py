@@ -13,7 +13,8 @@ import warnings
 import pandas as pd
 import pytest
 
-from dabench_analysis import export, load_run, stats
+from dabench_analysis import export, load_run, schema, stats
+from dabench_analysis.schema.labels import value_label
 
 ROOT = "data/sample_runs"
 
@@ -146,17 +147,33 @@ def test_sample_pair_sentences(sample_pair):
     assert "containing 80 tasks of varying difficulty (Easy: 20, Medium: 25, Hard: 22, " \
            "Extreme: 13)." in text
     assert "- Medium: 0.965 ± 0.054 (n=25)" in text and "- Extreme: 0.689 ± 0.363 (n=13)" in text
-    assert "reaches 0.798 ± 0.123." in text
+    # the analyst score's mean and SD, from the data (pandas; 3 decimals in [-1, 1])
+    a = prop["analyst_score"]
+    assert f"reaches {a.mean():.3f} ± {a.std():.3f}." in text
     # 67 of 80 first-try successes, 12 replans in 80 tasks (0.15 must not print 0.1),
     # 69 of 80 verifications triggered; shares as proportions with their counts, never %
     assert ("Our multi-agent architecture demonstrates a first-try success rate of 0.838 (67 of "
             "80) and an average of 0.150 replanning operations per task.") in text
+    found = int(prop["verification_failures_detected"].sum())  # from the data
     assert ("Verification mechanisms trigger in 69 of 80 executions (a share of 0.863) and "
-            "detect 36 failures.") in text
-    # 8 failed tasks: 2, 2, 1, 1, 1, 1 per category: ties are named together, by their labels
-    assert ("1. Data understanding and Aggregation (2 of 8, a share of 0.250 each)\n"
-            "2. Planning, Tool selection, Tool execution and Schema mismatch (1 of 8, a share "
-            "of 0.125 each)") in text
+            f"detect {found} failures.") in text
+    # the failed tasks' categories, counted with pandas: ranks by count until 3 categories are
+    # named, ties named together in the catalogue's order by their labels, shares of the
+    # failed tasks
+    failed = prop.loc[prop["final_score"] < 0.8, "failure_category"].astype(str)
+    counts = failed.value_counts()
+    lines, named = [], 0
+    for rank, n in enumerate(sorted(set(counts), reverse=True), start=1):
+        names = [value_label("failure_category", c) for c in schema.FAILURE_CATEGORIES
+                 if counts.get(c) == n]
+        joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        each = " each" if len(names) > 1 else ""
+        lines.append(f"{rank}. {joined} ({n} of {len(failed)}, a share of "
+                     f"{n / len(failed):.3f}{each})")
+        named += len(names)
+        if named >= 3:
+            break
+    assert "\n".join(lines) in text, text
     assert "(Answer accuracy, final_score ≥ 0.8: 0.900 (72 of 80).)" in text  # R: 0.9
     assert "%" not in text.replace("95 %", "")
 

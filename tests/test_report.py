@@ -96,7 +96,9 @@ def test_plan_jobs_names_and_baseline(tmp_path):
 
 RUN_FIGURES = ["score_distribution", "failure_distribution", "correlation_matrix",
                "autonomy_vs_efficiency", "reliability_diagram", "difficulty_breakdown",
-               "failure_by_stage", "tool_latency"]
+               "failure_by_stage", "tool_latency",
+               # the Trajectories part (issue 23)
+               "trajectory_variants", "transition_graph", "step_latency", "solve_curve"]
 RUN_TABLES = ["main_results", "difficulty_breakdown", "task_type_breakdown",
               "specialist_participation", "root_causes", "failure_categories", "failure_stages",
               "outcome_error_types", "outcome_status", "mas_effectiveness",
@@ -136,11 +138,11 @@ def test_cli_run_report_end_to_end(cli_report):
     assert summary["n_tasks"] == 80
     assert summary["answer_accuracy"] == pytest.approx(61 / 80)
     assert summary["validation_errors"] == 0
-    # the baseline's tool calls fail at 121/875 = 13.8 %, above the guide's 10 % (§Troubleshooting,
-    # "health score < 7"): one cause caps harness health at 6 (formula: validate/health.py)
+    # the baseline's tool calls fail more often than the guide's 10 % (§Troubleshooting, "health
+    # score < 7"), counted from the file: one cause caps harness health at 6 (validate/health.py)
     with (ROOT / "data" / "sample_runs" / "baseline_react" / "tool_calls.csv").open() as fh:
         rows = list(csv.DictReader(fh))
-    assert sum(r["success"] == "0" for r in rows) / len(rows) == pytest.approx(121 / 875)
+    assert sum(r["success"] == "0" for r in rows) / len(rows) > 0.10
     assert summary["health_score"] == 6.0
     html = (run_out / "report.html").read_text()
     assert "Table 2" in html

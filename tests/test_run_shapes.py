@@ -52,10 +52,32 @@ SHAPES: dict[str, tuple[set[str], set[str]]] = {
 }
 OTHER_VERSION_DROPPED = {"outcome_error_type", "confidence_score", "specialist_participation",
                          "failure_stage", "verification_triggered", "trace_id"}
-#: Sections computed on fewer optional columns when some are absent: (table, how to compare).
+#: Sections computed on fewer optional columns when some are absent: (table, how to compare;
+#: "na:<prefixes>": the columns that are then <NA>).
 REDUCED = {"main_results": "rows", "task_type_breakdown": "columns",
            "specialist_participation": "columns", "paired_comparison": "rows",
-           "mas_effectiveness": "na", "root_causes": "columns"}
+           "mas_effectiveness": "na:n_recovered_after_", "root_causes": "columns",
+           "trajectory_variants": "pooled,na:mean_runtime_s", "tool_fit": "rows",
+           "trajectory_loop_tasks": "na:plan_reentries|execute_reentries|difficulty",
+           # without difficulty a trajectory table is the complete run's pooled rows
+           **dict.fromkeys(["trajectory_conformance", "trajectory_transitions",
+                            "trajectory_loops", "trajectory_recovery", "first_failure_counts",
+                            "first_failure_agreement", "step_latency", "step_latency_tools",
+                            "solve_curve", "trajectory_comparison",
+                            "trajectory_variant_changes"], "pooled"),
+           "first_failures": "na:difficulty"}
+#: Optional files a trajectory table reads when present (the catalogue lists only the files a
+#: section needs): file -> {table: the columns that differ without it (None: it lacks them)}.
+READ_WHEN_PRESENT = {
+    "task_*/task_replay.json": {
+        "first_failures": ["evidence_step_ids", "in_evidence"],
+        "first_failure_agreement": ["n_compared", "n_agree", "agreement", "agreement_ci_low",
+                                    "agreement_ci_high"]},
+    "tool_calls.csv": {"first_failures": ["error_type", "error_message"],
+                       "step_latency_tools": None}}
+#: The section that writes each table.
+SECTION_OF = {p.stem.removeprefix("tables/"): sec.name for sec in schema.SECTIONS.values()
+              for p in sec.parts if p.stem.startswith("tables/")}
 
 
 def _remove(run_dir: Path, files: set[str]) -> None:
@@ -146,15 +168,24 @@ def test_each_shape_skips_exactly_what_it_lacks(matrix, shape):
                 assert not list((out / folder).glob(output + ".*")), output
 
 
-def _same(shape_table: pd.DataFrame, full: pd.DataFrame, how: str | None) -> None:
-    if how == "rows":  # one row per metric present; Holm's adjustment depends on how many
+def _same(shape_table: pd.DataFrame, full: pd.DataFrame, how) -> None:
+    if isinstance(how, str) and how.startswith("pooled"):
+        how = how.removeprefix("pooled").lstrip(",") or None
+        if set(shape_table["difficulty"]) == {"all"} < set(full["difficulty"]):
+            full = full[full["difficulty"] == "all"].reset_index(drop=True)  # no difficulty
+        if how and not any(shape_table[c].isna().all() and not full[c].isna().all()
+                           for c in shape_table):
+            how = None  # the columns of this rule are all there
+    if isinstance(how, list):  # columns from an absent optional file differ
+        pd.testing.assert_frame_equal(shape_table.drop(columns=how), full.drop(columns=how))
+    elif how == "rows":  # one row per metric present; Holm's adjustment depends on how many
         key = shape_table.columns[0]
         full = full[full[key].isin(shape_table[key])].reset_index(drop=True)
         drop = [c for c in ("p_adjusted",) if c in full]
         pd.testing.assert_frame_equal(shape_table.drop(columns=drop), full.drop(columns=drop))
-    elif how == "na":  # n_<absent column> is <NA>, the rest as on the complete run
+    elif how and how.startswith("na:"):  # these columns <NA>, the rest as on the complete run
         na = [c for c in shape_table if shape_table[c].isna().all() and not full[c].isna().all()]
-        assert na and all(c.startswith("n_recovered_after_") for c in na), na
+        assert na and all(c.startswith(tuple(how[3:].split("|"))) for c in na), na
         pd.testing.assert_frame_equal(shape_table.drop(columns=na), full.drop(columns=na))
     elif how == "columns":
         pd.testing.assert_frame_equal(shape_table, full[list(shape_table.columns)])
@@ -171,10 +202,14 @@ def test_every_table_a_shape_writes_equals_the_complete_runs(matrix, shape):
         full = _tables(out / ref)
         got = _tables(out / folder)
         assert got, folder
+        files = SHAPES[shape][1] if shape in SHAPES else set()
         for name, table in got.items():
             if name == "health":  # the findings differ by construction
                 continue
-            how = REDUCED.get(name) if name in reduced else None
+            how = REDUCED.get(name) if SECTION_OF.get(name, name) in reduced else None
+            for f in files & set(READ_WHEN_PRESENT):
+                if name in READ_WHEN_PRESENT[f]:
+                    how = READ_WHEN_PRESENT[f][name] or "columns"
             _same(table, full[name], how)
 
 

@@ -61,8 +61,8 @@ def test_validate_lists_absent_optional_inputs_with_the_sections_they_disable(ru
          "main_results, task_type_breakdown, correlation_matrix, paired_comparison run without it"),
         ("info", "", "2 optional catalogue columns absent, which no report section needs: "
          "trace_id, timestamp"),
-        ("warning", "", "optional file not found; disables tool_usage; invariants that need it are "
-         "not checked"),
+        ("warning", "", "optional file not found; disables tool_usage, tool_fit; invariants that "
+         "need it are not checked"),
     ])
     assert not (found["severity"] == "error").any()
 
@@ -158,10 +158,11 @@ def test_a_run_without_a_required_column_fails_naming_it(tmp_path, run_copy, dro
     old = tmp_path / "out" / "older_run" / "summary.json"
     old.parent.mkdir(parents=True)
     old.write_text('{"answer_accuracy": 0.9}')
-    # an earlier report of the toolkit's own (its list of files names summary.json): a file
-    # the toolkit did not write would be refused before the report runs (exit 2)
-    (old.parent / ".dabench-report.json").write_text(
-        '{"version": 1, "written_by": "dabench-analysis", "files": ["summary.json"]}')
+    # written by an earlier report: its ledger lists it (a file it did not write is never removed)
+    from dabench_analysis.report.outputs import ledger_path
+
+    ledger_path(old.parent).write_text(json.dumps({"version": 1, "written_by": "dabench-analysis",
+                                                   "files": ["summary.json"]}))
     cli = Path(sys.executable).with_name("dabench-analysis")
     proc = subprocess.run([str(cli), "report", str(run_copy), "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=600,
@@ -272,7 +273,8 @@ def test_the_columns_a_part_shows_are_in_its_table():
                     table = compute_part(contexts[sec.report], part)
                 assert set(part.columns) <= set(table.columns), (sec.name, part.stem)
                 checked += 1
-    assert checked == 10  # the tables whose page shows a subset of their columns
+    # the ten tables whose page shows a subset of their columns, and eight trajectory tables
+    assert checked == 18
 
 
 def test_a_section_of_another_report_is_refused_by_section():

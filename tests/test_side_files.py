@@ -37,7 +37,7 @@ TM, TRAJ, CALLS = "task_metrics.csv", "trajectory.csv", "tool_calls.csv"
 SIDE_COLUMNS = [(f, c) for f, cat in FILE_CATALOGUES.items() for c in cat]
 #: Checks reported per file rather than per task (nothing to skip when their column is absent:
 #: the loader's required_column error, or the absent_column finding, says so).
-FILE_LEVEL = {"unknown_task_id", "run_id_mismatch"}
+FILE_LEVEL = {"unknown_task_id", "run_id_mismatch", "parent_step_invalid"}
 #: Key columns of the side files: without one, the loader checks uniqueness on the key columns
 #: left (reported to the owner of load/ as a separate issue); the findings it adds are allowed.
 KEY_FINDINGS = {(TRAJ, "task_id"): {"duplicate_key"}, (TRAJ, "step_id"): {"duplicate_task_id"},
@@ -163,7 +163,7 @@ def _sections_agree_with_the_functions(run_dir: Path, name: str) -> None:
 
 @pytest.mark.parametrize(("name", "severity", "message"), [
     (f"{CALLS}:latency_seconds", "warning", "optional column absent: disables tool_usage"),
-    (f"{CALLS}:success", "warning", "optional column absent: disables tool_usage; "
+    (f"{CALLS}:success", "warning", "optional column absent: disables tool_usage, tool_fit; "
      "tool_failure_count_mismatch not assessable"),
     (f"{TRAJ}:tokens", "info", "optional column absent: token_conservation not assessable"),
     (f"{TRAJ}:run_id", "info", "optional column absent: run_id_mismatch not assessable"),

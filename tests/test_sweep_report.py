@@ -210,8 +210,9 @@ def test_cli_sweep_tables_state_parameters_once(cli_sweep):
 def test_cli_sweep_manifest_hashes_are_the_files(cli_sweep):
     _, out = cli_sweep
     m = json.loads((out / "sweep" / "summary.json").read_text())["manifest"]
-    want = [SAMPLE / "baseline_react" / "task_metrics.csv", SAMPLE / "proposed_aat" /
-            "task_metrics.csv"]
+    # run by run: the task file, then the step files its trajectory table read (issue 23)
+    want = [SAMPLE / r / f for r in ("baseline_react", "proposed_aat")
+            for f in ("task_metrics.csv", "trajectory.csv", "tool_calls.csv")]
     assert [f["path"] for f in m["files"]] == [p.resolve().as_posix() for p in want]
     for f in m["files"]:
         assert f["sha256"] == _sha256(f["path"]) and f["bytes"] == Path(f["path"]).stat().st_size

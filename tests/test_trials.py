@@ -282,7 +282,7 @@ def test_sweep_and_compare_on_inspect_logs_skip_what_trials_would_average(tmp_pa
     assert set(front["cost"]) == {"total_tokens"} and set(front["n_tasks"]) == {2}
     assert {s["section"] for s in compare["skipped"]} == {
         "paired_comparison", "paired_by_difficulty", "mcnemar", "task_changes",
-        "paired_difference", "results_paragraph"}
+        "paired_difference", "results_paragraph", "trajectory_comparison"}
 
 
 def test_cli_reports_other_harnesses_with_states_and_a_column_map(tmp_path):

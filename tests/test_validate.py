@@ -84,7 +84,8 @@ def test_sample_health_numbers(sample_reports):
     assert h.components["tool_reliability"] == pytest.approx(1 - rate, rel=1e-12)
     expected = 10 * sum(HARNESS_WEIGHTS[k] * v for k, v in h.components.items())
     assert h.weighted_score == pytest.approx(expected, abs=1e-9)
-    assert h.weighted_score == pytest.approx(9.86, abs=0.005)  # 9 + (1 - 121/875)
+    # every other component is 1: 10 (0.9 + 0.1 (1 - rate)), rate from the CSV above
+    assert h.weighted_score == pytest.approx(10 * (0.9 + 0.1 * (1 - rate)), abs=1e-9)
     assert h.harness_score == 6.0  # one cause (tool failure rate > 10 %) caps at 8 - 2 * 1
 
 
@@ -290,9 +291,12 @@ def test_health_section(sample_reports):
     # no cause found, so no cap: the score is the weighted sum of its parts
     assert parts == pytest.approx(harness.loc[harness["measure"] == "score", "value"].item(),
                                   abs=1e-12)
-    # tool failures 65/792 (tool_calls.csv rows with success 0): below the 10 % limit
+    # tool failures: tool_calls.csv rows with success 0, counted with pandas; below the 10 % limit
+    calls = pd.read_csv(SAMPLE / "proposed_aat" / "tool_calls.csv")
+    failed = (calls["success"] == 0).mean()
+    assert failed < 0.10
     tool = harness.set_index("measure").loc["tool_failures"]
-    assert (tool["value"], tool["limit"], tool["status"]) == (pytest.approx(65 / 792), 0.1, "clear")
+    assert (tool["value"], tool["limit"], tool["status"]) == (pytest.approx(failed), 0.1, "clear")
     quality = table[table["assessment"] == "run_quality"].set_index("measure")
     assert quality.loc["answer_accuracy", "value"] == pytest.approx(72 / 80)
     assert quality.loc["score", "status"] == "HEALTHY"

@@ -220,6 +220,20 @@ def missing_time_data(run: Run) -> list:
     return [W("missing_time_data", "duration_seconds", 4, TRAJ)]
 
 
+def parent_step_nowhere(run: Run) -> list:
+    s = run.row(lambda r: r["task_id"] == "task_5" and r["step_id"] == "3", TRAJ)
+    run.set(s, "parent_step_id", "999", TRAJ)  # task_5 has no step 999
+    return [W("parent_step_invalid", "parent_step_id", s, TRAJ)]
+
+
+def parent_step_cycle(run: Run) -> list:
+    # task_7 steps 2 -> 3 -> 2: step 2's parent (1) becomes 3; every other parent stays valid
+    s = run.row(lambda r: r["task_id"] == "task_7" and r["step_id"] == "2", TRAJ)
+    run.set(s, "parent_step_id", "3", TRAJ)
+    return [W("parent_step_invalid", "parent_step_id", s, TRAJ),
+            W("parent_step_invalid", "parent_step_id", s + 1, TRAJ)]
+
+
 def trajectory_length(run: Run) -> list:
     _bump(run, 3, "trajectory_length", 1)
     return [E("trajectory_length_count", "trajectory_length", 3)]
@@ -334,7 +348,8 @@ def _flipper(col: str) -> Callable[[Run, int], None]:
 
 
 def inflation(run: Run) -> list:
-    k = run.row(lambda r: float(r["specialist_participation"]) < 0.7)  # a specialist unused
+    k = run.row(lambda r: "0" in (r["schema_agent_used"], r["domain_agent_used"]) or (
+        r["documents_required"] == "1" and r["document_agent_used"] == "0"))  # a required one unused
     run.set(k, "data_understanding_score", "1.0")  # above 0.5 activation + 0.5: inflated
     return [E("data_understanding_inflation", "data_understanding_score", k)]
 
@@ -459,6 +474,8 @@ CASES = [
         (CALLS, "error_message", "task_2", "cut\x07here"))],
     Case("missing_trajectory", "missing_trajectory", missing_trajectory),
     Case("missing_time_data", "missing_time_data", missing_time_data),
+    Case("parent_step_nowhere", "parent_step_invalid", parent_step_nowhere),
+    Case("parent_step_cycle", "parent_step_invalid", parent_step_cycle),
     Case("trajectory_length", "trajectory_length_count", trajectory_length),
     Case("tool_steps", "tool_steps_match", tool_steps),
     Case("unique_tools", "unique_tools_count", unique_tools),

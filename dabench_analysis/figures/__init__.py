@@ -49,9 +49,21 @@ from dabench_analysis.figures.sweep import (  # noqa: E402
 
 __all__ += ["item_difficulty", "leaderboard_forest", "pairwise_heatmap", "sweep"]
 
+
+# Trajectories: directly-follows graph, variants, solved within k steps, step latency.
+from dabench_analysis.figures import trajectory  # noqa: E402
+from dabench_analysis.figures.process_graph import transition_graph  # noqa: E402
+from dabench_analysis.figures.trajectory import (  # noqa: E402
+    solve_curve,
+    step_latency,
+    trajectory_variants,
+)
+
+__all__ += ["solve_curve", "step_latency", "trajectory", "trajectory_variants",
+            "transition_graph"]
+
 # Repeated trials and costs: pass^k against k, the cost-accuracy frontier.
 from dabench_analysis.figures import trials  # noqa: E402
 from dabench_analysis.figures.trials import frontier, pass_k_curve  # noqa: E402
 
 __all__ += ["frontier", "pass_k_curve", "trials"]
-

@@ -1,10 +1,9 @@
 """One loaded run: :class:`Run` (typed frames plus where they came from) and the loading of its
 side files, which :class:`~dabench_analysis.load.Runs` shares (:func:`load_sides`).
 
-Files -> frames, nothing else: no statistics here, and nothing is ever written into a run
-directory. Columns get the catalogue's dtypes (:mod:`dabench_analysis.schema`): flags as pandas
-``boolean``, counts as ``Int64``, ``difficulty`` an ordered categorical Easy < Medium < Hard <
-Extreme, the seed's enums categorical.
+Files -> frames: no statistics, nothing written into a run directory. Columns get the
+catalogue's dtypes (:mod:`dabench_analysis.schema`): flags ``boolean``, counts ``Int64``,
+``difficulty`` ordered Easy < Medium < Hard < Extreme, the seed's enums categorical.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load import pipeline
 from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.load.header import read_header
 from dabench_analysis.load.replay import Replay, RunReplays
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
@@ -190,9 +190,33 @@ class Run:
         if self.format != "eval-v2":  # another harness's frames are in memory, text and all
             frame = self.__dict__.get(f"_{name}_full", frame)
         elif name != "tasks" and any(c not in frame for c in want):
-            kind = SIDE_FILES[name]
+            kind, known = SIDE_FILES[name], len(self.findings)
             frame = _side_frames([self], kind, [c for c in want if c in kind.catalogue])[0][0]
+            del self.findings[known:]  # the file's findings, recorded when it was loaded
         return frame[[c for c in want if c in frame]]
+
+    def columns_of(self, name: str) -> set[str]:
+        """The columns of ``"trajectory"`` or ``"tool_calls"`` with the free-text ones left out
+        of the loaded frame (the file's header or the harness's records; empty without them).
+
+        Examples
+        --------
+        >>> from dabench_analysis import load_run
+        >>> "action_input" in load_run("data/sample_runs/baseline_react").columns_of("trajectory")
+        True
+        """
+        kind = SIDE_FILES[name]
+        if kind.file not in self.side_files:
+            return set()
+        have = set(map(str, getattr(self, name).columns))
+        text = [c for c in schema.TEXT_TRAJECTORY_COLUMNS if c in kind.catalogue]
+        if self.format != "eval-v2":
+            return have | set(self.select(name, text).columns)
+        try:
+            header = {h.strip() for h in read_header(self.path / kind.file)}
+        except RunLoadError:
+            return have
+        return have | (header & set(text))
 
     @property
     def side_files(self) -> set[str]:
@@ -220,8 +244,7 @@ class Run:
 
     @property
     def files_present(self) -> list[str]:
-        """Which eval-v2 files the run directory holds (another harness's run: its file and
-        what it records)."""
+        """The eval-v2 files the run holds (another harness's run: its file, its records)."""
         if self.format != "eval-v2":
             return [f"{self.path.name} ({self.format})", *sorted(self.recorded)]
         names = (TASK_FILE, LEGACY_TASK_FILE, TRAJECTORY_FILE, TOOL_CALLS_FILE)
@@ -231,9 +254,8 @@ class Run:
 
     @property
     def files_absent(self) -> list[str]:
-        """The eval-v2 files the run directory lacks: the side files, and the tasks without a
-        ``task_replay.json`` (legacy ``comprehensive_evaluation.csv`` is never missed).
-        Another harness's run: the step-level records its file does not hold."""
+        """The eval-v2 files the run directory lacks: side files, tasks without a replay (the
+        legacy file is never missed); another harness's run: the records its file lacks."""
         if self.format != "eval-v2":
             return [n for n in ("trajectory", "tool_calls") if n not in self.recorded]
         names = (TRAJECTORY_FILE, TOOL_CALLS_FILE)

@@ -243,7 +243,7 @@ def _row_attrs(detail: TaskDetail) -> list[dict[str, str] | None]:
                         detail.steps.get("success", pd.Series(pd.NA, index=detail.steps.index)),
                         strict=True):
         kind = (FIRST_FAILURE if first is not None and step == first else
-                EVIDENCE if step in evidence else FAILED if ok is False else None)
+                EVIDENCE if step in evidence else FAILED if pd.notna(ok) and not ok else None)
         out.append(None if kind is None else {"class": kind[0], "title": kind[2],
                                               "style": f"background:{kind[1]}"})
     return out

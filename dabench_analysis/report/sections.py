@@ -154,13 +154,14 @@ class Sections:
         return answer
 
     def _columns_of(self, file: str) -> set[str] | None:
-        """Columns of an optional CSV file present in every run (None: not known, unchecked).
+        """Columns of an optional CSV file present in every run (None: not known, unchecked);
+        the free-text columns a loaded frame leaves out are read from the file's header.
         A file that cannot be read as a whole (empty, its header damaged) counts as absent:
         the sections that need it are skipped, naming the reason (validation lists it)."""
         if file not in self._file_columns and self._runs and file in _FRAMES:
             try:
                 self._file_columns[file] = set.intersection(
-                    *(set(map(str, getattr(r, _FRAMES[file]).columns)) for r in self._runs))
+                    *(r.columns_of(_FRAMES[file]) for r in self._runs))
             except RunLoadError as exc:
                 self.files.discard(file)
                 self._unreadable[file] = exc.message.rpartition(f"{file}: ")[2]

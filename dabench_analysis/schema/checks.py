@@ -191,6 +191,9 @@ _CHECKS = [
        reads=_in(TRAJ, "run_id") + _in(CALLS, "run_id")),
     _c("missing_trajectory", "warning", "§Hardening Features 1 (trajectory completeness)",
        "every task has trajectory.csv steps", reads=_TRAJ_ID),
+    _c("parent_step_invalid", "warning", "§Data Model Schema 2 (Identification)", "parent_step_id"
+       " names a step of the same task, and following parents never returns to a step",
+       file=TRAJ, reads=_in(TRAJ, "task_id", "step_id", "parent_step_id")),
     _c("missing_time_data", "warning", "§Troubleshooting (Missing trajectory duration)",
        "trajectory.csv duration_seconds is filled (empty: time validation from it is skipped)",
        file=TRAJ),

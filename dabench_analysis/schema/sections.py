@@ -37,6 +37,7 @@ from dabench_analysis.schema.files import (
     TRAJECTORY_FILE,
 )
 from dabench_analysis.schema.parts import THRESHOLD, FirstPresent, Param, Part, Present
+from dabench_analysis.schema.sections_trajectory import TRAJECTORY_SECTIONS
 
 #: What each optional file feeds besides the sections that name it.
 FILE_USES: dict[str, str] = {
@@ -418,6 +419,7 @@ _ALL = [
                 Part("figures.frontier", "frontier", inputs=("frontier",)))),
 ]
 
+_ALL += [Section(**entry) for entry in TRAJECTORY_SECTIONS]  # schema/sections_trajectory.py
 #: Every section of the reports, by name, in report order.
 SECTIONS: dict[str, Section] = {s.name: s for s in _ALL}
 
@@ -443,7 +445,7 @@ def sections_needing(column: str, *, report: str | None = None) -> list[str]:
     >>> sections_needing("outcome_error_type")
     ['outcome_error_types']
     >>> sections_needing("tool_calls.csv")
-    ['tool_usage']
+    ['tool_usage', 'tool_fit']
     >>> sections_needing("tool_calls.csv:latency_seconds")
     ['tool_usage']
     """

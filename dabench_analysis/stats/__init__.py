@@ -8,8 +8,9 @@ Modules by family: ``descriptive`` (summaries, t and bootstrap intervals), ``pro
 (Wilson and other intervals, McNemar), ``nonparametric`` (Wilcoxon signed-rank, Mann–Whitney U),
 ``effsize`` (Cohen's d / d_z, Hedges' g), ``multicomp`` (Holm, Benjamini–Hochberg; all main
 metrics at once), ``correlation``, ``power`` (clustered SE, power and sample size),
-``calibration`` (ECE, Brier), ``agreement`` (judge vs human: MCC, P/R/F1) and ``reliability``
-(Gwet's AC1/AC2, Fleiss' kappa, Krippendorff's alpha).
+``calibration`` (ECE, Brier), ``agreement`` (judge vs human: MCC, P/R/F1), ``reliability``
+(Gwet's AC1/AC2, Fleiss' kappa, Krippendorff's alpha), ``steps`` and ``step_events``
+(trajectories: process mining and step-level events).
 """
 
 from dabench_analysis.stats import agreement, calibration, reliability
@@ -53,3 +54,9 @@ from dabench_analysis.stats.ranking import rank_intervals, rank_ties  # noqa: E4
 from dabench_analysis.stats.repetitions import repetition_variance  # noqa: E402
 
 __all__ += ["rank_intervals", "rank_ties", "ranking", "repetition_variance", "repetitions"]
+
+# Trajectories: steps in order, blocks, patterns, conformance, directly-follows; loops,
+# recovery after errors, first failures, latency quantiles, the share solved within k steps.
+from dabench_analysis.stats import step_events, steps  # noqa: E402
+
+__all__ += ["step_events", "steps"]

@@ -4,8 +4,11 @@ all main metrics of two runs compared at once with adjusted p-values.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import types
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -72,7 +75,8 @@ def adjust_pvalues(p, *, method: str = "holm") -> AdjustedPValues:
         raise ValueError("p-values must lie in [0, 1]")
     out = np.full(p.shape, np.nan)
     if ok.any():
-        out[ok] = multipletests(p[ok], method=_ADJUST[method])[1]
+        with _no_full_collection():
+            out[ok] = multipletests(p[ok], method=_ADJUST[method])[1]
     return AdjustedPValues(out, int(ok.sum()), ADJUSTMENT_NAMES[_ADJUST[method]])
 
 
@@ -142,3 +146,22 @@ def compare_runs(baseline: pd.DataFrame, proposed: pd.DataFrame, *,
     out["correction"] = correction
     warn(notes)
     return out
+
+
+@contextlib.contextmanager
+def _no_full_collection() -> Iterator[None]:
+    """statsmodels' Holm branch (0.14, 0.15) imports ``gc`` and ends with ``gc.collect()``: a
+    full collection, ~0.5 s with a large frame of Python strings alive, paid on every call (a
+    trajectory table adjusts one small family per run and difficulty). Its numbers do not
+    depend on it: while it runs, ``import gc`` finds a stand-in whose ``collect`` does nothing
+    (``sys.modules`` only; the interpreter's collector and every other reference are as they
+    were)."""
+    stand_in = types.ModuleType("gc")
+    stand_in.collect = lambda *args: 0
+    saved = sys.modules.get("gc")
+    sys.modules["gc"] = stand_in
+    try:
+        yield
+    finally:
+        if saved is not None:
+            sys.modules["gc"] = saved

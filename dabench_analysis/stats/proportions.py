@@ -70,19 +70,57 @@ def proportion_interval(k: int, n: int, ci: float = 0.95, method: str = "wilson"
     name = _METHOD_NAMES[method]
     if n == 0:
         return Interval(np.nan, np.nan, name, "n = 0")
-    if method == "wilson_cc":
-        return Interval(*_wilson_cc(k, n, ci), name)
-    sm = {"wilson": "wilson", "clopper-pearson": "beta", "beta": "beta", "exact": "beta",
-          "agresti-coull": "agresti_coull", "jeffreys": "jeffreys", "wald": "normal"}
-    lo, hi = proportion_confint(k, n, alpha=1 - ci, method=sm[method])
     if method == "wald" and k in (0, n):
         return Interval(np.nan, np.nan, name, (
             f"Wald interval has zero width at {k} of {n} (it claims certainty): not estimable; "
             "use wilson or jeffreys"))
+    lo, hi = proportion_intervals([k], [n], ci, method)
+    return Interval(float(lo[0]), float(hi[0]), name)
+
+
+def proportion_intervals(k, n, ci: float = 0.95,
+                         method: str = "wilson") -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised :func:`proportion_interval`: arrays of lows and highs (NaN where n = 0, and
+    for Wald where k = 0 or k = n: a zero-width interval is not estimable).
+
+    Parameters
+    ----------
+    k, n : array-like of int, same shape
+        Successes and trials.
+    ci : float
+        Confidence level in (0, 1).
+    method : str
+        As :func:`proportion_interval` (statsmodels' ``proportion_confint``; ``wilson_cc``
+        Newcombe's method 4).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        Lower and upper bounds in [0, 1], the shape of ``k``.
+
+    Examples
+    --------
+    >>> lo, hi = proportion_intervals([0, 5], [12, 25])
+    >>> float(lo[0]), [round(float(v), 4) for v in (lo[1], hi[1])]
+    (0.0, [0.0886, 0.3913])
+    """
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    lo, hi = np.full(k.shape, np.nan), np.full(k.shape, np.nan)
+    ok = n > 0
+    if method == "wilson_cc":
+        pairs = [_wilson_cc(int(a), int(b), ci) for a, b in zip(k[ok], n[ok], strict=True)]
+        lo[ok], hi[ok] = [p[0] for p in pairs], [p[1] for p in pairs]
+    elif ok.any():
+        sm = {"wilson": "wilson", "clopper-pearson": "beta", "beta": "beta", "exact": "beta",
+              "agresti-coull": "agresti_coull", "jeffreys": "jeffreys", "wald": "normal"}
+        lo[ok], hi[ok] = proportion_confint(k[ok], n[ok], alpha=1 - ci, method=sm[method])
     # at k = 0 / k = n the bound is exactly 0 / 1 (Jeffreys: BCD's modification; Wilson:
     # statsmodels leaves 2.8e-17 at 0 of 12 where R prop.test gives 0)
-    lo, hi = (0.0 if k == 0 else lo), (1.0 if k == n else hi)
-    return Interval(float(np.clip(lo, 0, 1)), float(np.clip(hi, 0, 1)), name)
+    lo, hi = np.where(ok & (k == 0), 0.0, lo), np.where(ok & (k == n), 1.0, hi)
+    if method == "wald":  # zero width at k = 0 or k = n: not estimable
+        edge = (k == 0) | (k == n)
+        lo, hi = np.where(edge, np.nan, lo), np.where(edge, np.nan, hi)
+    return np.clip(lo, 0, 1), np.clip(hi, 0, 1)
 
 
 def _wilson_cc(k: int, n: int, ci: float) -> tuple[float, float]:
@@ -305,3 +343,4 @@ def mcnemar_discordant(b: int, c: int, *, n: int, exact: bool = True,
     res = _sm_mcnemar([[0, b], [c, 0]], exact=False, correction=corr)
     meth = "McNemar chi-square" + (", continuity-corrected" if corr else "")
     return TestResult(float(res.statistic), min(1.0, float(res.pvalue)), meth)
+

@@ -30,6 +30,7 @@ from dabench_analysis.synthetic.steps import (
     _WORDS,
     Task,
     _r,
+    _repeats,
     _replay,
     _steps,
     _tool_failures,
@@ -222,7 +223,7 @@ def _specialists(rng, task: Task, skill: float, matched: int) -> dict:
 
 
 def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: int,
-              mean_steps: float | None = None):
+              mean_steps: float | None, srng):
     out = _outcome(rng, task, skill)
     row: dict = {"run_id": run_id, "task_id": task.task_id, "trace_id": f"{run_id}-{index:04d}",
                  "difficulty": task.difficulty, "task_type": task.task_type,
@@ -230,11 +231,14 @@ def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: 
                  "requires_cross_source_reasoning": task.source_count > 1,
                  "ground_truth_available": True, "documents_required": task.documents_required}
     row |= _scores(rng, out)
-    steps = _steps(rng, task, out, text_len, mean_steps)
-    _tool_failures(rng, steps, out, skill)
+    # the steps draw from a stream of their own (``srng``), so the task-level draws after
+    # them do not depend on how many steps a task has
+    steps = _steps(srng, task, out, text_len, mean_steps)
+    _tool_failures(srng, steps, out, skill)
+    steps = _repeats(srng, task, steps, skill, text_len)
     tool_steps = [s for s in steps if s["tool"] is not None]
     n_calls, n_fail = len(tool_steps), sum(s["failed"] for s in tool_steps)
-    wasted = int(min(n_calls - 1, rng.binomial(n_calls, 0.25 - 0.08 * skill) + n_fail // 2))
+    wasted = int(min(n_calls - 1, srng.binomial(n_calls, 0.25 - 0.08 * skill) + n_fail // 2))
     useful = n_calls - wasted
     component = sum(s["duration"] for s in steps)
     wall = _r(component / rng.uniform(0.5, 0.8), 3)
@@ -402,7 +406,8 @@ def generate_run(
     rows, traj, calls = [], [], []
     for i, task in enumerate(make_tasks(n_tasks, seed=task_seed)):
         rng = np.random.default_rng([seed, i])
-        row, steps, t0 = _simulate(task, run_id, skill, rng, text_len, i, mean_steps)
+        row, steps, t0 = _simulate(task, run_id, skill, rng, text_len, i, mean_steps,
+                                   np.random.default_rng([seed, i, 2]))
         t_rows, c_rows = _trajectory_rows(row, steps, t0)
         rows.append(row)
         if trajectories:

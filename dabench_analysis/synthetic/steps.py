@@ -56,47 +56,68 @@ def _r(x: float, d: int = 4) -> float:
     return float(round(float(x), d))
 
 
+def _step(rng, stage: str, agent: str, tool: str | None, level: int, text_len: int,
+          action_input: str | None = None) -> dict:
+    """One step's draws: tokens, duration (s) and its free text (``action_input`` given: a
+    repeated call, same input)."""
+    is_tool = tool is not None
+    return {
+        "stage": stage, "agent": agent, "tool": tool,
+        "tokens": int(rng.integers(40, 160) if is_tool else rng.integers(300, 1400)
+                      * (1 + 0.25 * level)),
+        "duration": _r(rng.gamma(2.0, 0.4 + 0.3 * level) if is_tool
+                       else rng.gamma(2.0, 1.2 + 0.4 * level), 3),
+        "thought": _text(rng, text_len), "observation": _text(rng, 2 * text_len),
+        "raw_response": _text(rng, 3 * text_len),
+        "action_input": _text(rng, text_len // 2) if action_input is None else action_input}
+
+
+def _explore(rng, task: Task, level: int, extra: int = 0) -> list[tuple]:
+    return [("UNDERSTAND", "StrategicCoordinator", None)] + [
+        ("UNDERSTAND", "SchemaAgent", t) for t in
+        rng.choice(_STAGE_TOOLS["UNDERSTAND"][:8 if task.documents_required else 6],
+                   size=int(extra + rng.poisson(1 + level)))]
+
+
+def _attempt(rng, out: dict, level: int) -> list[tuple]:
+    """One execution attempt: an EXECUTE block, then the VERIFY block that judges it."""
+    plan = [("EXECUTE", "Executor", t) for t in
+            rng.choice(_STAGE_TOOLS["EXECUTE"], size=int(1 + rng.poisson(1 + 0.6 * level)))]
+    if out["critic"]:
+        plan += [("VERIFY", "Critic", None)]
+    if rng.random() < 0.7:
+        plan += [("VERIFY", "Verifier", "validate_answer")]
+    return plan + [("VERIFY", "StrategicCoordinator", None)]
+
+
 def _steps(rng, task: Task, out: dict, text_len: int,
            mean_steps: float | None = None) -> list[dict]:
-    """Trajectory steps, stage by stage; tool steps carry a tool name.
+    """Trajectory steps, block by block, consistent with the task's counts: PLAN blocks =
+    1 + replan_count (a replan goes back to UNDERSTAND, then plans again, before executing;
+    seed 000 §Trajectory Metrics: UNDERSTAND→PLAN→REPLAN→EXECUTE), EXECUTE blocks =
+    execution_attempts = 1 + retries (each retry re-executes after VERIFY:
+    EXECUTE→VERIFY→RETRY); tool steps carry a tool name.
 
     With ``mean_steps``, a task whose plan is shorter gets Poisson(mean_steps - length) extra
-    Executor tool steps after its first EXECUTE block (no extra draws when None, so the default
-    output is unchanged)."""
+    Executor tool steps in its first EXECUTE block (no extra draws when None)."""
     level = schema.DIFFICULTY_ORDER.index(task.difficulty)
-    plan = [("UNDERSTAND", "StrategicCoordinator", None)]
-    plan += [("UNDERSTAND", "SchemaAgent", t) for t in
-             rng.choice(_STAGE_TOOLS["UNDERSTAND"][:8 if task.documents_required else 6],
-                        size=int(2 + rng.poisson(1 + level)))]
-    for attempt in range(1 + out["replans"] + out["retries"]):
-        if attempt == 0 or attempt <= out["replans"]:
-            plan += [("PLAN", "Planner", None)] * int(1 + rng.integers(0, 2))
-        plan += [("EXECUTE", "Executor", t) for t in
-                 rng.choice(_STAGE_TOOLS["EXECUTE"], size=int(1 + rng.poisson(1 + 0.6 * level)))]
+    plan = _explore(rng, task, level, extra=2)
+    for replan in range(1 + out["replans"]):
+        if replan:
+            plan += _explore(rng, task, level)
+        plan += [("PLAN", "Planner", None)] * int(1 + rng.integers(0, 2))
+    first_execute_end = len(plan)
+    for attempt in range(1 + out["retries"]):
+        block = _attempt(rng, out, level)
         if attempt == 0:
-            first_execute_end = len(plan)
-        if out["critic"]:
-            plan += [("VERIFY", "Critic", None)]
-        if rng.random() < 0.7:
-            plan += [("VERIFY", "Verifier", "validate_answer")]
-        plan += [("VERIFY", "StrategicCoordinator", None)]
+            first_execute_end = len(plan) + sum(s[0] == "EXECUTE" for s in block)
+        plan += block
     plan += [("SUMMARIZE", "Summarizer", "submit_answer")]
     if mean_steps is not None and mean_steps > len(plan):
         extra = int(rng.poisson(mean_steps - len(plan)))
         plan[first_execute_end:first_execute_end] = [
             ("EXECUTE", "Executor", t) for t in rng.choice(_STAGE_TOOLS["EXECUTE"], size=extra)]
-    steps = []
-    for i, (stage, agent, tool) in enumerate(plan, start=1):
-        is_tool = tool is not None
-        steps.append({
-            "stage": stage, "agent": agent, "tool": tool, "step_id": i,
-            "tokens": int(rng.integers(40, 160) if is_tool else rng.integers(300, 1400)
-                          * (1 + 0.25 * level)),
-            "duration": _r(rng.gamma(2.0, 0.4 + 0.3 * level) if is_tool
-                           else rng.gamma(2.0, 1.2 + 0.4 * level), 3),
-            "thought": _text(rng, text_len), "observation": _text(rng, 2 * text_len),
-            "raw_response": _text(rng, 3 * text_len), "action_input": _text(rng, text_len // 2)})
-    return steps
+    return [_step(rng, stage, agent, tool, level, text_len) for stage, agent, tool in plan]
 
 
 def _tool_failures(rng, steps: list[dict], out: dict, skill: float) -> None:
@@ -109,6 +130,29 @@ def _tool_failures(rng, steps: list[dict], out: dict, skill: float) -> None:
         ex = [s for s in steps if s["stage"] == "EXECUTE"]
         if ex and not any(s["failed"] for s in ex):
             ex[-1]["failed"] = True
+
+
+def _repeats(rng, task: Task, steps: list[dict], skill: float, text_len: int) -> list[dict]:
+    """Occasional loops: an exploration or execution call issued again right away with the
+    same input (after a failure, more often by a weaker system; rarely after a success), as
+    the repeated identical steps of MAS failure studies (arXiv:2503.13657). Each repeat is a
+    step of its own block's stage (blocks and their counts are unchanged); step ids are
+    numbered 1..n afterwards."""
+    level = schema.DIFFICULTY_ORDER.index(task.difficulty)
+    p_after_fail = max(0.05, 0.3 - 0.15 * skill)
+    out = []
+    for s in steps:
+        out.append(s)
+        if s["stage"] not in ("UNDERSTAND", "EXECUTE") or s["tool"] is None:
+            continue
+        if rng.random() < (p_after_fail if s["failed"] else 0.01):
+            again = _step(rng, s["stage"], s["agent"], s["tool"], level, text_len,
+                          action_input=s["action_input"])
+            again["failed"] = bool(rng.random() < 0.5)
+            out.append(again)
+    for i, s in enumerate(out, start=1):
+        s["step_id"] = i
+    return out
 
 
 def _trajectory_rows(row: dict, steps: list[dict], t0: datetime) -> tuple[list, list]:
@@ -163,7 +207,13 @@ def _replay(task: Task, row: dict, steps: list[dict], calls: list[dict], rng) ->
     component = sum(s["duration"] for s in steps)
     fa = None
     if row["failure_category"] is not None:
-        ev = [c["step_id"] for c in calls if not c["success"]][:3] or [steps[-1]["step_id"]]
+        # evidence: the failed calls of the attributed stage, else its last step (AGGREGATE:
+        # the summary), else the first failed calls, else the last step
+        stage = {"AGGREGATE": "SUMMARIZE"}.get(row["failure_stage"], row["failure_stage"])
+        in_stage = {s["step_id"] for s in steps if s["stage"] == stage}
+        ev = [c["step_id"] for c in calls if not c["success"] and c["step_id"] in in_stage][:3] \
+            or sorted(in_stage)[-1:] or [c["step_id"] for c in calls if not c["success"]][:3] \
+            or [steps[-1]["step_id"]]
         fa = {k: row[k] for k in ("failure_category", "root_cause", "failure_stage",
                                   "failure_agent", "failure_reason")}
         fa |= {"evidence_trace_step_ids": ev, "suggested_fix": "Validate assumptions about "

@@ -44,3 +44,9 @@ __all__ = ["PooledRunsWarning", "PooledTrialsWarning", "ablation", "comparison",
 from dabench_analysis.tables import sweep, trials  # noqa: E402
 
 __all__ += ["sweep", "trials"]
+
+# What the agents did: trajectories and tool calls (variants, transitions, loops, recovery,
+# first failures, step latency, solved within k steps, tool fit; two runs, many runs).
+from dabench_analysis.tables import trajectory  # noqa: E402
+
+__all__ += ["trajectory"]

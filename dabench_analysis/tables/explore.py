@@ -265,7 +265,7 @@ def task_list(run: Run, *, baseline: Run | None = None) -> pd.DataFrame:
     >>> listing = task_list(load_run("data/sample_runs/baseline_react"))
     >>> listing.loc[listing["task_id"] == "task_24", ["outcome", "steps", "first_failing_step"]]
        outcome  steps  first_failing_step
-    23  failed     20                   5
+    23  failed     19                   9
     """
     schema.require_columns(run.tasks, ["task_id", "final_score"], f"run {run.run_id!r}")
     tasks = run.tasks

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as st
-from statsmodels.stats.proportion import confint_proportions_2indep
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.labels import value_label
+from dabench_analysis.stats.differences import two_proportions
 from dabench_analysis.stats.inputs import as_bool, check_ci, warn
 from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
 from dabench_analysis.tables.common import TasksLike, takes_run
@@ -24,14 +23,6 @@ def _correctness(tasks: pd.DataFrame, correct: str | None, threshold: float) -> 
         return schema.correct(tasks["final_score"], threshold)
     require_columns(tasks, [correct])
     return as_bool(tasks[correct], correct)
-
-
-def _diff_ci(k1: int, n1: int, k2: int, n2: int, ci: float) -> tuple[float, float]:
-    if n1 == 0 or n2 == 0:
-        return np.nan, np.nan
-    lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff",
-                                        alpha=1 - ci)
-    return float(lo), float(hi)
 
 
 @takes_run()
@@ -109,15 +100,13 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
         k1, k2 = int(c[u].sum()), int(c[~u].sum())
         (l1, h1), (l2, h2) = (proportion_interval(k1, n1, ci)[:2],
                               proportion_interval(k2, n2, ci)[:2])
-        lo, hi = _diff_ci(k1, n1, k2, n2, ci)
+        both = two_proportions(k1, n1, k2, n2, ci=ci)  # the package's two-proportion rule
+        lo, hi, p = both["ci_low"], both["ci_high"], both["p_value"]
         note = ""
         if n1 == 0 or n2 == 0:
             name = value_label("specialist", sp)  # "Schema agent", as the table
             note = f"{name}: no comparison group (used on {n1} of {n1 + n2} tasks)"
             notes.append(note)
-            p = np.nan
-        else:
-            p = float(st.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)
         a1, a2 = (k1 / n1 if n1 else np.nan), (k2 / n2 if n2 else np.nan)
         rows.append({"specialist": sp, "column": col, "n_used": n1, "n_not_used": n2,
                      "n_missing": int((~keep).sum()), "accuracy_with": a1, "ci_low_with": l1,

@@ -60,6 +60,57 @@ def missing_time(trajectory: pd.DataFrame | None, file: str) -> list[Finding]:
                     "validation from it is skipped", () if everywhere else rows)]
 
 
+def _cycles(parents: dict[int, int]) -> list[list[int]]:
+    """The cycles of one task's step -> parent map (each once, as its steps in order)."""
+    seen: set[int] = set()
+    out = []
+    for start in parents:
+        path, here = [], start
+        while here in parents and here not in seen and here not in path:
+            path.append(here)
+            here = parents[here]
+        if here in path:
+            out.append(path[path.index(here):])
+        seen.update(path)
+    return out
+
+
+def parent_findings(trajectory: pd.DataFrame | None, file: str) -> list[Finding]:
+    """``parent_step_invalid`` (schema.checks): a ``parent_step_id`` that names no step of its
+    task (one finding per row), and parents that lead back to a step (one finding per cycle,
+    naming its rows). Rows whose ``step_id`` or ``parent_step_id`` is missing are not checked
+    (a missing step_id is the loader's finding)."""
+    cols = ["task_id", "step_id", "parent_step_id"]
+    if trajectory is None or trajectory.empty or any(c not in trajectory for c in cols):
+        return []
+    t = trajectory[cols].dropna(subset=["task_id", "step_id"])
+    t = t.assign(task_id=t["task_id"].astype("string"),
+                 step_id=t["step_id"].astype("int64"))
+    has = t[t["parent_step_id"].notna()].astype({"parent_step_id": "int64"})
+    known = pd.MultiIndex.from_frame(t[["task_id", "step_id"]])
+    points = pd.MultiIndex.from_arrays([has["task_id"], has["parent_step_id"]])
+    severity = CHECKS["parent_step_invalid"].severity
+    out = [Finding(severity, file, int(i) + 1, "parent_step_id", "parent_step_invalid",
+                   f"task {task!r}: step {step} names parent_step_id {parent}, which is not a "
+                   "step of the task")
+           for i, task, step, parent in zip(has.index[~points.isin(known)],
+                                            has["task_id"][~points.isin(known)],
+                                            has["step_id"][~points.isin(known)],
+                                            has["parent_step_id"][~points.isin(known)],
+                                            strict=True)]
+    loose = has[has["parent_step_id"] >= has["step_id"]]  # a cycle needs such a pointer
+    for task in dict.fromkeys(loose["task_id"]):
+        mine = has[has["task_id"] == task].drop_duplicates("step_id")
+        row_of = dict(zip(mine["step_id"], mine.index, strict=True))
+        for cycle in _cycles(dict(zip(mine["step_id"], mine["parent_step_id"], strict=True))):
+            rows = tuple(sorted(int(row_of[s]) + 1 for s in cycle))
+            out.append(Finding(severity, file, rows[0] if len(rows) == 1 else None,
+                               "parent_step_id", "parent_step_invalid",
+                               f"task {task!r}: parent_step_id forms a cycle through steps "
+                               f"{' -> '.join(map(str, [*cycle, cycle[0]]))}", rows))
+    return out
+
+
 def _counts(values: pd.Series) -> str:
     """``'a' (40 rows), 'b' (40 rows)``, in order of first appearance."""
     n = values.value_counts(sort=False)

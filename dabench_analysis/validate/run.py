@@ -173,6 +173,7 @@ def _side_file_findings(run: Run, sides: dict[str, pd.DataFrame | None]) -> list
     out = [f for file, table in sides.items()
            for f in fl.orphan_findings(run.tasks["task_id"], table, file)]
     out += fl.missing_time(sides[TRAJECTORY_FILE], TRAJECTORY_FILE)
+    out += fl.parent_findings(sides[TRAJECTORY_FILE], TRAJECTORY_FILE)
     out += fl.run_id_findings(run.tasks["run_id"], run.source_rows, run.task_file, sides,
                               fill=run.run_id)
     out += fl.control_findings(run, sides)
@@ -247,7 +248,8 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
       columns (warning if component / ``execution_time`` < 0.05, info if it exceeds it);
       trajectory completeness; task ids of trajectory.csv / tool_calls.csv / replay folders
       missing from task_metrics.csv; trajectory.csv steps without ``duration_seconds``
-      (§Troubleshooting "missing time data", warning);
+      (§Troubleshooting "missing time data", warning); a ``parent_step_id`` that names no
+      step of its task or leads back to a step (``parent_step_invalid``, warning);
     * the catalogued formulas, each within its tolerance: §Key Metrics 1 (answer / column /
       row F1 = 2PR/(P+R), column and row precision and recall), 2 and 3 (first_try_success,
       replan_count, autonomy_score, coordinator_interventions, user_intervention_count,

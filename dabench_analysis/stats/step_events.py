@@ -1,0 +1,375 @@
+"""Events within trajectories (step-level debugging): repeated actions (loops), errors and
+whether they were recovered, each task's first failing step; and two summaries of step data:
+latency quantiles with distribution-free intervals and the empirical share solved within k.
+
+Frames in, frames out; steps as :func:`dabench_analysis.stats.steps.order_steps` returns them
+(``task_index``, in ``step_id`` order). Seed 000 §Data Model Schema 2 and 3 (step-level
+debugging, performance profiling, error rate tracking).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as st
+
+from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.proportions import proportion_intervals
+
+
+def repeated_actions(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
+    """Which steps repeat an action: the same ``tool`` with the same ``action_input`` as one of
+    the ``window`` steps before it in its task.
+
+    Parameters
+    ----------
+    steps : DataFrame
+        From :func:`~dabench_analysis.stats.steps.order_steps`, with ``tool`` and
+        ``action_input`` (text).
+    window : int
+        How many preceding steps (of any kind) are compared, >= 1.
+
+    Returns
+    -------
+    ndarray of bool
+        One per row of ``steps``: True where the step repeats an action (a loop step).
+
+    Raises
+    ------
+    ValueError
+        ``window`` < 1, or a column is missing.
+
+    Notes
+    -----
+    A step without a tool is no action; a step whose ``action_input`` is missing (or empty:
+    a CSV cell cannot tell them apart) is never called a repeat, since its input is unknown.
+    Repeated identical steps are a leading failure mode of multi-agent systems (Cemri et al.
+    2025, MAST: "step repetition").
+
+    References
+    ----------
+    Cemri, M. et al. (2025). Why do multi-agent LLM systems fail? arXiv:2503.13657.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"task_index": [0, 0, 0, 0, 1],
+    ...                   "tool": ["sql", "py", "sql", "sql", "sql"],
+    ...                   "action_input": ["q", "x", "q", "r", "q"]})
+    >>> repeated_actions(s, window=2).tolist()
+    [False, False, True, False, False]
+    """
+    if not isinstance(window, int | np.integer) or window < 1:
+        raise ValueError(f"window must be a whole number >= 1, got {window!r}")
+    require_columns(steps, ["task_index", "tool", "action_input"], "steps")
+    t = steps["task_index"].to_numpy()
+    tool, text = steps["tool"].astype("string"), steps["action_input"].astype("string")
+    known = (tool.notna() & text.fillna("").str.len().gt(0)).to_numpy()
+    tc = pd.factorize(tool)[0].astype(np.int64)
+    ic = pd.factorize(text)[0].astype(np.int64)
+    code = np.where(known, tc * (int(ic.max(initial=0)) + 2) + ic, -1)
+    hit = np.zeros(len(t), dtype=bool)
+    for d in range(1, min(window, max(len(t) - 1, 0)) + 1):
+        hit[d:] |= (code[d:] >= 0) & (code[d:] == code[:-d]) & (t[d:] == t[:-d])
+    return hit
+
+
+def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every failed step and failed tool call, and whether its task recovered from it.
+
+    Parameters
+    ----------
+    steps : DataFrame
+        From :func:`~dabench_analysis.stats.steps.order_steps` with ``success`` (flag) and,
+        where present, ``tool`` and ``stage``.
+    calls : DataFrame, optional
+        Tool calls (``run.tool_calls``) with ``task_index`` (see
+        :func:`~dabench_analysis.stats.steps.index_tasks`), ``step_id``, ``tool_name``,
+        ``success``.
+
+    Returns
+    -------
+    DataFrame
+        One row per error, in task and step order: ``task_index``, ``step_id``, ``tool``
+        (<NA> for a step without one), ``stage``, ``source`` ("step", "tool call", or "step,
+        tool call" when both files record it), ``recovered`` (bool).
+
+    Notes
+    -----
+    An error is a step with ``success`` false, or a tool call with ``success`` false (one error
+    when both record the same step and tool). It is recovered when a later step of the same
+    task (a larger ``step_id``) calls the same tool successfully, in either file; for an error
+    without a tool, when a later step of the same stage succeeds. Steps and calls with a
+    missing ``success`` are neither errors nor recoveries.
+
+    Raises
+    ------
+    ValueError
+        A column missing in ``steps`` or ``calls``.
+
+    References
+    ----------
+    Cemri, M. et al. (2025). Why do multi-agent LLM systems fail? arXiv:2503.13657 (recovery
+    from step failures).
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"task_index": [0, 0, 0, 0], "step_id": [1, 2, 3, 4],
+    ...                   "tool": ["sql", "sql", None, "py"], "stage": ["E", "E", "V", "E"],
+    ...                   "success": [False, True, False, False]})
+    >>> error_recovery(s)[["step_id", "recovered"]].values.tolist()
+    [[1, True], [3, False], [4, False]]
+    """
+    require_columns(steps, ["task_index", "step_id", "success"], "steps")
+    none = pd.Series(pd.NA, index=steps.index, dtype="string")
+    tools = [steps["tool"] if "tool" in steps else none]
+    if calls is not None and not calls.empty:
+        require_columns(calls, ["task_index", "step_id", "tool_name", "success"], "tool calls")
+        calls = calls[(calls["task_index"] >= 0) & calls["step_id"].notna()]
+        tools.append(calls["tool_name"])
+    tool_code, tool_names = pd.factorize(pd.concat(tools, ignore_index=True).astype("string"))
+    stage_code, stage_names = pd.factorize((steps["stage"] if "stage" in steps else none)
+                                           .astype("string"))
+    ev = pd.DataFrame({"task_index": steps["task_index"].to_numpy(),
+                       "step_id": steps["step_id"].to_numpy(dtype="int64"),
+                       "tool": tool_code[:len(steps)], "stage": stage_code,
+                       "ok": _flag_codes(steps["success"]), "src": 1})
+    if len(tools) > 1:
+        stage_at = pd.Series(stage_code, index=pd.MultiIndex.from_arrays(
+            [ev["task_index"], ev["step_id"]]))
+        stage_at = stage_at[~stage_at.index.duplicated()]
+        at = pd.MultiIndex.from_arrays([calls["task_index"], calls["step_id"].astype("int64")])
+        ev = pd.concat([ev, pd.DataFrame({
+            "task_index": calls["task_index"].to_numpy(), "step_id": at.get_level_values(1),
+            "tool": tool_code[len(steps):],
+            "stage": stage_at.reindex(at).fillna(-1).to_numpy(dtype="int64"),
+            "ok": _flag_codes(calls["success"]), "src": 2})], ignore_index=True)
+    ev = ev[ev["ok"] >= 0]
+    # what an error is recovered by: its tool (kind 0), or for an error without one its stage
+    ev["kind"] = np.where(ev["tool"] >= 0, 0, 1)
+    ev["code"] = np.where(ev["tool"] >= 0, ev["tool"], ev["stage"])
+    good = ev[ev["ok"] == 1]
+    last = pd.concat([good[good["tool"] >= 0].assign(kind=0, code=good["tool"]),
+                      good[good["stage"] >= 0].assign(kind=1, code=good["stage"])]).groupby(
+        ["task_index", "kind", "code"])["step_id"].max()
+    bad = ev[(ev["ok"] == 0) & (ev["code"] >= 0)]
+    errors = bad.assign(by_step=bad["src"] == 1, by_call=bad["src"] == 2).groupby(
+        ["task_index", "step_id", "kind", "code"], sort=True).agg(
+        tool=("tool", "max"), stage=("stage", "max"), by_step=("by_step", "max"),
+        by_call=("by_call", "max")).reset_index()
+    errors["src"] = errors["by_step"].astype(int) + 2 * errors["by_call"].astype(int)
+    later = last.reindex(pd.MultiIndex.from_frame(errors[["task_index", "kind", "code"]]))
+    return pd.DataFrame({
+        "task_index": errors["task_index"], "step_id": errors["step_id"],
+        "tool": _names(errors["tool"], tool_names), "stage": _names(errors["stage"], stage_names),
+        "source": np.array(["", "step", "tool call", "step, tool call"])[errors["src"]],
+        "recovered": later.to_numpy(dtype="float64") > errors["step_id"].to_numpy()})
+
+
+def _flag_codes(values: pd.Series) -> np.ndarray:
+    """1 true, 0 false, -1 missing."""
+    flags = values.astype("boolean")
+    return np.where(flags.isna(), -1, flags.fillna(False).astype(int)).astype(np.int8)
+
+
+def _names(codes: pd.Series, names) -> pd.Series:
+    values = np.asarray(names, dtype=object)
+    c = codes.to_numpy()
+    return pd.Series(np.where(c >= 0, values[np.clip(c, 0, None)] if len(values) else None,
+                              None), dtype="string")
+
+
+def first_failures(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each task's first failing step: the lowest ``step_id`` whose step or tool call failed.
+
+    Parameters
+    ----------
+    steps, calls : DataFrame
+        As :func:`error_recovery`; ``agent`` is read from the steps where present, and
+        ``error_type`` and ``error_message`` from the calls.
+
+    Returns
+    -------
+    DataFrame
+        One row per task with a failing step: ``task_index``, ``step_id``, ``stage``,
+        ``agent``, ``tool``, ``error_type``, ``error_message`` (of the step's first failed
+        call; <NA> without one).
+
+    Raises
+    ------
+    ValueError
+        A column missing in ``steps`` or ``calls``.
+
+    Notes
+    -----
+    The failing steps are :func:`error_recovery`'s errors; the first is the one with the
+    lowest ``step_id`` (seed 000 §Data Model Schema 2: "identify the exact failure point").
+
+    References
+    ----------
+    Cemri, M. et al. (2025). Why do multi-agent LLM systems fail? arXiv:2503.13657 (failure
+    attribution to a step).
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"task_index": [0, 0, 1], "step_id": [1, 2, 1],
+    ...                   "success": [True, False, True], "tool": ["a", "b", "a"]})
+    >>> first_failures(s)[["task_index", "step_id", "tool"]].values.tolist()
+    [[0, 2, 'b']]
+    """
+    errors = error_recovery(steps, calls)
+    first = errors.drop_duplicates("task_index")[["task_index", "step_id"]]
+    info = steps.drop_duplicates(["task_index", "step_id"]).set_index(["task_index", "step_id"])
+    key = pd.MultiIndex.from_frame(first)
+    out = first.reset_index(drop=True)
+    for col in ("stage", "agent", "tool"):
+        out[col] = (info[col].astype("string").reindex(key).to_numpy() if col in info
+                    else pd.NA)
+    failed = errors.drop_duplicates("task_index").set_index("task_index")["tool"]
+    out["tool"] = out["tool"].fillna(pd.Series(failed.reindex(out["task_index"]).to_numpy()))
+    for col in ("error_type", "error_message"):
+        out[col] = pd.NA
+    if calls is not None and not calls.empty and "success" in calls:
+        bad = calls[calls["success"].astype("boolean").eq(False).fillna(False)]
+        bad = bad.drop_duplicates(["task_index", "step_id"]).set_index(["task_index",
+                                                                        "step_id"])
+        for col in ("error_type", "error_message"):
+            if col in bad:
+                out[col] = bad[col].astype("string").reindex(key).to_numpy()
+    return out.astype({c: "string" for c in ("stage", "agent", "tool", "error_type",
+                                             "error_message")})
+
+
+def grouped_quantiles(values, groups, *, quantiles: tuple[float, ...] = (0.5, 0.9, 0.99),
+                      ci: float = 0.95) -> pd.DataFrame:
+    """n and quantiles of each group of a sample, with a distribution-free interval of each.
+
+    Parameters
+    ----------
+    values : array-like of float
+        The sample (seconds, tokens); NaN left out.
+    groups : array-like of int
+        Group codes 0 … k−1, one per value.
+    quantiles : tuple of float
+        Probabilities in (0, 1).
+    ci : float
+        Confidence level of the intervals.
+
+    Returns
+    -------
+    DataFrame
+        One row per group code 0 … max(groups): ``n``, and for each probability p (named
+        ``p50``, ``p90``, ``p99``): ``p<k>``, ``p<k>_ci_low``, ``p<k>_ci_high``. An interval
+        bound is NaN where n is too small for the level (e.g. the upper bound of p99 below a
+        few hundred values); every column is NaN for a group without values.
+
+    Raises
+    ------
+    ValueError
+        ``values`` and ``groups`` differ in length.
+
+    Notes
+    -----
+    Quantiles by linear interpolation (numpy's default, R ``quantile(type = 7)``). Intervals:
+    the order statistics x_(l), x_(u) with l = F⁻¹(α/2) and u = F⁻¹(1 − α/2) + 1 of the
+    Binomial(n, p) distribution F, α = 1 − ci (Conover 1999, §3.2), valid for any continuous
+    distribution; the same bounds as ``scipy.stats.quantile_test(...).confidence_interval``,
+    computed for every group at once.
+
+    References
+    ----------
+    Conover, W. J. (1999). Practical Nonparametric Statistics, 3rd ed. Wiley, §3.2.
+
+    Examples
+    --------
+    >>> r = grouped_quantiles(np.arange(1.0, 21.0), np.zeros(20, int), quantiles=(0.5,))
+    >>> r.loc[0].tolist()  # scipy quantile_test(x, p=0.5).confidence_interval(): (6, 15)
+    [20.0, 10.5, 6.0, 15.0]
+    """
+    v = np.asarray(values, dtype="float64")
+    g = np.asarray(groups, dtype=np.int64)
+    if v.shape != g.shape:
+        raise ValueError(f"values and groups differ in length: {v.size} vs {g.size}")
+    k = int(g.max(initial=-1)) + 1
+    keep = ~np.isnan(v)
+    v, g = v[keep], g[keep]
+    order = np.lexsort((v, g))
+    v = v[order]
+    n = np.bincount(g, minlength=k)
+    start = np.cumsum(n) - n
+    has = n > 0
+    out = {"n": n}
+    alpha = (1 - ci) / 2
+    for p in quantiles:
+        name = f"p{p * 100:g}"
+        h = (np.maximum(n, 1) - 1) * p
+        lo_i = np.floor(h).astype(np.int64)
+        hi_i = np.minimum(lo_i + 1, np.maximum(n - 1, 0))
+        take = lambda i: v[np.where(has, start + i, 0)] if v.size else np.zeros(k)  # noqa: E731
+        est = take(lo_i) + (h - lo_i) * (take(hi_i) - take(lo_i))
+        low_i = st.binom.ppf(alpha, n, p).astype(np.int64) - 1
+        high_i = st.binom.isf(alpha, n, p).astype(np.int64)
+        out[name] = np.where(has, est, np.nan)
+        out[f"{name}_ci_low"] = np.where(has & (low_i >= 0), take(np.clip(low_i, 0, None)),
+                                         np.nan)
+        out[f"{name}_ci_high"] = np.where(has & (high_i < n), take(np.minimum(
+            high_i, np.maximum(n - 1, 0))), np.nan)
+    return pd.DataFrame(out)
+
+
+def cumulative_share(ends, solved, grid, *, ci: float = 0.95) -> pd.DataFrame:
+    """The share of all tasks that ended solved at or before each point of ``grid``.
+
+    Parameters
+    ----------
+    ends : array-like of float
+        Where each task ended (its number of steps, or its seconds); NaN: left out.
+    solved : array-like of bool
+        Whether each task ended correct.
+    grid : array-like of float
+        Points at which to count.
+    ci : float
+        Level of the pointwise Wilson intervals.
+
+    Returns
+    -------
+    DataFrame
+        One row per grid point: ``at``, ``n`` (tasks), ``n_solved`` (solved with end <= at),
+        ``share``, ``ci_low``, ``ci_high``.
+
+    Notes
+    -----
+    Every task ends within the run, so this is an empirical cumulative share (unsolved tasks
+    count in n and never as solved), not a survival estimate; there is no censoring. Wilson
+    score intervals, pointwise (not a simultaneous band).
+
+    Raises
+    ------
+    ValueError
+        ``ends`` and ``solved`` differ in length.
+
+    References
+    ----------
+    Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a binomial
+    proportion. Statistical Science 16(2), 101–133 (the Wilson interval).
+
+    Examples
+    --------
+    >>> cumulative_share([2, 3, 5, 4], [True, False, True, True], [2, 4])[["at", "share"]]
+       at  share
+    0   2   0.25
+    1   4   0.50
+    """
+    e = np.asarray(ends, dtype="float64")
+    ok = np.asarray(solved, dtype=bool)
+    if e.shape != ok.shape:
+        raise ValueError(f"ends and solved differ in length: {e.size} vs {ok.size}")
+    keep = ~np.isnan(e)
+    e, ok = e[keep], ok[keep]
+    g = np.asarray(grid)
+    done = np.sort(e[ok])
+    k = np.searchsorted(done, g, side="right")
+    n = np.full(len(g), e.size)
+    lo, hi = proportion_intervals(k, n, ci)
+    return pd.DataFrame({"at": g, "n": n, "n_solved": k,
+                         "share": k / e.size if e.size else np.full(len(g), np.nan),
+                         "ci_low": lo, "ci_high": hi})

@@ -1,0 +1,33 @@
+"""What the agents did, from trajectory.csv and tool_calls.csv (seed 000 §Data Model Schema 2
+and 3): process mining (:func:`variants`, :func:`conformance`, :func:`transitions`),
+step-level debugging (:func:`loops`, :func:`recovery`, :func:`first_failures`), performance
+profiling (:func:`step_latency`, :func:`solve_curve`) and tool selection (:func:`tool_fit`);
+two runs (:func:`compare`, :func:`variant_changes`) and many (:func:`per_run`).
+
+Every table takes a :class:`~dabench_analysis.load.Run` (or a
+:class:`~dabench_analysis.load.Runs`: one table per run, a ``run_id`` column first, never
+pooled), reads only the columns it needs (``action_input`` and the other free-text columns
+only where a table needs them), uses the run's ``success_threshold``, and is given pooled
+(``difficulty`` "all") and per difficulty where the run has that column. The statistics are
+in :mod:`dabench_analysis.stats.steps` and :mod:`dabench_analysis.stats.step_events`.
+"""
+
+from dabench_analysis.tables.trajectory.events import loop_tasks, loops, recovery
+from dabench_analysis.tables.trajectory.failures import (
+    first_failure_agreement,
+    first_failure_counts,
+    first_failures,
+)
+from dabench_analysis.tables.trajectory.patterns import (
+    conformance,
+    task_patterns,
+    transitions,
+    variants,
+)
+from dabench_analysis.tables.trajectory.profile import solve_curve, step_latency, tool_fit
+from dabench_analysis.tables.trajectory.runs import compare, per_run, variant_changes
+
+__all__ = ["compare", "conformance", "first_failure_agreement", "first_failure_counts",
+           "first_failures", "loop_tasks", "loops", "per_run", "recovery", "solve_curve",
+           "step_latency", "task_patterns", "tool_fit", "transitions", "variant_changes",
+           "variants"]

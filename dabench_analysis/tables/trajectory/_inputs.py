@@ -1,0 +1,233 @@
+"""What every trajectory table starts from: a Run (or Runs) turned once into the task frame, the
+ordered steps and the tool calls, with correctness at the run's success threshold; and the
+two-level grouping every table reports (pooled, and per difficulty where the run has it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import TOOL_CALLS_FILE, TRAJECTORY_FILE, require_columns
+from dabench_analysis.stats.inputs import warn
+from dabench_analysis.stats.multicomp import adjust_pvalues
+from dabench_analysis.stats.proportions import proportion_intervals
+from dabench_analysis.stats.steps import index_tasks, order_steps
+from dabench_analysis.tables.common import run_threshold
+from dabench_analysis.tables.pooling import check_trials
+
+#: The pooled row of every table (the difficulty column's first level).
+POOLED = "all"
+#: The ``difficulty`` levels of a trajectory table, in order.
+LEVELS = (POOLED, *schema.DIFFICULTY_ORDER)
+
+
+@dataclass
+class Inputs:
+    """One table's inputs.
+
+    Attributes
+    ----------
+    tasks : DataFrame
+        One row per task (``task_index`` = its position): ``run_id``, ``task_id``,
+        ``difficulty`` (str or <NA>; all <NA> when the run has no such column), ``correct``
+        (boolean: ``final_score >= threshold``, <NA> without a score), ``final_score`` and
+        the task columns asked for (those the run has).
+    steps : DataFrame or None
+        :func:`~dabench_analysis.stats.steps.order_steps` of the trajectory.
+    calls : DataFrame or None
+        The tool calls with ``task_index`` (-1: task unknown), when asked for and present.
+    threshold : float
+    several : bool
+        More than one run: results carry ``run_id``.
+    """
+
+    tasks: pd.DataFrame
+    steps: pd.DataFrame | None
+    calls: pd.DataFrame | None
+    threshold: float
+    several: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def _runs(run: Run | Runs) -> list[Run]:
+    if isinstance(run, Run):
+        return [run]
+    if isinstance(run, Runs):
+        if not len(run):
+            raise ValueError("the Runs hold no run: nothing to analyse")
+        return list(run)
+    raise TypeError(f"a trajectory table takes a Run or a Runs (load_run / load_runs), got "
+                    f"{type(run).__name__}")
+
+
+def _frame(run: Run | Runs, runs: list[Run], name: str, file: str, columns: Sequence[str],
+           notes: list[str], optional: Sequence[str] = ()) -> pd.DataFrame | None:
+    """``name`` of every run that has ``file`` (only ``columns``, and ``optional`` ones its
+    file has), stacked, with the run's ``run_id``; None if none has. A Runs whose runs all
+    have the file and whose loaded frames hold the columns gives its stacked frame (read once,
+    kept by the Runs)."""
+    have = [r for r in runs if file in r.side_files]  # another harness's: the steps it records
+    if not have:
+        return None
+    if len(have) < len(runs):
+        notes.append(f"{len(runs) - len(have)} run(s) without {file} left out")
+    trial = ["trial"] if any("trial" in r.tasks for r in runs) else []  # repeated trials
+    want = list(dict.fromkeys(["run_id", *columns, *trial, *optional]))
+    if isinstance(run, Runs) and len(have) == len(runs) and all(
+            c in getattr(r, name) for r in runs for c in columns):
+        stacked = getattr(run, name)
+        if set(pd.unique(stacked["run_id"])) <= {r.run_id for r in runs}:
+            return stacked[[c for c in want if c in stacked]]
+    frames = [r.select(name, want[1:]) for r in have]
+    for r, f in zip(have, frames, strict=True):
+        require_columns(f, list(columns), f"{file} of run {r.run_id}")
+        # a run folder's files are its own: a run_id column naming another run (a task file
+        # without run_id names the run after its folder) does not orphan them
+        f["run_id"] = pd.array([r.run_id] * len(f), dtype="string")
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
+           calls: Sequence[str] | None = None, task_columns: Sequence[str] = (),
+           threshold: float | None = None, calls_needed: bool = False,
+           optional: Sequence[str] = ("duration_seconds",),
+           calls_optional: Sequence[str] = ()) -> Inputs:
+    """The inputs of a trajectory table (see :class:`Inputs`).
+
+    Parameters
+    ----------
+    run : Run or Runs
+    what : str
+        The table, named in a warning (several trials of a task, each its own trajectory).
+    steps : sequence of str or None
+        trajectory.csv columns the table reads besides ``task_id`` and ``step_id``; None:
+        the table reads no steps.
+    calls : sequence of str, optional
+        tool_calls.csv columns it reads besides ``task_id``; None: none.
+    task_columns : sequence of str
+        task_metrics columns used when present.
+    threshold : float, optional
+        Success threshold in (0, 1]; default the runs' ``success_threshold``.
+    calls_needed : bool
+        Raise when no run has tool_calls.csv (else ``calls`` is None then).
+    optional, calls_optional : sequence of str
+        trajectory.csv (default ``duration_seconds``) and tool_calls.csv columns read when the
+        file has them.
+
+    Raises
+    ------
+    ValueError
+        No run has trajectory.csv (when steps are read), a needed column is absent, a
+        threshold outside (0, 1].
+    TypeError
+        Neither a Run nor a Runs.
+    """
+    runs = _runs(run)
+    threshold = schema.check_threshold(run_threshold(run) if threshold is None else threshold)
+    notes: list[str] = []
+    tasks = run.tasks.reset_index(drop=True)  # a Runs: every run's, stacked once
+    require_columns(tasks, ["task_id", "final_score"])
+    keep = ["run_id", "task_id", "trial", "final_score", *(c for c in task_columns if c in tasks)]
+    out = tasks[[c for c in dict.fromkeys(keep) if c in tasks]].copy()
+    out["difficulty"] = (tasks["difficulty"].astype("string") if "difficulty" in tasks
+                         else pd.Series(pd.NA, index=tasks.index, dtype="string"))
+    out["correct"] = schema.correct(tasks["final_score"].astype("float64"), threshold)
+    check_trials(out, what)  # another harness's trials: each trajectory counted as a task
+    ordered = called = None
+    if steps is not None:
+        frame = _frame(run, runs, "trajectory", TRAJECTORY_FILE,
+                       ["task_id", "step_id", *steps], notes, optional)
+        if frame is None:
+            raise ValueError(f"needs {TRAJECTORY_FILE}, absent in "
+                             + ", ".join(r.run_id for r in runs))
+        ordered, more = order_steps(frame, out)
+        notes += more
+    if calls is not None:
+        called = _frame(run, runs, "tool_calls", TOOL_CALLS_FILE, ["task_id", *calls], notes,
+                        calls_optional)
+        if called is None and calls_needed:
+            raise ValueError(f"needs {TOOL_CALLS_FILE}, absent in "
+                             + ", ".join(r.run_id for r in runs))
+        if called is not None:
+            called = called.assign(task_index=index_tasks(called, out))
+            if (called["task_index"] < 0).any():
+                notes.append(f"{int((called['task_index'] < 0).sum())} tool call(s) of tasks "
+                             "absent from the task metrics left out")
+                called = called[called["task_index"] >= 0].reset_index(drop=True)
+    return Inputs(out, ordered, called, threshold, len(runs) > 1, notes)
+
+
+def stratify(frame: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (with ``task_index``) twice: pooled (difficulty "all") and per difficulty,
+    with ``run_id`` and ``difficulty`` from its task; rows of tasks without a difficulty are
+    only pooled."""
+    t = frame["task_index"].to_numpy()
+    runs = tasks["run_id"] if "run_id" in tasks else pd.Series("", index=tasks.index)
+    run_code, run_names = pd.factorize(runs)
+    diff_code, diff_names = pd.factorize(tasks["difficulty"])  # -1: no difficulty
+    base = frame.assign(run_id=pd.Categorical.from_codes(run_code[t], run_names))
+    levels = [POOLED, *diff_names]
+    d = diff_code[t]
+    known = d >= 0
+    return pd.concat([
+        base.assign(difficulty=pd.Categorical.from_codes(np.zeros(len(t), dtype=int), levels)),
+        base[known].assign(difficulty=pd.Categorical.from_codes(d[known] + 1, levels))],
+        ignore_index=True)
+
+
+def finish(table: pd.DataFrame, inputs: Inputs, *, sort: Sequence[str] = (),
+           ascending: bool | Sequence[bool] = True) -> pd.DataFrame:
+    """Order a table (runs, then difficulty "all", Easy … Extreme, then ``sort``), make
+    ``difficulty`` an ordered categorical, drop ``run_id`` for one run, and warn the notes."""
+    present = set(pd.unique(table["difficulty"].to_numpy(dtype=object)))
+    levels = [lvl for lvl in LEVELS if lvl in present] + sorted(present - set(LEVELS))
+    table = table.assign(difficulty=pd.Categorical(table["difficulty"].astype(object),
+                                                   categories=levels, ordered=True),
+                         run_id=table["run_id"].astype(object))
+    keys = ["run_id", "difficulty", *sort]
+    asc = [True, True, *([ascending] * len(sort) if isinstance(ascending, bool) else ascending)]
+    table = table.sort_values(keys, ascending=asc, kind="stable").reset_index(drop=True)
+    if not inputs.several:
+        table = table.drop(columns="run_id")
+    warn(inputs.notes)
+    return table
+
+
+def wilson(k, n, ci: float, prefix: str) -> dict[str, np.ndarray]:
+    """``{prefix: k/n, prefix_ci_low, prefix_ci_high}`` (Wilson; NaN where n = 0)."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    lo, hi = proportion_intervals(k, n, ci)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(n > 0, k / np.where(n > 0, n, 1), np.nan)
+    return {prefix: share, f"{prefix}_ci_low": lo, f"{prefix}_ci_high": hi}
+
+
+def holm(table: pd.DataFrame, family: Sequence[str], column: str = "p_value") -> np.ndarray:
+    """Holm-adjusted ``column`` within each family of rows (NaN left out of the count)."""
+    out = np.full(len(table), np.nan)
+    for _, idx in table.groupby(list(family), sort=False, observed=True).indices.items():
+        out[idx] = adjust_pvalues(table[column].to_numpy(dtype="float64")[idx],
+                                  method="holm").p_adjusted
+    return out
+
+
+def per_group(frame: pd.DataFrame, keys: Sequence[str],
+              rows: Callable[[pd.DataFrame], dict]) -> pd.DataFrame:
+    """``rows(sub)`` for each group of ``keys`` (observed), as one frame with the keys first."""
+    out = [dict(zip(keys, k if isinstance(k, tuple) else (k,), strict=True)) | rows(sub)
+           for k, sub in frame.groupby(list(keys), sort=False, observed=True)]
+    return pd.DataFrame(out)
+
+
+def group_codes(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Each row's group of ``keys`` (0 … k−1, in order of first appearance) and the groups'
+    keys, one row per code (faster than factorising a MultiIndex of strings)."""
+    codes = frame.groupby(list(keys), sort=False, observed=True).ngroup().to_numpy()
+    return codes, frame[list(keys)].drop_duplicates().reset_index(drop=True)

@@ -1,0 +1,251 @@
+"""Step-level debugging: where each failed task first failed (seed 000 §Data Model Schema 2:
+"identify the exact failure point"), counted by stage and agent, and checked against the
+replay's failure attribution (§Replay Artifacts: ``evidence_trace_step_ids``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis.load.findings import RunLoadError
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import require_columns
+from dabench_analysis.stats.inputs import check_ci, warn
+from dabench_analysis.stats.step_events import first_failures as _first
+from dabench_analysis.tables.trajectory._inputs import (
+    POOLED,
+    finish,
+    gather,
+    per_group,
+    stratify,
+    wilson,
+)
+
+#: Characters of an error message kept (the rest shown as "…").
+MESSAGE_CHARS = 80
+#: The stage of a failed task without a failing step.
+NONE = "(no failing step)"
+
+
+def _evidence(run: Run | Runs, tasks: pd.DataFrame) -> list:
+    """``evidence_trace_step_ids`` of each task's replay (None: no replay or no list)."""
+    runs = {r.run_id: r for r in ([run] if isinstance(run, Run) else list(run))}
+    out = []
+    for rid, tid in zip(tasks["run_id"], tasks["task_id"], strict=True):
+        r = runs.get(rid)
+        ids = None
+        if r is not None and tid in r.replays:
+            try:
+                fa = r.replays[tid].get("failure_attribution") or {}
+            except (RunLoadError, KeyError):  # a damaged replay: validate reports it
+                fa = {}
+            ev = fa.get("evidence_trace_step_ids") if isinstance(fa, dict) else None
+            ids = [int(v) for v in ev if isinstance(v, int | float) and not isinstance(
+                v, bool)] if isinstance(ev, list) else None
+        out.append(ids)
+    return out
+
+
+def _short(text) -> object:
+    if text is None or text is pd.NA or (isinstance(text, float) and np.isnan(text)):
+        return pd.NA
+    text = str(text)
+    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS - 1] + "…"
+
+
+def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.DataFrame:
+    """Each failed task's first failing step (step-level debugging).
+
+    Parameters
+    ----------
+    run : Run or Runs
+        Reads trajectory.csv ``task_id``, ``step_id``, ``success`` (``stage``, ``agent``,
+        ``tool`` when present), tool_calls.csv ``step_id``, ``tool_name``, ``success``,
+        ``error_type``, ``error_message`` when present, and the replays.
+    threshold : float, optional
+        A task failed when ``final_score < threshold``; default the run's.
+
+    Returns
+    -------
+    DataFrame
+        One row per failed task, in task order: ``run_id`` (several runs only), ``task_id``,
+        ``trial`` (another harness's repeated trials only), ``difficulty``, ``final_score``, ``step_id`` (<NA>: no failing step), ``stage``
+        (:data:`NONE` when no step failed), ``agent``, ``tool``, ``error_type``,
+        ``error_message`` (of the step's first failed call, cut to 80 characters),
+        ``evidence_step_ids`` (the replay's ``failure_attribution.evidence_trace_step_ids``,
+        ", "-joined; <NA> without them), ``in_evidence`` (the first failing step is among
+        them; <NA> without evidence or failing step).
+
+    Raises
+    ------
+    ValueError
+        No trajectory.csv or no ``success`` column in it.
+
+    Notes
+    -----
+    A failing step is a step with ``success`` false or a step with a failed tool call
+    (:func:`dabench_analysis.stats.step_events.first_failures`).
+
+    References
+    ----------
+    Cemri, M. et al. (2025). Why do multi-agent LLM systems fail? arXiv:2503.13657 (which step
+    a failure is attributed to).
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> ff = first_failures(da.load_run("data/sample_runs/proposed_aat"))
+    >>> len(ff)  # the 8 tasks below 0.8
+    8
+    """
+    inp = gather(run, "first_failures", steps=["success"], optional=("stage", "agent", "tool"),
+                 threshold=threshold, calls=["step_id", "tool_name", "success"],
+                 calls_optional=("error_type", "error_message"))
+    first = _first(inp.steps, inp.calls).set_index("task_index")
+    failed = np.flatnonzero(inp.tasks["correct"].eq(False).fillna(False).to_numpy())
+    out = inp.tasks.iloc[failed][[c for c in ("run_id", "task_id", "trial", "difficulty",
+                                              "final_score") if c in inp.tasks]]
+    out = out.reset_index(drop=True)
+    got = first.reindex(failed)
+    for col in ("step_id", "stage", "agent", "tool", "error_type", "error_message"):
+        out[col] = got[col].to_numpy()
+    out["step_id"] = out["step_id"].astype("Int64")
+    out["stage"] = out["stage"].astype("string").where(out["step_id"].notna(), NONE)
+    out["error_message"] = out["error_message"].map(_short).astype("string")
+    evidence = _evidence(run, out)
+    out["evidence_step_ids"] = pd.array([", ".join(map(str, e)) if e is not None else pd.NA
+                                         for e in evidence], dtype="string")
+    out["in_evidence"] = pd.array([
+        pd.NA if e is None or pd.isna(s) else int(s) in e
+        for e, s in zip(evidence, out["step_id"], strict=True)], dtype="boolean")
+    out = out.astype({c: "string" for c in ("agent", "tool", "error_type")})
+    if not inp.several:
+        out = out.drop(columns="run_id")
+    warn(inp.notes)
+    return out
+
+
+def _failures_frame(table: pd.DataFrame) -> pd.DataFrame:
+    require_columns(table, ["difficulty", "stage", "agent"], "first_failures")
+    t = table.reset_index(drop=True).assign(task_index=lambda f: np.arange(len(f)))
+    tasks = t[["difficulty"]].astype({"difficulty": "string"}).assign(
+        run_id=t["run_id"] if "run_id" in t else "")
+    return stratify(t.drop(columns=["run_id", "difficulty"], errors="ignore"), tasks)
+
+
+class _Several:
+    def __init__(self, several: bool) -> None:
+        self.several, self.notes = several, []
+
+
+def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+    """First failing steps counted by stage × agent.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`first_failures`'s table.
+    ci : float
+        Level of the Wilson intervals.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (when ``table`` has it) and ``difficulty``, one row per (``stage``,
+        ``agent``), most frequent first: ``n`` (failed tasks first failing there),
+        ``share`` (of the group's failed tasks) with ``share_ci_low``, ``share_ci_high``.
+        Failed tasks without a failing step: stage :data:`NONE`, agent "".
+
+    Raises
+    ------
+    ValueError
+        A column of ``first_failures``' table missing.
+
+    Notes
+    -----
+    Shares with Wilson intervals (statsmodels ``proportion_confint(method="wilson")``).
+
+    References
+    ----------
+    Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+    inference. JASA 22, 209–212.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"difficulty": ["Easy", "Easy", "Hard"],
+    ...                   "stage": ["PLAN", "PLAN", "EXECUTE"], "agent": ["P", "P", "E"]})
+    >>> first_failure_counts(t).query("difficulty == 'all'")[["stage", "n", "share"]]
+         stage  n     share
+    0     PLAN  2  0.666667
+    1  EXECUTE  1  0.333333
+    """
+    check_ci(ci)
+    s = _failures_frame(table)
+    s["agent"] = s["agent"].astype("string").fillna("")
+    g = s.groupby(["run_id", "difficulty", "stage", "agent"], sort=False,
+                  observed=True).size().rename("n")
+    g = g.reset_index()
+    g["total"] = g.groupby(["run_id", "difficulty"], observed=True)["n"].transform("sum")
+    out = pd.concat([g.drop(columns="total"), pd.DataFrame(wilson(g["n"], g["total"], ci,
+                                                                  "share"))], axis=1)
+    return finish(out, _Several("run_id" in table), sort=["n", "stage", "agent"],
+                  ascending=[False, True, True])
+
+
+def first_failure_agreement(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
+    """How often the first failing step is among the replay's evidence steps.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`first_failures`'s table (``in_evidence``).
+    ci : float
+        Level of the Wilson interval.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (when ``table`` has it) and ``difficulty``: ``n_failed``,
+        ``n_compared`` (failed tasks with a failing step and evidence step ids),
+        ``n_agree``, ``agreement`` with ``agreement_ci_low``, ``agreement_ci_high``.
+
+    Raises
+    ------
+    ValueError
+        A column of ``first_failures``' table missing.
+
+    Notes
+    -----
+    Shares with Wilson intervals (statsmodels ``proportion_confint(method="wilson")``).
+
+    References
+    ----------
+    Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+    inference. JASA 22, 209–212.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"difficulty": ["Easy"] * 3, "stage": ["PLAN"] * 3, "agent": ["P"] * 3,
+    ...                   "in_evidence": pd.array([True, False, None], dtype="boolean")})
+    >>> r = first_failure_agreement(t).iloc[0]
+    >>> int(r["n_compared"]), int(r["n_agree"]), float(r["agreement"])
+    (2, 1, 0.5)
+    """
+    check_ci(ci)
+    require_columns(table, ["in_evidence"], "first_failures")
+    s = _failures_frame(table)
+
+    def rows(g: pd.DataFrame) -> dict:
+        ev = g["in_evidence"].astype("boolean")
+        k, n = int(ev.eq(True).sum()), int(ev.notna().sum())
+        w = wilson(k, n, ci, "agreement")
+        return {"n_failed": len(g), "n_compared": n, "n_agree": k,
+                **{c: float(np.asarray(v).ravel()[0]) for c, v in w.items()}}
+
+    out = per_group(s, ["run_id", "difficulty"], rows) if len(s) else pd.DataFrame(
+        {"run_id": [""], "difficulty": [POOLED], "n_failed": [0], "n_compared": [0],
+         "n_agree": [0], "agreement": [np.nan], "agreement_ci_low": [np.nan],
+         "agreement_ci_high": [np.nan]})
+    return finish(out, _Several("run_id" in table))

@@ -1,0 +1,383 @@
+"""Process mining of a run's trajectories: the variants (distinct sequences of stages, agents or
+tools), their conformance to the guide's canonical pattern, and the directly-follows relation.
+
+Seed 000 §Data Model Schema 2 (trajectory.csv: "process mining, find common execution
+patterns") and §Trajectory Metrics (the patterns). Each table is given pooled (difficulty
+"all") and per difficulty, where the run has ``difficulty``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
+from dabench_analysis.stats import steps as sq
+from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
+from dabench_analysis.stats.inputs import check_ci, warn
+from dabench_analysis.tables.trajectory._inputs import finish, gather, holm, stratify, wilson
+
+#: Where the steps' pattern is empty.
+NO_STEPS = "(no steps)"
+#: The ``by`` columns a pattern may follow (trajectory.csv, seed 000 §Data Model Schema 2).
+BY = ("stage", "phase", "agent", "tool", "legacy_stage", "trajectory_agent", "agent_type",
+      "action")
+
+
+def _check_by(by: str) -> None:
+    if by not in BY:
+        raise ValueError(f"by must be one of {', '.join(BY)}; got {by!r}")
+
+
+def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
+                  threshold: float | None = None) -> pd.DataFrame:
+    """Each task's sequence of ``by`` values, its conformance and outcome (the rows behind
+    :func:`variants` and :func:`conformance`).
+
+    Parameters
+    ----------
+    run : Run or Runs
+        A loaded run (several: one row per run and task); reads trajectory.csv columns
+        ``task_id``, ``step_id`` and ``by`` (and ``duration_seconds`` when present).
+    by : {"stage", "phase", "agent", "tool", ...}
+        The trajectory.csv column whose sequence is the pattern (:data:`BY`). Steps without a
+        value are not part of it (with ``tool``: the steps that call none).
+    collapse_repeats : bool
+        Consecutive steps with one value are one block (default); False keeps every step.
+    threshold : float, optional
+        Success threshold; default the run's ``success_threshold``.
+
+    Returns
+    -------
+    DataFrame
+        One row per task of task_metrics.csv, in its order: ``run_id`` (several runs only),
+        ``task_id``, ``difficulty``, ``pattern`` ("→"-joined; :data:`NO_STEPS` for a task
+        without steps), ``reading`` (the pattern with a second PLAN block read as REPLAN and
+        a second EXECUTE block as RETRY; ``by="stage"`` only), ``n_steps``, ``n_blocks``,
+        ``correct``, ``final_score``, and for ``by="stage"``: ``conforms``, ``deviation``
+        (:func:`dabench_analysis.stats.steps.conformance` of the stage blocks).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``by``, no trajectory.csv, the column absent from it.
+
+    Notes
+    -----
+    The blocks and patterns of :mod:`dabench_analysis.stats.steps`; steps left out (no
+    ``step_id``, a repeated one, an unknown task) are warned with their number.
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
+    Springer, §2.1 (traces).
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> tp = task_patterns(da.load_run("data/sample_runs/proposed_aat"))
+    >>> len(tp), tp.columns[0]
+    (80, 'task_id')
+    """
+    _check_by(by)
+    inp = gather(run, "task_patterns", steps=[by], task_columns=["execution_time"],
+                 threshold=threshold)
+    out = _task_patterns(inp, by, collapse_repeats)
+    warn(inp.notes)
+    return out if inp.several else out.drop(columns="run_id")
+
+
+def _task_patterns(inp, by: str, collapse: bool) -> pd.DataFrame:
+    n = len(inp.tasks)
+    b = sq.blocks(inp.steps, by=by, collapse_repeats=collapse)
+    pat = sq.patterns(b, n_tasks=n)
+    out = inp.tasks.copy()
+    out["pattern"] = pat["pattern"].replace("", NO_STEPS).to_numpy()
+    out["reading"] = pat["reading"].replace("", NO_STEPS).to_numpy()
+    out["n_steps"] = np.bincount(inp.steps["task_index"], minlength=n)
+    out["n_blocks"] = pat["n_blocks"].to_numpy()
+    if by == "stage":
+        whole = b if collapse else sq.blocks(inp.steps, by="stage")
+        conf = sq.conformance(whole, n_tasks=n)
+        out["conforms"] = conf["conforms"].to_numpy()
+        out["deviation"] = conf["deviation"].to_numpy()
+    return out
+
+
+def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The ``top`` variants of each group (most tasks first), the rest of a group summed into one
+    row "other (k variants)" (a single remaining variant is kept as it is)."""
+    g = g.sort_values(["run_id", "difficulty", "n_tasks", "pattern"],
+                      ascending=[True, True, False, True], kind="stable")
+    keys = ["run_id", "difficulty"]
+    rank = g.groupby(keys, sort=False, observed=True).cumcount().to_numpy()
+    rest = rank >= top
+    n_rest = pd.Series(rest).groupby([g[k].to_numpy() for k in keys],
+                                     observed=True).transform("sum")
+    pooled = rest & (n_rest.to_numpy() > 1)
+    sums = ["n_tasks", "n_correct", "n_scored", "score_sum", "steps_sum", "runtime_sum",
+            "runtime_n"]
+    firsts = ["group_tasks", "group_correct", "group_scored"]
+    other = g[pooled].groupby(keys, sort=False, observed=True).agg(
+        **{c: (c, "sum") for c in sums}, **{c: (c, "first") for c in firsts},
+        k=("pattern", "size")).reset_index()
+    other["pattern"] = other["reading"] = [f"other ({k} variants)" for k in other.pop("k")]
+    return pd.concat([g[~pooled].assign(is_other=False), other.assign(is_other=True)],
+                     ignore_index=True)
+
+
+def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
+             top: int = 10, threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
+    """The variants of a run: one row per distinct sequence of ``by`` values, most frequent
+    first, the rest pooled.
+
+    Parameters
+    ----------
+    run : Run or Runs
+        As :func:`task_patterns` (several runs: one table per run, never pooled).
+    by, collapse_repeats, threshold
+        As :func:`task_patterns`; ``collapse_repeats=False`` keeps every step (useful with
+        ``by="tool"``).
+    top : int
+        Variants listed per group; the others are one row "other (k variants)".
+    ci : float
+        Level of the Wilson intervals.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (several runs only) and ``difficulty`` ("all", then each level the run
+        has), one row per variant: ``pattern``, ``reading``, ``n_tasks``, ``share`` (of the
+        group's tasks) with ``share_ci_low``, ``share_ci_high``, ``n_correct``, ``accuracy``
+        (share with ``final_score >= threshold`` among the variant's scored tasks) with
+        ``accuracy_ci_low``, ``accuracy_ci_high``, ``mean_final_score``, ``mean_steps``,
+        ``mean_runtime_s`` (task_metrics ``execution_time``, seconds; NaN without it),
+        ``p_value`` (Fisher's exact test: the variant's accuracy against the group's other
+        tasks; NaN for the pooled rest), ``p_adjusted`` (Holm over the variants of the group),
+        ``conforms`` (the variant is the canonical pattern; ``by="stage"`` only), ``method``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`task_patterns`; ``top`` < 1.
+
+    Notes
+    -----
+    Variants and their frequencies are the first view of process mining (van der Aalst 2016,
+    §2.1). Tasks without steps are one variant, "(no steps)". The p-values screen many
+    variants at once; Holm controls the family-wise error within a group.
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> v = variants(da.load_run("data/sample_runs/proposed_aat"))
+    >>> v.columns[:3].tolist(), v.loc[0, "difficulty"]
+    (['difficulty', 'pattern', 'reading'], 'all')
+    """
+    if top < 1:
+        raise ValueError(f"top must be >= 1, got {top!r}")
+    check_ci(ci)
+    _check_by(by)
+    inp = gather(run, "variants", steps=[by], task_columns=["execution_time"], threshold=threshold)
+    tp = _task_patterns(inp, by, collapse_repeats)
+    tp["task_index"] = np.arange(len(tp))
+    tp["runtime"] = tp["execution_time"].astype("float64") if "execution_time" in tp \
+        else np.nan
+    s = stratify(tp.drop(columns=["run_id", "difficulty"]), inp.tasks)
+    s["ok"] = s["correct"].fillna(False).astype(bool)
+    s["scored"] = s["correct"].notna()
+    g = s.groupby(["run_id", "difficulty", "pattern"], sort=False, observed=True).agg(
+        reading=("reading", "first"), n_tasks=("task_index", "size"), n_correct=("ok", "sum"),
+        n_scored=("scored", "sum"), score_sum=("final_score", "sum"),
+        steps_sum=("n_steps", "sum"), runtime_sum=("runtime", "sum"),
+        runtime_n=("runtime", "count")).reset_index()
+    tot = g.groupby(["run_id", "difficulty"], observed=True)[["n_tasks", "n_correct", "n_scored"]]
+    g[["group_tasks", "group_correct", "group_scored"]] = tot.transform("sum").to_numpy()
+    return _variant_columns(_pool_rest(g, top), by, collapse_repeats, ci, inp)
+
+
+def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp) -> pd.DataFrame:
+    k, n = g["n_correct"].to_numpy(float), g["n_scored"].to_numpy(float)
+    rest_k, rest_n = g["group_correct"] - k, g["group_scored"] - n
+    p = np.where(g["is_other"], np.nan,
+                 compare_proportions(k, n, rest_k, rest_n, ci=ci)["p_value"].to_numpy())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = pd.DataFrame({
+            "run_id": g["run_id"], "difficulty": g["difficulty"], "pattern": g["pattern"],
+            "reading": g["reading"], "n_tasks": g["n_tasks"].astype("int64"),
+            **wilson(g["n_tasks"], g["group_tasks"], ci, "share"),
+            "n_correct": g["n_correct"].astype("int64"), **wilson(k, n, ci, "accuracy"),
+            "mean_final_score": g["score_sum"] / g["n_scored"].where(g["n_scored"] > 0),
+            "mean_steps": g["steps_sum"] / g["n_tasks"],
+            "mean_runtime_s": g["runtime_sum"] / g["runtime_n"].where(g["runtime_n"] > 0),
+            "p_value": p})
+    out["p_adjusted"] = holm(out, ["run_id", "difficulty"])
+    if by == "stage" and collapse:
+        out["conforms"] = out["pattern"] == sq.ARROW.join(sq.CANONICAL)
+    out["method"] = "Wilson; Fisher exact (variant vs the group's other tasks), Holm"
+    out["_o"] = g["is_other"].to_numpy()
+    out = finish(out, inp, sort=["_o", "n_tasks", "pattern"], ascending=[True, False, True])
+    return out.drop(columns="_o")
+
+
+def conformance(run: Run | Runs, *, threshold: float | None = None,
+                ci: float = 0.95) -> pd.DataFrame:
+    """Conformance to the guide's canonical pattern UNDERSTAND→PLAN→EXECUTE→VERIFY→SUMMARIZE:
+    the share of tasks following it and how the others deviate.
+
+    Parameters
+    ----------
+    run : Run or Runs
+        Reads trajectory.csv ``task_id``, ``step_id``, ``stage``.
+    threshold : float, optional
+        Success threshold; default the run's.
+    ci : float
+        Level of the intervals.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (several runs only) and ``difficulty``: ``n_tasks``, ``n_conform``,
+        ``conform_share`` with ``conform_share_ci_low``, ``conform_share_ci_high`` (Wilson),
+        ``n_skipped`` (a canonical stage without a block), ``n_repeated`` (a stage with
+        several blocks), ``n_replan`` (PLAN repeated), ``n_retry`` (EXECUTE repeated),
+        ``n_out_of_order``, ``accuracy_conform``, ``accuracy_deviate`` (Wilson intervals),
+        ``diff`` (conform − deviate) with ``ci_low``, ``ci_high`` (Newcombe), ``p_value``
+        (Fisher exact), ``method``. Per task: :func:`task_patterns` (``conforms``,
+        ``deviation``).
+
+    Raises
+    ------
+    ValueError
+        No trajectory.csv or no ``stage`` column in it.
+
+    Notes
+    -----
+    A task conforms when its stage blocks are exactly UNDERSTAND, PLAN, EXECUTE, VERIFY,
+    SUMMARIZE (:func:`dabench_analysis.stats.steps.conformance`); the accuracy difference is
+    the package's two-proportion rule (Newcombe's hybrid interval, Fisher's exact test).
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
+    Springer, §8 (conformance checking).
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> c = conformance(da.load_run("data/sample_runs/proposed_aat"))
+    >>> int(c.loc[0, "n_tasks"])
+    80
+    """
+    check_ci(ci)
+    inp = gather(run, "conformance", steps=["stage"], threshold=threshold)
+    tp = _task_patterns(inp, "stage", True).assign(task_index=np.arange(len(inp.tasks)))
+    for col, word in (("skip", "skipped"), ("rep", "repeated"), ("replan", "(replan)"),
+                      ("retry", "(retry)"), ("order", "out of order")):
+        tp[col] = tp["deviation"].str.contains(word, regex=False)
+    s = stratify(tp.drop(columns=["run_id", "difficulty"]), inp.tasks)
+    ok, scored = s["correct"].fillna(False).astype(bool), s["correct"].notna()
+    c = s["conforms"].astype(bool)
+    s = s.assign(k1=ok & c, n1=scored & c, k2=ok & ~c, n2=scored & ~c, conform=c)
+    flags = {"skip": "skipped", "rep": "repeated", "replan": "replan", "retry": "retry",
+             "order": "out_of_order"}
+    g = s.groupby(["run_id", "difficulty"], sort=False, observed=True).agg(
+        n_tasks=("task_index", "size"), n_conform=("conform", "sum"),
+        **{f"n_{w}": (col, "sum") for col, w in flags.items()},
+        k1=("k1", "sum"), n1=("n1", "sum"), k2=("k2", "sum"), n2=("n2", "sum")).reset_index()
+    d = compare_proportions(g["k1"], g["n1"], g["k2"], g["n2"], ci=ci)
+    out = pd.concat([g[["run_id", "difficulty", "n_tasks", "n_conform"]],
+                     pd.DataFrame(wilson(g["n_conform"], g["n_tasks"], ci, "conform_share")),
+                     g[[f"n_{w}" for w in flags.values()]],
+                     pd.DataFrame(wilson(g["k1"], g["n1"], ci, "accuracy_conform")),
+                     pd.DataFrame(wilson(g["k2"], g["n2"], ci, "accuracy_deviate")),
+                     d[["diff", "ci_low", "ci_high", "p_value"]]], axis=1)
+    out["method"] = "Wilson; " + TWO_PROPORTIONS
+    return finish(out, inp)
+
+
+def _node_order(values, by: str) -> dict[str, int]:
+    names = list(dict.fromkeys(values))
+    fixed = list(sq.CANONICAL) if by == "stage" else []
+    rest = sorted(v for v in names if v not in fixed and v not in (sq.START, sq.END))
+    order = [sq.START, *[v for v in fixed if v in names], *rest, sq.END]
+    return {v: i for i, v in enumerate(order)}
+
+
+def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
+                threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
+    """The directly-follows relation: one row per (from, to) pair of consecutive blocks,
+    with a start and an end node.
+
+    Parameters
+    ----------
+    run, by, threshold
+        As :func:`task_patterns`.
+    collapse_repeats : bool
+        True (default): transitions between blocks. False: between steps, so a repeated
+        stage shows as a self-transition.
+    ci : float
+        Level of the Wilson intervals.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (several runs only) and ``difficulty``, one row per pair in node
+        order (start, the stages in the catalogue's order, other values alphabetically, end):
+        ``source``, ``target``, ``count`` (occurrences), ``exit_share`` (``count`` / all
+        exits of ``source`` in the group), ``n_tasks`` (tasks passing it), ``accuracy`` of
+        those tasks with ``accuracy_ci_low``, ``accuracy_ci_high`` (Wilson, scored tasks),
+        ``median_source_s`` (median seconds spent in the source block or step, from
+        ``duration_seconds``; NaN for start or without durations), ``method``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`task_patterns`.
+
+    Notes
+    -----
+    Counts of :func:`dabench_analysis.stats.steps.directly_follows`; ``n_tasks`` counts each
+    task once per pair however often it passes it.
+
+    References
+    ----------
+    van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
+    Springer, §6.2.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> t = transitions(da.load_run("data/sample_runs/proposed_aat"))
+    >>> t.loc[0, ["source", "target"]].tolist(), int(t.loc[0, "count"])
+    (['start', 'UNDERSTAND'], 80)
+    """
+    check_ci(ci)
+    _check_by(by)
+    inp = gather(run, "transitions", steps=[by], threshold=threshold)
+    edges = sq.directly_follows(sq.blocks(inp.steps, by=by, collapse_repeats=collapse_repeats))
+    s = stratify(edges, inp.tasks)
+    t = s["task_index"].to_numpy()
+    s["ok"] = inp.tasks["correct"].fillna(False).to_numpy(dtype=bool)[t]
+    s["scored"] = inp.tasks["correct"].notna().to_numpy()[t]
+    keys = ["run_id", "difficulty", "source", "target"]
+    g = s.groupby(keys, sort=False, observed=True).agg(count=("task_index", "size"),
+                                        median_source_s=("source_seconds", "median"))
+    u = s.drop_duplicates([*keys, "task_index"]).groupby(keys, sort=False, observed=True).agg(
+        n_tasks=("task_index", "size"), k=("ok", "sum"), n=("scored", "sum"))
+    g = g.join(u).reset_index()
+    exits = g.groupby(["run_id", "difficulty", "source"], observed=True)["count"].transform("sum")
+    order = _node_order(pd.concat([g["source"], g["target"]]), by)
+    out = pd.DataFrame({
+        "run_id": g["run_id"], "difficulty": g["difficulty"], "source": g["source"],
+        "target": g["target"], "count": g["count"].astype("int64"),
+        "exit_share": g["count"] / exits, "n_tasks": g["n_tasks"].astype("int64"),
+        **wilson(g["k"], g["n"], ci, "accuracy"), "median_source_s": g["median_source_s"],
+        "method": "directly-follows counts; Wilson",
+        "_s": g["source"].map(order), "_t": g["target"].map(order)})
+    return finish(out, inp, sort=["_s", "_t"]).drop(columns=["_s", "_t"])

@@ -1,0 +1,379 @@
+"""Performance profiling and tool selection from a run's steps and tool calls: step latencies
+by stage, agent or tool, the share of tasks solved within k steps (or t seconds), and which
+tools work best for which tasks.
+
+Seed 000 §Data Model Schema 2 ("performance profiling: step latencies", ``duration_seconds``)
+and 3 ("tool selection optimization: which tools work best for what", ``latency_seconds``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import TOOL_CALLS_FILE
+from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
+from dabench_analysis.stats.inputs import check_ci, warn
+from dabench_analysis.stats.proportions import proportion_intervals
+from dabench_analysis.stats.step_events import cumulative_share, grouped_quantiles
+from dabench_analysis.tables.trajectory._inputs import (
+    finish,
+    gather,
+    group_codes,
+    holm,
+    stratify,
+    wilson,
+)
+
+#: Where a step has no value of the ``by`` column (e.g. a step that calls no tool).
+NO_VALUE = "(none)"
+#: The estimator :func:`solve_curve` names in its ``method`` column.
+SOLVE_METHOD = "empirical cumulative share of all tasks (no censoring; not a survival " \
+               "estimate); pointwise Wilson"
+#: Fewer tasks than this in a compared group marks a :func:`tool_fit` cell as small.
+SMALL = 5
+
+
+def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
+               ci: float) -> pd.DataFrame:
+    codes, uniques = group_codes(frame, keys)
+    q = grouped_quantiles(frame[value].to_numpy(dtype="float64", na_value=np.nan), codes,
+                          ci=ci)
+    q.columns = [f"{prefix}n" if c == "n" else f"{prefix}{c}_s" if "_ci_" not in c
+                 else f"{prefix}{c.split('_ci_')[0]}_s_ci_{c.split('_ci_')[1]}"
+                 for c in q.columns]
+    return pd.concat([uniques, q], axis=1)
+
+
+def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.DataFrame:
+    """Step latencies (``duration_seconds``) by stage, agent or tool, with the share of the
+    run's step time and the tokens; for tools also the calls' ``latency_seconds``.
+
+    Parameters
+    ----------
+    run : Run or Runs
+        Reads trajectory.csv ``task_id``, ``step_id``, ``by``, ``duration_seconds``
+        (seconds) and ``tokens`` when present; with ``by="tool"`` also tool_calls.csv
+        ``tool_name`` and ``latency_seconds`` when the run has them.
+    by : {"stage", "agent", "tool", "phase", ...}
+        The grouping column of trajectory.csv; steps without a value are the group "(none)"
+        (with ``tool``: the steps that call no tool).
+    ci : float
+        Level of the distribution-free intervals of the quantiles.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (several runs only), ``difficulty`` and ``by`` value, most step time
+        first: ``n`` (steps with a duration), ``p50_s``, ``p90_s``, ``p99_s`` (seconds), each
+        with ``_ci_low`` / ``_ci_high`` (:func:`dabench_analysis.stats.step_events.
+        grouped_quantiles`), ``total_s``, ``share_of_time`` (of the group's step time),
+        ``tokens_sum``, ``tokens_p50``; with ``by="tool"`` and tool calls also ``n_calls``,
+        ``call_p50_s``, ``call_p90_s``, ``call_p99_s`` (with intervals) of
+        ``latency_seconds``.
+
+    Raises
+    ------
+    ValueError
+        No trajectory.csv, or it lacks ``by`` or ``duration_seconds``.
+
+    Notes
+    -----
+    Quantiles and their intervals by :func:`dabench_analysis.stats.step_events.
+    grouped_quantiles` (linear interpolation; order-statistic intervals), every group at once.
+
+    References
+    ----------
+    Conover, W. J. (1999). Practical Nonparametric Statistics, 3rd ed. Wiley, §3.2.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> lat = step_latency(da.load_run("data/sample_runs/proposed_aat"))
+    >>> lat.columns[:4].tolist()
+    ['difficulty', 'stage', 'n', 'p50_s']
+    """
+    check_ci(ci)
+    calls = ["tool_name"] if by == "tool" else None
+    inp = gather(run, "step_latency", steps=[by, "duration_seconds"], calls=calls,
+                 optional=("tokens",), calls_optional=("latency_seconds",))
+    steps = inp.steps[["task_index", by, "duration_seconds"]].copy()
+    steps[by] = steps[by].astype("string").fillna(NO_VALUE)
+    steps["tokens"] = (inp.steps["tokens"].astype("float64") if "tokens" in inp.steps
+                       else np.nan)
+    missing = int(steps["duration_seconds"].isna().sum())
+    if missing:
+        inp.notes.append(f"{missing} step(s) without duration_seconds left out of the times")
+    s = stratify(steps, inp.tasks)
+    keys = ["run_id", "difficulty", by]
+    out = _quantiles(s, keys, "duration_seconds", "", ci)
+    g = s.groupby(keys, sort=False, observed=True).agg(total_s=("duration_seconds", "sum"),
+                                        tokens_sum=("tokens", "sum"),
+                                        tokens_p50=("tokens", "median"))
+    out = out.join(g, on=keys)
+    out["share_of_time"] = out["total_s"] / out.groupby(["run_id", "difficulty"], observed=True)[
+        "total_s"].transform("sum")
+    if inp.calls is not None and "latency_seconds" in inp.calls:
+        c = inp.calls.rename(columns={"tool_name": by})[["task_index", by, "latency_seconds"]]
+        cs = stratify(c.assign(**{by: c[by].astype("string").fillna(NO_VALUE)}), inp.tasks)
+        out = out.merge(_quantiles(cs, keys, "latency_seconds", "call_", ci), on=keys,
+                        how="left").rename(columns={"call_n": "n_calls"})
+    out = out[out["n"] > 0] if len(out) else out
+    return finish(out, inp, sort=["total_s", by], ascending=[False, True])
+
+
+def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None = None,
+                ci: float = 0.95) -> pd.DataFrame:
+    """The share of all tasks that ended correct within k steps (or t seconds).
+
+    Parameters
+    ----------
+    run : Run or Runs
+        Reads trajectory.csv ``task_id``, ``step_id`` (and ``duration_seconds`` when
+        present) and task_metrics ``execution_time`` when present.
+    axis : {"steps", "seconds"}
+        Steps: a task ends at its number of steps (tasks without steps are left out).
+        Seconds: at its ``execution_time`` (the wall clock), or the sum of its steps'
+        ``duration_seconds`` when the run has no ``execution_time``.
+    threshold : float, optional
+        Success threshold; default the run's.
+    ci : float
+        Level of the pointwise Wilson intervals.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (several runs only) and ``difficulty``: one row per k = 1 … the run's
+        longest trajectory (``steps``), or per distinct end time of a correct task and the
+        last end time (``seconds``): the axis column (``steps`` or ``seconds``), ``n``
+        (tasks), ``n_solved`` (correct and ended within it), ``share``, ``ci_low``,
+        ``ci_high``, ``method`` (:data:`SOLVE_METHOD`).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``axis``; no trajectory.csv.
+
+    Notes
+    -----
+    Failed tasks never count as solved; every task ends within the run, so this is an
+    empirical cumulative share, not a survival (Kaplan–Meier) estimate: nothing is censored.
+    Tasks without a score are left out, with a note.
+
+    References
+    ----------
+    Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a binomial
+    proportion. Statistical Science 16(2), 101–133 (the Wilson interval).
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> c = solve_curve(da.load_run("data/sample_runs/proposed_aat"))
+    >>> c.columns[:3].tolist(), float(c["share"].max()) <= 1
+    (['difficulty', 'steps', 'n'], True)
+    """
+    if axis not in ("steps", "seconds"):
+        raise ValueError(f"axis must be 'steps' or 'seconds', got {axis!r}")
+    check_ci(ci)
+    inp = gather(run, "solve_curve", steps=[], task_columns=["execution_time"], threshold=threshold)
+    t, n_tasks = inp.tasks, len(inp.tasks)
+    n_steps = np.bincount(inp.steps["task_index"], minlength=n_tasks).astype(float)
+    if axis == "steps":
+        ends = np.where(n_steps > 0, n_steps, np.nan)
+    elif "execution_time" in t:
+        ends = t["execution_time"].to_numpy(dtype="float64", na_value=np.nan)
+    else:
+        d = inp.steps.get("duration_seconds", pd.Series(np.nan, index=inp.steps.index))
+        ends = pd.Series(d.to_numpy(dtype="float64", na_value=np.nan)).groupby(
+            inp.steps["task_index"].to_numpy(), observed=True).sum(min_count=1).reindex(
+            range(n_tasks)).to_numpy()
+    scored = t["correct"].notna().to_numpy()
+    keep = ~np.isnan(ends) & scored
+    if (~keep).any():
+        what = "steps" if axis == "steps" else "a time"
+        inp.notes.append(f"{int((~keep).sum())} task(s) without {what} or a score left out")
+    frame = pd.DataFrame({"task_index": np.flatnonzero(keep), "end": ends[keep],
+                          "solved": t["correct"].fillna(False).to_numpy(dtype=bool)[keep]})
+    s = stratify(frame, t)
+    out = _steps_curve(s, ci) if axis == "steps" else _seconds_curve(s, ci)
+    out["method"] = SOLVE_METHOD
+    cols = ["run_id", "difficulty", axis, "n", "n_solved", "share", "ci_low", "ci_high", "method"]
+    return finish(out[cols], inp, sort=[axis])
+
+
+def _steps_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
+    """For every group of (run_id, difficulty) at once: k = 1 … the run's most steps."""
+    codes, keys = group_codes(s, ["run_id", "difficulty"])
+    groups = pd.MultiIndex.from_frame(keys)
+    end = s["end"].to_numpy().astype(np.int64)
+    top = pd.Series(end).groupby(s["run_id"].to_numpy(), observed=True).max()
+    width = int(end.max(initial=0))
+    solved = np.zeros((len(groups), width + 1), dtype=np.int64)
+    np.add.at(solved, (codes[s["solved"].to_numpy()], end[s["solved"].to_numpy()]), 1)
+    n = np.bincount(codes, minlength=len(groups))
+    k = np.arange(1, width + 1)
+    cum = np.cumsum(solved, axis=1)[:, 1:]
+    keep = k[None, :] <= top.reindex(groups.get_level_values(0)).to_numpy()[:, None]
+    rows, cols = np.nonzero(keep)
+    lo, hi = proportion_intervals(cum[rows, cols], n[rows], ci)
+    return pd.DataFrame({"run_id": groups.get_level_values(0)[rows],
+                         "difficulty": groups.get_level_values(1)[rows], "steps": k[cols],
+                         "n": n[rows], "n_solved": cum[rows, cols],
+                         "share": cum[rows, cols] / n[rows], "ci_low": lo, "ci_high": hi})
+
+
+def _seconds_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
+    """Per group: the distinct end times of correct tasks and the run's last end time."""
+    parts = []
+    for rid, r in s.groupby("run_id", sort=False, observed=True):
+        grid = np.unique(np.append(r.loc[r["solved"], "end"], r["end"].max()))
+        for diff, g in r.groupby("difficulty", sort=False, observed=True):
+            part = cumulative_share(g["end"], g["solved"], grid, ci=ci)
+            parts.append(part.rename(columns={"at": "seconds"}).assign(run_id=rid,
+                                                                       difficulty=diff))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["run_id", "difficulty", "seconds", "n", "n_solved", "share", "ci_low",
+                 "ci_high"])
+
+
+def tool_fit(run: Run | Runs, *, threshold: float | None = None,
+             ci: float = 0.95) -> pd.DataFrame:
+    """Which tools work best for what: per tool and task type, the accuracy of the tasks that
+    use the tool against the tasks of the same type that do not.
+
+    Parameters
+    ----------
+    run : Run or Runs
+        Reads tool_calls.csv ``task_id``, ``tool_name``, ``success`` when the run has it,
+        else trajectory.csv ``task_id``, ``step_id``, ``tool``, ``success``; task_metrics
+        ``task_type`` and ``difficulty`` when present.
+    threshold : float, optional
+        Success threshold; default the run's.
+    ci : float
+        Level of the intervals.
+
+    Returns
+    -------
+    DataFrame
+        Per ``run_id`` (several runs only), rows by ``group_by`` ("all": the pooled run;
+        "task_type" and "difficulty" where the run has them) and ``group``, one per tool:
+        ``tool``, ``n_using`` (tasks of the group calling it), ``accuracy_using`` (Wilson),
+        ``n_calls``, ``failure_rate`` of its calls (Wilson), ``n_not_using``,
+        ``accuracy_not_using`` (Wilson), ``diff`` (using − not using) with ``ci_low``,
+        ``ci_high`` (Newcombe), ``p_value`` (Fisher exact), ``p_adjusted`` (Holm over the cells of
+        one ``group_by``), ``small`` (a compared group has fewer than 5 tasks), ``method``.
+
+    Raises
+    ------
+    ValueError
+        Neither tool_calls.csv nor trajectory.csv with ``tool``.
+
+    Notes
+    -----
+    Tools are chosen for the tasks that need them, so a difference is an association, not
+    the tool's effect.
+
+    References
+    ----------
+    Newcombe, R. G. (1998). Statistics in Medicine 17, 873–890. Holm, S. (1979). Scand. J.
+    Statist. 6, 65–70.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> fit = tool_fit(da.load_run("data/sample_runs/proposed_aat"))
+    >>> fit["group_by"].unique().tolist()
+    ['all', 'task_type', 'difficulty']
+    """
+    check_ci(ci)
+    runs = [run] if isinstance(run, Run) else list(run) if isinstance(run, Runs) else [run]
+    from_calls = all(isinstance(r, Run) and TOOL_CALLS_FILE in r.side_files for r in runs)
+    if from_calls:
+        inp = gather(run, "tool_fit", steps=None, calls=["tool_name", "success"],
+                     task_columns=["task_type"], threshold=threshold, calls_needed=True)
+        used = inp.calls.rename(columns={"tool_name": "tool"})
+    else:
+        inp = gather(run, "tool_fit", steps=["tool", "success"], task_columns=["task_type"],
+                     threshold=threshold)
+        used = inp.steps[inp.steps["tool"].notna()]
+    used = used[["task_index", "tool", "success"]].assign(tool=lambda f: f["tool"].astype("string"))
+    return _fit(inp, used, ci)
+
+
+def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
+    t = inp.tasks
+    fams = [("all", np.zeros(len(t), dtype=np.int64), np.array(["all"], dtype=object))]
+    for c in ("task_type", "difficulty"):  # fallback: task type, difficulty, the pooled run
+        if c in t and t[c].notna().any():
+            codes, names = pd.factorize(t[c].astype("string"))
+            fams.append((c, codes, np.asarray(names, dtype=object)))
+    ok, scored = t["correct"].fillna(False).to_numpy(dtype=bool), t["correct"].notna().to_numpy()
+    ok &= scored
+    run, run_names = pd.factorize(t["run_id"]) if "run_id" in t else (
+        np.zeros(len(t), dtype=np.int64), np.array([""], dtype=object))
+    tool, tool_names = pd.factorize(used["tool"])
+    per_task = pd.DataFrame({"task": used["task_index"].to_numpy(), "tool": tool,
+                             "failed": used["success"].astype("boolean").eq(False)
+                             .fillna(False).to_numpy(dtype=bool)}).groupby(
+        ["task", "tool"], sort=False, observed=True).agg(n_calls=("failed", "size"),
+                                          n_failed=("failed", "sum")).reset_index()
+    g = _fit_cells(per_task, fams, run, len(run_names), ok, scored)
+    g["run_id"] = np.asarray(run_names, dtype=object)[g.pop("run").to_numpy()]
+    g["tool"] = np.asarray(tool_names, dtype=object)[g["tool"].to_numpy()]
+    return _fit_columns(g, inp, ci)
+
+
+def _fit_cells(per_task: pd.DataFrame, fams: list, run: np.ndarray, n_runs: int,
+               ok: np.ndarray, scored: np.ndarray) -> pd.DataFrame:
+    """Per family, run, group and tool: tasks using it (correct, scored), its calls and
+    failures, and the group's other tasks."""
+    task = per_task["task"].to_numpy()
+    rows = []
+    for fam, group, names in fams:
+        width = len(names)
+        key = run * width + group  # a task's (run, group); group -1: no value
+        tot_n = np.bincount(key[group >= 0], weights=scored[group >= 0],
+                            minlength=n_runs * width)
+        tot_k = np.bincount(key[group >= 0], weights=ok[group >= 0],
+                            minlength=n_runs * width)
+        cell = per_task.assign(run=run[task], group=group[task], ok=ok[task],
+                               scored=scored[task])
+        g = cell[cell["group"] >= 0].groupby(["run", "group", "tool"], sort=False,
+                                             observed=True).agg(
+            n_using=("scored", "sum"), k_using=("ok", "sum"), n_calls=("n_calls", "sum"),
+            n_failed=("n_failed", "sum")).reset_index()
+        at = (g["run"] * width + g["group"]).to_numpy()
+        g["n_not_using"] = tot_n[at] - g["n_using"]
+        g["k_not_using"] = tot_k[at] - g["k_using"]
+        g["group_by"], g["group"] = fam, names[g["group"].to_numpy()]
+        rows.append(g)
+    return pd.concat(rows, ignore_index=True)
+
+
+def _fit_columns(g: pd.DataFrame, inp, ci: float) -> pd.DataFrame:
+    d = compare_proportions(g["k_using"], g["n_using"], g["k_not_using"], g["n_not_using"],
+                            ci=ci)
+    out = pd.DataFrame({
+        "run_id": g["run_id"], "group_by": g["group_by"], "group": g["group"],
+        "tool": g["tool"], "n_using": g["n_using"].astype("int64"),
+        **wilson(g["k_using"], g["n_using"], ci, "accuracy_using"),
+        "n_calls": g["n_calls"].astype("int64"),
+        **wilson(g["n_failed"], g["n_calls"], ci, "failure_rate"),
+        "n_not_using": g["n_not_using"].astype("int64"),
+        **wilson(g["k_not_using"], g["n_not_using"], ci, "accuracy_not_using"),
+        "diff": d["diff"], "ci_low": d["ci_low"], "ci_high": d["ci_high"],
+        "p_value": d["p_value"]})
+    out["p_adjusted"] = holm(out, ["run_id", "group_by"])
+    out["small"] = (out["n_using"] < SMALL) | (out["n_not_using"] < SMALL)
+    out["method"] = f"Wilson; {TWO_PROPORTIONS}; Holm within group_by"
+    out["_f"] = out["group_by"].map({"all": 0, "task_type": 1, "difficulty": 2})
+    out["_g"] = out["group"].map({d: f"{i}" for i, d in enumerate(schema.DIFFICULTY_ORDER)}
+                                 ).fillna(out["group"])
+    out = out.sort_values(["run_id", "_f", "_g", "n_using", "tool"],
+                          ascending=[True, True, True, False, True], kind="stable")
+    out = out.drop(columns=["_f", "_g"]).reset_index(drop=True)
+    warn(inp.notes)
+    return out if inp.several else out.drop(columns="run_id")

@@ -1,0 +1,298 @@
+"""Trajectories of two runs paired on their shared tasks, and of many runs side by side.
+
+Two runs: steps per task (Wilcoxon signed-rank, mean difference with its t-interval), the
+share of tasks with a loop, with every error recovered and following the canonical pattern
+(McNemar's exact test on tasks, Newcombe's paired interval), and the variants whose share
+changed most. Many runs: one row per run with intervals.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import schema
+from dabench_analysis.load.run import Run
+from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import TRAJECTORY_FILE
+from dabench_analysis.stats.comparison import paired_comparison
+from dabench_analysis.stats.descriptive import mean_summary
+from dabench_analysis.stats.differences import newcombe_paired
+from dabench_analysis.stats.inputs import check_ci, warn
+from dabench_analysis.stats.proportions import mcnemar_discordant
+from dabench_analysis.stats.step_events import error_recovery
+from dabench_analysis.tables.trajectory._inputs import POOLED, gather, holm, wilson
+from dabench_analysis.tables.trajectory.events import _loop_tasks
+from dabench_analysis.tables.trajectory.patterns import _task_patterns
+
+_STEPS = ["stage", "tool", "action_input", "success"]
+
+
+def _per_task(run: Run, window: int, threshold: float | None) -> pd.DataFrame:
+    """One run's tasks with n_steps, pattern, conforms, loop and all_recovered."""
+    inp = gather(run, "compare", steps=_STEPS, calls=["step_id", "tool_name", "success"],
+                 task_columns=["replan_count", "execution_attempts"], threshold=threshold)
+    tp = _task_patterns(inp, "stage", True)
+    lt = _loop_tasks(inp, window)
+    err = error_recovery(inp.steps, inp.calls).groupby("task_index")["recovered"].all()
+    out = tp[["run_id", "task_id", "difficulty", "pattern", "reading", "n_steps", "conforms",
+              "correct"]].copy()
+    out["loop"] = lt["n_loops"].to_numpy() > 0
+    out["all_recovered"] = pd.array(err.reindex(range(len(tp))).to_numpy(), dtype="boolean")
+    out = out[out["n_steps"] > 0]
+    warn(inp.notes)
+    return out
+
+
+def _paired_flag(b: pd.Series, p: pd.Series, ci: float) -> dict:
+    """McNemar (exact) and Newcombe's paired interval of proposed − baseline."""
+    keep = b.notna() & p.notna()
+    xb, xp = b[keep].astype(bool).to_numpy(), p[keep].astype(bool).to_numpy()
+    both, only_p = int((xb & xp).sum()), int((~xb & xp).sum())
+    only_b, neither = int((xb & ~xp).sum()), int((~xb & ~xp).sum())
+    n = int(keep.sum())
+    diff, lo, hi = newcombe_paired(both, only_p, only_b, neither, ci=ci)
+    test = mcnemar_discordant(only_b, only_p, n=n)
+    return {"n_pairs": n, "baseline": xb.mean() if n else np.nan,
+            "proposed": xp.mean() if n else np.nan, "diff": diff, "ci_low": lo,
+            "ci_high": hi, "statistic": test.statistic, "p_value": test.p_value,
+            "method": f"{test.method}; Newcombe paired (method 10)", "note": test.note}
+
+
+def _groups(frame: pd.DataFrame, column: str = "difficulty"):
+    """("all", frame), then (level, its rows) for each difficulty present, in order."""
+    yield POOLED, frame
+    values = frame[column].astype("string")
+    present = set(values.dropna())
+    for level in [*(d for d in schema.DIFFICULTY_ORDER if d in present),
+                  *sorted(present - set(schema.DIFFICULTY_ORDER))]:
+        yield level, frame[values.eq(level).fillna(False).to_numpy()]
+
+
+def _compare_rows(m: pd.DataFrame, ci: float) -> list[dict]:
+    """The four measures on merged task rows (suffixes _b, _p)."""
+    frames = [pd.DataFrame({"task_id": m["task_id"], "n_steps": m[f"n_steps{s}"]})
+              for s in ("_b", "_p")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a level of a few tasks: its test says so in `note`
+        pc = paired_comparison(*frames, metric="n_steps", ci=ci).iloc[0]
+    rows = [{"measure": "steps_per_task", "n_pairs": int(pc["n_pairs"]),
+             "baseline": pc["mean_baseline"], "proposed": pc["mean_proposed"],
+             "diff": pc["mean_diff"], "ci_low": pc["ci_low"], "ci_high": pc["ci_high"],
+             "statistic": pc["statistic"], "p_value": pc["p_value"], "method": pc["method"],
+             "note": pc["note"]}]
+    for measure, col in (("loop_rate", "loop"), ("recovery_rate", "all_recovered"),
+                         ("canonical_share", "conforms")):
+        rows.append({"measure": measure} | _paired_flag(m[f"{col}_b"].astype("boolean"),
+                                                        m[f"{col}_p"].astype("boolean"), ci))
+    return rows
+
+
+def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float | None = None,
+            ci: float = 0.95) -> pd.DataFrame:
+    """The trajectories of two runs, paired on the tasks both have steps for.
+
+    Parameters
+    ----------
+    baseline, proposed : Run
+        Each reads trajectory.csv ``task_id``, ``step_id``, ``stage``, ``tool``,
+        ``action_input``, ``success`` and tool_calls.csv when present.
+    window : int
+        The loop window (:func:`~dabench_analysis.tables.trajectory.loops`).
+    threshold : float, optional
+        Success threshold; default the runs'.
+    ci : float
+        Level of the intervals.
+
+    Returns
+    -------
+    DataFrame
+        Per ``difficulty`` ("all", then each level of the baseline's tasks), one row per
+        measure: ``steps_per_task`` (mean), ``loop_rate`` (share of tasks with a loop),
+        ``recovery_rate`` (share of tasks, among those with an error in both runs,
+        whose every error was recovered), ``canonical_share`` (share following the canonical
+        pattern): ``measure``, ``n_pairs``, ``baseline``, ``proposed``, ``diff`` (proposed −
+        baseline) with ``ci_low``, ``ci_high``, ``statistic``, ``p_value``, ``method``,
+        ``note``.
+
+    Raises
+    ------
+    ValueError
+        A run without trajectory.csv or one of the columns.
+
+    Notes
+    -----
+    Steps per task: :func:`dabench_analysis.stats.paired_comparison` (Wilcoxon signed-rank,
+    t-interval of the mean difference). Shares: McNemar's exact test on the discordant tasks
+    and Newcombe's (1998b) square-and-add interval for paired proportions
+    (:func:`dabench_analysis.stats.proportions.newcombe_paired`).
+
+    References
+    ----------
+    McNemar, Q. (1947). Psychometrika 12, 153–157. Newcombe, R. G. (1998b). Statistics in
+    Medicine 17, 2635–2650.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> c = compare(da.load_run("data/sample_runs/baseline_react"),
+    ...             da.load_run("data/sample_runs/proposed_aat"))
+    >>> c.loc[c["difficulty"] == "all", "measure"].tolist()
+    ['steps_per_task', 'loop_rate', 'recovery_rate', 'canonical_share']
+    """
+    check_ci(ci)
+    b, p = (_per_task(r, window, threshold) for r in (baseline, proposed))
+    m = b.merge(p, on="task_id", suffixes=("_b", "_p"))
+    rows = [{"difficulty": level, **row} for level, sub in _groups(m, "difficulty_b")
+            for row in _compare_rows(sub, ci)]
+    return pd.DataFrame(rows)
+
+
+def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int = 3,
+                    threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
+    """The stage variants whose share changed most between two runs, paired on shared tasks.
+
+    Parameters
+    ----------
+    baseline, proposed : Run
+        As :func:`compare`.
+    top : int
+        Variants listed (by the size of the change).
+    window, threshold, ci
+        As :func:`compare`.
+
+    Returns
+    -------
+    DataFrame
+        Per ``difficulty`` ("all", then each level), one row per variant, largest |change|
+        first: ``pattern``, ``reading``, ``n_pairs``,
+        ``share_baseline``, ``share_proposed``, ``diff`` (proposed − baseline) with
+        ``ci_low``, ``ci_high`` (Newcombe paired), ``p_value`` (McNemar exact: tasks that
+        take the variant in one run only), ``p_adjusted`` (Holm over every variant of either
+        run in the group), ``method``.
+
+    Raises
+    ------
+    ValueError
+        A run without trajectory.csv or one of the columns.
+
+    Notes
+    -----
+    For each variant, every shared task either follows it or not in each run: McNemar's exact
+    test and Newcombe's paired interval, as :func:`compare`; Holm over the variants.
+
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scand. J.
+    Statist. 6, 65–70.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> v = variant_changes(da.load_run("data/sample_runs/baseline_react"),
+    ...                     da.load_run("data/sample_runs/proposed_aat"), top=3)
+    >>> len(v[v["difficulty"] == "all"]) <= 3, v.columns[1]
+    (True, 'pattern')
+    """
+    check_ci(ci)
+    b, p = (_per_task(r, window, threshold) for r in (baseline, proposed))
+    m = b.merge(p, on="task_id", suffixes=("_b", "_p"))
+    readings = {**dict(zip(m["pattern_b"], m["reading_b"], strict=True)),
+                **dict(zip(m["pattern_p"], m["reading_p"], strict=True))}
+    parts = []
+    for level, sub in _groups(m, "difficulty_b"):
+        rows = []
+        for pat in dict.fromkeys([*sub["pattern_b"], *sub["pattern_p"]]):
+            r = _paired_flag(sub["pattern_b"].eq(pat), sub["pattern_p"].eq(pat), ci)
+            rows.append({"difficulty": level, "pattern": pat, "reading": readings[pat],
+                         "n_pairs": r["n_pairs"], "share_baseline": r["baseline"],
+                         "share_proposed": r["proposed"], "diff": r["diff"],
+                         "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                         "p_value": r["p_value"], "method": r["method"] + "; Holm"})
+        if not rows:  # no shared task with steps
+            continue
+        out = pd.DataFrame(rows)
+        out["p_adjusted"] = holm(out, ["difficulty"])
+        out = out.assign(_a=out["diff"].abs()).sort_values(
+            ["_a", "pattern"], ascending=[False, True], kind="stable")
+        parts.append(out.head(top))
+    cols = ["difficulty", "pattern", "reading", "n_pairs", "share_baseline", "share_proposed",
+            "diff", "ci_low", "ci_high", "p_value", "p_adjusted", "method"]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+
+def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
+            ci: float = 0.95) -> pd.DataFrame:
+    """Each run of a sweep: steps, loops, recovery and conformance, with intervals.
+
+    Parameters
+    ----------
+    runs : Runs
+        Every run's trajectory.csv (``task_id``, ``step_id``, ``stage``, ``tool``,
+        ``action_input``, ``success``) and tool_calls.csv when present; a run without
+        trajectory.csv has a row of NaN with a note.
+    window, threshold, ci
+        As :func:`compare`.
+
+    Returns
+    -------
+    DataFrame
+        Per run, in the order of ``runs``, and ``difficulty`` ("all", then each level the run
+        has): ``run_id``, ``difficulty``, ``n_tasks`` (with steps),
+        ``mean_steps`` with ``mean_steps_ci_low``, ``mean_steps_ci_high`` (t-interval),
+        ``loop_rate``, ``recovery_rate`` (errors recovered, over errors), ``conformance``
+        (share following the canonical pattern), each with a Wilson interval, ``note``.
+
+    Raises
+    ------
+    ValueError
+        A run's trajectory.csv without one of the columns.
+
+    Notes
+    -----
+    Mean steps: the t-interval (:func:`dabench_analysis.stats.mean_summary`); shares: Wilson.
+
+    References
+    ----------
+    Wilson, E. B. (1927). JASA 22, 209–212.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> runs = da.load_runs(["data/sample_runs/baseline_react", "data/sample_runs/proposed_aat"])
+    >>> per_run(runs).query("difficulty == 'all'")["run_id"].tolist()
+    ['baseline_react', 'proposed_aat']
+    """
+    check_ci(ci)
+    rows = []
+    for run in runs:
+        missing = [c for c in ("task_id", "step_id", *_STEPS) if c not in run.columns_of("trajectory")]
+        if missing:  # no steps, or steps without stages (another harness's)
+            rows.append({"run_id": run.run_id, "difficulty": POOLED, "n_tasks": 0,
+                         "note": f"no {TRAJECTORY_FILE}" if TRAJECTORY_FILE not in
+                         run.side_files else f"{TRAJECTORY_FILE} without {', '.join(missing)}"})
+            continue
+        inp = gather(run, "per_run", steps=_STEPS, calls=["step_id", "tool_name", "success"],
+                     threshold=threshold)
+        t = _task_patterns(inp, "stage", True).assign(task_index=np.arange(len(inp.tasks)))
+        t["loop"] = _loop_tasks(inp, window)["n_loops"].to_numpy() > 0
+        t = t[t["n_steps"] > 0]
+        err = error_recovery(inp.steps, inp.calls)
+        err["difficulty"] = inp.tasks["difficulty"].to_numpy(dtype=object)[err["task_index"]]
+        for level, sub in _groups(t):
+            e = err if level == POOLED else err[err["difficulty"] == level]
+            rows.append({"run_id": run.run_id, "difficulty": level}
+                        | _run_row(sub, e, ci) | {"note": "; ".join(inp.notes)})
+    return pd.DataFrame(rows)
+
+
+def _run_row(t: pd.DataFrame, err: pd.DataFrame, ci: float) -> dict:
+    steps = mean_summary(t["n_steps"].to_numpy(float), ci)
+    one = lambda d: {k: float(np.asarray(v).ravel()[0]) for k, v in d.items()}  # noqa: E731
+    return {"n_tasks": len(t), "mean_steps": steps["mean"],
+            "mean_steps_ci_low": steps["ci_low"], "mean_steps_ci_high": steps["ci_high"],
+            **one(wilson(t["loop"].sum(), len(t), ci, "loop_rate")),
+            **one(wilson(err["recovered"].sum(), len(err), ci, "recovery_rate")),
+            **one(wilson(t["conforms"].sum(), len(t), ci, "conformance"))}
