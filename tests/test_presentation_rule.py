@@ -23,6 +23,7 @@ import dabench_analysis as da
 from dabench_analysis import export, figures
 from dabench_analysis.report.show import key_numbers_frame
 from dabench_analysis.schema import numbers
+from dabench_analysis.schema.labels import value_label
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 
@@ -171,15 +172,16 @@ def test_one_run_value_prints_the_same_everywhere(sample_report):
     assert "%" not in re.sub(r"\d+(\.\d+)?% CI|95%", "", index)  # no share as a percentage
     # a failure share: the table, the figure's bar label and the paragraph agree
     cats = pd.read_csv(run / "tables" / "failure_categories.csv")
-    one = cats[cats["count"] == 1].iloc[0]
-    share = r3(one["share"])
+    top = cats.sort_values("count", ascending=False, kind="stable").iloc[0]  # named first
+    share, k, n = r3(top["share"]), int(top["count"]), int(top["n"])
     md = (run / "tables" / "failure_categories.md").read_text()
-    assert any(c.startswith(f"{share} [") for c in _cells(md, "Planning"))
+    name = value_label("failure_category", top["failure_category"])  # e.g. "Data understanding"
+    assert any(c.startswith(f"{share} [") for c in _cells(md, name))
     ax = figures.failure_distribution(da.load_run(SAMPLE / "proposed_aat"))
-    assert f" 1 ({share})" in [t.get_text() for t in ax.texts]
+    assert f" {k} ({share})" in [t.get_text() for t in ax.texts]
     paragraph = (out / "compare_baseline_react_vs_proposed_aat" / "results_paragraph.md") \
         .read_text()
-    assert f"a share of {share} each" in paragraph
+    assert f"{name} ({k} of {n}, a share of {share}" in paragraph
     assert "_FAILURE" not in paragraph  # categories by their labels
 
 
