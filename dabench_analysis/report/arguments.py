@@ -100,6 +100,32 @@ def check_map(mapping: dict, runs: Sequence[Path], fmt: str | None) -> None:
                         "and none of the runs given is one")
 
 
+def check_kernel(name: str) -> None:
+    """``--kernel`` names an installed Jupyter kernel (jupyter_client's kernel specs).
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2, naming the kernels that are installed.
+
+    Examples
+    --------
+    >>> check_kernel("no-such-kernel")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: --kernel 'no-such-kernel': no such Jupyter kernel ...
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    specs = KernelSpecManager()
+    try:
+        specs.get_kernel_spec(name)
+    except NoSuchKernel:
+        known = ", ".join(sorted(specs.find_kernel_specs())) or "none"
+        raise EdgeError(f"--kernel {visible(repr(name))}: no such Jupyter kernel (installed: "
+                        f"{known})") from None
+
+
 def check_baseline(baseline: str | os.PathLike[str]) -> None:
     """``--baseline`` names an evaluated run: something to compare the others against.
 

@@ -338,6 +338,7 @@ def report(
                                           .is_dir() else None)
     run_dirs = arguments.check_runs(run_dirs, say=_note, fmt=run_format)  # each once
     arguments.check_map(mapping, run_dirs, run_format)
+    arguments.check_kernel(kernel)
     if baseline is not None and not Path(baseline).exists():  # a run folder or a file
         named = [d for d in run_dirs if str(baseline) in (Path(d).name, rep.run_name(d))]
         if len(named) != 1:
