@@ -261,6 +261,10 @@ def test_bad_parameters_are_one_line_before_any_report_runs(tmp_path):
          "recognises: pass a run folder, or --format (inspect, tau-bench, table)"),
         (["report", run, "--baseline", str(empty)],
          f"--baseline {empty}: not a run to compare against: no task_metrics.csv"),
+        (["report", run, "--kernel", "no-such-kernel"], "--kernel 'no-such-kernel': no such "
+         "Jupyter kernel (installed: "),
+        (["report", run, "--map", "final_score=nosuch"], "--map renames the columns of a "
+         "per-task table (CSV, JSONL, Parquet), and none of the runs given is one"),
         (["report", run, "--judge-study", str(empty)], f"--judge-study {empty}: not a judge "
          "study: no cases.csv, judge_verdicts.csv, factoid_ratings.csv, dimension_ratings.csv"),
         (["report", run, "--research-eval", str(empty)], f"--research-eval {empty}: not a "

@@ -94,7 +94,7 @@ def check_format(fmt: str | None) -> str | None:
     'inspect'
     """
     if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)} (or None: detected from "
+        raise ValueError(f"format must be one of {', '.join(FORMATS)} (or none given: detected from "
                          f"the content), got {fmt!r}")
     return fmt
 

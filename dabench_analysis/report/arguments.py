@@ -76,6 +76,56 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *,
     return list(kept.values())
 
 
+def check_map(mapping: dict, runs: Sequence[Path], fmt: str | None) -> None:
+    """``--map`` renames the columns of per-task tables: at least one run must be one (given
+    ``--format table`` or recognised as a CSV, JSONL or Parquet file).
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2: ``--map`` given and no run is a per-task table (it would be ignored).
+
+    Examples
+    --------
+    >>> check_map({"final_score": "score"}, [Path("data/sample_runs/baseline_react")], None)
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: --map renames the columns of a per-task table \
+(CSV, JSONL, Parquet), and none of the runs given is one
+    """
+    from dabench_analysis.load.formats import detect_format
+
+    if mapping and fmt != "table" and not any(detect_format(r) == "table" for r in runs):
+        raise EdgeError("--map renames the columns of a per-task table (CSV, JSONL, Parquet), "
+                        "and none of the runs given is one")
+
+
+def check_kernel(name: str) -> None:
+    """``--kernel`` names an installed Jupyter kernel (jupyter_client's kernel specs).
+
+    Raises
+    ------
+    EdgeError
+        Exit code 2, naming the kernels that are installed.
+
+    Examples
+    --------
+    >>> check_kernel("no-such-kernel")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: --kernel 'no-such-kernel': no such Jupyter kernel ...
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    specs = KernelSpecManager()
+    try:
+        specs.get_kernel_spec(name)
+    except NoSuchKernel:
+        known = ", ".join(sorted(specs.find_kernel_specs())) or "none"
+        raise EdgeError(f"--kernel {visible(repr(name))}: no such Jupyter kernel (installed: "
+                        f"{known})") from None
+
+
 def check_baseline(baseline: str | os.PathLike[str]) -> None:
     """``--baseline`` names an evaluated run: something to compare the others against.
 

@@ -123,7 +123,8 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
             for col in ("severity", "check", "n", "where", "example"):
                 table.add_column(col, overflow="fold")
             for r in summary.itertuples(index=False):
-                row = "" if pd.isna(r.first_row) else f" row {r.first_row}"
+                row = "" if pd.isna(r.first_row) else \
+                    f" row {r.first_row}" if r.n == 1 else f" rows from {r.first_row}"
                 where = f"{r.files}{row}" + (f" [{_first(r.columns)}]" if r.columns else "")
                 table.add_row(Text(r.severity, style=colour[r.severity]), Text(r.check),
                               str(r.n), Text(visible(where)), Text(visible(str(r.example))))
@@ -337,6 +338,8 @@ def report(
         research_eval = research_eval or (root / "research_eval" if (root / "research_eval")
                                           .is_dir() else None)
     run_dirs = arguments.check_runs(run_dirs, say=_note, fmt=run_format)  # each once
+    arguments.check_map(mapping, run_dirs, run_format)
+    arguments.check_kernel(kernel)
     if baseline is not None and not Path(baseline).exists():  # a run folder or a file
         named = [d for d in run_dirs if str(baseline) in (Path(d).name, rep.run_name(d))]
         if len(named) != 1:

@@ -41,7 +41,11 @@ _FAILED_LINKS = (("report.failed.html", "failed report"), ("report.failed.ipynb"
 
 def _summary_text(summary: dict) -> str:
     """The key numbers of a report in words, each number by the package's one rule
-    (:mod:`dabench_analysis.schema.numbers`), as the report's own tables print it."""
+    (:mod:`dabench_analysis.schema.numbers`), as the report's own tables print it.
+
+    >>> _summary_text({"n_runs": 3, "n_shared_tasks": 1, "answer_accuracy": 0.5})
+    '3 runs, 1 shared task, answer accuracy 0.500'
+    """
     keys = [("n_runs", "{} runs", format_count), ("n_shared_tasks", "{} shared tasks",
                                                    format_count),
             ("n_tasks", "{} tasks", format_count),
@@ -54,6 +58,8 @@ def _summary_text(summary: dict) -> str:
     for key, template, rule in keys:
         value = summary.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            if value == 1 and rule is format_count:  # "1 task", not "1 tasks"
+                template = template[:-1]
             parts.append(template.format(rule(value)))
     return ", ".join(parts + _health(summary))
 
