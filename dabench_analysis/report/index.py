@@ -14,6 +14,7 @@ import contextlib
 import html
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -62,6 +63,15 @@ def _summary_text(summary: dict) -> str:
                 template = template[:-1]
             parts.append(template.format(rule(value)))
     return ", ".join(parts + _health(summary))
+
+
+def _code(text: str) -> str:
+    """Escaped text with its `command` spans as <code> (a hint names the harness's command).
+
+    >>> _code("run `dabench eval-v2 &lt;RUN_ID&gt;` first")
+    'run <code>dabench eval-v2 &lt;RUN_ID&gt;</code> first'
+    """
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
 def _seconds(res: JobResult) -> str:
@@ -202,7 +212,7 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
         rows.append(f'<tr class="{cls}"><td>{html.escape(kind)}</td>'
                     f"<td>{_report_cell(res, out)}</td><td>{_state_cell(res, summary)}</td>"
                     f'<td class="numbers">{html.escape(_summary_text(summary))}</td>'
-                    f"<td>{html.escape(res.reason)}</td>"
+                    f"<td>{_code(html.escape(res.reason))}</td>"
                     f'<td class="time">{_seconds(res)}</td></tr>')
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>dabench-analysis reports</title><style>{_INDEX_CSS}</style></head><body>"
