@@ -104,7 +104,8 @@ def test_raising_cell_job_reason_and_index_links(failures, tmp_path):
         ["boom/report.failed.kernel.log"] if log else [])
     assert rows["dead"]["hrefs"][:2] == ["dead/report.failed.html", "dead/report.failed.ipynb"]
     assert "slow/report.failed.kernel.log" in rows["slow"]["hrefs"]
-    assert rows["boom"]["cells"][4] == res.reason
+    assert rows["boom"]["cells"][4] == res.reason.replace("`", "")  # the cell as <code>
+    assert "<code>raise ValueError(&quot;boom&quot;)</code>" in page
     assert "DeadKernelError: the kernel died" in rows["dead"]["cells"][4]
     assert "CellTimeoutError" in rows["slow"]["cells"][4]
 
