@@ -70,7 +70,7 @@ def test_trajectory_variants_bars_labels_and_highlight():
         "U→P→E→V→S", "U→P→E→V→RT→V→S", "other (3 variants)"]
     assert bars[0].get_facecolor() != bars[1].get_facecolor()  # the canonical pattern
     notes = [t.get_text() for t in ax.texts]
-    assert notes == ["acc. 1.00, n = 6", "acc. 0.00, n = 3", "acc. n/a, n = 3"]
+    assert notes == ["acc. 1.000, n = 6", "acc. 0.000, n = 3", "acc. n/a, n = 3"]  # the number rule
     assert "95% CI" in ax.get_xlabel()
 
 

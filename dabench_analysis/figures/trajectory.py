@@ -23,6 +23,7 @@ from dabench_analysis.figures.theme import (
 )
 from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.numbers import format_estimate
 
 #: Short names of the stages in variant labels (REPLAN and RETRY: the repeated blocks).
 ABBREVIATIONS = {"UNDERSTAND": "U", "PLAN": "P", "REPLAN": "RP", "EXECUTE": "E",
@@ -68,7 +69,7 @@ def trajectory_variants(table: pd.DataFrame, *, top: int = 10, ci: float = 0.95,
         One horizontal bar per variant, top down; stage patterns abbreviated (U understand,
         P plan, RP replan, E execute, RT retry, V verify, S summarize; the key is in the
         x-axis label); the canonical pattern in the first palette colour, the others in grey;
-        "acc. 0.85, n = 52" beside each bar.
+        "acc. 0.850, n = 52" beside each bar (the package's number rule).
 
     Raises
     ------
@@ -107,7 +108,7 @@ def trajectory_variants(table: pd.DataFrame, *, top: int = 10, ci: float = 0.95,
                 xerr=_err(t["share"], t["share_ci_low"], t["share_ci_high"]))
         for yi, (acc, n, hi) in enumerate(zip(t["accuracy"], t["n_tasks"],
                                               t["share_ci_high"], strict=True)):
-            acc_text = "acc. n/a" if pd.isna(acc) else f"acc. {acc:.2f}"
+            acc_text = "acc. n/a" if pd.isna(acc) else f"acc. {format_estimate(acc)}"
             ax.text(min(float(hi) + 0.01, 0.99), yi, f"{acc_text}, n = {int(n)}",
                     va="center", fontsize=6)
         ax.set_yticks(y, labels)
