@@ -46,8 +46,8 @@ from dabench_analysis.schema.files import FileKind
 
 __all__ = ["BLOCK_SIZE", "Parsed", "block_size", "header_of", "parse", "plan", "read_header"]
 
-#: Files larger than this are parsed by pyarrow in threads of its own (smaller ones parse
-#: faster in the thread that reads them: the loader reads several files at once).
+#: Files larger than this are parsed by pyarrow in threads of its own when the caller reads
+#: one file at a time (smaller ones parse faster in the thread that reads them).
 THREADED_BYTES = 1 << 23
 #: pyarrow's read-block size: the first tried; the largest; block sizes tried below a start.
 BLOCK_SIZE, MAX_BLOCK_SIZE, _SHIFTS = 1 << 22, 1 << 30, 256
@@ -66,7 +66,8 @@ class Parsed:
 
 def parse(data: bytes, kind: FileKind, columns: tuple[str, ...] | None = None,
           *, name: str | None = None, as_text: bool = False,
-          has_cr: bool | None = None) -> Parsed:
+          has_cr: bool | None = None, odd_quotes: bool | None = None,
+          threads: bool | None = None) -> Parsed:
     """Read one CSV file's bytes (see the module notes for what is read and reported).
 
     Parameters
@@ -81,8 +82,12 @@ def parse(data: bytes, kind: FileKind, columns: tuple[str, ...] | None = None,
         The file's name in findings (default ``kind.file``).
     as_text : bool
         Read every column as text (numbers too).
-    has_cr : bool, optional
-        Whether ``data`` holds a CR byte, if the caller knows (else looked for).
+    has_cr, odd_quotes : bool, optional
+        Whether ``data`` holds a CR byte, and whether its quote characters add up to an odd
+        number, if the caller knows (:func:`dabench_analysis.load.pipeline.scan`; else counted).
+    threads : bool, optional
+        Let pyarrow parse in threads of its own. Default: for a file over
+        :data:`THREADED_BYTES` (a caller reading several files at once in threads passes False).
 
     Returns
     -------
@@ -107,18 +112,22 @@ def parse(data: bytes, kind: FileKind, columns: tuple[str, ...] | None = None,
     header = header_of(data, name)
     pl = plan(tuple(header), kind, columns)
     findings = list(pl.findings)
-    table, bad, as_text = _read(data, name, pl, header, findings, as_text)
+    odd = odd_quotes if odd_quotes is not None else unclosed.odd(data)
+    if threads is None:
+        threads = len(data) > THREADED_BYTES
+    table, bad, as_text = _read(data, name, pl, header, findings, as_text, (odd, threads))
     keep = np.ones(table.num_rows + len(bad), dtype=bool)
     trailing_all = _bad_rows(bad, keep, name, findings)
     if trailing_all:  # every data line ends with a stray delimiter: read it as an empty field
-        table, bad, as_text = _read(data, name, pl, [*header, ""], findings, as_text)
+        table, bad, as_text = _read(data, name, pl, [*header, ""], findings, as_text,
+                                    (odd, threads))
         keep = np.ones(table.num_rows + len(bad), dtype=bool)
         _bad_rows(bad, keep, name, findings)
     rows = np.flatnonzero(keep) + 1
     table, rows = _repeated_header(table, rows, pl, name, findings)
     if TRAILING in table.column_names:
         table = _drop_trailing(table, name, findings)
-    if has_cr if has_cr is not None else b"\r" in data:
+    if has_cr if has_cr is not None else bytes(data).find(b"\r") >= 0:
         _line_endings(data, name, findings)
     table = table.rename_columns([pl.canon.get(h, h) for h in table.column_names])
     return Parsed(table, rows, findings, as_text)
@@ -151,7 +160,7 @@ def block_size(data: bytes | memoryview, start: int = BLOCK_SIZE) -> int:
 
 
 def _read(data, name: str, pl: Plan, header: list[str], findings: list,
-          as_text: bool) -> tuple[pa.Table, list[tuple], bool]:
+          as_text: bool, how: tuple[bool, bool]) -> tuple[pa.Table, list[tuple], bool]:
     """Typed read; the whole file as text when a number does not parse (or ``as_text``); as
     bytes, decoded with U+FFFD and reported, when a cell is not UTF-8. Bad records are
     ``(number, expected, actual, text, (lines, recovered))`` (:mod:`.unclosed`)."""
@@ -160,25 +169,29 @@ def _read(data, name: str, pl: Plan, header: list[str], findings: list,
     types = {**pl.types, TRAILING: TEXT}
     try:
         if not as_text:
-            return (*_recovered(data, name, names, include, types), False)
+            return (*_recovered(data, name, names, include, types, how), False)
     except pa.ArrowInvalid as exc:
         if "conversion error" not in str(exc) and "utf8" not in str(exc).lower():
             raise _unparsable(name, exc) from None
     text = dict.fromkeys(include, TEXT)
     try:
-        return (*_recovered(data, name, names, include, text), True)
+        return (*_recovered(data, name, names, include, text, how), True)
     except pa.ArrowInvalid as exc:
         if "utf8" not in str(exc).lower():
             raise _unparsable(name, exc) from None
-    table, bad = _arrow(data, name, names, include, dict.fromkeys(include, pa.large_binary()))
+    table, bad = _arrow(data, name, names, include, dict.fromkeys(include, pa.large_binary()),
+                        threads=how[1])
     table = _decode(table, bad, name, findings)
     return table, [(*b, (1, False)) for b in bad], True
 
 
 def _recovered(data, name: str, names: list[str], include: list[str],
-               types: dict) -> tuple[pa.Table, list[tuple]]:
-    """:func:`_arrow`, reading around a quote that never closes (:mod:`.unclosed`)."""
-    return unclosed.read(data, lambda d: _arrow(d, name, names, include, types), len(names))
+               types: dict, how: tuple[bool, bool]) -> tuple[pa.Table, list[tuple]]:
+    """:func:`_arrow`, reading around a quote that never closes (:mod:`.unclosed`). ``how``:
+    whether the file's quotes add up to an odd number, and whether pyarrow uses threads."""
+    odd, threads = how
+    return unclosed.read(data, lambda d: _arrow(d, name, names, include, types, threads=threads),
+                         len(names), odd=odd)
 
 
 def _unparsable(name: str, exc: Exception) -> RunLoadError:
@@ -188,7 +201,7 @@ def _unparsable(name: str, exc: Exception) -> RunLoadError:
 
 
 def _arrow(data, name: str, names: list[str], include: list[str],
-           types: dict) -> tuple[pa.Table, list[tuple]]:
+           types: dict, *, threads: bool) -> tuple[pa.Table, list[tuple]]:
     """pyarrow's read of ``data``; rows with the wrong number of fields are skipped and
     returned as ``(record number, expected, actual, text)``.
 
@@ -200,21 +213,20 @@ def _arrow(data, name: str, names: list[str], include: list[str],
     from a value with a line break.
     """
     try:
-        table, bad = _arrow_read(data, name, names, include, types, multiline=False)
+        table, bad = _arrow_read(data, name, names, include, types, multiline=False,
+                                 threads=threads)
         if not bad:
             return table, bad
     except pa.ArrowInvalid as exc:
         if "conversion error" in str(exc) or "utf8" in str(exc).lower():
             raise
-    return _arrow_read(data, name, names, include, types, multiline=True)
+    return _arrow_read(data, name, names, include, types, multiline=True, threads=threads)
 
 
 def _arrow_read(data, name: str, names: list[str], include: list[str], types: dict, *,
-                multiline: bool, threads: bool | None = None,
+                multiline: bool, threads: bool,
                 block: int | None = None) -> tuple[pa.Table, list[tuple]]:
     bad: list[tuple] = []
-    if threads is None:  # the loader reads files in threads already; a big file gets more
-        threads = len(data) > THREADED_BYTES
     undecodable: list = []
     block = block_size(data) if block is None else block
 
@@ -311,7 +323,8 @@ def _drop_trailing(table: pa.Table, name: str, findings: list) -> pa.Table:
     return table.drop_columns([TRAILING])
 
 
-def _line_endings(data: bytes, name: str, findings: list) -> None:
+def _line_endings(data: bytes | memoryview, name: str, findings: list) -> None:
+    data = bytes(data)  # a file with a CR only
     crlf, lf = data.count(b"\r\n"), data.count(b"\n")
     if 0 < crlf < lf:
         findings.append(Finding("info", name, None, None, "line_endings",

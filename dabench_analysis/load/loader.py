@@ -306,7 +306,7 @@ def _accept(run_dir: Path, res, strict: bool):
                             "load_run(path, strict=False) keeps the valid values)", errors)
     findings = list(res.findings)
     table = res.table
-    folder_id = run_dir.resolve().name
+    folder_id = folder_name(run_dir)
     ids = pc.unique(table.column("run_id").drop_null()) if "run_id" in table.column_names \
         else pa.array([], pa.string())
     run_id = str(ids[0]) if len(ids) == 1 else folder_id
@@ -329,6 +329,14 @@ def _accept(run_dir: Path, res, strict: bool):
                       f"missing, {_dropped(errors)} row(s) dropped (see run.findings)",
                       stacklevel=4)
     return table, res, run_id, findings
+
+
+def folder_name(run_dir: Path) -> str:
+    """The name of a run's folder: its own, or what it links to (``latest -> run_0412``), or
+    the current folder's for ``.``."""
+    if run_dir.name in ("", ".", "..") or run_dir.is_symlink():
+        return run_dir.resolve().name
+    return run_dir.name
 
 
 def _dropped(errors: Sequence[Finding]) -> int:

@@ -5,9 +5,10 @@ findings -> one pandas frame.
 :func:`~dabench_analysis.load.load_runs` (a sweep) call for task files, and what
 :attr:`Run.trajectory` / :attr:`Runs.trajectory` (and ``tool_calls``) call for side files:
 
-1. each file is read once into memory (threads): its bytes are stamped (size, mtime, digest:
-   the same bytes that are parsed, so the manifest can check them later) and looked up in the
-   parse cache (:mod:`.cache`); a miss is parsed (:func:`.csv.parse`);
+1. each file is read once into memory (threads; into pyarrow's memory pool, which reuses its
+   pages, rather than a new Python object each time): its bytes are stamped (size, mtime,
+   digest: the same bytes that are parsed, so the manifest can check them later; :func:`scan`)
+   and looked up in the parse cache (:mod:`.cache`); a miss is parsed (:func:`.csv.parse`);
 2. the files parsed are stacked and the catalogue's rules run once over the stack
    (:func:`.rules.convert`); each file's slice of the result is stored in the cache;
 3. :func:`to_frame` turns the tables of every file into one pandas frame (one ``to_pandas``),
@@ -40,7 +41,8 @@ PD_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(),
 #: reading a possibly huge file.
 _TASK_ESSENTIAL = ("task_id", "final_score")
 _HEAD = (1 << 20) + (1 << 16)  # what header_of may look at
-_CHUNK = 1 << 20
+_CHUNK = 1 << 18  # bytes scanned at a time (:func:`scan`)
+_QUOTE, _CR = ord('"'), ord("\r")
 _KINDS = {id(TASK_COLUMNS): TASKS, id(TRAJECTORY_COLUMNS): TRAJECTORY,
           id(TOOL_CALL_COLUMNS): TOOL_CALLS}
 
@@ -96,7 +98,8 @@ def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
     cols = None if columns is None else tuple(dict.fromkeys(columns))
     root = parse_cache.usable() if cache else None
     jobs = [(f, k) for f, k in zip(files, kinds, strict=True) if k is not None]
-    done = list(mapper(lambda job: _read_one(*job, cols, root), jobs))
+    threads = None if len(jobs) < (os.cpu_count() or 1) else False  # else a file a thread
+    done = list(mapper(lambda job: _read_one(*job, cols, root, threads), jobs))
     _convert([r for r in done if r._parsed is not None], cols, root)
     it = iter(done)
     return [next(it) if k is not None else None for k in kinds]
@@ -108,16 +111,16 @@ def _request(path: Path, kind: FileKind, columns) -> dict:
             "toolkit": parse_cache.toolkit_fingerprint()}
 
 
-def _read_one(file: Path, kind: FileKind, columns, root: Path | None) -> FileResult:
+def _read_one(file: Path, kind: FileKind, columns, root: Path | None,
+              threads: bool | None = None) -> FileResult:
     out = FileResult(Path(file), kind)
     path, name = out.path.absolute(), out.name
     try:
-        with open(path, "rb") as fh:
+        with open(path, "rb") as fh:  # errors as the OS words them; the header checked first
             st = os.fstat(fh.fileno())
             if kind.is_tasks:  # before reading a possibly huge file
                 _essential(fh.read(_HEAD), kind, name)
-                fh.seek(0)
-            data, digest, has_cr = _read_hashed(fh, st.st_size)
+        data = memoryview(pa.OSFile(os.fspath(path)).read_buffer())
     except OSError as exc:
         out.error = RunLoadError(f"{name}: cannot read ({exc.strerror or exc})",
                                  [Finding("error", name, None, None, "unreadable", str(exc))])
@@ -125,6 +128,7 @@ def _read_one(file: Path, kind: FileKind, columns, root: Path | None) -> FileRes
     except RunLoadError as exc:
         out.error = exc
         return out
+    digest, has_cr, odd = scan(data)
     out.stamp = {"path": os.fspath(path), "size": len(data), "mtime_ns": st.st_mtime_ns,
                  "digest": digest}
     if root is not None:
@@ -133,33 +137,35 @@ def _read_one(file: Path, kind: FileKind, columns, root: Path | None) -> FileRes
             out.table, out.rows, out.findings = hit.table, hit.rows, hit.findings
             return out
     try:
-        out._parsed = csv_reader.parse(data, kind, columns, name=name, has_cr=has_cr)
+        out._parsed = csv_reader.parse(data, kind, columns, name=name, has_cr=has_cr,
+                                       odd_quotes=odd, threads=threads)
     except RunLoadError as exc:
         out.error = exc
     return out
 
 
-def _read_hashed(fh, size: int) -> tuple[bytearray, str, bool]:
-    """A file's bytes, their digest (:func:`.cache.digest`) and whether they hold a CR, in one
-    pass: each chunk is hashed and searched while it is in the processor's cache."""
-    data = bytearray(size)
-    view, pos, h, cr = memoryview(data), 0, parse_cache.hasher(), False
-    while pos < size:
-        n = fh.readinto(view[pos:pos + _CHUNK])
-        if not n:  # the file shrank while it was read
-            del view
-            del data[pos:]
-            break
-        h.update(view[pos:pos + n])
-        cr = cr or data.find(b"\r", pos, pos + n) >= 0
-        pos += n
-    else:
-        del view
-    while more := fh.read(_CHUNK):  # or grew
-        h.update(more)
-        cr = cr or b"\r" in more
-        data += more
-    return data, parse_cache.hexdigest_of(h), cr
+def scan(data: bytes | memoryview) -> tuple[str, bool, bool]:
+    """A file's digest (:func:`.cache.digest`), whether it holds a CR byte and whether its
+    quote characters add up to an odd number (:mod:`.unclosed`), in one pass over ``data``:
+    each chunk is hashed and searched (numpy, outside the GIL) while it is in the processor's
+    cache.
+
+    Examples
+    --------
+    >>> from dabench_analysis.load.cache import digest
+    >>> data = b'a,b\\r\\n1,"x""y"\\r\\n2,"open\\n'
+    >>> d, cr, odd = scan(data)
+    >>> d == digest(data), cr, odd
+    (True, True, True)
+    """
+    h, quotes, cr = parse_cache.hasher(), 0, False
+    arr = np.frombuffer(data, dtype=np.uint8)
+    for start in range(0, len(arr), _CHUNK):
+        chunk = arr[start:start + _CHUNK]
+        h.update(chunk)
+        quotes += int(np.count_nonzero(chunk == _QUOTE))
+        cr = cr or bool((chunk == _CR).any())
+    return parse_cache.hexdigest_of(h), cr, quotes % 2 == 1
 
 
 def _essential(data: bytes, kind: FileKind, name: str) -> None:
@@ -175,9 +181,9 @@ def _essential(data: bytes, kind: FileKind, name: str) -> None:
 
 def _convert(results: list[FileResult], columns, root: Path | None) -> None:
     """Stack the parsed files of each kind, run the rules once, give each file its slice."""
-    by_kind: dict[tuple, list[FileResult]] = {}
+    by_kind: dict[int, list[FileResult]] = {}
     for r in results:  # the legacy task file shares the task file's catalogue
-        by_kind.setdefault((id(r.kind.catalogue),), []).append(r)
+        by_kind.setdefault(id(r.kind.catalogue), []).append(r)
     for group in by_kind.values():
         tables = _unified([r._parsed.table for r in group])
         sizes = [t.num_rows for t in tables]
@@ -196,7 +202,8 @@ def _convert(results: list[FileResult], columns, root: Path | None) -> None:
             rows, gone = all_rows[starts[i]:starts[i + 1]], drop[starts[i]:starts[i + 1]]
             if gone.any():
                 part, rows = part.filter(pa.array(~gone)), rows[~gone]
-            r.table, r.rows = part.select(r._parsed.table.column_names), rows
+            names = r._parsed.table.column_names
+            r.table, r.rows = part if names == typed.column_names else part.select(names), rows
             r.findings = [*r._parsed.findings, *found[i]]
             r._parsed = None
             if root is not None and r.stamp is not None:
@@ -218,9 +225,10 @@ def _unified(tables: list[pa.Table]) -> list[pa.Table]:
     """Tables whose same-named columns have one type: a column that some file read as text
     (the file was read as text) is text in all (numbers as pyarrow prints them)."""
     types: dict[str, set] = {}
-    for t in tables:
-        for f in t.schema:
-            types.setdefault(f.name, set()).add(f.type)
+    schemas = {t.schema.to_string(show_schema_metadata=False): t.schema for t in tables}
+    for schema in schemas.values():  # files of one harness version share theirs
+        for n, ty in zip(schema.names, schema.types, strict=True):
+            types.setdefault(n, set()).add(ty)
     mixed = {n for n, ts in types.items() if len(ts) > 1}
     if not mixed:
         return tables

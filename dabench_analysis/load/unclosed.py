@@ -28,14 +28,26 @@ import pyarrow as pa
 MAX_TRIES = 20
 
 
-def candidates(data: bytes | bytearray) -> list[tuple[int, int]]:
+def odd(data: bytes | bytearray | memoryview) -> bool:
+    """Whether the quote characters of ``data`` add up to an odd number.
+
+    >>> odd(b'a,"b""c"'), odd(b'a,"b')
+    (False, True)
+    """
+    return bool(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == ord('"')) % 2)
+
+
+def candidates(data: bytes | bytearray | memoryview,
+               odd_quotes: bool | None = None) -> list[tuple[int, int]]:
     r"""Byte offsets ``(start, end)`` of each line after the header at which the running count
     of quotes turns odd, in file order; empty when the file's quotes add up to an even number.
 
     Parameters
     ----------
-    data : bytes or bytearray
+    data : bytes, bytearray or memoryview
         A whole CSV file (header first).
+    odd_quotes : bool, optional
+        :func:`odd` of ``data``, if known.
 
     Returns
     -------
@@ -50,17 +62,18 @@ def candidates(data: bytes | bytearray) -> list[tuple[int, int]]:
     >>> candidates(b'a,b\n1,"two\nlines"\n')
     []
     """
-    if data.count(b'"') % 2 == 0:
+    if not (odd(data) if odd_quotes is None else odd_quotes):
         return []
-    lines = data.split(b"\n")
-    odd = np.cumsum([line.count(b'"') for line in lines]) % 2  # parity after each line
-    before = np.concatenate([[0], odd[:-1]])
+    lines = bytes(data).split(b"\n")
+    parity = np.cumsum([line.count(b'"') for line in lines]) % 2  # after each line
+    before = np.concatenate([[0], parity[:-1]])
     starts = np.concatenate([[0], np.cumsum([len(line) + 1 for line in lines])])
     return [(int(starts[i]), min(int(starts[i + 1]), len(data)))
-            for i in np.flatnonzero((before == 0) & (odd == 1)) if i > 0]
+            for i in np.flatnonzero((before == 0) & (parity == 1)) if i > 0]
 
 
-def read(data: bytes | bytearray, arrow: Callable, n_fields: int) -> tuple[pa.Table, list]:
+def read(data: bytes | bytearray | memoryview, arrow: Callable, n_fields: int, *,
+         odd: bool | None = None) -> tuple[pa.Table, list]:
     """Read a CSV file's bytes with ``arrow`` (``arrow(data) -> (table, bad)``, bad records as
     ``(number, expected, actual, text)``), around the line of a quote that never closes.
 
@@ -72,8 +85,10 @@ def read(data: bytes | bytearray, arrow: Callable, n_fields: int) -> tuple[pa.Ta
         ``(number, expected, actual, text, (lines, unclosed))``: ``lines`` the lines of the
         file the record held, ``unclosed`` True for the line whose quote never closes (its
         ``actual`` is -1: not counted).
+
+    ``odd`` is :func:`odd` of ``data``, if known.
     """
-    tries = candidates(data)[:MAX_TRIES]
+    tries = candidates(data, odd)[:MAX_TRIES]
     if not tries:
         table, bad = arrow(data)
         return table, [(*b, (_lines(b[3]), False)) for b in bad]
