@@ -233,3 +233,32 @@ def test_file_digest(tmp_path, monkeypatch):
     expected = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     assert cache.file_digest(p) == f"sha256:{expected}"
     assert cache.digest(b"abc") == f"sha256:{expected}"
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, (1 << 18) - 1, 1 << 18, (1 << 18) + 1, 3 << 18])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_scan_of_a_file_equals_counting_its_bytes(size, seed, monkeypatch):
+    """pipeline.scan (digest, CR, quote parity, chunk by chunk) against the whole bytes counted
+    by Python's bytes methods and hashed by hashlib: chunk edges at 2**18 bytes included."""
+    import random
+
+    from dabench_analysis.load import pipeline
+
+    monkeypatch.setattr(cache, "_HASH_NAME", "sha256")
+    monkeypatch.setattr(cache, "_HASH", hashlib.sha256)
+    rng = random.Random(seed * 1000 + size)
+    data = bytes(rng.choice(b'ab,"\n\r ') if seed else rng.choice(b'ab,"\n ')
+                 for _ in range(size))
+    digest, has_cr, odd = pipeline.scan(memoryview(data))
+    assert digest == f"sha256:{hashlib.sha256(data).hexdigest()}"
+    assert has_cr == (b"\r" in data)
+    assert odd == (data.count(b'"') % 2 == 1)
+
+
+def test_a_quote_in_the_last_byte_of_a_chunk_is_counted():
+    from dabench_analysis.load import pipeline
+
+    data = b"a" * ((1 << 18) - 1) + b'"' + b"b" * 10 + b"\r"
+    _, has_cr, odd = pipeline.scan(data)
+    assert (has_cr, odd) == (True, True)
+    assert pipeline.scan(data + b'"')[2] is False

@@ -212,22 +212,20 @@ def _nulled(arr: pa.ChunkedArray, kind: str | None) -> pa.ChunkedArray:
     """``arr`` with the missing spellings of ``kind`` made null (text is not copied)."""
     spellings = missing_spellings(kind)
     if spellings == ("",):
-        if not any(_has_empty(a) for a in arr.chunks):
+        if not _has_empty(arr):
             return arr
         return _null_where(arr, pc.equal(pc.binary_length(arr), 0))
     hit = pc.is_in(arr, value_set=_NULLS)
     return _null_where(arr, hit) if pc.any(hit).as_py() else arr
 
 
-def _has_empty(a: pa.Array) -> bool:
-    """Whether a text chunk holds an empty (or null) cell: two equal offsets, read from the
-    offsets buffer without touching the text."""
-    if len(a) == 0:
-        return False
-    if not pa.types.is_large_string(a.type):
-        return bool(pc.min(pc.binary_length(a)).as_py() == 0) or a.null_count > 0
-    offsets = np.frombuffer(a.buffers()[1], dtype=np.int64, count=len(a) + 1, offset=a.offset * 8)
-    return bool(np.any(offsets[1:] == offsets[:-1]))
+def _has_empty(arr: pa.ChunkedArray) -> bool:
+    """Whether a text column holds an empty (or null) cell: one pass over its offsets (the
+    lengths), without touching the text."""
+    if arr.null_count:
+        return True
+    shortest = pc.min(pc.binary_length(arr)).as_py()
+    return shortest is not None and shortest == 0
 
 
 def _null_where(arr: pa.ChunkedArray, hit) -> pa.ChunkedArray:
