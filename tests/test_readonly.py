@@ -16,10 +16,12 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -61,7 +63,6 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 HOSTILE_NAME = ('run"; import os; os.system("touch PWNED") #{x}$(touch PWNED2);\n'
                 '<img src=x onerror=alert(1)>')
 SCRIPT = "<script>alert(1)</script>"
-_CACHE: dict[str, dict] = {}
 
 
 def _make_hostile(run: Path) -> Path:
@@ -85,31 +86,42 @@ def _make_hostile(run: Path) -> Path:
     return run.rename(run.with_name(HOSTILE_NAME))
 
 
-def report_twice(tmp_path_factory) -> dict:
-    """Once per session: a read-only hostile run, hashed, then the report CLI run twice on it
-    into the same --out (from an empty working directory)."""
-    if "r" not in _CACHE:
-        root = tmp_path_factory.mktemp("ro")
+def report_twice(built_once) -> dict:
+    """A read-only hostile run, hashed, then the report CLI run twice on it into the same --out
+    (from an empty working directory): once per test session, shared by the xdist workers
+    (conftest.built_once; test_security uses it too). The tables and summaries of the first run
+    are kept in a copy of its --out. The run stays read-only: pytest's clean-up of its
+    temporary folders removes read-only ones."""
+    def make(folder: Path) -> dict:
+        root, work = folder / "ro", folder / "cwd"
+        root.mkdir()
+        work.mkdir()
         run = _make_hostile(generate_run(root, run_id="ro_run", n_tasks=12, seed=4))
         _set_writable(run, False)
         before = snapshot(run)
-        work = tmp_path_factory.mktemp("cwd")
         out = work / "out"
         first = cli("report", str(run), "--out", str(out), cwd=work)
-        tables_1 = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("tables/*"))}
-        summaries_1 = {p.relative_to(out): p.read_bytes() for p in out.rglob("summary.json")}
+        shutil.copytree(out, folder / "first_out", symlinks=True)
         second = cli("report", str(run), "--out", str(out), cwd=work)
-        _CACHE["r"] = {"run": run, "before": before, "work": work, "out": out, "first": first,
-                       "second": second, "tables_1": tables_1, "summaries_1": summaries_1,
-                       "root": root}
-    return _CACHE["r"]
+        return {"run": str(run), "before": before, "work": str(work), "out": str(out),
+                "root": str(root), "first_out": str(folder / "first_out"),
+                **{k: {"returncode": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
+                   for k, p in (("first", first), ("second", second))}}
+
+    _, got = built_once("report_twice_read_only", make)
+    first_out = Path(got["first_out"])
+    return {**{k: Path(got[k]) for k in ("run", "work", "out", "root")},
+            "before": {k: tuple(v) for k, v in got["before"].items()},
+            "first": SimpleNamespace(**got["first"]), "second": SimpleNamespace(**got["second"]),
+            "tables_1": {p.relative_to(first_out): p.read_bytes()
+                         for p in sorted(first_out.rglob("tables/*"))},
+            "summaries_1": {p.relative_to(first_out): p.read_bytes()
+                            for p in first_out.rglob("summary.json")}}
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    res = report_twice(tmp_path_factory)
-    yield res
-    _set_writable(res["run"], True)
+def reports(built_once):
+    return report_twice(built_once)
 
 
 @pytest.fixture(scope="module")

@@ -113,8 +113,8 @@ def test_check_injected_refuses_code_and_changed_values(source):
 # --- the real CLI run on a hostile folder -------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory):
-    return report_twice(tmp_path_factory)
+def hostile(built_once):
+    return report_twice(built_once)
 
 
 def test_cli_on_hostile_folder_runs_without_injection(hostile):
