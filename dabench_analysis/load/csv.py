@@ -191,7 +191,7 @@ def _recovered(data, name: str, names: list[str], include: list[str],
     whether the file's quotes add up to an odd number, and whether pyarrow uses threads."""
     odd, threads = how
     return unclosed.read(data, lambda d: _arrow(d, name, names, include, types, threads=threads),
-                         len(names), odd=odd)
+                         len(names), odd_quotes=odd)
 
 
 def _unparsable(name: str, exc: Exception) -> RunLoadError:

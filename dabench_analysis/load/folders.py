@@ -97,7 +97,7 @@ def candidates(paths, fmt: str | None = None) -> tuple[list[Path], list[tuple[st
                 return [root], skipped
             own = _cache_layout()  # $DABENCH_CACHE_DIR may be the sweep folder itself
             items = sorted(p for p in root.iterdir() if not p.name.startswith(".") and (
-                (p.is_dir() and not (own and _identity(p) == own))
+                (p.is_dir() and not (own and identity(p) == own))
                 or (p.is_file() and _harness_file(p, fmt, tables=False))))
     else:
         try:
@@ -107,14 +107,14 @@ def candidates(paths, fmt: str | None = None) -> tuple[list[Path], list[tuple[st
                             f"{paths!r}") from None
     dirs, seen = [], set()
     for p in items:
-        if p.is_file() and _harness_file(p, fmt) and _identity(p) not in seen:
-            seen.add(_identity(p))
+        if p.is_file() and _harness_file(p, fmt) and (key := identity(p)) not in seen:
+            seen.add(key)
             dirs.append(p)
         elif not p.is_dir():
             skipped.append((str(p), "does not exist" if not p.exists() else "not a directory"))
         elif not _evaluated(p):
             skipped.append((str(p), NOT_EVALUATED))
-        elif (key := _identity(p)) in seen:
+        elif (key := identity(p)) in seen:
             skipped.append((str(p), "listed twice"))
         else:
             seen.add(key)
@@ -122,9 +122,16 @@ def candidates(paths, fmt: str | None = None) -> tuple[list[Path], list[tuple[st
     return dirs, skipped
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
-    """What tells two paths to one folder or file apart (device and inode: one ``stat``,
-    where resolving the path would look at each of its parts)."""
+def identity(path: Path) -> tuple[int, int] | None:
+    """What tells two paths to one folder or file apart, whatever the links on the way: its
+    device and inode (one ``stat``, where resolving the path would look at each of its parts);
+    None when it cannot be read.
+
+    Examples
+    --------
+    >>> identity(Path("data/sample_runs")) == identity(Path("data/../data/sample_runs"))
+    True
+    """
     try:
         st = os.stat(path)
     except OSError:
@@ -134,7 +141,7 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 def _cache_layout() -> tuple[int, int] | None:
     try:
-        return _identity(parse_cache.layout_dir())
+        return identity(parse_cache.layout_dir())
     except (OSError, RuntimeError):
         return None
 

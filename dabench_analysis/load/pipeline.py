@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load import csv as csv_reader
+from dabench_analysis.load import unclosed
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.rules import TEXT, Stack, convert
 from dabench_analysis.schema import TASK_COLUMNS, TOOL_CALL_COLUMNS, TRAJECTORY_COLUMNS, Column
@@ -42,7 +43,7 @@ PD_TYPES = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(),
 _TASK_ESSENTIAL = ("task_id", "final_score")
 _HEAD = (1 << 20) + (1 << 16)  # what header_of may look at
 _CHUNK = 1 << 18  # bytes scanned at a time (:func:`scan`)
-_QUOTE, _CR = ord('"'), ord("\r")
+_CR = ord("\r")
 _KINDS = {id(TASK_COLUMNS): TASKS, id(TRAJECTORY_COLUMNS): TRAJECTORY,
           id(TOOL_CALL_COLUMNS): TOOL_CALLS}
 
@@ -163,7 +164,7 @@ def scan(data: bytes | memoryview) -> tuple[str, bool, bool]:
     for start in range(0, len(arr), _CHUNK):
         chunk = arr[start:start + _CHUNK]
         h.update(chunk)
-        quotes += int(np.count_nonzero(chunk == _QUOTE))
+        quotes += unclosed.quotes(chunk)
         cr = cr or bool((chunk == _CR).any())
     return parse_cache.hexdigest_of(h), cr, quotes % 2 == 1
 

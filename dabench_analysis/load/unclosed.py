@@ -2,8 +2,9 @@
 one value (a value over several lines), so one damaged row would cost the rest of the file,
 silently when that value happens to be the row's last field.
 
-Private to :mod:`dabench_analysis.load.csv` (its ``parse`` reads such a file in two parts
-around one line). A file whose quote characters add up to an odd number holds a quote that
+Used by :mod:`dabench_analysis.load.csv` (its ``parse`` reads such a file in two parts
+around one line); :func:`quotes` is the one count of quote characters, which the pipeline's
+scan of a file's bytes also uses. A file whose quote characters add up to an odd number holds a quote that
 never closes (in a well-formed file every quoted value opens and closes, and a quote inside a
 value is written twice). The damaged line is one at which the running count of quotes turns
 odd (:func:`candidates`): either it or a line opening a legitimate value over several lines.
@@ -26,6 +27,17 @@ import pyarrow as pa
 
 #: Candidate lines tried at most (each try reads the file once).
 MAX_TRIES = 20
+_QUOTE = ord('"')
+
+
+def quotes(data: bytes | bytearray | memoryview | np.ndarray) -> int:
+    """How many quote characters ``data`` holds (bytes, or a numpy ``uint8`` array of them).
+
+    >>> quotes(b'a,"b""c"'), quotes(b'a,"b')
+    (4, 1)
+    """
+    arr = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
+    return int(np.count_nonzero(arr == _QUOTE))
 
 
 def odd(data: bytes | bytearray | memoryview) -> bool:
@@ -34,7 +46,7 @@ def odd(data: bytes | bytearray | memoryview) -> bool:
     >>> odd(b'a,"b""c"'), odd(b'a,"b')
     (False, True)
     """
-    return bool(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == ord('"')) % 2)
+    return quotes(data) % 2 == 1
 
 
 def candidates(data: bytes | bytearray | memoryview,
@@ -73,7 +85,7 @@ def candidates(data: bytes | bytearray | memoryview,
 
 
 def read(data: bytes | bytearray | memoryview, arrow: Callable, n_fields: int, *,
-         odd: bool | None = None) -> tuple[pa.Table, list]:
+         odd_quotes: bool | None = None) -> tuple[pa.Table, list]:
     """Read a CSV file's bytes with ``arrow`` (``arrow(data) -> (table, bad)``, bad records as
     ``(number, expected, actual, text)``), around the line of a quote that never closes.
 
@@ -86,9 +98,9 @@ def read(data: bytes | bytearray | memoryview, arrow: Callable, n_fields: int, *
         file the record held, ``unclosed`` True for the line whose quote never closes (its
         ``actual`` is -1: not counted).
 
-    ``odd`` is :func:`odd` of ``data``, if known.
+    ``odd_quotes`` is :func:`odd` of ``data``, if known.
     """
-    tries = candidates(data, odd)[:MAX_TRIES]
+    tries = candidates(data, odd_quotes)[:MAX_TRIES]
     if not tries:
         table, bad = arrow(data)
         return table, [(*b, (_lines(b[3]), False)) for b in bad]

@@ -47,27 +47,26 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *,
     dabench_analysis.report.edge.EdgeError: run directory /nonexistent/run does not exist
     """
     from dabench_analysis.load.findings import RunLoadError
-    from dabench_analysis.load.folders import check_dir
+    from dabench_analysis.load.folders import check_dir, identity
     from dabench_analysis.load.formats import FORMATS, detect_format
 
-    kept: dict[tuple[int, int], Path] = {}
+    kept: dict[tuple[int, int] | None, Path] = {}
     for path in map(Path, paths):
         try:
             if path.is_file():  # another harness's file (an Inspect log, tau-bench results)
-                with path.open("rb"):
-                    st = path.stat()
+                path.open("rb").close()  # it can be read
                 if fmt is None and detect_format(path) is None:
                     raise EdgeError(f"run {visible(str(path))} is a file of no format this "
                                     f"toolkit recognises: pass a run folder, or --format "
                                     f"({', '.join(f for f in FORMATS if f != 'eval-v2')})")
             else:
-                st = check_dir(path).stat()
+                check_dir(path)
         except RunLoadError as exc:
             raise EdgeError(str(exc)) from None
         except OSError as exc:
             raise EdgeError(f"run file {visible(str(path))}: cannot read "
                             f"({exc.strerror or exc})") from None
-        key = (st.st_dev, st.st_ino)  # the folder itself, whatever the links on the way
+        key = identity(path)  # the folder itself, whatever the links on the way
         if key in kept:
             if say is not None:
                 say(f"note: {visible(str(path))} is {visible(str(kept[key]))} again: one run")
