@@ -30,6 +30,8 @@ import math
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+import pandas as pd
+
 __all__ = ["ESTIMATE_DIGITS", "NO_INTERVAL", "P_FLOOR", "decimals", "format_count",
            "format_estimate", "format_interval", "format_p", "format_parameter",
            "format_pvalue", "format_rank", "is_missing"]
@@ -45,19 +47,15 @@ NO_INTERVAL = "[–]"
 
 
 def is_missing(x: Any) -> bool:
-    """True for None, pandas' NA/NaT and NaN.
+    """True for a missing scalar: None, NaN, pandas' NA and NaT (``pandas.isna``); False for
+    any other value, a list or an array included.
 
     Examples
     --------
-    >>> is_missing(None), is_missing(float("nan")), is_missing(0.0), is_missing("a")
+    >>> is_missing(None), is_missing(float("nan")), is_missing(0.0), is_missing("nan")
     (True, True, False, False)
     """
-    if x is None or type(x).__name__ in ("NAType", "NaTType"):
-        return True
-    try:
-        return math.isnan(float(x))
-    except (TypeError, ValueError):
-        return False
+    return bool(pd.api.types.is_scalar(x) and pd.isna(x))
 
 
 def decimals(x: float, *, digits: int = ESTIMATE_DIGITS) -> int:
