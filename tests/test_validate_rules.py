@@ -621,8 +621,9 @@ CASES = [
 ]
 
 
-def _findings(path: Path) -> Counter:
-    f = validate_run(path).findings
+def _findings(report) -> Counter:
+    """A validation report's findings as a multiset of (check, severity, file, column, row)."""
+    f = report.findings
     rows = f["row"].astype(object).where(f["row"].notna(), None)
     cols = f["column"].astype(object).where(f["column"].notna(), None)
     return Counter(zip(f["check"], f["severity"], f["file"], cols, rows, strict=True))
@@ -630,7 +631,7 @@ def _findings(path: Path) -> Counter:
 
 @pytest.fixture(scope="module")
 def clean() -> Counter:
-    return _findings(BASE)
+    return _findings(validate_run(BASE))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -639,7 +640,7 @@ def test_break_one_rule(case: Case, clean: Counter, tmp_path: Path):
     expected = case.damage(run)
     assert case.check in {e[0] for e in expected}
     report = validate_run(run.path)
-    got = _findings(run.path)
+    got = _findings(report)
     assert got == clean + Counter(expected), (
         f"missing: {sorted(Counter(expected) + clean - got)}\n"
         f"unexpected: {sorted(got - clean - Counter(expected))}")
