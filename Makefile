@@ -13,10 +13,14 @@ WHEEL_TMP ?= $(or $(TMPDIR),/tmp)
 
 .PHONY: venv report test wheel-check lint data bench clean compiled
 
+# uv (installed into the venv by the venv's own pip) resolves and installs the package and its
+# ~200 dependencies: about 50 s on a clean machine against pip's 90-125 s. --compile-bytecode: the
+# installed modules are byte-compiled, as pip does (without it, each process would compile
+# pandas, SciPy, matplotlib ... again wherever PYTHONDONTWRITEBYTECODE is set).
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,lab]'
+	$(PY) -m pip install --quiet 'uv>=0.5'
+	$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -e '.[test,lab]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dabench-analysis)" >/dev/null
 	touch $(STAMP)
 
