@@ -380,6 +380,47 @@ def bench_trajectory(sweep: Path, repeats: int) -> dict:
     return out
 
 
+def bench_trajectory_parts(sweep: Path, repeats: int, n_files: int = 20) -> dict:
+    """What every first read of a trajectory file costs before any rule runs, one thread, over
+    the first ``n_files`` files: the read into memory, the scan (digest, CR, quote parity:
+    ``pipeline.scan``), the parse (``csv.parse``, default columns) and, for comparison, the raw
+    one-thread ``pyarrow.csv.read_csv`` of the same columns from the path (its own read
+    included). (read + scan + parse) / raw is the lowest ``traj_vs_raw`` the pipeline can reach
+    with rules and conversion free. Medians of ``repeats``, the parts interleaved."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from dabench_analysis import schema
+    from dabench_analysis.load import csv as csv_reader
+    from dabench_analysis.load import pipeline, read_header
+    from dabench_analysis.schema.files import TRAJECTORY
+
+    files = sorted(sweep.glob("*/trajectory.csv"))[:n_files]
+    cols = tuple(c for c in schema.TRAJECTORY_COLUMNS if c not in schema.TEXT_TRAJECTORY_COLUMNS)
+    own = {f: [c for c in cols if c in read_header(f)] for f in files}
+    data = [memoryview(pa.OSFile(str(f)).read_buffer()) for f in files]
+    scans = [pipeline.scan(d) for d in data]
+    parts = {
+        "read": lambda: [pa.OSFile(str(f)).read_buffer() for f in files],
+        "scan": lambda: [pipeline.scan(d) for d in data],
+        "parse": lambda: [csv_reader.parse(d, TRAJECTORY, cols, has_cr=cr, odd_quotes=odd,
+                                           threads=False)
+                          for d, (_, cr, odd) in zip(data, scans, strict=True)],
+        "raw_1thread": lambda: [pacsv.read_csv(f, read_options=pacsv.ReadOptions(
+            use_threads=False), convert_options=pacsv.ConvertOptions(include_columns=own[f]))
+            for f in files]}
+    samples: dict[str, list[float]] = {k: [] for k in parts}
+    for _ in range(repeats):
+        for name, run in parts.items():
+            start = time.perf_counter()
+            run()
+            samples[name].append(time.perf_counter() - start)
+    out = {k: {"median_s": statistics.median(v), "samples_s": [round(x, 4) for x in v]}
+           for k, v in samples.items()}
+    out["files"], out["bytes"] = len(files), sum(len(d) for d in data)
+    return out
+
+
 def _cell_times(executed: Path) -> dict:
     """Seconds per cell of an executed notebook (papermill's metadata): total and the slowest."""
     import nbformat
@@ -448,6 +489,12 @@ def ratios(res: dict) -> dict:
                                               / traj["arrow"]["inferred_bytes"])
         out["traj_hit_peak_vs_arrow"] = traj["hit"]["peak_increase"] / arrow
         out["traj_hit_speedup"] = traj["cold"]["median_s"] / traj["hit"]["median_s"]
+    parts = res.get("trajectory_parts")
+    if parts:
+        raw = parts["raw_1thread"]["median_s"]
+        out["traj_floor_vs_raw"] = sum(parts[k]["median_s"] for k in ("read", "scan", "parse")) / raw
+        for k in ("read", "scan", "parse"):
+            out[f"traj_{k}_vs_raw"] = parts[k]["median_s"] / raw
     if "run_report" in rep:
         out["report_vs_floor"] = rep["run_report"]["median_s"] / rep["floor"]["median_s"]
         out["jobs2_speedup"] = rep["batch_jobs1"]["median_s"] / rep["batch_jobs2"]["median_s"]
@@ -469,7 +516,7 @@ def print_table(res: dict) -> None:
     table = Table(title=f"dabench-analysis benchmark: {res['params']}")
     for col in ("measure", *res["shapes"]):
         table.add_column(col)
-    for section in ("load", "trajectory", "reports"):
+    for section in ("load", "trajectory", "trajectory_parts", "reports"):
         names = dict.fromkeys(n for s in res["shapes"].values()
                               for n, v in s.get(section, {}).items()
                               if isinstance(v, dict) and "median_s" in v)
@@ -534,6 +581,7 @@ def main(argv: list[str] | None = None) -> dict:
         if not args.skip_trajectory:
             print(f"[{shape}] loading trajectories (subprocesses) ...", flush=True)
             out["trajectory"] = bench_trajectory(sweep, p["repeats"])
+            out["trajectory_parts"] = bench_trajectory_parts(sweep, p["repeats"])
         if not args.skip_reports:
             print(f"[{shape}] running reports ...", flush=True)
             out["reports"] = bench_reports(sweep, p["repeats"], p["reports"])
