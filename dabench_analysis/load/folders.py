@@ -107,14 +107,15 @@ def candidates(paths, fmt: str | None = None) -> tuple[list[Path], list[tuple[st
                             f"{paths!r}") from None
     dirs, seen = [], set()
     for p in items:
-        if p.is_file() and _harness_file(p, fmt) and (key := identity(p)) not in seen:
+        key = identity(p)  # None (unreadable) is never taken for a path seen before
+        if p.is_file() and _harness_file(p, fmt) and (key is None or key not in seen):
             seen.add(key)
             dirs.append(p)
         elif not p.is_dir():
             skipped.append((str(p), "does not exist" if not p.exists() else "not a directory"))
         elif not _evaluated(p):
             skipped.append((str(p), NOT_EVALUATED))
-        elif (key := identity(p)) in seen:
+        elif key is not None and key in seen:
             skipped.append((str(p), "listed twice"))
         else:
             seen.add(key)

@@ -121,7 +121,8 @@ def _read_one(file: Path, kind: FileKind, columns, root: Path | None,
             st = os.fstat(fh.fileno())
             if kind.is_tasks:  # before reading a possibly huge file
                 _essential(fh.read(_HEAD), kind, name)
-        data = memoryview(pa.OSFile(os.fspath(path)).read_buffer())
+        with pa.OSFile(os.fspath(path)) as raw:  # into pyarrow's pool (see the notes)
+            data = memoryview(raw.read_buffer())
     except OSError as exc:
         out.error = RunLoadError(f"{name}: cannot read ({exc.strerror or exc})",
                                  [Finding("error", name, None, None, "unreadable", str(exc))])

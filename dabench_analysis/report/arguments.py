@@ -67,7 +67,7 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *,
             raise EdgeError(f"run file {visible(str(path))}: cannot read "
                             f"({exc.strerror or exc})") from None
         key = identity(path)  # the folder itself, whatever the links on the way
-        if key in kept:
+        if key is not None and key in kept:  # None: gone since it was checked
             if say is not None:
                 say(f"note: {visible(str(path))} is {visible(str(kept[key]))} again: one run")
             continue
