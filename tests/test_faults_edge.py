@@ -396,3 +396,30 @@ def test_a_temporary_folder_too_long_for_a_socket_is_one_line(tmp_path, monkeypa
     proc = _run("report", str(SAMPLE / "pending_run"), "--out", str(tmp_path / "o"))
     assert proc.returncode == 2
     _one_line_error(proc, f"temporary folder (TMPDIR) {tmp}: too long a path", "at most 107")
+
+
+@pytest.mark.parametrize("command", [("cache", "info"), ("cache", "clear"),
+                                     ("validate", str(SAMPLE / "proposed_aat"))])
+def test_a_cache_folder_through_a_regular_file_is_exit_2(command, tmp_path, monkeypatch):
+    """Issue 33, item 6: ``cache info`` gave exit 0 for DABENCH_CACHE_DIR=<file>/sub."""
+    a_file = tmp_path / "f"
+    a_file.write_text("mine\n")
+    monkeypatch.setenv("DABENCH_CACHE_DIR", str(a_file / "sub"))
+    proc = _run(*command)
+    assert proc.returncode == 2
+    _one_line_error(proc, f"DABENCH_CACHE_DIR={a_file / 'sub'}: not a folder",
+                    f"({a_file} on its way is a file)")
+    assert a_file.read_text() == "mine\n"
+
+
+def test_the_user_cache_folder_through_a_regular_file_is_exit_2(tmp_path, monkeypatch):
+    a_file = tmp_path / "f"
+    a_file.write_text("")
+    monkeypatch.delenv("DABENCH_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(a_file))  # platformdirs' user cache folder
+    proc = _run("cache", "info")
+    assert proc.returncode == 2
+    _one_line_error(proc, f"cache folder {a_file / 'dabench-analysis'}: not a folder",
+                    f"({a_file} on its way is a file)", "set DABENCH_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # a folder to be: usable
+    assert _run("cache", "info").returncode == 0

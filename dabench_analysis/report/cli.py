@@ -443,7 +443,7 @@ def cache_info(debug: Debug = False) -> None:
     """Show where the parse cache is, how many entries it holds and their size."""
     from dabench_analysis.load import cache
 
-    edge.check_cache(writing=False)
+    edge.check_cache(writing=False, default=True)
 
     info = cache.info()
     console.print(f"cache: {escape(str(info['path']))}\nentries: {info['entries']}\n"
@@ -458,7 +458,7 @@ def cache_clear(debug: Debug = False) -> None:
     """Delete every parsed table from the parse cache (run files are never touched)."""
     from dabench_analysis.load import cache
 
-    edge.check_cache()
+    edge.check_cache(default=True)
     if Path(cache.cache_dir()).is_dir():
         edge.check_folder(cache.cache_dir(), what="cache folder")
 
