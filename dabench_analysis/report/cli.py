@@ -306,7 +306,9 @@ def report(
                          "(default: detected from the content; folders are eval-v2 runs)")] = None,
     column_map: Annotated[list[str] | None, typer.Option(
         "--map", help="a per-task table's column for a catalogue column, NAME=COLUMN "
-                      "(repeat: --map task_id=sample_id --map final_score=score)")] = None,
+                      "(repeat: --map task_id=sample_id --map final_score=score); every "
+                      "COLUMN must be in each table given (exit 2 before any report "
+                      "runs)")] = None,
     debug: Debug = False,
 ) -> None:
     """Execute the report notebooks for each run into OUT/<run folder name>/ and write
