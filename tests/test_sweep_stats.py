@@ -597,6 +597,10 @@ def test_a_seed_that_is_a_label_is_kept_as_a_label(two_runs, tmp_path):
     assert (out["n_runs"], out["n_seeds"], out["n_tasks"]) == (2, 2, len(shared))
     assert out["mean"] == pytest.approx(np.mean([(a[t] + b[t]) / 2 for t in shared]), abs=1e-12)
     assert "share a seed" not in out["note"]
+    table = sweep.repetition_table(runs, configs)  # the sweep report's tables
+    assert table[["config", "n_runs", "n_seeds"]].values.tolist() == [["react", 2, 2]]
+    board = sweep.leaderboard_by_config(runs, configs, n_boot=50)
+    assert board["mean"].iloc[0] == pytest.approx(out["mean"], abs=1e-12)
     (prop / CONFIG_FILE).write_text(json.dumps({"config": "react", "seed": "baseline-a"}))
     with pytest.warns(UserWarning):
         configs = run_configs(runs)
