@@ -396,3 +396,86 @@ def test_a_temporary_folder_too_long_for_a_socket_is_one_line(tmp_path, monkeypa
     proc = _run("report", str(SAMPLE / "pending_run"), "--out", str(tmp_path / "o"))
     assert proc.returncode == 2
     _one_line_error(proc, f"temporary folder (TMPDIR) {tmp}: too long a path", "at most 107")
+
+
+@pytest.mark.parametrize("command", [("cache", "info"), ("cache", "clear"),
+                                     ("validate", str(SAMPLE / "proposed_aat"))])
+def test_a_cache_folder_through_a_regular_file_is_exit_2(command, tmp_path, monkeypatch):
+    """Issue 33, item 6: ``cache info`` gave exit 0 for DABENCH_CACHE_DIR=<file>/sub."""
+    a_file = tmp_path / "f"
+    a_file.write_text("mine\n")
+    monkeypatch.setenv("DABENCH_CACHE_DIR", str(a_file / "sub"))
+    proc = _run(*command)
+    assert proc.returncode == 2
+    _one_line_error(proc, f"DABENCH_CACHE_DIR={a_file / 'sub'}: not a folder",
+                    f"({a_file} on its way is a file)")
+    assert a_file.read_text() == "mine\n"
+
+
+def test_the_user_cache_folder_through_a_regular_file_is_exit_2(tmp_path, monkeypatch):
+    a_file = tmp_path / "f"
+    a_file.write_text("")
+    monkeypatch.delenv("DABENCH_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(a_file))  # platformdirs' user cache folder
+    proc = _run("cache", "info")
+    assert proc.returncode == 2
+    _one_line_error(proc, f"cache folder {a_file / 'dabench-analysis'}: not a folder",
+                    f"({a_file} on its way is a file)", "set DABENCH_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # a folder to be: usable
+    assert _run("cache", "info").returncode == 0
+
+
+def _table(folder: Path, suffix: str) -> Path:
+    """results.<suffix>: columns sample_id, passed, tokens (tokens only in the second JSON
+    record, a space around ' passed' in the CSV header, as the CSV reader strips it)."""
+    path = folder / f"results{suffix}"
+    if suffix == ".csv":
+        path.write_text("sample_id, passed ,tokens\nq1,1,10\nq2,0,12\n")
+    elif suffix == ".jsonl":
+        path.write_text('{"sample_id": "q1", "passed": 1}\n\n'
+                        '{"sample_id": "q2", "passed": 0, "tokens": 12}\n')
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"sample_id": ["q1", "q2"], "passed": [1, 0],
+                                 "tokens": [10, 12]}), path)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_a_mapped_column_the_table_lacks_is_exit_2_before_any_report(suffix, tmp_path):
+    """Issue 33, item 6: ``--map final_score=nosuch`` failed late (exit 1, a failed report
+    folder); now one line naming the file, the column and the columns the table has."""
+    table = _table(tmp_path, suffix)
+    out = tmp_path / "new" / "out"
+    proc = _run("report", str(table), "--map", "task_id=sample_id", "--map",
+                "final_score=nosuch", "--out", str(out))
+    assert proc.returncode == 2, proc.stderr
+    _one_line_error(proc, f"--map final_score=nosuch: {table} has no column 'nosuch' "
+                          "(its columns: sample_id, passed, tokens)")
+    assert not (tmp_path / "new").exists()  # refused before any report ran
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_mapped_columns_the_table_has_pass_the_check(suffix, tmp_path):
+    from dabench_analysis.report.arguments import check_map, table_columns
+
+    table = _table(tmp_path, suffix)
+    assert table_columns(table) == ["sample_id", "passed", "tokens"]
+    check_map({"task_id": "sample_id", "final_score": "passed", "total_tokens": "tokens"},
+              [table, SAMPLE / "baseline_react"], None)
+    (tmp_path / "bad.jsonl").write_text("{not json\n")  # unreadable: its report says why
+    assert table_columns(tmp_path / "bad.jsonl") is None
+    check_map({"final_score": "passed"}, [tmp_path / "bad.jsonl"], "table")
+
+
+def test_readme_and_help_agree_on_the_map_check():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    harnesses = " ".join(readme.split("## Other harnesses", 1)[1].split("\n## ", 1)[0].split())
+    assert "Every `--map` column must be in each table given" in harnesses
+    assert "before any report starts" in harnesses and "is exit 2" in harnesses
+    helptext = " ".join(CliRunner().invoke(cli.app, ["report", "--help"], terminal_width=400)
+                        .output.split())
+    assert "every COLUMN must be in each table given (exit 2 before any report runs)" \
+        in helptext

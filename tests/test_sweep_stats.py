@@ -508,7 +508,8 @@ def test_run_configs_from_file_and_columns(two_runs):
     ('["a", 1]', "expected a JSON object"),
     ('{"config": 3}', "key 'config' must be a string"),
     ('{"config": "a", "seed": true}', "key 'seed' must be a whole number"),
-    ('{"config": "a", "seed": "3"}', "key 'seed' must be a whole number"),
+    ('{"config": "a", "seed": ["a"]}', "key 'seed' must be a whole number or a label"),
+    ('{"config": "a", "seed": "run\\u0007a"}', "key 'seed' holds a control character"),
     # issue 24 item 6: a float in an integer field, integers beyond int64, NaN / Infinity,
     # each named by file and key (Python's json accepts NaN, Infinity and 1e400 as floats)
     ('{"config": "a", "seed": 2.5}', "key 'seed': 2.5 is a float"),
@@ -567,3 +568,60 @@ def test_config_column_that_varies_within_a_run_is_an_error(two_runs):
     tasks["config"] = ["a", "b"] * (len(tasks) // 2)
     with pytest.raises(ValueError, match="run 'baseline_react': column 'config' must hold one"):
         run_configs(two_runs, tasks)
+
+
+def _csv_column(run: Path, column: str) -> dict[str, float]:
+    """task_id -> a number column of a run's task_metrics.csv, read with the csv module."""
+    import csv
+
+    with (run / "task_metrics.csv").open(newline="", encoding="utf-8") as fh:
+        return {r["task_id"]: float(r[column]) for r in csv.DictReader(fh) if r[column]}
+
+
+def test_a_seed_that_is_a_label_is_kept_as_a_label(two_runs, tmp_path):
+    """Issue 33, item 6: a text seed ("baseline-a", as some harnesses write) failed the whole
+    sweep; it is a label: kept, with one warning, and the repetitions are told apart by it."""
+    base, prop = two_runs
+    for run, seed in ((base, "baseline-a"), (prop, " baseline-b ")):
+        (run / CONFIG_FILE).write_text(json.dumps({"config": "react", "seed": seed}))
+    assert read_run_config(prop / CONFIG_FILE) == {"config": "react", "seed": "baseline-b"}
+    runs = da.load_runs([base, prop])
+    with pytest.warns(UserWarning, match=r"2 run\(s\) declare a seed that is a label, not a "
+                                         r"number \('baseline-a', 'baseline-b'\)"):
+        configs = run_configs(runs)
+    assert configs["seed"].tolist() == ["baseline-a", "baseline-b"]
+    assert str(configs["seed"].dtype) == "string"
+    out = repetition_variance(runs.tasks, configs).iloc[0]
+    a, b = _csv_column(base, "final_score"), _csv_column(prop, "final_score")
+    shared = sorted(set(a) & set(b))
+    assert (out["n_runs"], out["n_seeds"], out["n_tasks"]) == (2, 2, len(shared))
+    assert out["mean"] == pytest.approx(np.mean([(a[t] + b[t]) / 2 for t in shared]), abs=1e-12)
+    assert "share a seed" not in out["note"]
+    table = sweep.repetition_table(runs, configs)  # the sweep report's tables
+    assert table[["config", "n_runs", "n_seeds"]].values.tolist() == [["react", 2, 2]]
+    board = sweep.leaderboard_by_config(runs, configs, n_boot=50)
+    assert board["mean"].iloc[0] == pytest.approx(out["mean"], abs=1e-12)
+    (prop / CONFIG_FILE).write_text(json.dumps({"config": "react", "seed": "baseline-a"}))
+    with pytest.warns(UserWarning):
+        configs = run_configs(runs)
+    with pytest.warns(StatisticsWarning, match="two repetitions share a seed"):
+        assert repetition_variance(runs.tasks, configs)["n_seeds"].tolist() == [1]
+    (prop / CONFIG_FILE).write_text(json.dumps({"config": "react", "seed": 3}))  # mixed
+    with pytest.warns(UserWarning, match=r"1 run\(s\) declare a seed that is a label"):
+        assert run_configs(runs)["seed"].tolist() == ["baseline-a", "3"]
+    from dabench_analysis.report.context import sweep_context
+
+    with pytest.warns(UserWarning, match="is a label"):  # the sweep report starts
+        ctx = sweep_context(runs, {"success_threshold": 0.8, "n_boot": 50, "seed": 0},
+                            out=tmp_path / "sweep", quiet=True)
+    assert ctx.subject.startswith("2 runs")
+
+
+def test_a_seed_column_of_labels_is_kept(two_runs):
+    tasks = da.load_runs(two_runs).tasks.copy()
+    tasks["seed"] = np.where(tasks["run_id"] == "proposed_aat", "7", "baseline-a")
+    with pytest.warns(UserWarning, match=r"1 run\(s\) declare a seed that is a label"):
+        out = run_configs(two_runs, tasks)
+    assert out["seed"].tolist() == ["baseline-a", "7"]  # "7" in a text column is the number
+    tasks["seed"] = "7"
+    assert run_configs(two_runs, tasks)["seed"].astype(object).tolist() == [7, 7]

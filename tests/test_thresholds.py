@@ -394,3 +394,54 @@ def test_every_table_called_with_a_run_takes_its_threshold(f):
         pd.testing.assert_series_equal(from_run, from_frame)
     else:
         assert from_run == from_frame
+
+
+def _is_number(node: ast.AST) -> bool:
+    """A number spelt in place: ``0.8``, ``-1`` (not None, a string or a boolean)."""
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, int | float) \
+        and not isinstance(node.value, bool)
+
+
+def _literal_threshold_defaults(tree: ast.AST) -> list[str]:
+    """``def f(..., success_threshold=0.8)``: a parameter named after a threshold whose default
+    is a number spelt in place (not the schema's constant)."""
+    found = []
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        pos = n.args.posonlyargs + n.args.args
+        pairs = [*zip(pos[len(pos) - len(n.args.defaults):], n.args.defaults, strict=True),
+                 *((a, d) for a, d in zip(n.args.kwonlyargs, n.args.kw_defaults, strict=True)
+                   if d is not None)]
+        found += [f"{n.lineno}: {n.name}({a.arg}={ast.unparse(d)})" for a, d in pairs
+                  if "threshold" in a.arg.lower() and _is_number(d)]
+    return found
+
+
+def test_no_function_spells_its_own_default_threshold():
+    """Issue 33, item 6: every default threshold is schema.SUCCESS_THRESHOLD (load_file had
+    ``success_threshold=0.8``); the judge study's pass threshold is on its own 0-9 scale."""
+    assert _literal_threshold_defaults(ast.parse(
+        "def f(a, success_threshold=0.8): ...\ndef g(*, threshold=-1): ...\n"
+        "def h(threshold=schema.SUCCESS_THRESHOLD, flag=0.8): ...")) == [
+        "1: f(success_threshold=0.8)", "2: g(threshold=-1)"]
+    found = {f.relative_to(PKG).as_posix(): hits for f in sorted(PKG.rglob("*.py"))
+             if (hits := _literal_threshold_defaults(ast.parse(f.read_text(encoding="utf-8"))))}
+    assert not found, f"use dabench_analysis.schema.SUCCESS_THRESHOLD as the default: {found}"
+    from dabench_analysis.load.formats import load_file
+
+    assert inspect.signature(load_file).parameters["success_threshold"].default \
+        is schema.SUCCESS_THRESHOLD
+
+
+def test_the_help_states_the_schemas_default_threshold():
+    from typer.testing import CliRunner
+
+    from dabench_analysis.report.cli import app
+
+    for command in ("report", "validate"):
+        text = " ".join(CliRunner().invoke(app, [command, "--help"], terminal_width=400)
+                        .output.split())
+        assert f"(default {schema.SUCCESS_THRESHOLD:g}," in text, command

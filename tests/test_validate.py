@@ -393,3 +393,55 @@ def test_a_runs_success_threshold_is_the_run_qualitys():
     pd.testing.assert_frame_equal(at_07.findings, validate_run(SAMPLE / "proposed_aat").findings)
     with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\]"):
         validate_run(SAMPLE / "proposed_aat", threshold=80)
+
+
+@pytest.mark.parametrize(("text", "severity", "check", "column"), [
+    ('{"config": "react", "seed": "baseline-a"}', "info", "seed_label", "seed"),
+    ('{"config": "react", "seed": NaN}', "error", "run_config", "seed"),
+    ('{"config": "react", "seed": 2.5}', "error", "run_config", "seed"),
+    ('{"config": 3}', "error", "run_config", "config"),
+    ("{not json", "error", "run_config", None)])
+def test_validate_checks_run_config_as_the_report_does(text, severity, check, column,
+                                                       tmp_path):
+    """Issue 33, item 6: the sweep report refused runs that validate passed; both now go
+    through load.config.declared_config: the report's error is validate's error finding (the
+    same message), a label seed a note in both."""
+    import warnings
+
+    from dabench_analysis.load.config import CONFIG_FILE, run_configs
+
+    run = _copy(SAMPLE / "proposed_aat", tmp_path)
+    (run / CONFIG_FILE).write_text(text)
+    rep = validate_run(run)
+    f = rep.findings[rep.findings["file"] == CONFIG_FILE]
+    assert f[["severity", "check"]].values.tolist() == [[severity, check]]
+    assert (f["column"].iloc[0] if pd.notna(f["column"].iloc[0]) else None) == column
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if severity == "error":  # the report: the same message, after the file's path
+            with pytest.raises(ValueError) as exc:
+                run_configs([run])
+            assert str(exc.value) == f"{run / CONFIG_FILE}: {f['message'].iloc[0]}"
+        else:
+            assert run_configs([run])["seed"].tolist() == ["baseline-a"]
+            assert "seed is a label, not a number ('baseline-a')" in f["message"].iloc[0]
+            assert ["is a label, not a number" in str(w.message) for w in caught] == [True]
+    assert rep.ok == (severity != "error")
+    assert validate_command([run], console=_console()[0]) == (1 if severity == "error" else 0)
+
+
+def test_validate_warns_when_run_config_and_columns_disagree(tmp_path):
+    from dabench_analysis.load.config import CONFIG_FILE
+
+    run = _copy(SAMPLE / "proposed_aat", tmp_path)
+    (run / CONFIG_FILE).write_text('{"config": "a", "seed": 3}')
+    with (run / TM).open(encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    lines = [lines[0] + ",config,seed"] + [ln + ",b,3" for ln in lines[1:]]
+    (run / TM).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    f = validate_run(run).findings
+    f = f[f["check"] == "run_config_conflict"]
+    assert f[["severity", "file", "column"]].values.tolist() == [["warning", CONFIG_FILE,
+                                                                   "config"]]
+    assert f["message"].iloc[0] == ("config differ(s) from the task_metrics column(s) "
+                                    "(config='b'); the file is used")

@@ -7,10 +7,15 @@ The file (optional, UTF-8 JSON, read only, never written by the toolkit)::
 
 ``config`` (a string) names the configuration; runs with the same ``config`` are repetitions of
 it, told apart by ``seed`` (optional: an integer in the 64-bit range, written without a
-decimal point: ``3``, not ``3.0``). Other keys are ignored, but no key may hold ``NaN`` or
-``Infinity`` (not JSON): each refused value is an error naming the file and the key. Without the file,
-columns ``config`` and ``seed`` in task_metrics.csv, each holding one value for the whole run,
-say the same. A run with neither declares no configuration (``config`` missing).
+decimal point: ``3``, not ``3.0``; or a label some harnesses write, ``"baseline-a"``: kept as
+text, with an info finding "seed is a label, not a number"). Other keys are ignored, but no key
+may hold ``NaN`` or ``Infinity`` (not JSON): each refused value is an error naming the file and
+the key. Without the file, columns ``config`` and ``seed`` in task_metrics.csv, each holding one
+value for the whole run, say the same (a seed that reads as a whole number is one, other text a
+label). A run with neither declares no configuration (``config`` missing).
+
+:func:`declared_config` is the one check of a run's declaration, as findings: the sweep report
+(:func:`run_configs`) raises its errors and warns its notes, ``validate`` lists them.
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from dabench_analysis.load.findings import RunLoadError
+from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.loader import load_run
 from dabench_analysis.schema.checks import CONTROL_CHARACTERS
-from dabench_analysis.schema.files import CONFIG_FILE
+from dabench_analysis.schema.files import CONFIG_FILE, TASK_FILE
 
 _MAX_BYTES = 1 << 20
 _COLUMNS = ["run_id", "config", "seed", "source"]
@@ -66,7 +71,7 @@ def _not_finite(value, key: str = "") -> str | None:
 
 
 def read_run_config(path: str | os.PathLike[str]) -> dict:
-    """Read one ``run_config.json``: ``{"config": str or None, "seed": int or None}``.
+    """Read one ``run_config.json``: ``{"config": str or None, "seed": int, str or None}``.
 
     Parameters
     ----------
@@ -76,7 +81,8 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
     Returns
     -------
     dict
-        ``config`` (stripped; None if absent, null or blank) and ``seed`` (int or None).
+        ``config`` (stripped; None if absent, null or blank) and ``seed`` (int; a JSON string
+        is a label, kept stripped as a str; None if absent, null or blank).
 
     Raises
     ------
@@ -84,9 +90,10 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
         Naming the file, and the key where a value is refused: unreadable, not UTF-8, not
         JSON, not an object; ``NaN``, ``Infinity`` or a number too large for a float (``1e400``)
         under any key (Python's json accepts them; they are not JSON); ``config`` not a
-        string; ``seed`` not a whole number written as one: ``true``, ``"3"``, ``2.5``, and
-        also ``3.0`` and ``1e20`` (a float in an integer field), or an integer outside the
-        64-bit range [-2**63, 2**63 - 1] (``2**63`` itself).
+        string; ``seed`` neither a label nor a whole number written as one: ``true``, a list,
+        ``2.5``, and also ``3.0`` and ``1e20`` (a float in an integer field), an integer
+        outside the 64-bit range [-2**63, 2**63 - 1] (``2**63`` itself), a label holding a
+        control character.
 
     Examples
     --------
@@ -95,6 +102,9 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
     >>> _ = p.write_text('{"config": " react-t0.7 ", "seed": 3, "note": "ignored"}')
     >>> read_run_config(p)
     {'config': 'react-t0.7', 'seed': 3}
+    >>> _ = p.write_text('{"config": "a", "seed": "baseline-a"}')
+    >>> read_run_config(p)
+    {'config': 'a', 'seed': 'baseline-a'}
     >>> _ = p.write_text('{"config": "a", "seed": 1e20}')
     >>> read_run_config(p)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -134,38 +144,59 @@ def _config_value(value, where: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValueError(f"{where}: key 'config' must be a string, got {_text(value)}")
+    return _plain(value, where, "config") or None
+
+
+def _plain(value: str, where: str, key: str) -> str:
+    """``value`` stripped, refused when it holds a control character (a name is plain text)."""
     if CONTROL_CHARACTERS.search(value):
-        raise ValueError(f"{where}: key 'config' holds a control character or a lone "
-                         f"surrogate ({value.encode('unicode_escape').decode()!r}); a "
-                         "configuration's name must be plain text")
-    return value.strip() or None
+        what = "a seed label" if key == "seed" else "a configuration's name"
+        raise ValueError(f"{where}: key {key!r} holds a control character or a lone "
+                         f"surrogate ({value.encode('unicode_escape').decode()!r}); {what} "
+                         "must be plain text")
+    return value.strip()
 
 
 def _text(value) -> str:
     return getattr(value, "text", None) or repr(value)
 
 
-def _seed_value(value, where: str, *, text: bool = False) -> int | None:
-    """A seed: a whole number in the 64-bit range, written as an integer (file) or as the text
-    of one (a task_metrics column: ``"3"``; ``"3.0"`` is refused as in the file)."""
+def _seed_value(value, where: str, *, text: bool = False) -> int | str | None:
+    """A seed: a whole number in the 64-bit range written as an integer, or a label (a JSON
+    string; in a task_metrics column, where every value is text, text that is not a number).
+    ``"3"`` in a column is the number 3; ``"3.0"`` there is refused as ``3.0`` in the file."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    if text and isinstance(value, str):  # task_metrics columns arrive as text
+    if isinstance(value, str):
+        label = _plain(value, where, "seed")
+        if not text or not label:
+            return label or None
         try:
-            value = int(value.strip())
+            value = int(label)
         except ValueError:
+            if not _is_number(label):
+                return label
             raise ValueError(f"{where}: 'seed' must be a whole number written without a "
                              f"decimal point or exponent, got {value!r}") from None
     if isinstance(value, float):
         raise ValueError(f"{where}: key 'seed': {_text(value)} is a float; a seed is a whole "
                          "number written without a decimal point or exponent (e.g. 3)")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{where}: key 'seed' must be a whole number, got {_text(value)}")
+        raise ValueError(f"{where}: key 'seed' must be a whole number or a label, got "
+                         f"{_text(value)}")
     if not SEED_MIN <= value <= SEED_MAX:
         shown = str(value) if len(str(value)) <= 30 else f"an integer of {len(str(value))} digits"
         raise ValueError(f"{where}: key 'seed': {shown} is outside the 64-bit integer range "
                          f"[-2**63, 2**63 - 1]")
     return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _constant(tasks: pd.DataFrame, run_id: str, column: str):
@@ -212,20 +243,24 @@ def run_configs(run_dirs: Sequence[str | os.PathLike[str]],
     -------
     DataFrame
         One row per run, in the order given: ``run_id`` (string), ``config`` (string, <NA> when
-        the run declares none), ``seed`` (Int64, <NA> when not declared), ``source``
-        (``"run_config.json"``, ``"task_metrics"`` or ``""``).
+        the run declares none), ``seed`` (Int64, <NA> when not declared; string when some run's
+        seed is a label, every seed then as its text), ``source`` (``"run_config.json"``,
+        ``"task_metrics"`` or ``""``).
 
     Raises
     ------
     ValueError
-        A bad ``run_config.json`` (named, see :func:`read_run_config`); ``config``/``seed``
-        columns that vary within a run or hold a seed that is not a whole number; two folders
-        with the same ``run_id``; ``tasks`` without ``run_id``.
+        The first error of :func:`declared_config`, named: a bad ``run_config.json`` (see
+        :func:`read_run_config`); ``config``/``seed`` columns that vary within a run or hold a
+        seed that is a number but not a whole one; two folders with the same ``run_id``;
+        ``tasks`` without ``run_id``.
 
     Notes
     -----
-    The file wins over the columns; when both are present and disagree a warning says so. Files
-    are only read (run directories are never written).
+    The file wins over the columns; when both are present and disagree a warning says so. Seeds
+    that are labels are kept as labels, with one warning naming them (a label tells the
+    repetitions of a configuration apart as a number does). Files are only read (run
+    directories are never written).
 
     Examples
     --------
@@ -252,21 +287,110 @@ def run_configs(run_dirs: Sequence[str | os.PathLike[str]],
         if run_id in seen:
             raise ValueError(f"run_id {run_id!r} is given twice: {seen[run_id]} and {folder}")
         seen[run_id] = folder
-        rows.append(_declared(run_id, folder, tasks))
-    return pd.DataFrame(rows, columns=_COLUMNS).astype(
-        {"run_id": "string", "config": "string", "seed": "Int64", "source": "string"})
+        declared, found = declared_config(run_id, folder, tasks)
+        for f in found:
+            where = folder / CONFIG_FILE if f.file == CONFIG_FILE else \
+                f"task_metrics of run {run_id!r}"
+            if f.severity == "error":
+                raise ValueError(f"{where}: {f.message}")
+            if f.check != SEED_LABEL:
+                warnings.warn(f"{where}: {f.message}", stacklevel=2)
+        rows.append(declared)
+    labels = [r["seed"] for r in rows if isinstance(r["seed"], str)]
+    if labels:
+        warnings.warn(f"{len(labels)} run(s) declare a seed that is a label, not a number "
+                      f"({', '.join(map(repr, labels[:5]))}{' ...' if len(labels) > 5 else ''})"
+                      ": kept as labels, which tell the repetitions apart", stacklevel=2)
+    seeds = "string" if labels else "Int64"
+    out = pd.DataFrame(rows, columns=_COLUMNS)
+    if labels:
+        out["seed"] = [None if v is None else str(v) for v in out["seed"]]
+    return out.astype({"run_id": "string", "config": "string", "seed": seeds,
+                       "source": "string"})
 
 
-def _declared(run_id: str, folder: Path, tasks: pd.DataFrame | None) -> dict:
-    cols = {"config": _constant(tasks, run_id, "config"), "seed": _constant(tasks, run_id, "seed")}
-    file = folder / CONFIG_FILE
+#: The check of a seed that is a label (an info finding, never an error).
+SEED_LABEL = "seed_label"
+
+
+def declared_config(run_id: str, folder: str | os.PathLike[str],
+                    tasks: pd.DataFrame | None = None, *,
+                    task_file: str = TASK_FILE) -> tuple[dict, list[Finding]]:
+    """What one run declares (``run_config.json``, else constant ``config``/``seed`` task
+    columns) and every finding on the way: the one check of a run's declaration, for the sweep
+    report (:func:`run_configs`) and ``validate``.
+
+    Parameters
+    ----------
+    run_id : str
+        The run (its rows in ``tasks``).
+    folder : path-like
+        The run folder (``run_config.json`` is looked for there; a file of another harness has
+        none).
+    tasks : DataFrame, optional
+        Task rows with ``config`` / ``seed`` columns (and ``run_id``: rows of other runs are
+        ignored; without it every row is the run's).
+    task_file : str
+        How the findings name the task file.
+
+    Returns
+    -------
+    declared : dict
+        ``run_id``, ``config`` (str or None), ``seed`` (int, str label or None), ``source``
+        (``"run_config.json"``, ``"task_metrics"`` or ``""``); a value refused is None.
+    findings : list of Finding
+        ``error`` (check ``run_config``): a ``run_config.json`` refused by
+        :func:`read_run_config`, columns varying within the run or a seed written as a number
+        that is not a whole one; ``warning`` (``run_config_conflict``): file and columns
+        disagree (the file is used); ``info`` (``seed_label``): the seed is a label, not a
+        number.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / CONFIG_FILE).write_text('{"config": "react", "seed": "baseline-a"}')
+    >>> declared, found = declared_config("r1", d)
+    >>> declared["seed"], [(f.severity, f.file, f.column, f.check) for f in found]
+    ('baseline-a', [('info', 'run_config.json', 'seed', 'seed_label')])
+    >>> found[0].message
+    "seed is a label, not a number ('baseline-a'): kept as text; it tells the run apart from the configuration's other repetitions"
+    """
+    if tasks is not None and "run_id" not in tasks:
+        tasks = tasks.assign(run_id=run_id)
+    found: list[Finding] = []
+    cols = {}
+    for key in ("config", "seed"):
+        try:
+            cols[key] = _constant(tasks, run_id, key)
+        except ValueError as exc:
+            found.append(Finding("error", task_file, None, key, "run_config",
+                                 str(exc).removeprefix(f"task_metrics of run {run_id!r}: ")))
+            cols[key] = None
+    file, seed_file = Path(folder) / CONFIG_FILE, task_file
     if not file.is_file():
         has = cols["config"] is not None or cols["seed"] is not None
-        return {"run_id": run_id, **cols, "source": "task_metrics" if has else ""}
-    declared = read_run_config(file)
-    clash = [k for k in ("config", "seed") if cols[k] is not None and cols[k] != declared[k]]
-    if clash:
-        warnings.warn(f"{file}: {' and '.join(clash)} differ(s) from the task_metrics column(s) "
-                      f"({', '.join(f'{k}={cols[k]!r}' for k in clash)}); the file is used",
-                      stacklevel=3)
-    return {"run_id": run_id, **declared, "source": CONFIG_FILE}
+        declared = {"run_id": run_id, **cols, "source": "task_metrics" if has else ""}
+    else:
+        try:
+            read = read_run_config(file)
+        except ValueError as exc:
+            text = str(exc).removeprefix(f"{file}: ")
+            key = next((k for k in ("config", "seed") if f"key '{k}'" in text), None)
+            found.append(Finding("error", CONFIG_FILE, None, key, "run_config", text))
+            read = {"config": None, "seed": None}
+            cols = read  # what the file says is not known: nothing to compare
+        clash = [k for k in ("config", "seed") if cols[k] is not None
+                 and (read[k] is None or str(cols[k]) != str(read[k]))]
+        if clash:
+            found.append(Finding(
+                "warning", CONFIG_FILE, None, ", ".join(clash), "run_config_conflict",
+                f"{' and '.join(clash)} differ(s) from the task_metrics column(s) "
+                f"({', '.join(f'{k}={cols[k]!r}' for k in clash)}); the file is used"))
+        declared, seed_file = {"run_id": run_id, **read, "source": CONFIG_FILE}, CONFIG_FILE
+    if isinstance(declared["seed"], str):
+        found.append(Finding("info", seed_file, None, "seed", SEED_LABEL,
+                             f"seed is a label, not a number ({declared['seed']!r}): kept as "
+                             "text; it tells the run apart from the configuration's other "
+                             "repetitions"))
+    return declared, found

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dabench_analysis.load.findings import RunLoadError
+from dabench_analysis.schema import SUCCESS_THRESHOLD
 
 FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "table")
 #: File suffixes read as per-task tables.
@@ -175,7 +176,7 @@ def not_readable(path: Path) -> RunLoadError:
 
 def load_file(path: Path, fmt: str, *, mapping: Mapping[str, str] | None = None,
               strict: bool = True, include_text: bool = False,
-              success_threshold: float = 0.8) -> list:
+              success_threshold: float = SUCCESS_THRESHOLD) -> list:
     """The runs of one file of another harness (:func:`read_records`, then
     :func:`dabench_analysis.load.harness.build_run` for each).
 

@@ -77,12 +77,25 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *,
 
 def check_map(mapping: dict, runs: Sequence[Path], fmt: str | None) -> None:
     """``--map`` renames the columns of per-task tables: at least one run must be one (given
-    ``--format table`` or recognised as a CSV, JSONL or Parquet file).
+    ``--format table`` or recognised as a CSV, JSONL or Parquet file), and each table must have
+    every column the mapping names (its header read, :func:`table_columns`).
+
+    Parameters
+    ----------
+    mapping : dict
+        ``{catalogue column: table column}`` (checked by
+        :func:`dabench_analysis.load.table.check_mapping`).
+    runs : sequence of Path
+        The runs given (folders and files).
+    fmt : str or None
+        ``--format``.
 
     Raises
     ------
     EdgeError
-        Exit code 2: ``--map`` given and no run is a per-task table (it would be ignored).
+        Exit code 2: ``--map`` given and no run is a per-task table (it would be ignored), or a
+        table without a mapped column (one line naming the file, the column and the columns it
+        has).
 
     Examples
     --------
@@ -91,12 +104,87 @@ def check_map(mapping: dict, runs: Sequence[Path], fmt: str | None) -> None:
     ...
     dabench_analysis.report.edge.EdgeError: --map renames the columns of a per-task table \
 (CSV, JSONL, Parquet), and none of the runs given is one
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "results.csv"
+    >>> _ = p.write_text("sample_id,passed\\nq1,1\\n")
+    >>> check_map({"task_id": "sample_id", "final_score": "score"}, [p], None)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: --map final_score=score: .../results.csv has no \
+column 'score' (its columns: sample_id, passed)
     """
     from dabench_analysis.load.formats import detect_format
 
-    if mapping and fmt != "table" and not any(detect_format(r) == "table" for r in runs):
+    if not mapping:
+        return
+    tables = [r for r in runs if Path(r).is_file()
+              and (fmt == "table" if fmt is not None else detect_format(r) == "table")]
+    if not tables:
         raise EdgeError("--map renames the columns of a per-task table (CSV, JSONL, Parquet), "
                         "and none of the runs given is one")
+    for path in tables:
+        present = table_columns(path)
+        if present is None:  # unreadable: its report says why
+            continue
+        for name, column in mapping.items():
+            if column not in present:
+                shown = ", ".join(visible(c) for c in present[:_SHOWN]) or "none"
+                more = f" and {len(present) - _SHOWN} more" if len(present) > _SHOWN else ""
+                raise EdgeError(f"--map {name}={visible(column)}: {visible(str(path))} has no "
+                                f"column {visible(repr(column))} (its columns: {shown}{more})")
+
+
+#: Columns of a table named in a ``--map`` error, at most.
+_SHOWN = 30
+
+
+def table_columns(path: str | os.PathLike[str]) -> list[str] | None:
+    """The column names of a per-task table, read cheaply: a CSV file's header line (names
+    stripped, as the CSV reader strips them), the keys of a JSON-lines file's records (in order
+    of first appearance), a Parquet file's schema.
+
+    Returns
+    -------
+    list of str or None
+        None when the file cannot be read as its suffix says (the report then says why).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "t.jsonl"
+    >>> _ = p.write_text('{"id": "a", "score": 1}\\n\\n{"id": "b", "tokens": 3}\\n')
+    >>> table_columns(p)
+    ['id', 'score', 'tokens']
+    """
+    from dabench_analysis.load import read_header
+    from dabench_analysis.load.findings import RunLoadError
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".jsonl", ".ndjson"):
+            return _jsonl_keys(path)
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        return [c.strip() for c in read_header(path)]
+    except (RunLoadError, OSError, ValueError):  # pyarrow's errors are OSError / ValueError
+        return None
+
+
+def _jsonl_keys(path: Path) -> list[str] | None:
+    keys: dict[str, None] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                return None
+            keys.update(dict.fromkeys(record))
+    return list(keys)
 
 
 def check_kernel(name: str) -> None:

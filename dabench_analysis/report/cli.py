@@ -29,7 +29,7 @@ from dabench_analysis.report.usage import OneLineGroup
 from dabench_analysis.report.validation import KIND as VALIDATE_KIND
 from dabench_analysis.report.validation import NAMES as VALIDATE_NAMES
 from dabench_analysis.report.validation import check_out_dir, write_validation
-from dabench_analysis.schema import CONFIG_FILE, check_threshold
+from dabench_analysis.schema import CONFIG_FILE, SUCCESS_THRESHOLD, check_threshold
 from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.validate import validate_run
 from dabench_analysis.validate.health import (
@@ -74,7 +74,8 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     out : path-like, optional
         Also write the findings and the health breakdown there (:func:`write_validation`).
     threshold : float, optional
-        Success threshold of the run-quality score (:func:`validate_run`; default 0.8).
+        Success threshold of the run-quality score (:func:`validate_run`; default
+        :data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`, 0.8).
 
     Returns
     -------
@@ -295,8 +296,8 @@ def report(
              "sweep (and any --baseline comparisons), for sweeps of many runs")] = True,
     success_threshold: Annotated[float | None, typer.Option(
         "--success-threshold", help="a task is correct when final_score >= this, in (0, 1], in "
-                                    "the run, compare and sweep reports (default 0.8, the "
-                                    "eval-v2 guide's)")] = None,
+                                    "the run, compare and sweep reports (default "
+                                    f"{SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
     worked_case: Annotated[str | None, typer.Option(
         help="the judge study's worked case (Table 4), a test_case_id of its cases.csv; "
              "default: the first case with factoid counts")] = None,
@@ -305,7 +306,9 @@ def report(
                          "(default: detected from the content; folders are eval-v2 runs)")] = None,
     column_map: Annotated[list[str] | None, typer.Option(
         "--map", help="a per-task table's column for a catalogue column, NAME=COLUMN "
-                      "(repeat: --map task_id=sample_id --map final_score=score)")] = None,
+                      "(repeat: --map task_id=sample_id --map final_score=score); every "
+                      "COLUMN must be in each table given (exit 2 before any report "
+                      "runs)")] = None,
     debug: Debug = False,
 ) -> None:
     """Execute the report notebooks for each run into OUT/<run folder name>/ and write
@@ -402,7 +405,7 @@ def validate(
                             "(never inside a run directory)")] = None,
     success_threshold: Annotated[float | None, typer.Option(
         "--success-threshold", help="run quality: answer accuracy at final_score >= this, in "
-                                    "(0, 1] (default 0.8, the eval-v2 guide's)")] = None,
+                                    f"(0, 1] (default {SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
     debug: Debug = False,
 ) -> None:
     """Check runs (schema, ranges, cross-file invariants, health).
@@ -442,7 +445,7 @@ def cache_info(debug: Debug = False) -> None:
     """Show where the parse cache is, how many entries it holds and their size."""
     from dabench_analysis.load import cache
 
-    edge.check_cache(writing=False)
+    edge.check_cache(writing=False, default=True)
 
     info = cache.info()
     console.print(f"cache: {escape(str(info['path']))}\nentries: {info['entries']}\n"
@@ -457,7 +460,7 @@ def cache_clear(debug: Debug = False) -> None:
     """Delete every parsed table from the parse cache (run files are never touched)."""
     from dabench_analysis.load import cache
 
-    edge.check_cache()
+    edge.check_cache(default=True)
     if Path(cache.cache_dir()).is_dir():
         edge.check_folder(cache.cache_dir(), what="cache folder")
 

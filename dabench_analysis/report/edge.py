@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -141,26 +142,66 @@ def check_scratch() -> None:
     check_folder(jupyter_runtime_dir(), what="Jupyter runtime folder (JUPYTER_RUNTIME_DIR)")
 
 
-def check_cache(*, writing: bool = True) -> None:
-    """The parse cache's folder when ``$DABENCH_CACHE_DIR`` names one: a folder, writable when
-    ``writing``. The default user cache folder is not checked: reading works without it.
+def check_cache(*, writing: bool = True, default: bool = False) -> None:
+    """The parse cache's folder is usable: a folder (or a path that can become one: nothing on
+    its way is a regular file), writable when ``writing``. The one check of "a usable cache
+    folder" of every command. The default user cache folder is checked only with ``default``
+    (the ``cache`` commands), and never for writing: reading works without it.
+
+    Parameters
+    ----------
+    writing : bool
+        Also prove ``$DABENCH_CACHE_DIR`` writable (:func:`check_folder`).
+    default : bool
+        When ``$DABENCH_CACHE_DIR`` is not set, check that no file is on the way to the user
+        cache folder.
 
     Raises
     ------
     EdgeError
-        ``DABENCH_CACHE_DIR=/x: not a folder`` or ``... cannot write there (...)``.
+        Exit code 2, one line: ``DABENCH_CACHE_DIR=/x: not a folder``, ``... not a folder (/f
+        on its way is a file)`` or ``... cannot write there (...)``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> a_file = Path(tempfile.mkdtemp()) / "f"
+    >>> _ = a_file.write_text("")
+    >>> os.environ["DABENCH_CACHE_DIR"] = str(a_file / "sub")
+    >>> check_cache(writing=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dabench_analysis.report.edge.EdgeError: DABENCH_CACHE_DIR=.../f/sub: not a folder (.../f \
+on its way is a file); point it at a folder (or unset it for the user cache folder)
+    >>> del os.environ["DABENCH_CACHE_DIR"]
     """
-    from dabench_analysis.load.cache import ENV_VAR
+    from dabench_analysis.load.cache import ENV_VAR, cache_dir
 
     value = os.environ.get(ENV_VAR)
-    if not value:
+    if not value and not default:
         return
-    path = Path(value).expanduser()
-    if path.exists() and not path.is_dir():
-        raise EdgeError(f"{ENV_VAR}={value}: not a folder; point it at a folder (or unset it "
-                        "for the user cache folder)")
-    if writing:
+    path = Path(value).expanduser() if value else cache_dir()
+    what = f"{ENV_VAR}={value}" if value else f"cache folder {path}"
+    blocker = _file_on_the_way(path)
+    if blocker is not None:
+        on_the_way = "" if blocker == path else f" ({blocker} on its way is a file)"
+        fix = "(or unset it for the user cache folder)" if value else \
+            f"(or set {ENV_VAR} to one)"
+        raise EdgeError(f"{what}: not a folder{on_the_way}; point it at a folder {fix}")
+    if writing and value:
         check_folder(path, what=ENV_VAR)
+
+
+def _file_on_the_way(path: Path) -> Path | None:
+    """The first of ``path`` and its parents that exists, when it is not a folder (a regular
+    file, a device: no folder can be made there); None when it is one."""
+    for p in (path, *path.parents):
+        try:
+            st = p.stat()
+        except OSError:  # absent (or through a file: its parent says which)
+            continue
+        return None if stat.S_ISDIR(st.st_mode) else p
+    return None
 
 
 @contextlib.contextmanager

@@ -33,6 +33,13 @@ NOTEBOOK_DIR = (Path(__file__).resolve().parents[2] / "notebooks"
                 if (Path(__file__).resolve().parents[2] / "pyproject.toml").is_file()
                 and (Path(__file__).resolve().parents[2] / "notebooks").is_dir()
                 else Path(__file__).resolve().parents[1] / "notebooks")
+
+#: The notebooks the toolkit ships in ``notebooks/``: the report of each kind (the batch's jobs)
+#: and the interactive ones. A notebook a user adds there (README, "Use it from Python /
+#: JupyterLab") is theirs: the rules the tests hold these to do not apply to it.
+SHIPPED_NOTEBOOKS: tuple[str, ...] = (
+    "run_report.ipynb", "compare_runs.ipynb", "sweep.ipynb", "judge_agreement.ipynb",
+    "research_eval.ipynb", "explore.ipynb", "trajectories.ipynb")
 #: Default seconds one cell may run before the report fails (``--cell-timeout``).
 CELL_TIMEOUT = 1200
 #: Files a failed run leaves in its output folder (removed again by a successful run).

@@ -92,7 +92,8 @@ def repetition_variance(tasks: pd.DataFrame, configs: pd.DataFrame, *,
         score, a flag, seconds or tokens).
     configs : DataFrame
         One row per run: ``run_id``, ``config`` (str; missing = the run declares none and is
-        left out with a warning), ``seed`` (the repetition; may be missing), as
+        left out with a warning), ``seed`` (the repetition: a number or a label, only told
+        apart; may be missing), as
         :func:`dabench_analysis.load.config.run_configs` gives it.
     metric : str
         Column to summarise.

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from dabench_analysis.load import Run, load_run
+from dabench_analysis.load.config import declared_config
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.schema import (
     OTHER_HARNESS_COLUMNS,
@@ -265,6 +266,10 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
       (specialist_participation), V2.1 items 1 and 4 (no UNKNOWN_FAILURE with an evaluation
       bucket; outcome_status); §Recent Fixes: replan_count_consistent, retry_count_consistent,
       coordinator_metrics_consistent (warnings);
+    * ``run_config.json`` and constant ``config``/``seed`` task columns, as the sweep report
+      reads them (:func:`dabench_analysis.load.config.declared_config`): a refused file or
+      column is an error (``run_config``), file and columns disagreeing a warning
+      (``run_config_conflict``), a seed that is a label an info (``seed_label``);
     * §Replay Artifacts, V2.1 item 6: each task_replay.json parses as a JSON object, has every
       required field of :data:`dabench_analysis.schema.REPLAY_FIELDS` with its type, and
       agrees with its task's row: identity (task_id, run_id, trace_id, difficulty),
@@ -333,6 +338,7 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
         found, failed = found + replay_found, failed | replay_failed
     failed |= rec["task_id"].isin(rp.failed_tasks(extra)).fillna(False).to_numpy()
     extra += found + _side_file_findings(run, {TRAJECTORY_FILE: traj, TOOL_CALLS_FILE: calls})
+    extra += declared_config(run.run_id, path, run.tasks, task_file=run.task_file)[1]
     findings = list(run.findings) + extra + _absent_columns(run)
     n_errors = sum(f.severity == "error" for f in findings)
     components = harness_components(run, rec, failed, findings) if len(run.tasks) \
