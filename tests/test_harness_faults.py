@@ -66,8 +66,14 @@ def test_tau_bench_records_without_trial_among_others_are_named_and_left_out(tmp
     kept = [r for r in raw if "trial" in r]
     assert len(run.tasks) == len(kept) == 180
     assert run.tasks["final_score"].mean() == pytest.approx(_mean(r["reward"] for r in kept))
-    assert _only(run.findings, "missing_key").rows == tuple(range(1, 21))
+    assert [f.rows for f in run.findings if f.check == "missing_key"] == [
+        tuple(range(1, 21)), (), ()]
     assert run.source_rows[:3] == [21, 22, 23]  # each kept task keeps its record's position
+    # the steps and calls of a record left out are left out with it, and said so
+    assert len(run.trajectory) == sum(len(r["traj"]) for r in kept)
+    gone = sum(len(r["traj"]) for r in raw[:20])
+    assert gone > 0 and f"{gone} trajectory row(s)" in " ".join(
+        f.message for f in run.findings if f.check == "missing_key")
 
 
 def test_tau2_simulations_without_task_id_or_trial_are_named(tmp_path):

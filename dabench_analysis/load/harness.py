@@ -222,14 +222,22 @@ def typed_rows(table: pa.Table, kind: FileKind, name: str
 
 def _side(rows: list[dict] | None, kind_args: tuple, run_id: str, name: str,
           trials: bool) -> tuple[pd.DataFrame, list[Finding]]:
-    """Steps or tool calls as a typed frame (empty, with the catalogue's columns, if none)."""
+    """Steps or tool calls as a typed frame (empty, with the catalogue's columns, if none);
+    those of a task row without a key value (left out: ``missing_key``) are left out too."""
     attribute, catalogue, keys = kind_args
+    task_keys = ("task_id", "trial") if trials else ("task_id",)
+    keyless = [r for r in rows or [] if any(r.get(k) is None for k in task_keys)]
+    found = [Finding("warning", name, None, None, "missing_key", f"{len(keyless)} "
+                     f"{attribute} row(s) of task rows without {' or '.join(task_keys)} are "
+                     "left out with them")] if keyless else []
+    if keyless:
+        rows = [r for r in rows if all(r.get(k) is not None for k in task_keys)]
     if not rows:
         cols = dict.fromkeys(["run_id", *catalogue])
-        return pd.DataFrame({c: pd.Series(dtype=catalogue[c].dtype) for c in cols}), []
+        return pd.DataFrame({c: pd.Series(dtype=catalogue[c].dtype) for c in cols}), found
     kind = _kind(name, attribute, catalogue, keys, "warning", trials)
-    table, found = typed(arrow_table(rows, kind.catalogue), kind, name)
-    return pipeline.to_frame(pipeline.fill_run_id(table, run_id), kind), found
+    table, typed_found = typed(arrow_table(rows, kind.catalogue), kind, name)
+    return pipeline.to_frame(pipeline.fill_run_id(table, run_id), kind), found + typed_found
 
 
 def _declared(record: Record, name: str) -> list[Finding]:
