@@ -95,6 +95,26 @@ def report_rows(findings: list, rows, values, file: str, col: str | None, check:
                             f"{what}: {shown}{more}", rows))
 
 
+#: Checks whose rows a task file loses (each row of such a finding is left out): malformed
+#: lines of the CSV reader and rows without a key; a repeated key loses all rows but the first.
+DROPPING_CHECKS = ("column_count", "trailing_delimiter", "missing_key")
+
+
+def dropped_rows(findings: Sequence[Finding]) -> int:
+    """Rows of a task file its findings say were left out (:data:`DROPPING_CHECKS`, and every
+    row of a repeated ``task_id`` but its first), for the warning of a non-strict load.
+
+    Examples
+    --------
+    >>> dropped_rows([Finding("error", "f.json", None, "trial", "missing_key", "no trial",
+    ...                       (3, 4)),
+    ...               Finding("error", "f.json", None, "task_id", "duplicate_task_id", "",
+    ...                       (1, 5, 6))])
+    4
+    """
+    n = sum(len(f.rows) for f in findings if f.check in DROPPING_CHECKS)
+    return n + sum(len(f.rows) - 1 for f in findings if f.check == "duplicate_task_id")
+
 
 def report(findings: list, mask, values, file: str, col: str | None, check: str, what: str,
            severity: str = "error") -> None:

@@ -7,7 +7,12 @@ the harness's own field names otherwise; :func:`arrow_table` makes them an Arrow
 the CSV reader shapes a file (numbers ``float64`` in number columns, every other cell as text),
 and :func:`build_run` runs the catalogue's value rules on it (:func:`dabench_analysis.load.rules.
 convert`: the one typing step of every file), trajectories and tool calls too. A row key is
-``task_id`` (``task_id, trial`` when the harness repeats tasks).
+``task_id`` (``task_id, trial`` when the harness repeats tasks); a row without a value in a key
+column is an error finding and is left out (:mod:`dabench_analysis.load.keys`, as for an eval-v2
+task file). The row of a finding is the task's 1-based position in what the reader gives, which
+each reader keeps in its file's order (the position of the result, simulation or sample).
+A reader that knows how many task rows its file declares (:class:`Declared`) gets a
+``declared_count`` finding when fewer or more were read.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import pyarrow as pa
 
 from dabench_analysis import schema
 from dabench_analysis.load import pipeline
-from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.load.findings import Finding, RunLoadError, dropped_rows
 from dabench_analysis.load.rules import TEXT, Stack, convert
 from dabench_analysis.load.run import Run
 from dabench_analysis.schema import (
@@ -49,6 +54,26 @@ EXTRA_COLUMNS: dict[str, Column] = {c.name: c for c in (
            "Time working, without waits (Inspect)"),
     Column("user_cost", "cost", "Execution", "USD", False,
            "Cost of tau-bench's simulated user (not the agent's)"))}
+
+
+@dataclass(frozen=True)
+class Declared:
+    """How many task rows a file says it holds, and where it says so.
+
+    Attributes
+    ----------
+    n : int
+        Task rows (tasks x trials, samples x epochs) the file declares.
+    where : str
+        The fields that declare it, e.g. ``results.total_samples (10)``.
+    severity : {"warning", "info"}
+        ``info`` when the harness itself marks the run as partial (written as it goes, or
+        stopped); ``warning`` when the file claims to be complete.
+    """
+
+    n: int
+    where: str
+    severity: str = "warning"
 
 
 @dataclass
@@ -75,6 +100,8 @@ class Record:
     table, kind : pyarrow.Table and FileKind, optional
         Tasks already typed by the rules (a per-task table read by the CSV reader), instead
         of ``tasks``; ``findings`` then holds the rules' findings.
+    declared : Declared, optional
+        How many task rows the file declares, when it says.
     """
 
     name: str
@@ -86,6 +113,7 @@ class Record:
     not_evaluated: str = ""
     table: pa.Table | None = None
     kind: FileKind | None = None
+    declared: Declared | None = None
 
 
 def _kind(name: str, attribute: str, catalogue: Mapping, keys: tuple[str, ...],
@@ -150,25 +178,108 @@ def arrow_table(rows: Sequence[Mapping], catalogue: Mapping) -> pa.Table:
 def typed(table: pa.Table, kind: FileKind, name: str) -> tuple[pa.Table, list[Finding]]:
     """A table of one file through the catalogue's rules (:func:`dabench_analysis.load.rules.
     convert`): typed, checked, rows a task file cannot keep dropped; and its findings."""
+    out, found, _ = typed_rows(table, kind, name)
+    return out, found
+
+
+def typed_rows(table: pa.Table, kind: FileKind, name: str
+               ) -> tuple[pa.Table, list[Finding], list[int]]:
+    """:func:`typed`, and the 1-based row (in ``table``) of each row kept.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        One file's rows, shaped by :func:`arrow_table`.
+    kind : FileKind
+        Its catalogue and keys.
+    name : str
+        The file's name in the findings.
+
+    Returns
+    -------
+    tuple
+        ``(typed table, findings, kept rows)``: a row without a value in a key column of a
+        task file (``missing_key``) or repeating a key is not kept.
+
+    Examples
+    --------
+    >>> kind = _kind("r.json", "tasks", TASK_COLUMNS, ("task_id",), "error", True)
+    >>> rows = [{"task_id": "a", "trial": 0, "final_score": 1},
+    ...         {"task_id": "a", "final_score": 0}, {"task_id": "a", "trial": 1,
+    ...                                              "final_score": 0}]
+    >>> out, found, kept = typed_rows(arrow_table(rows, TASK_COLUMNS), kind, "r.json")
+    >>> kept, [(f.check, f.column, f.rows) for f in found]
+    ([1, 3], [('missing_key', 'trial', (2,))])
+    """
     n = table.num_rows
     stack = Stack(table, np.array([0, n]), np.arange(1, n + 1), [name],
                   [frozenset(table.column_names)])
     out, found, drop = convert(stack, kind)
     if drop.any():
         out = out.filter(pa.array(~drop))
-    return out, found[0]
+    return out, found[0], (np.flatnonzero(~drop) + 1).tolist()
 
 
 def _side(rows: list[dict] | None, kind_args: tuple, run_id: str, name: str,
           trials: bool) -> tuple[pd.DataFrame, list[Finding]]:
-    """Steps or tool calls as a typed frame (empty, with the catalogue's columns, if none)."""
+    """Steps or tool calls as a typed frame (empty, with the catalogue's columns, if none);
+    those of a task row without a key value (left out: ``missing_key``) are left out too."""
     attribute, catalogue, keys = kind_args
+    task_keys = ("task_id", "trial") if trials else ("task_id",)
+    keyless = [r for r in rows or [] if any(r.get(k) is None for k in task_keys)]
+    found = [Finding("warning", name, None, None, "missing_key", f"{len(keyless)} "
+                     f"{attribute} row(s) of task rows without {' or '.join(task_keys)} are "
+                     "left out with them")] if keyless else []
+    if keyless:
+        rows = [r for r in rows if all(r.get(k) is not None for k in task_keys)]
     if not rows:
         cols = dict.fromkeys(["run_id", *catalogue])
-        return pd.DataFrame({c: pd.Series(dtype=catalogue[c].dtype) for c in cols}), []
+        return pd.DataFrame({c: pd.Series(dtype=catalogue[c].dtype) for c in cols}), found
     kind = _kind(name, attribute, catalogue, keys, "warning", trials)
-    table, found = typed(arrow_table(rows, kind.catalogue), kind, name)
-    return pipeline.to_frame(pipeline.fill_run_id(table, run_id), kind), found
+    table, typed_found = typed(arrow_table(rows, kind.catalogue), kind, name)
+    return pipeline.to_frame(pipeline.fill_run_id(table, run_id), kind), found + typed_found
+
+
+def _declared(record: Record, name: str) -> list[Finding]:
+    """A ``declared_count`` finding when the file declares another number of task rows than
+    its reader read (a sample member lost from a log, a partial run)."""
+    declared, read = record.declared, len(record.tasks)
+    if declared is None or declared.n == read:
+        return []
+    what = ("fewer: a partial run, or task rows lost from the file" if read < declared.n
+            else "more than declared")
+    return [Finding(declared.severity, name, None, None, "declared_count",
+                    f"the file declares {declared.n} task rows ({declared.where}); {read} read "
+                    f"({what}); statistics cover the {read} read")]
+
+
+def _tasks(path: Path, record: Record) -> tuple[pa.Table, FileKind, list[Finding], list[int]]:
+    """The record's tasks typed by the rules: table, kind, findings and the 1-based row of each
+    task kept (its position in ``record.tasks``)."""
+    name = path.name
+    if record.table is not None:
+        table, kind, findings = record.table, record.kind, list(record.findings)
+        rows = list(range(1, table.num_rows + 1))
+    else:
+        if not record.tasks:
+            raise RunLoadError(f"{path}: the file holds no task rows (no result, simulation "
+                               "or sample)", [*record.findings, *_declared(record, name), Finding(
+                                   "error", name, None, None, "no_rows", "no task rows")])
+        table = arrow_table(record.tasks, {**TASK_COLUMNS, **EXTRA_COLUMNS})
+        missing = [c for c in ("task_id", "final_score") if c not in table.column_names]
+        if missing:
+            raise RunLoadError(f"{path}: required column(s) {missing} missing",
+                               [Finding("error", name, None, c, "required_column", "missing")
+                                for c in missing])
+        kind = _kind(name, "tasks", {**TASK_COLUMNS, **EXTRA_COLUMNS}, ("task_id",), "error",
+                     "trial" in table.column_names)
+        table, found, rows = typed_rows(table, kind, name)
+        findings = [*record.findings, *found, *_declared(record, name)]
+    if table.num_rows == 0:
+        why = ("no task row kept: every row was left out (see the findings)"
+               if dropped_rows(findings) else "the file holds no task rows")
+        raise RunLoadError(f"{path}: {why}", findings)
+    return table, kind, findings, rows
 
 
 _SIDES = {"trajectory": ("trajectory", TRAJECTORY_COLUMNS, ("task_id", "step_id")),
@@ -200,42 +311,30 @@ def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
     Raises
     ------
     RunLoadError
-        The record is *not evaluated*; it has no task; a task without ``task_id`` or
-        ``final_score`` column; with ``strict``, any error finding.
+        The record is *not evaluated*; it has no task row (``no_rows``), or none with its
+        keys; no ``task_id`` or ``final_score`` column; with ``strict``, any error finding
+        (a row without a key value: ``missing_key``, the row left out with ``strict=False``).
     """
     name = path.name
     if record.not_evaluated:
         raise RunLoadError(f"{path}: not evaluated: {record.not_evaluated}",
                            [Finding("info", name, None, None, "missing_file",
                                     f"not evaluated: {record.not_evaluated}")])
-    if record.table is not None:
-        table, kind, findings = record.table, record.kind, list(record.findings)
-    else:
-        table = arrow_table(record.tasks, {**TASK_COLUMNS, **EXTRA_COLUMNS})
-        missing = [c for c in ("task_id", "final_score") if c not in table.column_names]
-        if missing:
-            raise RunLoadError(f"{path}: required column(s) {missing} missing",
-                               [Finding("error", name, None, c, "required_column", "missing")
-                                for c in missing])
-        kind = _kind(name, "tasks", {**TASK_COLUMNS, **EXTRA_COLUMNS}, ("task_id",), "error",
-                     "trial" in table.column_names)
-        table, found = typed(table, kind, name)
-        findings = [*record.findings, *found]
+    table, kind, findings, rows = _tasks(path, record)
     trials = "trial" in table.column_names
-    if table.num_rows == 0:
-        raise RunLoadError(f"{path}: no task with a task_id", findings)
     errors = [f for f in findings if f.severity == "error"]
     if errors and strict:
         raise RunLoadError(f"{path}: {len(errors)} problem(s) (in Python, load_run(path, "
                            "strict=False) keeps the valid values)", errors)
     if errors:
         warnings.warn(f"{record.name}: {len(errors)} problem(s) in {name}; rejected values set "
-                      "to missing (see run.findings)", stacklevel=4)
+                      f"to missing, {dropped_rows(errors)} row(s) dropped (see run.findings)",
+                      stacklevel=4)
     table = pipeline.fill_run_id(table.drop_columns(
         [c for c in ("run_id",) if c in table.column_names]), record.name)
     run = Run(run_id=record.name, path=path, tasks=pipeline.to_frame(table, kind),
               findings=findings, include_text=include_text,
-              source_rows=list(range(1, table.num_rows + 1)), task_file=name, cache=False,
+              source_rows=rows, task_file=name, cache=False,
               success_threshold=success_threshold, format=fmt, meta=dict(record.meta))
     for attr, rows in (("trajectory", record.steps), ("tool_calls", record.calls)):
         frame, side_found = _side(rows, _SIDES[attr], record.name, name, trials)

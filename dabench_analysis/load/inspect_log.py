@@ -17,7 +17,10 @@ message -> ``error``. Messages -> trajectory steps (``agent`` the role, ``action
 tool events -> tool calls (``call_id``, ``tool_name`` the function, ``success`` no error,
 ``latency_seconds`` the event's working time, ``error_type``, ``error_message``); without tool
 events, the tool messages give the tool calls. A log without any score (written before
-scoring) is *not evaluated*.
+scoring) is *not evaluated*. The log's ``results.total_samples`` (samples x epochs) is the number
+of task rows it declares (:class:`~dabench_analysis.load.harness.Declared`): fewer samples read
+(a sample member lost from the ``.eval`` zip) is a warning, or an info finding when the log's
+status is not ``success`` (a stopped run).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.harness import Record
+from dabench_analysis.load.harness import Declared, Record
 
 #: What to install when inspect_ai is missing.
 EXTRA = "pip install 'dabench-analysis[inspect]'"
@@ -140,7 +143,9 @@ def read_inspect(path: str | Path) -> Record:
             "status": log.status, "eval_id": log.eval.eval_id, "run_id": log.eval.run_id,
             "created": log.eval.created}
     if scorer is None:
-        why = ("the log has no samples" if not samples else
+        declared = _declared(log)
+        why = ((f"the log has no samples ({declared.where})" if declared else
+                "the log has no samples") if not samples else
                f"the log ({log.status}) has no scores: it was written before scoring")
         return Record(path.stem, [], meta=meta, not_evaluated=why)
     tasks, steps, calls, findings = [], [], [], []
@@ -153,4 +158,14 @@ def read_inspect(path: str | Path) -> Record:
         st, ca = _steps(s)
         steps += st
         calls += ca
-    return Record(path.stem, tasks, steps or None, calls or None, findings, meta)
+    return Record(path.stem, tasks, steps or None, calls or None, findings, meta,
+                  declared=_declared(log))
+
+
+def _declared(log) -> Declared | None:
+    """The log's own count of samples x epochs (``results.total_samples``), when it has one."""
+    total = getattr(log.results, "total_samples", None) if log.results else None
+    if not isinstance(total, int) or isinstance(total, bool):
+        return None
+    return Declared(total, f"results.total_samples {total}, status {log.status}",
+                    "warning" if log.status == "success" else "info")

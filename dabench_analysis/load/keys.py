@@ -1,8 +1,13 @@
-"""Repeated keys within one file of a stack: the findings and the rows a file cannot keep.
+"""Missing and repeated keys within one file of a stack: the findings and the rows a file
+cannot keep.
 
-A task file's key is ``task_id`` (``duplicate_task_id``: the first row is kept); a side
-file's key is its catalogue's ``keys`` (``duplicate_key``: a later row equal to an earlier one
-in every column is left out, as after ``cat a.csv a.csv``; rows that differ are all kept).
+A task file's key is ``task_id`` (``task_id, trial`` when the harness repeats tasks). A row
+with no value in a key column is an error (``missing_key``, naming the file, every such row and
+the column) and is left out of every statistic: the one rule for every reader (eval-v2 folder,
+Inspect, tau-bench, tables). A repeated key is ``duplicate_task_id`` (the first row is kept);
+a side file's key is its catalogue's ``keys`` (``duplicate_key``: a later row equal to an
+earlier one in every column is left out, as after ``cat a.csv a.csv``; rows that differ are all
+kept; a side row without a key is kept).
 Called by :func:`dabench_analysis.load.rules.convert` with its per-file findings (``out``:
 ``out.stack`` the stacked files, ``out.findings`` one list per file).
 """
@@ -53,7 +58,8 @@ def repeated_keys(table: pa.Table, kind: FileKind, out) -> np.ndarray:
         idx = enc.indices.to_numpy(zero_copy_only=False)
         valid &= ~pd.isna(idx)
         code = code * (len(enc.dictionary) + 1) + np.nan_to_num(idx, nan=-1).astype(np.int64) + 1
-    if kind.is_tasks:
+    if kind.is_tasks and not valid.all():
+        _missing(table, keys, out)
         drop |= ~valid
     keyed = code[valid]
     if pd.Index(keyed).is_unique:  # pyarrow's count_distinct: a ~300 B/row hash table
@@ -69,6 +75,25 @@ def repeated_keys(table: pa.Table, kind: FileKind, out) -> np.ndarray:
         repeats &= same
     _describe(table, keys, kind, code, valid, out, repeats)
     return drop | repeats
+
+
+def _missing(table: pa.Table, keys: Sequence[str], out) -> None:
+    """One ``missing_key`` error per file and key column for the task rows without a value in
+    it, each row quoted by its other key values (its ``task_id`` when ``trial`` is missing)."""
+    for k in keys:
+        mask = np.asarray(pc.is_null(table.column(k)).to_numpy(zero_copy_only=False), bool)
+        if not mask.any():
+            continue
+        others = [o for o in keys if o != k]
+        shown = pa.array([None] * table.num_rows, pa.large_string())
+        if others:
+            shown = pc.binary_join_element_wise(
+                *(pc.cast(table.column(o), pa.large_string()) for o in others),
+                pa.scalar("/", pa.large_string()))
+        quoted = f" ({'/'.join(others)} in brackets)" if others else ""
+        out.rows(mask, shown, k, "missing_key",
+                 f"no {k}, a key of the task rows ({', '.join(keys)}): the row is left out of "
+                 f"every statistic{quoted}")
 
 
 def _describe(table: pa.Table, keys: Sequence[str], kind: FileKind, code: np.ndarray,

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from dabench_analysis import schema
 from dabench_analysis.load import folders, formats, pipeline
-from dabench_analysis.load.findings import Finding, RunLoadError
+from dabench_analysis.load.findings import Finding, RunLoadError, dropped_rows
 from dabench_analysis.load.folders import NOT_EVALUATED, candidates, check_dir
 from dabench_analysis.load.replay import replay_paths
 from dabench_analysis.load.run import Run
@@ -34,8 +34,6 @@ from dabench_analysis.schema.files import (
 )
 
 _UNSAFE_ID = r"^\.{0,2}$|[/\\\x00]"  # '', '.', '..', or a separator or NUL anywhere
-#: Checks whose rows are not kept.
-_DROPPING = ("column_count", "trailing_delimiter")
 
 
 def load_run(
@@ -326,7 +324,7 @@ def _accept(run_dir: Path, res, strict: bool):
                       "loading its subset of columns", stacklevel=4)
     if errors:
         warnings.warn(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
-                      f"missing, {_dropped(errors)} row(s) dropped (see run.findings)",
+                      f"missing, {dropped_rows(errors)} row(s) dropped (see run.findings)",
                       stacklevel=4)
     return table, res, run_id, findings
 
@@ -337,13 +335,6 @@ def folder_name(run_dir: Path) -> str:
     if run_dir.name in ("", ".", "..") or run_dir.is_symlink():
         return run_dir.resolve().name
     return run_dir.name
-
-
-def _dropped(errors: Sequence[Finding]) -> int:
-    """Data rows a task file lost: malformed rows, rows without a task_id, later repeats."""
-    n = sum(len(f.rows) for f in errors if f.check in _DROPPING)
-    n += sum(len(f.rows) for f in errors if f.check == "required_value" and f.column == "task_id")
-    return n + sum(len(f.rows) - 1 for f in errors if f.check == "duplicate_task_id")
 
 
 def requested_columns(columns: Sequence[str] | None) -> list[str] | None:

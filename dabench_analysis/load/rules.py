@@ -14,8 +14,8 @@
    legacy stage names with a warning), numbers from text (a file read as text), whole numbers
    checked and cast to int64.
 3. *Domain* (:data:`~dabench_analysis.schema.rules.RULES`): finite numbers, scores in [0, 1],
-   counts and times >= 0; required values; keys unique within each file
-   (:mod:`dabench_analysis.load.keys`).
+   counts and times >= 0; required values; in a task file, a value in every key column and
+   keys unique within each file (:mod:`dabench_analysis.load.keys`).
 
 A value that fails is set to missing. The fast path of every step is one kernel on the whole
 column (an index lookup, a min/max); only a column that fails is looked at value by value, and
@@ -150,8 +150,8 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
     findings : list of list of Finding
         Per file, in column order.
     drop : numpy.ndarray of bool
-        Rows a file cannot keep: in a task file no task_id or a later repeat of a task_id; in
-        a side file a later row equal in every column to an earlier one with its key.
+        Rows a file cannot keep: in a task file no value in a key column (``missing_key``) or
+        a later repeat of a key; in a side file a later row equal in every column to an earlier one with its key.
     """
     out, table = _Out(stack), stack.table
     out.text_of = text_of
@@ -160,8 +160,9 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
         spec = kind.catalogue.get(name)
         arrays.append(_column(name, arr, spec, out))
     typed = pa.Table.from_arrays(arrays, names=table.column_names)
+    keys = kind.keys if kind.is_tasks else ()  # a missing key: keys.py's missing_key
     for name in kind.required:
-        if name in typed.column_names and name != "run_id":
+        if name in typed.column_names and name != "run_id" and name not in keys:
             _required(typed, name, out)
     drop = repeated_keys(typed, kind, out)
     _missing_flags(typed, kind, out)

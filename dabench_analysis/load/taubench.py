@@ -10,13 +10,19 @@ assistant, ``tool`` messages answering them by ``tool_call_id``). tau2-bench
 results as ``tool`` messages with ``error``).
 
 Fields (the README's "Other harnesses" lists them too): ``reward`` -> ``final_score``;
-``trial`` -> ``trial``; ``info.user_cost`` -> ``user_cost`` (the simulated user's cost, kept,
+``trial`` -> ``trial`` (a file with no ``trial`` in any result is one trial per task: no trial
+column; a result without it among results with it is a ``missing_key`` error, left out);
+``info.user_cost`` -> ``user_cost`` (the simulated user's cost, kept,
 not the agent's); tau2's ``agent_cost`` -> ``cost``, ``duration`` -> ``execution_time``,
 ``termination_reason`` kept; the messages -> trajectory steps (one per message: ``agent`` the
 role, ``action`` ``message`` / ``tool_call`` / ``tool_result``, ``tool``, ``action_input`` the
 call's arguments, ``observation`` the content) and tool calls (``call_id``, ``tool_name``,
 ``success``: tau2's ``error`` flag; tau-bench writes no flag, and its environment answers a
-failed call with ``Error: ...``, which is read as a failure).
+failed call with ``Error: ...``, which is read as a failure). A ``tool`` message answers
+the first unanswered call with its id (``tool_call_id``; tau2: ``id``), or, without an id, the
+first unanswered call: every call is its own entry, so calls without ids are never merged.
+tau2's ``tasks`` times ``info.num_trials`` is the number of simulations it declares
+(:class:`~dabench_analysis.load.harness.Declared`: fewer read is a partial run).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import json
 from pathlib import Path
 
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.harness import Record
+from dabench_analysis.load.harness import Declared, Record
 
 
 def _strict(token: str):
@@ -52,16 +58,30 @@ def _usage_tokens(m: dict):
     return usage.get("total_tokens") if isinstance(usage, dict) else None
 
 
-def _messages(task_id, trial, messages: list) -> tuple[list[dict], list[dict]]:
-    """Trajectory steps (one per message) and tool calls of one trial's message list."""
-    steps, calls, by_id = [], [], {}
+def _answered(pending: list[dict], m: dict) -> dict | None:
+    """The call a ``tool`` message answers: the first unanswered call with its id, else (a
+    message or call without id) the first unanswered call. Each call is its own entry, so calls
+    without ids (or with one id used twice) never share a lookup key."""
+    ref = m.get("tool_call_id") or m.get("id")
+    match = next((c for c in pending if ref and c["_ref"] == ref), None)
+    if match is None:
+        match = next((c for c in pending if not (ref and c["_ref"])), None)
+    if match is not None:
+        pending.remove(match)
+    return match
+
+
+def _messages(key: dict, messages: list) -> tuple[list[dict], list[dict]]:
+    """Trajectory steps (one per message) and tool calls of one trial's message list; ``key``
+    the trial's ``task_id`` (and ``trial``)."""
+    steps, calls, pending = [], [], []
     for i, m in enumerate(m for m in messages or [] if isinstance(m, dict)):
         role, tool_calls = m.get("role"), m.get("tool_calls") or []
-        step = {"task_id": task_id, "trial": trial, "step_id": i + 1, "agent": role,
+        step = {**key, "step_id": i + 1, "agent": role,
                 "action": "message", "observation": m.get("content"),
                 "tokens": _usage_tokens(m), "timestamp": m.get("timestamp")}
         if role == "tool":
-            call = by_id.get(m.get("tool_call_id") or m.get("id"))
+            call = _answered(pending, m)
             content = m.get("content") or ""
             failed = bool(m["error"]) if "error" in m else str(content).startswith("Error")
             if call is not None:
@@ -74,23 +94,31 @@ def _messages(task_id, trial, messages: list) -> tuple[list[dict], list[dict]]:
             step.update(action="tool_call", tool=", ".join(str(f.get("name")) for f in fns),
                         action_input=[_arguments(c) for c in tool_calls])
             for j, (c, fn) in enumerate(zip(tool_calls, fns, strict=True)):
-                call = {"task_id": task_id, "trial": trial, "step_id": i + 1,
+                call = {**key, "step_id": i + 1,
                         "call_id": c.get("id") or f"{i + 1}.{j}", "tool_name": fn.get("name"),
-                        "success": None, "metadata_json": {"arguments": _arguments(c)}}
+                        "success": None, "metadata_json": {"arguments": _arguments(c)},
+                        "_ref": c.get("id")}
                 calls.append(call)
-                by_id[c.get("id")] = call
+                pending.append(call)
         steps.append(step)
+    for c in calls:
+        del c["_ref"]
     return steps, calls
+
+
+def _key(r: dict) -> dict:
+    """A result's key: ``task_id``, and ``trial`` when the result has the field (a file with
+    no ``trial`` anywhere is one trial per task: no trial column, as an eval-v2 run)."""
+    return {"task_id": r.get("task_id"), **({"trial": r.get("trial")} if "trial" in r else {})}
 
 
 def _tau1(path: Path, results: list) -> Record:
     tasks, steps, calls = [], [], []
     for r in results:
         info = r.get("info") if isinstance(r.get("info"), dict) else {}
-        tasks.append({"task_id": r.get("task_id"), "trial": r.get("trial"),
-                      "final_score": r.get("reward"), "user_cost": info.get("user_cost"),
-                      "source": info.get("source")})
-        s, c = _messages(r.get("task_id"), r.get("trial"), r.get("traj"))
+        tasks.append({**_key(r), "final_score": r.get("reward"),
+                      "user_cost": info.get("user_cost"), "source": info.get("source")})
+        s, c = _messages(_key(r), r.get("traj"))
         steps += s
         calls += c
     return Record(path.stem, tasks, steps or None, calls or None)
@@ -100,18 +128,30 @@ def _tau2(path: Path, data: dict) -> Record:
     tasks, steps, calls = [], [], []
     for r in data.get("simulations") or []:
         reward = (r.get("reward_info") or {}).get("reward")
-        tasks.append({"task_id": r.get("task_id"), "trial": r.get("trial"),
-                      "final_score": reward, "cost": r.get("agent_cost"),
+        tasks.append({**_key(r), "final_score": reward, "cost": r.get("agent_cost"),
                       "user_cost": r.get("user_cost"), "execution_time": r.get("duration"),
                       "termination_reason": r.get("termination_reason"),
                       "simulation_id": r.get("id")})
-        s, c = _messages(r.get("task_id"), r.get("trial"), r.get("messages"))
+        s, c = _messages(_key(r), r.get("messages"))
         steps += s
         calls += c
     info = data.get("info") if isinstance(data.get("info"), dict) else {}
     agent = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
     return Record(path.stem, tasks, steps or None, calls or None,
-                  meta={"model": agent.get("llm"), "num_trials": info.get("num_trials")})
+                  meta={"model": agent.get("llm"), "num_trials": info.get("num_trials")},
+                  declared=_tau2_declared(data, info))
+
+
+def _tau2_declared(data: dict, info: dict) -> Declared | None:
+    """tau2's ``tasks`` (the tasks of the run) times ``info.num_trials``: the simulations a
+    finished run holds; tau2 writes the file as simulations finish, so fewer is a partial run
+    (an info finding)."""
+    n_tasks, trials = data.get("tasks"), info.get("num_trials")
+    if not isinstance(n_tasks, list) or not n_tasks or isinstance(trials, bool) \
+            or not isinstance(trials, int) or trials < 1:
+        return None
+    return Declared(len(n_tasks) * trials, f"{len(n_tasks)} tasks x info.num_trials "
+                    f"{trials}", "info")
 
 
 def read_taubench(path: str | Path) -> Record:
