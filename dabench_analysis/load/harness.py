@@ -36,7 +36,7 @@ from dabench_analysis.schema import (
     Column,
 )
 from dabench_analysis.schema.files import FileKind
-from dabench_analysis.schema.rules import NUMBER_KINDS
+from dabench_analysis.schema.rules import MAX_COUNT, NUMBER_KINDS
 
 #: The repeated-trial column (Inspect epochs, tau-bench trials), also in steps and tool calls.
 TRIAL = TASK_COLUMNS["trial"]
@@ -75,6 +75,8 @@ class Record:
     table, kind : pyarrow.Table and FileKind, optional
         Tasks already typed by the rules (a per-task table read by the CSV reader), instead
         of ``tasks``; ``findings`` then holds the rules' findings.
+    rows : list of int, optional
+        With ``table``: the 1-based row of the file of each of its rows (default 1, 2, ...).
     """
 
     name: str
@@ -86,6 +88,7 @@ class Record:
     not_evaluated: str = ""
     table: pa.Table | None = None
     kind: FileKind | None = None
+    rows: list[int] | None = None
 
 
 def _kind(name: str, attribute: str, catalogue: Mapping, keys: tuple[str, ...],
@@ -117,7 +120,8 @@ def arrow_table(rows: Sequence[Mapping], catalogue: Mapping) -> pa.Table:
         Column -> value (missing keys and None are missing values).
     catalogue : mapping of str to Column
         Columns of a number kind become ``float64`` when every value is a number (else text,
-        which the rules parse and report); all others text (``large_string``): booleans as
+        which the rules parse and report, as when a whole number is 2**53 or more: float64
+        would round it); all others text (``large_string``): booleans as
         ``true``/``false``, lists and dicts as JSON, numbers as Python writes them.
 
     Returns
@@ -140,23 +144,25 @@ def arrow_table(rows: Sequence[Mapping], catalogue: Mapping) -> pa.Table:
         spec = catalogue.get(name)
         values = [r.get(name) for r in rows]
         number = spec is not None and spec.kind in NUMBER_KINDS and all(
-            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
-            for v in values)
+            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                          and not (isinstance(v, int) and abs(v) >= MAX_COUNT))
+            for v in values)  # a whole number float64 would round: as text, as written
         cells = [_cell(v, number) for v in values]
         arrays.append(pa.array(cells, pa.float64() if number else TEXT))
     return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
 
 
-def typed(table: pa.Table, kind: FileKind, name: str) -> tuple[pa.Table, list[Finding]]:
+def typed(table: pa.Table, kind: FileKind, name: str, *, rows: bool = False) -> tuple:
     """A table of one file through the catalogue's rules (:func:`dabench_analysis.load.rules.
-    convert`): typed, checked, rows a task file cannot keep dropped; and its findings."""
+    convert`): typed, checked, rows a task file cannot keep dropped; and its findings (and,
+    with ``rows``, the 1-based row of the file of each row kept)."""
     n = table.num_rows
     stack = Stack(table, np.array([0, n]), np.arange(1, n + 1), [name],
                   [frozenset(table.column_names)])
     out, found, drop = convert(stack, kind)
     if drop.any():
         out = out.filter(pa.array(~drop))
-    return out, found[0]
+    return (out, found[0], stack.rows[~drop]) if rows else (out, found[0])
 
 
 def _side(rows: list[dict] | None, kind_args: tuple, run_id: str, name: str,
@@ -200,8 +206,9 @@ def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
     Raises
     ------
     RunLoadError
-        The record is *not evaluated*; it has no task; a task without ``task_id`` or
-        ``final_score`` column; with ``strict``, any error finding.
+        The record is *not evaluated*; it has no task (a file of 0 task rows: a ``no_rows``
+        finding); a task without ``task_id`` or ``final_score`` column; with ``strict``, any
+        error finding.
     """
     name = path.name
     if record.not_evaluated:
@@ -223,7 +230,9 @@ def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
         findings = [*record.findings, *found]
     trials = "trial" in table.column_names
     if table.num_rows == 0:
-        raise RunLoadError(f"{path}: no task with a task_id", findings)
+        empty = any(f.check == "no_rows" for f in findings)
+        raise RunLoadError(f"{path}: " + ("0 task rows (the file has no data rows)" if empty
+                                          else "no task with a task_id"), findings)
     errors = [f for f in findings if f.severity == "error"]
     if errors and strict:
         raise RunLoadError(f"{path}: {len(errors)} problem(s) (in Python, load_run(path, "
@@ -235,8 +244,9 @@ def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
         [c for c in ("run_id",) if c in table.column_names]), record.name)
     run = Run(run_id=record.name, path=path, tasks=pipeline.to_frame(table, kind),
               findings=findings, include_text=include_text,
-              source_rows=list(range(1, table.num_rows + 1)), task_file=name, cache=False,
-              success_threshold=success_threshold, format=fmt, meta=dict(record.meta))
+              source_rows=record.rows or list(range(1, table.num_rows + 1)), task_file=name,
+              cache=False, success_threshold=success_threshold, format=fmt,
+              meta=dict(record.meta))
     for attr, rows in (("trajectory", record.steps), ("tool_calls", record.calls)):
         frame, side_found = _side(rows, _SIDES[attr], record.name, name, trials)
         run.__dict__[f"_{attr}_full"] = frame  # what Run.select reads

@@ -1,8 +1,10 @@
 """Repeated keys within one file of a stack: the findings and the rows a file cannot keep.
 
-A task file's key is ``task_id`` (``duplicate_task_id``: the first row is kept); a side
-file's key is its catalogue's ``keys`` (``duplicate_key``: a later row equal to an earlier one
-in every column is left out, as after ``cat a.csv a.csv``; rows that differ are all kept).
+A task file's key is ``task_id`` (``duplicate_task_id``: the first row is kept), ``run_id,
+task_id`` in a table of several runs (a repeat within one run; a row without a run_id is in the
+file's own run); a side file's key is its catalogue's ``keys`` (``duplicate_key``: a later row
+equal to an earlier one in every column is left out, as after ``cat a.csv a.csv``; rows that
+differ are all kept).
 Called by :func:`dabench_analysis.load.rules.convert` with its per-file findings (``out``:
 ``out.stack`` the stacked files, ``out.findings`` one list per file).
 """
@@ -51,7 +53,8 @@ def repeated_keys(table: pa.Table, kind: FileKind, out) -> np.ndarray:
     for k in keys:
         enc = pc.dictionary_encode(table.column(k)).combine_chunks()
         idx = enc.indices.to_numpy(zero_copy_only=False)
-        valid &= ~pd.isna(idx)
+        if k != "run_id":  # a row without a run_id belongs to the file's own run
+            valid &= ~pd.isna(idx)
         code = code * (len(enc.dictionary) + 1) + np.nan_to_num(idx, nan=-1).astype(np.int64) + 1
     if kind.is_tasks:
         drop |= ~valid
@@ -76,7 +79,8 @@ def _describe(table: pa.Table, keys: Sequence[str], kind: FileKind, code: np.nda
     s = pd.Series(code).where(valid)
     dup = s.duplicated(keep=False).to_numpy() & valid
     pos = np.flatnonzero(dup)
-    check = "duplicate_task_id" if list(keys) == ["task_id"] else "duplicate_key"
+    check = "duplicate_task_id" if [k for k in keys if k != "run_id"] == ["task_id"] \
+        else "duplicate_key"
     values = {k: table.column(k).take(pa.array(pos)).to_pylist() for k in keys}
     groups: dict[int, list[int]] = {}
     for i, p in enumerate(pos):
