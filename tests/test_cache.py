@@ -14,8 +14,8 @@ import pytest
 from dabench_analysis import load
 from dabench_analysis.load import cache
 from dabench_analysis.load import csv as load_csv
-from dabench_analysis.synthetic import generate_run
 from dabench_analysis.schema.files import LEGACY_TASK_FILE
+from dabench_analysis.synthetic import generate_run
 
 FILES = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv")
 
