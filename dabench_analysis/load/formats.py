@@ -168,9 +168,23 @@ def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
 
 def run_count(path: str | os.PathLike[str], fmt: str | None = None,
               mapping: Mapping[str, str] | None = None) -> int:
-    """How many runs ``path`` holds for a report: 0 when it is not evaluated
-    (:func:`not_evaluated`), a per-task table's number of runs (one per ``run_id`` value; the
-    table is read), else 1.
+    """How many runs ``path`` holds for a report.
+
+    Parameters
+    ----------
+    path : path-like
+        A run folder or a file of another harness.
+    fmt : str, optional
+        Its format (:data:`FORMATS`); default: detected.
+    mapping : mapping of str to str, optional
+        A per-task table's column mapping (``{"run_id": "model", ...}``).
+
+    Returns
+    -------
+    int
+        0 when it is not evaluated (:func:`not_evaluated`), a per-task table's number of runs
+        with rows (one per ``run_id`` value; the table is read), else 1 (also for a table that
+        cannot be read: its report says why).
 
     Examples
     --------

@@ -199,6 +199,21 @@ def decimal_float64(arr: pa.ChunkedArray) -> pa.ChunkedArray:
     user wrote (0.7 stored as float32 is 0.699999988 in binary and is read as 0.7, so that it
     passes a threshold of 0.7), never by binary widening; any other column unchanged.
 
+    Parameters
+    ----------
+    arr : pyarrow.ChunkedArray
+        A column of any type (a Parquet file's float32 scores).
+
+    Returns
+    -------
+    pyarrow.ChunkedArray
+        ``float64`` for a narrower float column (nulls, NaN and infinities kept), else ``arr``.
+
+    Notes
+    -----
+    The shortest decimal that reads back as the same float32 (Arrow's cast to text; numpy's
+    ``format_float_positional(unique=True)`` for float16), as ``repr`` is for float64.
+
     Examples
     --------
     >>> decimal_float64(pa.chunked_array([pa.array([0.7, None], pa.float32())])).to_pylist()
