@@ -14,6 +14,7 @@ import pytest
 from dabench_analysis import load
 from dabench_analysis.load import cache
 from dabench_analysis.load import csv as load_csv
+from dabench_analysis.schema.files import LEGACY_TASK_FILE
 from dabench_analysis.synthetic import generate_run
 
 FILES = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv")
@@ -31,8 +32,11 @@ def cache_env(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def run_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("cache_runs")
-    return [generate_run(root, run_id=f"cache_run_{i}", n_tasks=10, seed=3 + i, replays=False)
+    dirs = [generate_run(root, run_id=f"cache_run_{i}", n_tasks=10, seed=3 + i, replays=False)
             for i in range(2)]
+    for d in dirs:  # one task file each: the counts below are of task, steps and calls files
+        (d / LEGACY_TASK_FILE).unlink()
+    return dirs
 
 
 @pytest.fixture

@@ -167,6 +167,43 @@ def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     return ""
 
 
+def run_count(path: str | os.PathLike[str], fmt: str | None = None,
+              mapping: Mapping[str, str] | None = None) -> int:
+    """How many runs ``path`` holds for a report.
+
+    Parameters
+    ----------
+    path : path-like
+        A run folder or a file of another harness.
+    fmt : str, optional
+        Its format (:data:`FORMATS`); default: detected.
+    mapping : mapping of str to str, optional
+        A per-task table's column mapping (``{"run_id": "model", ...}``).
+
+    Returns
+    -------
+    int
+        0 when it is not evaluated (:func:`not_evaluated`), a per-task table's number of runs
+        with rows (one per ``run_id`` value; the table is read), else 1 (also for a table that
+        cannot be read: its report says why).
+
+    Examples
+    --------
+    >>> run_count("data/sample_runs/baseline_react"), run_count("data/sample_runs/pending_run")
+    (1, 0)
+    """
+    p = Path(path)
+    fmt = fmt or detect_format(p)
+    if not_evaluated(p, fmt):
+        return 0
+    if fmt != "table" or p.is_dir():
+        return 1
+    try:
+        return sum(1 for r in read_records(p, fmt, mapping) if r.table is None or r.table.num_rows)
+    except (RunLoadError, ValueError):
+        return 1  # the report says what is wrong with it
+
+
 def not_readable(path: Path) -> RunLoadError:
     """The error for a file of no known format."""
     return RunLoadError(f"{path} is a file, not a run folder, and not a run this toolkit reads "
@@ -215,8 +252,8 @@ def one_run(path: Path, fmt: str | None, **kw):
 def runs_in_place(paths: list[Path], loaded: list, fmt: str | None,
                   skipped: list[tuple[str, str]], **kw) -> list:
     """``loaded`` (the folders' runs, in order) with each file's runs (a list) in its place
-    (:func:`dabench_analysis.load_runs`); a file whose run is *not evaluated* goes to
-    ``skipped``, any other failure stays as its error."""
+    (:func:`dabench_analysis.load_runs`); a file whose run is *not evaluated* or has 0 task
+    rows goes to ``skipped`` (with its reason), any other failure stays as its error."""
     it, out = iter(loaded), []
     for p in paths:
         if p.is_dir():
@@ -225,8 +262,9 @@ def runs_in_place(paths: list[Path], loaded: list, fmt: str | None,
         try:
             out.append(load_file(p, fmt or detect_format(p), **kw))
         except RunLoadError as exc:
-            if any(f.check == "missing_file" for f in exc.findings):
-                skipped.append((str(p), exc.findings[0].message))
+            why = [f for f in exc.findings if f.check in ("missing_file", "no_rows")]
+            if why:
+                skipped.append((str(p), why[0].message))
                 out.append([])
             else:
                 out.append(exc)

@@ -41,7 +41,7 @@ from dabench_analysis.schema import (
     Column,
 )
 from dabench_analysis.schema.files import FileKind
-from dabench_analysis.schema.rules import NUMBER_KINDS
+from dabench_analysis.schema.rules import MAX_COUNT, NUMBER_KINDS
 
 #: The repeated-trial column (Inspect epochs, tau-bench trials), also in steps and tool calls.
 TRIAL = TASK_COLUMNS["trial"]
@@ -102,6 +102,8 @@ class Record:
         of ``tasks``; ``findings`` then holds the rules' findings.
     declared : Declared, optional
         How many task rows the file declares, when it says.
+    rows : list of int, optional
+        With ``table``: the 1-based row of the file of each of its rows (default 1, 2, ...).
     """
 
     name: str
@@ -114,6 +116,7 @@ class Record:
     table: pa.Table | None = None
     kind: FileKind | None = None
     declared: Declared | None = None
+    rows: list[int] | None = None
 
 
 def _kind(name: str, attribute: str, catalogue: Mapping, keys: tuple[str, ...],
@@ -145,7 +148,8 @@ def arrow_table(rows: Sequence[Mapping], catalogue: Mapping) -> pa.Table:
         Column -> value (missing keys and None are missing values).
     catalogue : mapping of str to Column
         Columns of a number kind become ``float64`` when every value is a number (else text,
-        which the rules parse and report); all others text (``large_string``): booleans as
+        which the rules parse and report, as when a whole number is 2**53 or more: float64
+        would round it); all others text (``large_string``): booleans as
         ``true``/``false``, lists and dicts as JSON, numbers as Python writes them.
 
     Returns
@@ -168,18 +172,20 @@ def arrow_table(rows: Sequence[Mapping], catalogue: Mapping) -> pa.Table:
         spec = catalogue.get(name)
         values = [r.get(name) for r in rows]
         number = spec is not None and spec.kind in NUMBER_KINDS and all(
-            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
-            for v in values)
+            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                          and not (isinstance(v, int) and abs(v) >= MAX_COUNT))
+            for v in values)  # a whole number float64 would round: as text, as written
         cells = [_cell(v, number) for v in values]
         arrays.append(pa.array(cells, pa.float64() if number else TEXT))
     return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
 
 
-def typed(table: pa.Table, kind: FileKind, name: str) -> tuple[pa.Table, list[Finding]]:
+def typed(table: pa.Table, kind: FileKind, name: str, *, rows: bool = False) -> tuple:
     """A table of one file through the catalogue's rules (:func:`dabench_analysis.load.rules.
-    convert`): typed, checked, rows a task file cannot keep dropped; and its findings."""
-    out, found, _ = typed_rows(table, kind, name)
-    return out, found
+    convert`): typed, checked, rows a task file cannot keep dropped; and its findings (and,
+    with ``rows``, the 1-based row of ``table`` of each row kept)."""
+    out, found, kept = typed_rows(table, kind, name)
+    return (out, found, np.asarray(kept, dtype=np.int64)) if rows else (out, found)
 
 
 def typed_rows(table: pa.Table, kind: FileKind, name: str
@@ -259,7 +265,7 @@ def _tasks(path: Path, record: Record) -> tuple[pa.Table, FileKind, list[Finding
     name = path.name
     if record.table is not None:
         table, kind, findings = record.table, record.kind, list(record.findings)
-        rows = list(range(1, table.num_rows + 1))
+        rows = record.rows or list(range(1, table.num_rows + 1))
     else:
         if not record.tasks:
             raise RunLoadError(f"{path}: the file holds no task rows (no result, simulation "
@@ -277,7 +283,7 @@ def _tasks(path: Path, record: Record) -> tuple[pa.Table, FileKind, list[Finding
         findings = [*record.findings, *found, *_declared(record, name)]
     if table.num_rows == 0:
         why = ("no task row kept: every row was left out (see the findings)"
-               if dropped_rows(findings) else "the file holds no task rows")
+               if dropped_rows(findings) else "0 task rows (the file has no data rows)")
         raise RunLoadError(f"{path}: {why}", findings)
     return table, kind, findings, rows
 

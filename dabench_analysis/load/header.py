@@ -151,6 +151,7 @@ def _column_names(header: Sequence[str], kind: FileKind, found: list) -> dict[st
     beside its catalogue name is kept as text with a ``column_alias_duplicate`` warning)."""
     name, aliases, catalogue = kind.file, kind.aliases, kind.catalogue
     stripped = {h.strip() for h in header}
+    taken = stripped - set(aliases)  # a name renamed by an alias itself leaves its name free
     canon = {}
     for h in header:
         c = h.strip()
@@ -160,11 +161,11 @@ def _column_names(header: Sequence[str], kind: FileKind, found: list) -> dict[st
         if c != h:
             found.append(Finding("warning", name, None, h, "header_whitespace",
                                  f"column name {h!r} has surrounding spaces; read as {c!r}"))
-        canon[h] = aliases[c] if c in aliases and aliases[c] not in stripped else c
+        canon[h] = aliases[c] if c in aliases and aliases[c] not in taken else c
         if canon[h] != c:
             found.append(Finding("info", name, None, h, "column_alias",
                                  f"read as {canon[h]!r} (a name other eval-v2 versions use)"))
-        if c in aliases and aliases[c] in stripped:
+        if c in aliases and aliases[c] in taken:
             found.append(Finding("warning", name, None, h, "column_alias_duplicate",
                                  f"both {c!r} and its catalogue name {aliases[c]!r} are present;"
                                  f" {aliases[c]!r} is used, {c!r} is kept as text"))

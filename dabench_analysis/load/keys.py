@@ -1,13 +1,14 @@
 """Missing and repeated keys within one file of a stack: the findings and the rows a file
 cannot keep.
 
-A task file's key is ``task_id`` (``task_id, trial`` when the harness repeats tasks). A row
-with no value in a key column is an error (``missing_key``, naming the file, every such row and
-the column) and is left out of every statistic: the one rule for every reader (eval-v2 folder,
-Inspect, tau-bench, tables). A repeated key is ``duplicate_task_id`` (the first row is kept);
-a side file's key is its catalogue's ``keys`` (``duplicate_key``: a later row equal to an
-earlier one in every column is left out, as after ``cat a.csv a.csv``; rows that differ are all
-kept; a side row without a key is kept).
+A task file's key is ``task_id`` (``task_id, trial`` when the harness repeats tasks; ``run_id,
+task_id`` in a table of several runs, where a row without a run_id is in the file's own run). A
+row with no value in a key column is an error (``missing_key``, naming the file, every such row
+and the column) and is left out of every statistic: the one rule for every reader (eval-v2
+folder, Inspect, tau-bench, tables). A repeated key is ``duplicate_task_id`` (the first row is
+kept; a repeat within one run of a table of several runs); a side file's key is its catalogue's
+``keys`` (``duplicate_key``: a later row equal to an earlier one in every column is left out, as
+after ``cat a.csv a.csv``; rows that differ are all kept; a side row without a key is kept).
 Called by :func:`dabench_analysis.load.rules.convert` with its per-file findings (``out``:
 ``out.stack`` the stacked files, ``out.findings`` one list per file).
 """
@@ -56,7 +57,8 @@ def repeated_keys(table: pa.Table, kind: FileKind, out) -> np.ndarray:
     for k in keys:
         enc = pc.dictionary_encode(table.column(k)).combine_chunks()
         idx = enc.indices.to_numpy(zero_copy_only=False)
-        valid &= ~pd.isna(idx)
+        if k != "run_id":  # a row without a run_id belongs to the file's own run
+            valid &= ~pd.isna(idx)
         code = code * (len(enc.dictionary) + 1) + np.nan_to_num(idx, nan=-1).astype(np.int64) + 1
     if kind.is_tasks and not valid.all():
         _missing(table, keys, out)
@@ -81,6 +83,8 @@ def _missing(table: pa.Table, keys: Sequence[str], out) -> None:
     """One ``missing_key`` error per file and key column for the task rows without a value in
     it, each row quoted by its other key values (its ``task_id`` when ``trial`` is missing)."""
     for k in keys:
+        if k == "run_id":  # a row without a run_id belongs to the file's own run
+            continue
         mask = np.asarray(pc.is_null(table.column(k)).to_numpy(zero_copy_only=False), bool)
         if not mask.any():
             continue
@@ -101,7 +105,8 @@ def _describe(table: pa.Table, keys: Sequence[str], kind: FileKind, code: np.nda
     s = pd.Series(code).where(valid)
     dup = s.duplicated(keep=False).to_numpy() & valid
     pos = np.flatnonzero(dup)
-    check = "duplicate_task_id" if list(keys) == ["task_id"] else "duplicate_key"
+    check = "duplicate_task_id" if [k for k in keys if k != "run_id"] == ["task_id"] \
+        else "duplicate_key"
     values = {k: table.column(k).take(pa.array(pos)).to_pylist() for k in keys}
     groups: dict[int, list[int]] = {}
     for i, p in enumerate(pos):

@@ -25,6 +25,7 @@ from dabench_analysis.load.folders import NOT_EVALUATED, candidates, check_dir
 from dabench_analysis.load.replay import replay_paths
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import SKIPPED_COLUMNS, Runs
+from dabench_analysis.load.task_files import second_task_files
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
     LEGACY_TASKS,
@@ -184,8 +185,11 @@ def load_runs(
     -------
     Runs
         The loaded runs in path order, ``tasks`` stacked, and ``skipped`` (path, reason) for
-        folders without eval-v2 artifacts, missing paths, repeated folders, duplicate run ids
-        (the later one is skipped, with a warning) and, with ``strict=False``, failed runs.
+        folders without eval-v2 artifacts, missing paths, repeated folders, runs of 0 task
+        rows (a task file with a header only: "0 task rows in task_metrics.csv ..."; with a
+        warning), duplicate run ids (the later one is skipped, with a warning) and, with
+        ``strict=False``, failed runs. A per-task table of several runs gives each of its runs
+        (:func:`dabench_analysis.load_table`).
 
     Raises
     ------
@@ -234,6 +238,11 @@ def load_runs(
     for d, r in zip(dirs, loaded, strict=True):
         if isinstance(r, Exception):
             continue
+        if not len(r.tasks):  # nothing to count: never a run the sweep's counts leave out
+            skipped.append((str(d), _no_rows(r)))
+            warnings.warn(f"{r.run_id}: {_no_rows(r)}; not in the sweep (see .skipped)",
+                          stacklevel=2)
+            continue
         if r.run_id in first:
             skipped.append((str(d), f"duplicate run_id {r.run_id!r} (kept {first[r.run_id]})"))
             warnings.warn(f"run_id {r.run_id!r} appears in {first[r.run_id]} and {d}; "
@@ -259,9 +268,13 @@ def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache:
     files = [d / (k.file if k else TASK_FILE) for d, k in zip(dirs, kinds, strict=True)]
     results = pipeline.read_files(files, kinds, columns, cache=cache,
                                   mapper=partial(mapper, label="runs"))
+    second = second_task_files(dirs, results, cache=cache,
+                               mapper=partial(mapper, label="second task files"))
     loaded: list = []
-    for d, res in zip(dirs, results, strict=True):
+    for i, (d, res) in enumerate(zip(dirs, results, strict=True)):
         loaded.append(_accept(d, res, strict))
+        if i in second and isinstance(loaded[-1], tuple):
+            loaded[-1][3].append(second[i])
     good = [(i, t) for i, t in enumerate(loaded) if isinstance(t, tuple)]
     table = pipeline.stacked([t[0] for _, t in good])
     frame = pipeline.to_frame(table, TASKS) if good else pd.DataFrame()
@@ -335,6 +348,13 @@ def folder_name(run_dir: Path) -> str:
     if run_dir.name in ("", ".", "..") or run_dir.is_symlink():
         return run_dir.resolve().name
     return run_dir.name
+
+
+def _no_rows(run: Run) -> str:
+    """Why a run of 0 task rows is not in a sweep."""
+    if any(f.check == "no_rows" for f in run.findings):
+        return f"0 task rows in {run.task_file} (a header and no data rows)"
+    return f"0 task rows left in {run.task_file} once its errors were set aside (see findings)"
 
 
 def requested_columns(columns: Sequence[str] | None) -> list[str] | None:

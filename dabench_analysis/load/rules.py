@@ -166,9 +166,10 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
             _required(typed, name, out)
     drop = repeated_keys(typed, kind, out)
     _missing_flags(typed, kind, out)
+    what = "0 task rows" if kind.is_tasks else "0 rows"
     for f in np.flatnonzero(np.diff(stack.starts) == 0):
         out.findings[f].append(Finding("warning", stack.names[f], None, None, "no_rows",
-                                       "the file has a header but no data rows"))
+                                       f"{what}: the file has a header but no data rows"))
     return typed, out.findings, drop
 
 
@@ -180,6 +181,7 @@ def _column(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray
         return _enum(name, _nulled(arr, kind), spec, out)
     if kind in FLOAT_KINDS or kind in INTEGER_KINDS:
         shown = None  # what a finding quotes: the text as written, when the file was text
+        arr = decimal_float64(arr)
         if name in OUTCOME_FLAG_COLUMNS and _is_text(arr):
             arr = _outcome_flags(name, arr, out)
         if _is_text(arr):
@@ -191,6 +193,42 @@ def _column(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray
             arr = _integer(name, arr, out, shown)
         return _domain(name, arr, kind, out, shown)
     return _nulled(arr, kind)
+
+
+def decimal_float64(arr: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A float32 or float16 column as float64 by each value's shortest decimal repr, what the
+    user wrote (0.7 stored as float32 is 0.699999988 in binary and is read as 0.7, so that it
+    passes a threshold of 0.7), never by binary widening; any other column unchanged.
+
+    Parameters
+    ----------
+    arr : pyarrow.ChunkedArray
+        A column of any type (a Parquet file's float32 scores).
+
+    Returns
+    -------
+    pyarrow.ChunkedArray
+        ``float64`` for a narrower float column (nulls, NaN and infinities kept), else ``arr``.
+
+    Notes
+    -----
+    The shortest decimal that reads back as the same float32 (Arrow's cast to text; numpy's
+    ``format_float_positional(unique=True)`` for float16), as ``repr`` is for float64.
+
+    Examples
+    --------
+    >>> decimal_float64(pa.chunked_array([pa.array([0.7, None], pa.float32())])).to_pylist()
+    [0.7, None]
+    >>> pa.array([0.7], pa.float32()).cast(pa.float64()).to_pylist()  # binary widening
+    [0.699999988079071]
+    """
+    if not pa.types.is_floating(arr.type) or arr.type == pa.float64():
+        return arr
+    if arr.type == pa.float32():  # Arrow prints a float32 by its shortest repr
+        return pc.cast(pc.cast(arr, TEXT), pa.float64())
+    return pa.chunked_array([pa.array(  # float16: numpy's shortest repr of each value
+        [None if v is None else float(np.format_float_positional(np.float16(v), unique=True))
+         for v in arr.to_pylist()], pa.float64())], type=pa.float64())
 
 
 def _is_text(arr: pa.ChunkedArray) -> bool:  # a file read as text

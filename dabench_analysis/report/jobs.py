@@ -130,7 +130,9 @@ def plan_jobs(
         Data folders for the corresponding notebooks.
     sweep : bool
         Add the sweep report (``notebooks/sweep.ipynb``) over every run, baseline included,
-        into ``out/sweep/`` (runs without artifacts are named there as left out).
+        into ``out/sweep/`` (runs without artifacts are named there as left out). A per-task
+        table of several runs (``column_map`` with ``run_id``) counts as its runs and gets no
+        run report of its own: its runs are the sweep report's rows.
     run_reports : bool
         Plan a run report per run (default). False leaves them out, for a sweep of many runs
         whose per-run reports are not wanted; comparisons are planned either way.
@@ -177,9 +179,12 @@ def plan_jobs(
     base = Path(baseline).resolve() if baseline is not None else None
     if base is not None and base not in runs:
         runs.insert(0, base)
+    counts = {r: formats.run_count(r, run_format, column_map) for r in runs} if sweep else {}
     jobs = [Job("run", run_name(r), notebook_dir / "run_report.ipynb",
                 {"run_dir": str(r), "output_dir": str(_inside(out, run_name(r))), **extra},
-                _inside(out, run_name(r)), str(r)) for r in runs] if run_reports else []
+                _inside(out, run_name(r)), str(r))
+            for r in runs if counts.get(r, 1) <= 1] if run_reports else []  # a table of
+    # several runs is reported in the sweep report, one row per run
     if base is not None:
         for r in runs:
             if r == base or not is_evaluated(r):
@@ -190,7 +195,7 @@ def plan_jobs(
                              "output_dir": str(_inside(out, name)), **extra},
                             _inside(out, name), str(r)))
     if sweep:
-        jobs.append(_sweep_job(runs, out, notebook_dir, extra))
+        jobs.append(_sweep_job(runs, out, notebook_dir, extra, sum(counts.values())))
     for kind, path, nbname, param in (("judge", judge_study, "judge_agreement.ipynb", "judge_dir"),
                                       ("research_eval", research_eval, "research_eval.ipynb",
                                        "session_dir")):
@@ -206,10 +211,11 @@ def plan_jobs(
     return jobs
 
 
-def _sweep_job(runs: Sequence[Path], out: Path, notebook_dir: Path, extra: dict) -> Job:
+def _sweep_job(runs: Sequence[Path], out: Path, notebook_dir: Path, extra: dict,
+               n_evaluated: int) -> Job:
     """The sweep report over all runs: a run without artifacts is listed there as not in the
-    sweep; at least two must be evaluated."""
-    n_evaluated = sum(not formats.not_evaluated(r, extra.get("run_format")) for r in runs)
+    sweep; at least two must be evaluated (``n_evaluated``: the runs the paths hold, a
+    per-task table one per ``run_id`` value)."""
     if n_evaluated < 2:
         raise ReportError(f"--sweep needs at least two evaluated runs (with {TASK_FILE}); "
                           f"got {n_evaluated} of {len(runs)}")

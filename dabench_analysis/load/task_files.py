@@ -1,0 +1,95 @@
+"""A run folder holding both task files, ``task_metrics.csv`` and the legacy
+``comprehensive_evaluation.csv`` (:data:`dabench_analysis.schema.files.TASK_FILES`): the loader
+reads the first, and :func:`second_task_files` says so, with whether the other's scores agree.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from dabench_analysis.load import pipeline
+from dabench_analysis.load.findings import Finding
+from dabench_analysis.schema.files import LEGACY_TASK_FILE, LEGACY_TASKS, TASK_FILE
+
+_SHOWN = 3  # differing tasks quoted in the message
+
+
+def second_task_files(dirs: Sequence[Path], results: Sequence, *, cache: bool = True,
+                      mapper: Callable = map) -> dict[int, Finding]:
+    """For each run folder that holds both task files, a finding naming both.
+
+    Parameters
+    ----------
+    dirs : sequence of Path
+        Run folders.
+    results : sequence of FileResult or None
+        Each folder's task file as :func:`dabench_analysis.load.pipeline.read_files` read it.
+    cache, mapper
+        As :func:`~dabench_analysis.load.pipeline.read_files`, for the second files.
+
+    Returns
+    -------
+    dict of int to Finding
+        By position in ``dirs``: check ``second_task_file`` on the file not read: an info
+        finding when its ``task_id`` and ``final_score`` agree with the file used, a warning
+        naming the tasks whose scores differ (or the tasks in one file only), or that it
+        cannot be read.
+
+    Examples
+    --------
+    >>> from dabench_analysis.schema.files import TASKS
+    >>> d = Path("data/sample_runs/baseline_react")
+    >>> (res,) = pipeline.read_files([d / TASK_FILE], [TASKS], cache=False)
+    >>> second_task_files([d], [res], cache=False)[0].message  # doctest: +ELLIPSIS
+    'task_metrics.csv and comprehensive_evaluation.csv are both in the folder: ... agree ...'
+    """
+    both = [i for i, (d, r) in enumerate(zip(dirs, results, strict=True))
+            if r is not None and r.table is not None and r.kind.file == TASK_FILE
+            and os.path.lexists(d / LEGACY_TASK_FILE)]
+    if not both:
+        return {}
+    others = pipeline.read_files([dirs[i] / LEGACY_TASK_FILE for i in both],
+                                 [LEGACY_TASKS] * len(both), ("task_id", "final_score"),
+                                 cache=cache, mapper=mapper)
+    return {i: _compare(results[i], o) for i, o in zip(both, others, strict=True)}
+
+
+def _scores(res) -> pd.Series:
+    t = res.table.select(["task_id", "final_score"]).to_pandas()
+    return t.drop_duplicates("task_id").set_index("task_id")["final_score"]
+
+
+def _compare(used, other) -> Finding:
+    head = (f"{TASK_FILE} and {LEGACY_TASK_FILE} are both in the folder: {TASK_FILE} is used, "
+            f"{LEGACY_TASK_FILE} is not read")
+    if other.error is not None:
+        return Finding("warning", LEGACY_TASK_FILE, None, None, "second_task_file",
+                       f"{head}; it cannot be read to compare "
+                       f"({other.error.message.splitlines()[0]})")
+    if all(used.table.column(c).equals(other.table.column(c))  # the usual case, in O(n)
+           for c in ("task_id", "final_score")):
+        return Finding("info", LEGACY_TASK_FILE, None, "final_score", "second_task_file",
+                       f"{head}; they agree (task_id and final_score of all "
+                       f"{used.table.num_rows} tasks)")
+    a, b = _scores(used), _scores(other)
+    common = a.index.intersection(b.index)
+    x, y = a[common], b[common]
+    differ = common[~((x == y) | (x.isna() & y.isna())).to_numpy()]
+    only_a, only_b = a.index.difference(b.index), b.index.difference(a.index)
+    if not len(differ) and not len(only_a) and not len(only_b):
+        return Finding("info", LEGACY_TASK_FILE, None, "final_score", "second_task_file",
+                       f"{head}; they agree (task_id and final_score of all {len(a)} tasks)")
+    parts = []
+    if len(differ):
+        shown = ", ".join(f"{t}: {x[t]} vs {y[t]}" for t in differ[:_SHOWN])
+        parts.append(f"final_score differs for {len(differ)} of {len(common)} tasks ({shown}"
+                     f"{' ...' if len(differ) > _SHOWN else ''})")
+    for n, where in ((len(only_a), TASK_FILE), (len(only_b), LEGACY_TASK_FILE)):
+        if n:
+            parts.append(f"{n} task(s) only in {where}")
+    return Finding("warning", LEGACY_TASK_FILE, None, "final_score", "second_task_file",
+                   f"{head}; they differ: {'; '.join(parts)}")
