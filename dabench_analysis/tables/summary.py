@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from dabench_analysis import schema, stats
+from dabench_analysis.stats.recorded import cost_recorded
 from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
 
@@ -41,8 +42,10 @@ def key_numbers(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD
         ``answer_accuracy_ci_low/high``,
         ``mean_final_score`` with its logit-t interval ``mean_final_score_ci_low/high`` and
         ``mean_final_score_ci_method``, ``execution_success_rate``, ``mean_runtime_s``
-        (seconds) and ``mean_tokens`` with t-intervals (``*_ci_low``, ``*_ci_high``),
-        ``n_failed``.
+        (seconds) and ``mean_tokens`` with t-intervals (``*_ci_low``, ``*_ci_high``; None
+        when the column is absent, or all missing or all 0: not recorded,
+        :func:`~dabench_analysis.stats.recorded.cost_recorded`), ``n_failed``, and
+        ``not_recorded`` (the columns present but not recorded) when there are any.
 
     Raises
     ------
@@ -95,12 +98,16 @@ def _key_numbers(tasks: pd.DataFrame, threshold: float) -> dict:
     if "execution_success" in tasks:
         ex = tasks["execution_success"].astype("boolean").dropna().astype(bool)
         out["execution_success_rate"] = float(ex.mean()) if len(ex) else None
+    unrecorded = []
     for col, key in (("execution_time", "mean_runtime_s"), ("total_tokens", "mean_tokens")):
-        row = (stats.describe(tasks.astype({col: "float64"}), [col]).iloc[0] if col in tasks
+        recorded = bool(cost_recorded(tasks, col, by=None).iloc[0])
+        unrecorded += [col] if col in tasks and not recorded else []
+        row = (stats.describe(tasks.astype({col: "float64"}), [col]).iloc[0] if recorded
                else {"mean": None, "ci_low": None, "ci_high": None})
         out |= {key: _num(row["mean"]), f"{key}_ci_low": _num(row["ci_low"]),
                 f"{key}_ci_high": _num(row["ci_high"])}
-    return out | {"n_failed": int((~correct).sum())}
+    return out | {"n_failed": int((~correct).sum())} | (
+        {"not_recorded": unrecorded} if unrecorded else {})
 
 
 def _num(v) -> float | None:
