@@ -251,6 +251,11 @@ def test_run_reports_on_tau_bench_and_inspect(tmp_path):
     assert "pass_k" not in skipped and "difficulty_breakdown" in skipped
     assert skipped["difficulty_breakdown"][0] == "difficulty"
     assert tau["n_tasks"] == 50 and tau["answer_accuracy"] == pytest.approx(0.42)
+    # the interval over the 50 tasks (tables.answer_accuracy), as the run display shows it
+    # (test_one_accuracy.py computes it from the raw JSON with scipy)
+    assert [tau["answer_accuracy_ci_low"], tau["answer_accuracy_ci_high"]] == pytest.approx(
+        [0.325, 0.525], abs=1e-9)
+    assert tau["answer_accuracy_ci_method"].startswith("BCa bootstrap over tasks")
     assert {str(k): v for k, v in tau["pass_hat_k"].items()}["2"] == pytest.approx(0.2733, abs=1e-4)
     table = pd.read_csv(tmp_path / "tau" / "tables" / "pass_k.csv")
     assert table["pass_hat_k"].round(2).tolist() == [0.42, 0.27, 0.22, 0.20]

@@ -269,11 +269,12 @@ class Run:
     def __repr__(self) -> str:
         n = len(self.tasks)
         score = (self.tasks["final_score"] if "final_score" in self.tasks
-                 else pd.Series([], dtype="float64")).astype("float64").dropna()
-        acc = format_estimate(schema.correct(score, self.success_threshold).mean()) \
-            if len(score) else "n/a"
-        if len(score) < n:
-            acc += f" of {len(score)} scored"
+                 else pd.Series([], dtype="float64")).astype("float64")
+        ids = self.tasks["task_id"] if "task_id" in self.tasks else None
+        per = schema.task_success(score, ids, self.success_threshold)  # over tasks, as pages
+        acc = format_estimate(per.mean()) if len(per) else "n/a"
+        if score.notna().sum() < n:
+            acc += f" of {int(score.notna().sum())} scored"
         errs = sum(f.severity == "error" for f in self.findings)
         k = len(self.findings)
         found = f"{k} finding{'' if k == 1 else 's'}" + \

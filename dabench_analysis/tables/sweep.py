@@ -22,12 +22,12 @@ from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.descriptive import interval_method, mean_summary
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
-from dabench_analysis.stats.proportions import proportion_ci
 from dabench_analysis.stats.ranking import rank_intervals, rank_ties
 from dabench_analysis.stats.recorded import cost_recorded, not_recorded_note
 from dabench_analysis.stats.repetitions import repetition_variance
-from dabench_analysis.tables.common import correct_mask, takes_run
+from dabench_analysis.tables.common import takes_run
 from dabench_analysis.tables.frontier import frontier
+from dabench_analysis.tables.summary import answer_accuracy
 from dabench_analysis.tables.sweep_items import (
     _as_tasks,
     _higher_is_better,
@@ -276,7 +276,8 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
     DataFrame
         One row per run, sorted by ``mean_score`` (best first): ``run_id``, ``n_shared``
         (tasks every run has with a ``metric``), ``n_own`` (the run's own tasks),
-        ``answer_accuracy`` with ``answer_accuracy_ci_low/high`` (Wilson), ``metric``,
+        ``answer_accuracy`` with ``answer_accuracy_ci_low/high`` (Wilson:
+        :func:`dabench_analysis.tables.answer_accuracy`, as every page shows it), ``metric``,
         ``mean_score`` with ``mean_score_ci_low/high`` (mean ``metric``; logit t for [0, 1]
         scores), ``mean_tokens`` and ``mean_runtime_s`` (seconds) with ``_ci_low/_ci_high``
         (t-interval; NaN with a warning when the column is absent, and for a run that did not
@@ -321,20 +322,20 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
     w = _wide(sh, sh[metric].rename(metric), runs)
     ranks = rank_intervals(w, n_boot=n_boot, ci=ci, seed=seed,
                            higher_is_better=_higher_is_better(metric))
-    corr = _wide(sh, correct_mask(sh, threshold=threshold).astype("Float64").rename("c"), runs)
-    acc = proportion_ci(corr.sum().round().astype(int).to_numpy(), corr.notna().sum().to_numpy(),
-                        ci=ci)
+    of = sh["run_id"].astype(str)
+    acc = pd.DataFrame([answer_accuracy(sh[(of == r).to_numpy()], threshold=threshold, ci=ci)
+                        for r in runs])  # the one estimate of a run's accuracy
     score, score_how = _mean_columns(w, "mean_score", interval_method(sh, metric), ci)
     cost, cost_how = _cost(sh, runs, ci)
     out = pd.DataFrame({
         "run_id": runs, "n_shared": counts["n_shared"].to_numpy(),
-        "n_own": counts["n_own"].to_numpy(), "answer_accuracy": acc["proportion"].to_numpy(),
-        "answer_accuracy_ci_low": acc["ci_low"].to_numpy(),
-        "answer_accuracy_ci_high": acc["ci_high"].to_numpy(), "metric": metric, **score, **cost,
+        "n_own": counts["n_own"].to_numpy(), "answer_accuracy": acc["answer_accuracy"].to_numpy(float),
+        "answer_accuracy_ci_low": acc["answer_accuracy_ci_low"].to_numpy(float),
+        "answer_accuracy_ci_high": acc["answer_accuracy_ci_high"].to_numpy(float), "metric": metric, **score, **cost,
         "rank": ranks["rank"].to_numpy(), "rank_low": ranks["rank_low"].to_numpy(),
         "rank_high": ranks["rank_high"].to_numpy(),
         "tied": rank_ties(ranks["rank_low"], ranks["rank_high"]), "threshold": threshold,
-        "ci": float(ci), "n_boot": int(n_boot), "boot_seed": seed, "accuracy_method": "Wilson",
+        "ci": float(ci), "n_boot": int(n_boot), "boot_seed": seed, "accuracy_method": acc["answer_accuracy_ci_method"].to_numpy(),
         "score_method": score_how, "cost_method": cost_how,
         "rank_method": ranks["method"].iloc[0]})
     return out.sort_values(["rank", "run_id"], kind="stable").reset_index(drop=True)
