@@ -104,4 +104,5 @@ def task_success(scores, tasks=None, threshold: float = SUCCESS_THRESHOLD) -> pd
     flags = ok.to_numpy(dtype="float64", na_value=np.nan)
     frame = pd.DataFrame({"task": key.to_numpy(), "ok": flags})
     frame = frame[~np.isnan(flags)]
-    return frame.groupby("task", sort=False)["ok"].mean().rename_axis(None).rename("success")
+    per = frame.groupby("task", sort=False, dropna=False)["ok"].mean()  # a null key: one task
+    return per.rename_axis(None).rename("success")

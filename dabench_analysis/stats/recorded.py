@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.stats.inputs import as_float
+from dabench_analysis.stats.inputs import as_float, check_frame
 
 __all__ = ["COST_COLUMNS", "NotComputed", "cost_recorded", "not_recorded_note"]
 
@@ -66,6 +66,8 @@ def cost_recorded(tasks: pd.DataFrame, column: str, *, by: str | None = "run_id"
 
     Raises
     ------
+    TypeError
+        A Run or Runs (pass ``run.tasks``).
     ValueError
         A ``column`` whose values are not numbers.
 
@@ -84,6 +86,7 @@ def cost_recorded(tasks: pd.DataFrame, column: str, *, by: str | None = "run_id"
     >>> cost_recorded(t, "cost").to_dict()
     {'a': False, 'b': False, 'c': False}
     """
+    tasks = check_frame(tasks)
     runs = (tasks[by].astype("string").fillna("<NA>") if by is not None and by in tasks
             else pd.Series("run", index=tasks.index, dtype="string"))
     order = list(dict.fromkeys(runs.tolist()))
