@@ -50,6 +50,7 @@ STATS_SINGLE = {
         "max_calibration_error")},
     "stats.repetitions.repetition_variance": lambda x: stats.repetitions.repetition_variance(
         x, _CONFIGS),
+    "stats.recorded.cost_recorded": lambda x: stats.cost_recorded(x, "total_tokens"),
 }
 
 # The tables: a Run, a Runs or the frame.
@@ -106,6 +107,7 @@ EXCLUDED = {
                      "stats.ranking.bootstrap_counts", "stats.ranking.rank_ties"],
                     "values, counts, p-values or a design"),
     "stats.ranking.rank_intervals": "a tasks x runs score matrix",
+    "stats.recorded.not_recorded_note": "a column's name and run names",
     # judge studies (ratings, verdicts) and research-eval sessions (cases, by='run_id' already)
     **dict.fromkeys(["stats.agreement.factoid_scores", "stats.agreement.likert_to_scale",
                      "stats.agreement.judge_agreement", "stats.reliability.aggregate_annotators",

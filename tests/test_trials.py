@@ -21,6 +21,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import dabench_analysis as da
+from dabench_analysis.stats.recorded import NotComputed
 from dabench_analysis.stats.trials import pass_at_k, pass_hat_k
 from dabench_analysis.tables import trials
 
@@ -191,22 +192,23 @@ def test_frontier_on_generated_runs(rng):
 
 def test_frontier_of_one_run_is_not_computed(rng):
     t = _generated(rng)
-    with pytest.warns(da.stats.StatisticsWarning, match="fewer than two"):
-        out = da.tables.sweep.frontier(t[t["run_id"] == "mid"], n_boot=50)
-    assert out["p_frontier"].isna().all() and "not computed" in out["note"].iloc[0]
+    with pytest.raises(NotComputed, match="needs two runs .* recorded total_tokens; only mid"):
+        da.tables.sweep.frontier(t[t["run_id"] == "mid"], n_boot=50)
 
 
 def test_frontier_of_runs_sharing_no_task_is_not_computed(rng):
-    """Runs of two benchmarks (no task in common): rows with NaN and the reason, and the
-    figure says so instead of drawing (the sweep of an eval-v2 run and a tau-bench file
-    failed here)."""
+    """Runs of two benchmarks (no task in common): not computed, with the reason (the sweep
+    of an eval-v2 run and a tau-bench file failed here); the figure of a table without a
+    point says so instead of drawing."""
     t = _generated(rng)
     t = t.assign(task_id=t["task_id"] + "_" + t["run_id"])  # every task its run's own
-    with pytest.warns(da.stats.StatisticsWarning, match="no task that every run has"):
-        out = da.tables.sweep.frontier(t, n_boot=50)
-    assert sorted(out["run_id"]) == sorted(t["run_id"].unique())
-    assert (out["n_tasks"] == 0).all() and out["accuracy"].isna().all()
-    assert not out["on_frontier"].any() and "not computed" in out["note"].iloc[0]
+    with pytest.raises(NotComputed, match="no task that every costed run has") as exc:
+        da.tables.sweep.frontier(t, n_boot=50)
+    assert exc.value.missing == ["a task every costed run has with a total_tokens"]
+    out = pd.DataFrame({"run_id": ["a", "b"], "accuracy": np.nan, "accuracy_ci_low": np.nan,
+                        "accuracy_ci_high": np.nan, "mean_cost": np.nan,
+                        "mean_cost_ci_low": np.nan, "mean_cost_ci_high": np.nan,
+                        "on_frontier": False})
     ax = da.figures.frontier(out)
     try:
         assert not ax.lines and not ax.collections
@@ -249,6 +251,11 @@ def test_run_reports_on_tau_bench_and_inspect(tmp_path):
     assert "pass_k" not in skipped and "difficulty_breakdown" in skipped
     assert skipped["difficulty_breakdown"][0] == "difficulty"
     assert tau["n_tasks"] == 50 and tau["answer_accuracy"] == pytest.approx(0.42)
+    # the interval over the 50 tasks (tables.answer_accuracy), as the run display shows it
+    # (test_one_accuracy.py computes it from the raw JSON with scipy)
+    assert [tau["answer_accuracy_ci_low"], tau["answer_accuracy_ci_high"]] == pytest.approx(
+        [0.325, 0.525], abs=1e-9)
+    assert tau["answer_accuracy_ci_method"].startswith("BCa bootstrap over tasks")
     assert {str(k): v for k, v in tau["pass_hat_k"].items()}["2"] == pytest.approx(0.2733, abs=1e-4)
     table = pd.read_csv(tmp_path / "tau" / "tables" / "pass_k.csv")
     assert table["pass_hat_k"].round(2).tolist() == [0.42, 0.27, 0.22, 0.20]

@@ -123,8 +123,12 @@ def frontier(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     ax = _axes(ax, "one")
     if table.empty:
         return empty_note(ax, "no runs")
-    if table["accuracy"].isna().all():
-        return empty_note(ax, "not computed: the runs share no task with a cost")
+    drawn = (table["accuracy"].notna() & table["mean_cost"].notna()).to_numpy()
+    if not drawn.any():
+        return empty_note(ax, "not computed: the runs share no task with a recorded cost")
+    cost = str(table["cost"].iloc[0]) if "cost" in table else "cost"
+    left = _not_drawn(table[~drawn], cost)
+    table = table[drawn].reset_index(drop=True)
     x, y = table["mean_cost"].to_numpy(float), table["accuracy"].to_numpy(float)
     on = table["on_frontier"].fillna(False).astype(bool).to_numpy()
     with mpl.rc_context(RC_PARAMS):
@@ -141,9 +145,12 @@ def frontier(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
         if on.sum() > 1:
             ax.plot(x[on][order], y[on][order], color=OKABE_ITO[0], linewidth=0.8,
                     drawstyle="steps-post")
-        ax.set_xlabel("\n".join([_cost_label(str(table["cost"].iloc[0]) if "cost" in table
-                                              else "cost"), *key]),
-                      fontsize=6 if key else None)  # the key's lines fit the column's width
+        ax.set_xlabel("\n".join([_cost_label(cost), *key, *left]),
+                      fontsize=6 if key or left else None)  # the key fits the column's width
+        _thin_cost_ticks(ax)
+        if left and ax.figure.get_constrained_layout():  # our own figure: room for the line
+            w, h = ax.figure.get_size_inches()
+            ax.figure.set_size_inches(w, h + 0.12 * len(left))
         ax.set_ylabel("Accuracy")
         ax.set_ylim(0, rate_limit(table["accuracy_ci_high"]))
         ax.legend(frameon=False, fontsize=6, loc="lower right")
@@ -166,11 +173,32 @@ def _point_labels(ax: Axes, table: pd.DataFrame, x: np.ndarray, y: np.ndarray,
         text = str(len(key) + 1) if numbered else names[i] + p
         if numbered:
             key.append(f"{text}: {names[i]}{p}")
-        ax.annotate(text, (x[i], y[i]), fontsize=5, xytext=(3, 3), textcoords="offset points")
+        right = x[i] > sum(ax.get_xlim()) / 2  # the right half: the name to the point's left
+        ax.annotate(text, (x[i], y[i]), fontsize=5, xytext=(-3 if right else 3, 3),
+                    textcoords="offset points", ha="right" if right else "left")
     if numbered and ax.figure.get_constrained_layout():  # our own figure: room for the key
         w, h = ax.figure.get_size_inches()
         ax.figure.set_size_inches(w, h + 0.12 * (len(key) + bool(note)))
     return key + ([note] if note else [])
+
+
+def _not_drawn(rows: pd.DataFrame, cost: str) -> list[str]:
+    """The line under the x label naming the runs without a point (their cost not recorded)."""
+    if rows.empty:
+        return []
+    n = len(rows)
+    return [f"not drawn: {n} run{'' if n == 1 else 's'}, {cost} not recorded (table's note)"]
+
+
+def _thin_cost_ticks(ax: Axes) -> None:
+    """At most 5 cost ticks, in plain or scientific numbers matplotlib chooses, never touching
+    (tokens per task run to millions: wide labels on a one-column axis)."""
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5, min_n_ticks=3))
+    fmt = ScalarFormatter(useMathText=True)
+    fmt.set_powerlimits((-3, 4))
+    ax.xaxis.set_major_formatter(fmt)
 
 
 def _cost_label(cost: str) -> str:

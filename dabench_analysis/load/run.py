@@ -267,13 +267,12 @@ class Run:
                           if lacking > 0 else [])
 
     def __repr__(self) -> str:
-        n = len(self.tasks)
-        score = (self.tasks["final_score"] if "final_score" in self.tasks
-                 else pd.Series([], dtype="float64")).astype("float64").dropna()
-        acc = format_estimate(schema.correct(score, self.success_threshold).mean()) \
-            if len(score) else "n/a"
-        if len(score) < n:
-            acc += f" of {len(score)} scored"
+        t, n = self.tasks, len(self.tasks)
+        per = schema.task_success(t["final_score"], t.get("task_id"), self.success_threshold) \
+            if "final_score" in t else pd.Series([], dtype="float64")  # over tasks, as pages
+        scored = int(t["final_score"].notna().sum()) if "final_score" in t else 0
+        acc = (format_estimate(per.mean()) if len(per) else "n/a") + \
+            (f" of {scored} scored" if scored < n else "")
         errs = sum(f.severity == "error" for f in self.findings)
         k = len(self.findings)
         found = f"{k} finding{'' if k == 1 else 's'}" + \

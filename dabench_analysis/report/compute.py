@@ -20,6 +20,7 @@ from dabench_analysis.report.show import show
 from dabench_analysis.schema import SECTIONS
 from dabench_analysis.schema.parts import Part
 from dabench_analysis.schema.sections import Section
+from dabench_analysis.stats.recorded import NotComputed
 
 
 def resolve(name: str) -> Any:
@@ -198,6 +199,13 @@ def section(ctx: Context, name: str) -> None:
         For a section not in this report's catalogue, or a function name that does not
         resolve.
 
+    Notes
+    -----
+    A table that the data cannot give raises :class:`~dabench_analysis.stats.recorded.
+    NotComputed` (a frontier with fewer than two costed runs); the section is then skipped as
+    for an absent column: its reason shown, listed in the summary's ``skipped``, nothing
+    written (the frontier's table is its first part).
+
     Examples
     --------
     >>> import tempfile, dabench_analysis as da
@@ -216,5 +224,11 @@ def section(ctx: Context, name: str) -> None:
     if not ctx.sections.ready(name):  # refuses a section of another report
         return
     sec = SECTIONS[name]
-    for part in sec.parts:
-        _emit(ctx, sec, part, compute_part(ctx, part))
+    for part in sec.parts:  # later parts read earlier results: computed and written in turn
+        try:
+            value = compute_part(ctx, part)
+        except NotComputed as exc:
+            ctx.sections.skip(name, sec.title, exc.missing or [exc.reason],
+                              f"**Skipped: {sec.title}**. Not computed: {exc.reason}.")
+            return
+        _emit(ctx, sec, part, value)

@@ -101,7 +101,7 @@ def _findings(findings: Sequence) -> str:
 
 def run_html(run: Run) -> str:
     """A :class:`~dabench_analysis.load.Run` as HTML: name, tasks, answer accuracy at its
-    threshold (Wilson 95% interval), files present and absent, findings.
+    threshold with its 95% interval, files present and absent, findings.
 
     Parameters
     ----------
@@ -115,9 +115,11 @@ def run_html(run: Run) -> str:
 
     Notes
     -----
-    Answer accuracy and its Wilson interval are :func:`~dabench_analysis.tables.key_numbers`
-    (correct: :func:`dabench_analysis.schema.correct` at ``run.success_threshold``), as in a
-    report's ``summary.json``.
+    Answer accuracy and its interval are :func:`~dabench_analysis.tables.answer_accuracy`
+    (through :func:`~dabench_analysis.tables.key_numbers`; correct:
+    :func:`dabench_analysis.schema.correct` at ``run.success_threshold``), as in a report's
+    ``summary.json``: Wilson over tasks, or with repeated trials over tasks (trials averaged
+    within a task first), never over trials as if they were independent.
 
     Examples
     --------
@@ -142,7 +144,8 @@ def run_html(run: Run) -> str:
 
 def runs_html(runs: Runs) -> str:
     """A :class:`~dabench_analysis.load.Runs` as HTML: one row per run (tasks, the most trials
-    of a task when a run repeats them, answer accuracy with its Wilson interval, files absent,
+    of a task when a run repeats them, answer accuracy with its interval (as
+    :func:`run_html`), files absent,
     findings), then the folders skipped.
 
     Parameters

@@ -22,7 +22,12 @@ from dabench_analysis._atomic import atomic_write
 from dabench_analysis.export.text import visible
 from dabench_analysis.report import outputs
 from dabench_analysis.report.jobs import JobResult
-from dabench_analysis.schema.numbers import format_count, format_estimate, format_p
+from dabench_analysis.schema.numbers import (
+    format_count,
+    format_estimate,
+    format_interval,
+    format_p,
+)
 from dabench_analysis.validate.health import health_status, health_text
 
 #: The index page in the output root, and the name of the list that says the toolkit wrote it
@@ -46,6 +51,9 @@ def _summary_text(summary: dict) -> str:
 
     >>> _summary_text({"n_runs": 3, "n_shared_tasks": 1, "answer_accuracy": 0.5})
     '3 runs, 1 shared task, answer accuracy 0.500'
+    >>> _summary_text({"n_tasks": 50, "answer_accuracy": 0.42, "answer_accuracy_ci_low": 0.325,
+    ...                "answer_accuracy_ci_high": 0.525})  # the interval of the report's page
+    '50 tasks, answer accuracy 0.420 [0.325, 0.525]'
     """
     keys = [("n_runs", "{} runs", format_count), ("n_shared_tasks", "{} shared tasks",
                                                    format_count),
@@ -61,8 +69,18 @@ def _summary_text(summary: dict) -> str:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
             if value == 1 and rule is format_count:  # "1 task", not "1 tasks"
                 template = template[:-1]
-            parts.append(template.format(rule(value)))
+            text = rule(value)
+            if key == "answer_accuracy" and "answer_accuracy_ci_low" in summary:
+                text = format_interval(value, _number(summary["answer_accuracy_ci_low"]),
+                                       _number(summary.get("answer_accuracy_ci_high")))
+            parts.append(template.format(text))
     return ", ".join(parts + _health(summary))
+
+
+def _number(value) -> float:
+    """A summary's number, NaN for anything else (null: an interval not estimable)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok else float("nan")
 
 
 def _code(text: str) -> str:

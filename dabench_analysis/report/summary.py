@@ -91,8 +91,9 @@ def write_summary(report: str, numbers: Mapping[str, Any], *, out: str | os.Path
 
 
 def _trial_numbers(ctx: Context, numbers: dict) -> dict:
-    """A run with repeated trials: tasks counted once, accuracy and mean score over tasks (each
-    task's mean over its trials) with the pass@1 and Table 1 intervals over tasks."""
+    """A run with repeated trials: tasks counted once, the mean score over tasks (each task's
+    mean over its trials) with Table 1's interval over tasks; the accuracy is already over
+    tasks (:func:`dabench_analysis.tables.answer_accuracy`, equal to pass@1)."""
     run = ctx.value("run")
     failed = numbers.pop("n_failed", None)  # counted over rows: trials, not tasks
     numbers = {**numbers, "n_tasks": int(run.tasks["task_id"].nunique()),
@@ -100,12 +101,7 @@ def _trial_numbers(ctx: Context, numbers: dict) -> dict:
                **({} if failed is None else {"n_failed_trials": failed})}
     one = ctx.results.get("pass_k")
     if one is not None and len(one):
-        k1 = one[one["k"] == 1].iloc[0]
-        numbers |= {"answer_accuracy": float(k1["pass_at_k"]),
-                    "answer_accuracy_ci_low": float(k1["pass_at_k_ci_low"]),
-                    "answer_accuracy_ci_high": float(k1["pass_at_k_ci_high"]),
-                    "answer_accuracy_ci_method": str(k1["method"]),
-                    "pass_hat_k": {int(k): float(v) for k, v in one[["k", "pass_hat_k"]].values}}
+        numbers |= {"pass_hat_k": {int(k): float(v) for k, v in one[["k", "pass_hat_k"]].values}}
     main = ctx.results.get("main_results")
     if main is not None and (main["metric"] == "final_score").any():
         fs = main.set_index("metric").loc["final_score"]

@@ -59,7 +59,7 @@ from dabench_analysis.schema.files import (
 )
 from dabench_analysis.schema.inputs_table import columns_markdown, columns_table
 from dabench_analysis.schema.labels import LABELS, UNITS, label
-from dabench_analysis.schema.outcome import correct
+from dabench_analysis.schema.outcome import correct, task_success
 from dabench_analysis.schema.replay import (
     HEALTH_STATUSES,
     REPLAY_FIELDS,
@@ -87,5 +87,5 @@ __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TASK_
            "ReplayField", "SECTIONS", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
            "Section", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
            "TRAJECTORY_COLUMNS", "check_threshold", "checks_markdown", "checks_table", "column",
-           "columns_markdown", "columns_table", "correct", "group", "label", "LABELS", "UNITS", "optional_columns",
+           "columns_markdown", "columns_table", "correct", "task_success", "group", "label", "LABELS", "UNITS", "optional_columns",
            "replay_field", "require_columns", "sections_needing", "sections_using"]

@@ -55,3 +55,54 @@ def correct(scores, threshold: float = SUCCESS_THRESHOLD) -> pd.Series:
         out = pd.array(arr >= t, dtype="boolean")
     out[np.isnan(arr)] = pd.NA
     return pd.Series(out, index=s.index, name=s.name)
+
+
+def task_success(scores, tasks=None, threshold: float = SUCCESS_THRESHOLD) -> pd.Series:
+    """Each task's share of correct answers over its scored trials: the unit every answer
+    accuracy is a mean of (trials averaged within a task first).
+
+    Parameters
+    ----------
+    scores : Series or array-like of float
+        ``final_score`` per row ([0, 1]; missing: the row is not scored).
+    tasks : Series or array-like, optional
+        The task of each row (``task_id``; with several runs stacked, a run-and-task key).
+        None: every row is its own task.
+    threshold : float
+        Success threshold (:func:`correct`).
+
+    Returns
+    -------
+    Series of float
+        One value per task with at least one scored row, in [0, 1], in first appearance
+        order (indexed by the task); with one trial per task its values are 1.0 and 0.0.
+
+    Raises
+    ------
+    ValueError
+        As :func:`correct`; ``tasks`` of another length than ``scores``.
+
+    Notes
+    -----
+    The run's answer accuracy is the mean of these values: with repeated trials (Inspect
+    epochs, tau-bench trials) it is pass@1 averaged over tasks (Yao et al. 2024, §4), so a
+    task tried four times weighs as much as one tried once; with one row per task it is the
+    share of correct tasks.
+
+    Examples
+    --------
+    >>> task_success([1.0, 0.0, 0.9, 0.9, None], ["a", "a", "b", "b", "c"]).to_dict()
+    {'a': 0.5, 'b': 1.0}
+    >>> float(task_success([1.0, 0.0, 0.9, 0.9, 0.0], ["a", "a", "b", "b", "c"]).mean())
+    0.5
+    """
+    ok = correct(scores, threshold)
+    key = pd.Series(range(len(ok)), index=ok.index) if tasks is None else (
+        tasks if isinstance(tasks, pd.Series) else pd.Series(list(tasks)))
+    if len(key) != len(ok):
+        raise ValueError(f"tasks has {len(key)} values for {len(ok)} scores")
+    flags = ok.to_numpy(dtype="float64", na_value=np.nan)
+    frame = pd.DataFrame({"task": key.to_numpy(), "ok": flags})
+    frame = frame[~np.isnan(flags)]
+    per = frame.groupby("task", sort=False, dropna=False)["ok"].mean()  # a null key: one task
+    return per.rename_axis(None).rename("success")

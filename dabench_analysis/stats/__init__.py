@@ -60,3 +60,9 @@ __all__ += ["rank_intervals", "rank_ties", "ranking", "repetition_variance", "re
 from dabench_analysis.stats import step_events, steps  # noqa: E402
 
 __all__ += ["step_events", "steps"]
+
+# Absent is not zero: whether a run recorded its cost; a result the data cannot give.
+from dabench_analysis.stats import recorded  # noqa: E402
+from dabench_analysis.stats.recorded import NotComputed, cost_recorded  # noqa: E402
+
+__all__ += ["NotComputed", "cost_recorded", "recorded"]

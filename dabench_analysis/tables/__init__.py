@@ -32,9 +32,9 @@ from dabench_analysis.tables.paper import (
     task_type_breakdown,
 )
 from dabench_analysis.tables.pooling import PooledRunsWarning, PooledTrialsWarning
-from dabench_analysis.tables.summary import key_numbers
+from dabench_analysis.tables.summary import answer_accuracy, key_numbers
 
-__all__ = ["PooledRunsWarning", "PooledTrialsWarning", "ablation", "comparison", "correct_mask", "difficulty_breakdown",
+__all__ = ["PooledRunsWarning", "PooledTrialsWarning", "ablation", "answer_accuracy", "comparison", "correct_mask", "difficulty_breakdown",
            "explore", "failures", "judge", "key_numbers", "main_results", "mas",
            "require_columns", "require_rows", "research_eval", "specialist_participation",
            "task_type_breakdown", "timing", "verification"]

@@ -12,6 +12,7 @@ from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.ranking import bootstrap_counts
+from dabench_analysis.stats.recorded import NotComputed, cost_recorded, not_recorded_note
 from dabench_analysis.tables.common import correct_mask, takes_run
 
 __all__ = ["frontier", "pareto_front"]
@@ -89,7 +90,9 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
         several trials per task are averaged within the task.
     cost : str
         The cost column: ``total_tokens`` (tokens), ``cost`` (US dollars), ``execution_time``
-        (seconds), or any numeric column.
+        (seconds), or any numeric column. A run for which it is absent, all missing or all
+        0 did not record it (:func:`dabench_analysis.stats.recorded.cost_recorded`): it is
+        left off the plane, never taken as free.
     configs : DataFrame, optional
         ``run_id`` -> ``config`` (:func:`dabench_analysis.load.run_configs`): the runs of a
         configuration form one point (their tasks averaged).
@@ -112,12 +115,17 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
         ``cost_per_solved`` (total cost / tasks solved; NaN when none is) with
         ``cost_per_solved_ci_low/high``, ``on_frontier`` (no other run has at least its
         accuracy at most its cost, one strictly), ``p_frontier`` (share of bootstrap
-        replicates in which it is on the frontier; NaN for fewer than two runs), ``threshold``,
-        ``n_boot``, ``boot_seed``, ``method``, ``note``. Runs that share no task with a score
-        and a cost: one row per run, numbers NaN, the reason in ``note`` (and a warning).
+        replicates in which it is on the frontier), ``threshold``, ``n_boot``, ``boot_seed``,
+        ``method``, ``note``. Runs that did not record ``cost`` come last, one row each with
+        ``n_tasks`` 0, every number NaN, ``on_frontier`` False and ``method`` "not on the
+        plane"; ``note`` (and a warning) names them.
 
     Raises
     ------
+    NotComputed
+        (a ValueError) Fewer than two runs (or configurations) with a recorded ``cost``, or
+        no task that every costed run has with a score and a cost: the reason, which a report
+        shows as the section's skip note.
     ValueError
         Missing columns, a threshold,
         ``ci`` or ``n_boot`` out of range.
@@ -149,15 +157,10 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     check_ci(ci)
     if int(n_boot) < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    require_columns(tasks, ["run_id", "task_id", "final_score", cost])
-    ok, cs, units = _per_task(tasks, cost, threshold, configs)
-    if ok.empty:  # e.g. runs of other benchmarks: nothing to compare them on
-        note = (f"no task that every run has with a final_score and a {cost}: the frontier "
-                "is not computed")
-        warn([note])
-        return pd.DataFrame({"run_id": units, "n_tasks": 0, "cost": cost, "on_frontier": False,
-                             "threshold": threshold, "n_boot": int(n_boot), "boot_seed": seed,
-                             "method": "not computed", "note": note}, columns=_COLUMNS)
+    require_columns(tasks, ["run_id", "task_id", "final_score"])
+    costed, uncosted = _costed(tasks, cost)
+    ok, cs, units = _per_task(costed, cost, threshold, configs)
+    _check_plane(ok, units, cost, uncosted)
     acc, mean_cost = ok.mean().to_numpy(), cs.mean().to_numpy()
     solved = ok.sum().to_numpy()
     per_solved = np.divide(cs.sum().to_numpy(), solved, out=np.full(len(units), np.nan),
@@ -168,10 +171,8 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     with np.errstate(invalid="ignore", divide="ignore"):
         b_per = np.where(b_solved > 0, (w @ cs.to_numpy()) / b_solved, np.nan)
     q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
-    notes = [f"{len(units)} run(s): fewer than two, the frontier is not computed"] \
-        if len(units) < 2 else []
-    p_front = pareto_front(b_acc, b_cost).mean(axis=0) if len(units) >= 2 else \
-        np.full(len(units), np.nan)
+    notes = [not_recorded_note(cost, uncosted, what="left out of the frontier")]
+    p_front = pareto_front(b_acc, b_cost).mean(axis=0)
     out = pd.DataFrame({
         "run_id": units, "n_tasks": len(ok), "accuracy": acc,
         "accuracy_ci_low": np.percentile(b_acc, q[0], axis=0),
@@ -183,14 +184,49 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
         if np.isfinite(b_per).any() else np.nan,
         "cost_per_solved_ci_high": np.nanpercentile(b_per, q[1], axis=0)
         if np.isfinite(b_per).any() else np.nan,
-        "on_frontier": pareto_front(acc, mean_cost) if len(units) >= 2 else False,
+        "on_frontier": pareto_front(acc, mean_cost),
         "p_frontier": p_front, "threshold": threshold, "n_boot": int(n_boot),
         "boot_seed": seed,
         "method": f"bootstrap over shared tasks (jointly across runs), percentile {ci:.0%}"})
     zero = [u for u, s in zip(units, solved, strict=True) if s == 0]
     notes += [f"{', '.join(zero)}: no task solved, cost per solved task undefined"] if zero \
         else []
-    out["note"] = "; ".join(notes)
-    warn(notes)
     out = out.sort_values(["accuracy", "mean_cost"], ascending=[False, True], kind="stable")
+    out = pd.concat([out, _uncosted_rows(uncosted, cost, threshold, n_boot, seed)],
+                    ignore_index=True) if uncosted else out
+    out["note"] = "; ".join(n for n in notes if n)
+    warn(notes)
     return out[_COLUMNS].reset_index(drop=True)
+
+
+def _costed(tasks: pd.DataFrame, cost: str) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of the runs that recorded ``cost`` (:func:`cost_recorded`), and the others."""
+    rec = cost_recorded(tasks, cost)
+    uncosted = [str(r) for r in rec.index[~rec.to_numpy()]]
+    if not uncosted:
+        return tasks, []
+    keep = ~tasks["run_id"].astype("string").fillna("<NA>").isin(uncosted).to_numpy()
+    return tasks[keep], uncosted
+
+
+def _check_plane(ok: pd.DataFrame, units: list[str], cost: str, uncosted: list[str]) -> None:
+    """Refuse (:class:`NotComputed`) a plane with fewer than two costed runs or no shared task."""
+    left = not_recorded_note(cost, uncosted, what="no point on the cost axis")
+    if len(units) < 2:
+        has = f"only {units[0]} has one" if units else "none has one"
+        raise NotComputed(f"the frontier needs two runs (or configurations) with a recorded "
+                          f"{cost}; {has}" + (f" ({left})" if left else ""),
+                          missing=[f"{cost} recorded in two runs"])
+    if ok.empty:  # e.g. runs of other benchmarks: nothing to compare them on
+        raise NotComputed(f"no task that every costed run has with a final_score and a {cost}"
+                          + (f" ({left})" if left else ""),
+                          missing=[f"a task every costed run has with a {cost}"])
+
+
+def _uncosted_rows(runs: list[str], cost: str, threshold: float, n_boot: int,
+                   seed: int) -> pd.DataFrame:
+    """One row per run without a recorded cost: not on the plane, every number NaN."""
+    out = pd.DataFrame({c: np.nan for c in _COLUMNS}, index=range(len(runs)))
+    return out.assign(run_id=runs, n_tasks=0, cost=cost, on_frontier=False,
+                      threshold=threshold, n_boot=int(n_boot), boot_seed=seed,
+                      method=f"not on the plane: {cost} not recorded")

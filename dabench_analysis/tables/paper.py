@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema, stats
+from dabench_analysis.stats.recorded import cost_recorded
 from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
 #: The ``by`` argument of every table here, described once.
@@ -149,9 +150,11 @@ def difficulty_breakdown(
         answer_accuracy_ci_high, mean_final_score, mean_final_score_ci_low,
         mean_final_score_ci_high, mean_runtime_s, mean_runtime_s_ci_low, mean_runtime_s_ci_high,
         mean_tokens, mean_tokens_ci_low, mean_tokens_ci_high, method``. Rates are in [0, 1] and
-        leave out tasks whose flag or score is missing; means carry intervals (n/a for n < 2).
-        ``method`` names them: Wilson for answer accuracy, logit t for the mean final score
-        (Clopper-Pearson bound when every score is 0 or 1), t for runtime and tokens.
+        leave out tasks whose flag or score is missing; means carry intervals (n/a for n < 2);
+        runtime or tokens the run did not record (all missing or all 0:
+        :func:`~dabench_analysis.stats.recorded.cost_recorded`) are NaN. ``method`` names
+        them: Wilson for answer accuracy, logit t for the mean final score (Clopper-Pearson
+        bound when every score is 0 or 1), t for runtime and tokens ("not recorded").
 
     Raises
     ------
@@ -195,6 +198,8 @@ def _difficulty_table(tasks: pd.DataFrame, threshold: float, empty_levels: str,
         raise ValueError(f"difficulty values {unknown} are not among "
                          f"{', '.join(schema.DIFFICULTY_ORDER)}")
     correct = correct_mask(tasks, threshold=threshold)
+    recorded = {c: bool(cost_recorded(tasks, c, by=None).iloc[0])
+                for c in ("execution_time", "total_tokens")}
     rows = []
     for lvl in schema.DIFFICULTY_ORDER:
         at = (level == lvl).fillna(False).to_numpy()
@@ -208,6 +213,10 @@ def _difficulty_table(tasks: pd.DataFrame, threshold: float, empty_levels: str,
         cost = stats.describe(sub.astype({"execution_time": "float64",
                                           "total_tokens": "float64"}),
                               ["execution_time", "total_tokens"], ci=ci).set_index("metric")
+        for col, rec in recorded.items():  # not recorded: no mean 0 (stats.recorded)
+            if not rec:
+                cost.loc[col, ["mean", "ci_low", "ci_high"]] = np.nan
+                cost.loc[col, "method"] = "not recorded"
         rows.append({
             "difficulty": lvl, "n": len(sub),
             "execution_success_rate": ex_k / ex_n if ex_n else np.nan,
@@ -224,13 +233,19 @@ def _difficulty_table(tasks: pd.DataFrame, threshold: float, empty_levels: str,
             "mean_tokens_ci_low": cost.loc["total_tokens", "ci_low"],
             "mean_tokens_ci_high": cost.loc["total_tokens", "ci_high"],
             "method": (f"answer accuracy: Wilson; final score: "
-                       f"{score['method'] if score is not None else 'logit t'}; runtime, tokens: "
-                       f"{cost.loc['execution_time', 'method']}"),
+                       f"{score['method'] if score is not None else 'logit t'}; "
+                       + _cost_method(cost)),
         })
     out = pd.DataFrame(rows, columns=_T2_COLUMNS)
     out["difficulty"] = out["difficulty"].astype(schema.TASK_COLUMNS["difficulty"].dtype)
     out["n"] = out["n"].astype("int64")
     return out
+
+
+def _cost_method(cost: pd.DataFrame) -> str:
+    """``runtime, tokens: t``, or each on its own when one was not recorded."""
+    run, tok = cost.loc["execution_time", "method"], cost.loc["total_tokens", "method"]
+    return f"runtime, tokens: {run}" if run == tok else f"runtime: {run}; tokens: {tok}"
 
 
 def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:

@@ -22,11 +22,12 @@ from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.descriptive import interval_method, mean_summary
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
-from dabench_analysis.stats.proportions import proportion_ci
 from dabench_analysis.stats.ranking import rank_intervals, rank_ties
+from dabench_analysis.stats.recorded import cost_recorded, not_recorded_note
 from dabench_analysis.stats.repetitions import repetition_variance
-from dabench_analysis.tables.common import correct_mask, takes_run
+from dabench_analysis.tables.common import takes_run
 from dabench_analysis.tables.frontier import frontier
+from dabench_analysis.tables.summary import answer_accuracy
 from dabench_analysis.tables.sweep_items import (
     _as_tasks,
     _higher_is_better,
@@ -225,18 +226,27 @@ def _mean_columns(w: pd.DataFrame, name: str, how: str, ci: float) -> tuple[dict
 
 
 def _cost(sh: pd.DataFrame, runs: list[str], ci: float) -> tuple[dict, list[str]]:
-    cols, methods, notes = {}, [], []
+    """Mean tokens and runtime per run with intervals, and each run's method; a run that did
+    not record a column (:func:`cost_recorded`) gets NaN and "not recorded", never a mean 0."""
+    cols, methods, notes = {}, [[] for _ in runs], []
     for col, name in (("total_tokens", "mean_tokens"), ("execution_time", "mean_runtime_s")):
+        word = schema.label(name).split(" (")[0].lower()  # "tokens"
         if col not in sh:
             notes.append(f"{col} not in tasks: {name} and its interval are NaN")
             cols.update({name: np.nan, f"{name}_ci_low": np.nan, f"{name}_ci_high": np.nan})
             continue
         part, how = _mean_columns(_wide(sh, sh[col].rename(col), runs), name,
                                   interval_method(sh, col), ci)
+        rec = cost_recorded(sh, col).reindex(runs, fill_value=False).to_numpy()
+        for key in (name, f"{name}_ci_low", f"{name}_ci_high"):
+            part[key] = np.where(rec, np.asarray(part[key], dtype=float), np.nan)
         cols.update(part)
-        methods.append(f"{schema.label(name).split(' (')[0].lower()}: {how}")  # "tokens: t"
+        for i, r in enumerate(rec):
+            methods[i].append(f"{word}: {how if r else 'not recorded'}")
+        notes.append(not_recorded_note(col, [u for u, r in zip(runs, rec, strict=True)
+                                             if not r], what=f"{name} NaN"))
     warn(notes, 4)
-    return cols, methods
+    return cols, ["; ".join(m) for m in methods]
 
 
 @takes_run(pools=False)
@@ -266,10 +276,13 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
     DataFrame
         One row per run, sorted by ``mean_score`` (best first): ``run_id``, ``n_shared``
         (tasks every run has with a ``metric``), ``n_own`` (the run's own tasks),
-        ``answer_accuracy`` with ``answer_accuracy_ci_low/high`` (Wilson), ``metric``,
+        ``answer_accuracy`` with ``answer_accuracy_ci_low/high`` (Wilson:
+        :func:`dabench_analysis.tables.answer_accuracy`, as every page shows it), ``metric``,
         ``mean_score`` with ``mean_score_ci_low/high`` (mean ``metric``; logit t for [0, 1]
         scores), ``mean_tokens`` and ``mean_runtime_s`` (seconds) with ``_ci_low/_ci_high``
-        (t-interval; NaN with a warning when the column is absent), ``rank``, ``rank_low``,
+        (t-interval; NaN with a warning when the column is absent, and for a run that did not
+        record it: all missing or all 0, :func:`stats.recorded.cost_recorded`, its
+        ``cost_method`` saying "not recorded"), ``rank``, ``rank_low``,
         ``rank_high`` (1 = best), ``tied`` (the rank interval overlaps another run's),
         ``threshold``, ``ci``, ``n_boot``, ``boot_seed`` (the bootstrap's seed, not a run's),
         ``accuracy_method``, ``score_method``, ``cost_method``, ``rank_method``.
@@ -309,21 +322,21 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
     w = _wide(sh, sh[metric].rename(metric), runs)
     ranks = rank_intervals(w, n_boot=n_boot, ci=ci, seed=seed,
                            higher_is_better=_higher_is_better(metric))
-    corr = _wide(sh, correct_mask(sh, threshold=threshold).astype("Float64").rename("c"), runs)
-    acc = proportion_ci(corr.sum().round().astype(int).to_numpy(), corr.notna().sum().to_numpy(),
-                        ci=ci)
+    of = sh["run_id"].astype(str)
+    acc = pd.DataFrame([answer_accuracy(sh[(of == r).to_numpy()], threshold=threshold, ci=ci)
+                        for r in runs])  # the one estimate of a run's accuracy
     score, score_how = _mean_columns(w, "mean_score", interval_method(sh, metric), ci)
     cost, cost_how = _cost(sh, runs, ci)
     out = pd.DataFrame({
         "run_id": runs, "n_shared": counts["n_shared"].to_numpy(),
-        "n_own": counts["n_own"].to_numpy(), "answer_accuracy": acc["proportion"].to_numpy(),
-        "answer_accuracy_ci_low": acc["ci_low"].to_numpy(),
-        "answer_accuracy_ci_high": acc["ci_high"].to_numpy(), "metric": metric, **score, **cost,
+        "n_own": counts["n_own"].to_numpy(), "answer_accuracy": acc["answer_accuracy"].to_numpy(float),
+        "answer_accuracy_ci_low": acc["answer_accuracy_ci_low"].to_numpy(float),
+        "answer_accuracy_ci_high": acc["answer_accuracy_ci_high"].to_numpy(float), "metric": metric, **score, **cost,
         "rank": ranks["rank"].to_numpy(), "rank_low": ranks["rank_low"].to_numpy(),
         "rank_high": ranks["rank_high"].to_numpy(),
         "tied": rank_ties(ranks["rank_low"], ranks["rank_high"]), "threshold": threshold,
-        "ci": float(ci), "n_boot": int(n_boot), "boot_seed": seed, "accuracy_method": "Wilson",
-        "score_method": score_how, "cost_method": "; ".join(cost_how),
+        "ci": float(ci), "n_boot": int(n_boot), "boot_seed": seed, "accuracy_method": acc["answer_accuracy_ci_method"].to_numpy(),
+        "score_method": score_how, "cost_method": cost_how,
         "rank_method": ranks["method"].iloc[0]})
     return out.sort_values(["rank", "run_id"], kind="stable").reset_index(drop=True)
 

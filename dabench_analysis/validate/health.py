@@ -401,13 +401,15 @@ def _tool_success(rec: pd.DataFrame) -> float:
 
 def quality_components(tasks: pd.DataFrame, *,
                        threshold: float = schema.SUCCESS_THRESHOLD) -> dict[str, float]:
-    """Answer accuracy (:func:`dabench_analysis.schema.correct` at ``threshold``, the run's
-    success threshold) and execution success rate; NaN without values. Raises ValueError for a
+    """Answer accuracy (:func:`dabench_analysis.schema.task_success` at ``threshold``, the
+    run's success threshold: over tasks, trials averaged within a task, as every page shows
+    it) and execution success rate; NaN without values. Raises ValueError for a
     threshold outside (0, 1] (:func:`dabench_analysis.schema.check_threshold`)."""
     empty = pd.Series([], dtype="boolean")
-    correct = schema.correct(tasks["final_score"], threshold) if "final_score" in tasks \
-        else empty
+    per = schema.task_success(tasks["final_score"], tasks["task_id"] if "task_id" in tasks
+                              else None, threshold) if "final_score" in tasks else empty
     executed = tasks["execution_success"].astype("boolean") if "execution_success" in tasks \
         else empty
-    return {key: float(s.dropna().astype(bool).mean()) if s.notna().any() else float("nan")
-            for key, s in (("answer_accuracy", correct), ("execution_success_rate", executed))}
+    return {"answer_accuracy": float(per.mean()) if len(per) else float("nan"),
+            "execution_success_rate": float(executed.dropna().astype(bool).mean())
+            if executed.notna().any() else float("nan")}
