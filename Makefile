@@ -20,7 +20,7 @@ WHEEL_TMP ?= $(or $(TMPDIR),/tmp)
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet 'uv>=0.5'
-	$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -e '.[test,lab]'
+	$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -e '.[test,lab,dask,explore,inspect]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dabench-analysis)" >/dev/null
 	touch $(STAMP)
 
