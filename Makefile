@@ -43,7 +43,8 @@ test: compiled
 	MPLBACKEND=Agg $(PY) -m pytest -q -n 2 --durations=20
 
 ## wheel-check: build sdist and wheel, install the wheel into a fresh venv outside the repository
-## and run one report there, from a folder outside it, on a copy of a sample run
+## and run one report there, from a folder outside it, on a copy of a sample run (the bare wheel:
+## the core dependencies only; a run report needs none of the extras)
 wheel-check: $(STAMP)
 	@set -eu; start=$$(date +%s); \
 	tmp=$$(mktemp -d "$(WHEEL_TMP)/dabench-wheel-check.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \

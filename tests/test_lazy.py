@@ -117,3 +117,18 @@ def test_the_core_dependencies():
     assert extras["explore"] == ["ipywidgets>=8.1"]
     assert extras["inspect"][0].startswith("inspect-ai")
     assert "dask,explore,inspect" in "".join(extras["test"])
+
+
+def test_report_scheduler_without_dask_is_a_usage_error(monkeypatch, tmp_path):
+    """``report --scheduler`` without the [dask] extra: exit 2 and one line, before any report."""
+    from typer.testing import CliRunner
+
+    from dabench_analysis.report.cli import app
+
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    res = CliRunner().invoke(app, ["report", "data/sample_runs/baseline_react", "--out",
+                                   str(tmp_path / "out"), "--scheduler", "tcp://127.0.0.1:9"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == \
+        "error: --scheduler needs distributed: pip install 'dabench-analysis[dask]'"
+    assert not (tmp_path / "out").exists()

@@ -23,6 +23,7 @@ from rich.text import Text
 # costs about what importing typer does (issue 37).
 from dabench_analysis import export
 from dabench_analysis import report as rep
+from dabench_analysis._lazy import need
 from dabench_analysis.report import edge
 from dabench_analysis.report.runner import CELL_TIMEOUT
 from dabench_analysis.report.usage import OneLineGroup
@@ -328,6 +329,12 @@ def report(
     from dabench_analysis.report import arguments
 
     _check_success_threshold(success_threshold)
+    if scheduler:  # before anything runs: Dask is the [dask] extra
+        try:
+            need("distributed", what="--scheduler", extra="dask")
+        except ImportError as exc:
+            _say(f"error: {exc}")
+            raise typer.Exit(EXIT_USAGE) from None
     mapping = _mapping(run_format, column_map)
     if not run_dirs:
         root = _sample_root()
