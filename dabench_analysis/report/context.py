@@ -155,7 +155,9 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     -------
     Context
         Inputs ``run``, ``tasks``, ``tool_calls`` and ``validation`` (:func:`validate_run` of
-        the run's folder with the threshold, on first use).
+        the run's folder with the threshold, on first use). For another harness's run, the
+        sections it cannot feed are decided at once and shown as a few grouped lines
+        (:meth:`Sections.overview`) instead of a note in each section.
 
     Raises
     ------
@@ -172,10 +174,13 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     trials = run.trials
     size = f"{len(run.tasks)} tasks" if trials < 2 else \
         f"{run.tasks['task_id'].nunique()} tasks, up to {trials} trials each"
-    return Context("run", inputs={"run": run, "tasks": run.tasks}, lazy=lazy,
-                   parameters=parameters, out=out,
-                   sections=Sections(run, quiet=quiet), read=[run],
-                   subject=f"Run `{run.run_id}` ({size}, `{run.path}`)")
+    sections = Sections(run, quiet=quiet)
+    ctx = Context("run", inputs={"run": run, "tasks": run.tasks}, lazy=lazy,
+                  parameters=parameters, out=out, sections=sections, read=[run],
+                  subject=f"Run `{run.run_id}` ({size}, `{run.path}`)")
+    if sections.grouped:  # another harness's run: what it cannot feed, in a few lines
+        sections.overview()
+    return ctx
 
 
 def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any], *, out: Path,
