@@ -33,7 +33,7 @@ def _panels(ax: Sequence[Axes] | None, labels: list[str]) -> np.ndarray:
     return axes
 
 
-@takes_run(frame="tool_calls")
+@takes_run(frame="tool_calls", trials=True)
 def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
                  ax: Sequence[Axes] | None = None) -> np.ndarray:
     """Per tool: mean latency (t-CI) and failure rate (Wilson CI), two panels side by side.

@@ -62,8 +62,8 @@ class Sections:
         default: the most rows per task of the runs (:attr:`Run.trials`).
     grouped : bool
         Show no note per skipped or reduced section: :meth:`overview` gives them as a few
-        grouped lines (:func:`group_skips`; a report on another harness's run, which lacks
-        most eval-v2 columns). Default: grouped when a run is not an eval-v2 run folder.
+        grouped lines (:func:`group_skips`; the run report on another harness's run, which
+        lacks most eval-v2 columns).
 
     Attributes
     ----------
@@ -86,7 +86,7 @@ class Sections:
     """
 
     def __init__(self, *runs: Run, report: str = "run", quiet: bool = False,
-                 trials: int | None = None, grouped: bool | None = None) -> None:
+                 trials: int | None = None, grouped: bool = False) -> None:
         if not runs:
             raise ValueError("Sections needs at least one run")
         self._setup(set.intersection(*(set(map(str, r.tasks.columns)) for r in runs)),
@@ -95,7 +95,7 @@ class Sections:
         self._runs = runs
         formats = {getattr(r, "format", "eval-v2") for r in runs}
         self.fmt = formats.pop() if len(formats) == 1 else "mixed"
-        self.grouped = self.fmt != "eval-v2" if grouped is None else grouped
+        self.grouped = grouped
         self.row_trials = max(r.trials for r in runs)
         self.trials = max(self.row_trials, trials or 0)
 
@@ -249,7 +249,8 @@ class Sections:
 
     def overview(self) -> list[str]:
         """Decide every section of this report and return the skipped and reduced ones as a
-        few grouped lines (:func:`group_skips`); shown unless ``quiet``.
+        few grouped lines (:func:`group_skips`; the run report's context shows them under its
+        statement).
 
         Examples
         --------
@@ -261,10 +262,7 @@ class Sections:
         for name, sec in SECTIONS.items():
             if sec.report == self.report:
                 self.ready(name)
-        lines = group_skips(self.skipped, self.fmt, reduced=self.reduced)
-        for line in lines:
-            self._note(line)
-        return lines
+        return group_skips(self.skipped, self.fmt, reduced=self.reduced)
 
     def _section_note(self, text: str) -> None:
         """A note about one section: shown now, or (grouped) by :meth:`overview` only."""

@@ -90,7 +90,7 @@ _FROM = {"latency_seconds": ("mean_latency_s", "latency_ci_low", "latency_ci_hig
          "tokens": ("mean_tokens", "tokens_ci_low", "tokens_ci_high")}
 
 
-@takes_run(frame="tool_calls", needs=["tool_name", "success", "task_id"])
+@takes_run(frame="tool_calls", needs=["tool_name", "success", "task_id"], trials=True)
 def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Failure rate, latency and tokens per tool, from ``tool_calls.csv``.
 
@@ -120,7 +120,9 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     Notes
     -----
     A column the harness does not record (tau-bench and Inspect logs record no latency) leaves
-    its columns out of the table: absent, never zero.
+    its columns out of the table: absent, never zero. Rows are calls: repeated trials of a task
+    add calls (``n_tasks`` counts task ids); the intervals treat calls as independent, though
+    calls of one task cluster.
 
     Examples
     --------
