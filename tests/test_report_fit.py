@@ -155,6 +155,10 @@ def test_another_harness_absent_columns_are_one_finding():
     absent = found[found["check"] == "absent_column"]
     assert len(absent) == 1 and absent["severity"].tolist() == ["info"]
     assert "eval-v2 columns not recorded in this tau-bench file" in absent["message"].iloc[0]
+    skipped = found[found["check"] == "invariant_skipped"]  # the checks of those columns
+    assert len(skipped) == 1 and skipped["severity"].tolist() == ["info"]
+    assert "cross-file checks not assessable (this tau-bench file has no values for their " \
+           "inputs, eval-v2 columns): " in skipped["message"].iloc[0]
 
 
 def test_inspect_log_health_is_not_rated_above_what_was_assessed():
