@@ -321,6 +321,18 @@ def group_skips(skips: Sequence[Mapping], fmt: str = "eval-v2", *,
         Empty when nothing was skipped or reduced. The detail per section stays in
         ``summary.json`` (``skipped``, ``reduced``).
 
+    Raises
+    ------
+    AttributeError
+        An entry that is not a mapping.
+
+    Notes
+    -----
+    The one grouping of skipped sections (issue 33): the run report shows these lines under
+    its statement (:meth:`Sections.overview`), ``summary.json`` keeps them as
+    ``skipped_lines`` and ``index.html`` lists them; a notebook writer passes a summary's
+    ``skipped`` and ``reduced`` lists unchanged.
+
     Examples
     --------
     >>> skips = [{"section": "calibration", "title": "Calibration",
