@@ -32,7 +32,7 @@ if TYPE_CHECKING:
         check_notebook,
         run_notebook,
     )
-    from dabench_analysis.report.sections import Sections
+    from dabench_analysis.report.sections import Sections, group_skips
 
 __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections", "check_parameters",
            "input_dir", "output_dir_for", "STATES", "Job", "JobResult", "ReportError", "check_notebook",
@@ -40,6 +40,7 @@ __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections
            "write_index"]
 
 __all__ += ["input_path", "run_name"]
+__all__ += ["group_skips"]
 __all__ += ["input_files", "manifest", "show_manifest"]
 
 # Report pages that read as reports: tables as a reader sees them, the HTML page.
