@@ -8,27 +8,36 @@ eval-v2 reference in the docs is the catalogue the loader reads and cannot drift
 from __future__ import annotations
 
 from docutils import nodes
-from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 from dabench_analysis import schema
 
 
-def _cell(text: object) -> str:
-    text = "" if text is None else str(text)
-    return text.replace("\n", " ").replace("|", "\\|") or " "
+class Code(str):
+    """A cell shown as code."""
 
 
-def _list_table(header: list[str], rows: list[list[object]], widths: str | None = None) -> list[str]:
-    lines = [".. list-table::", "   :header-rows: 1"]
-    if widths:
-        lines.append(f"   :widths: {widths}")
-    lines.append("")
-    for row in [header, *rows]:
-        first, *rest = (_cell(v) for v in row)
-        lines.append(f"   * - {first}")
-        lines += [f"     - {v}" for v in rest]
-    return lines
+def _cell(value: object) -> nodes.entry:
+    """A table cell: ``Code("x")`` as an inline literal, anything else as text."""
+    paragraph = nodes.paragraph()
+    if isinstance(value, Code):
+        paragraph += nodes.literal(text=str(value))
+    else:
+        paragraph += nodes.Text("" if value is None else str(value))
+    return nodes.entry("", paragraph)
+
+
+def _table(header: list[str], rows: list[list[object]]) -> nodes.table:
+    """A docutils table (built as nodes: the pages are Markdown, so no reST is parsed)."""
+    group = nodes.tgroup(cols=len(header))
+    group += [nodes.colspec(colwidth=1) for _ in header]
+    head, body = nodes.thead(), nodes.tbody()
+    head += nodes.row("", *(_cell(h) for h in header))
+    body += [nodes.row("", *(_cell(v) for v in row)) for row in rows]
+    group += [head, body]
+    table = nodes.table(classes=["catalogue"])
+    table += group
+    return table
 
 
 def _direction(column: schema.Column) -> str:
@@ -43,27 +52,24 @@ def _dtype(column: schema.Column) -> str:
     return str(dtype)
 
 
-class _RstDirective(SphinxDirective):
-    """Renders the reStructuredText lines of :meth:`rst` in place."""
+class _TableDirective(SphinxDirective):
+    """Renders the (header, rows) of :meth:`table` as a table in place."""
 
-    def rst(self) -> list[str]:
+    def table(self) -> tuple[list[str], list[list[object]]]:
         raise NotImplementedError
 
     def run(self) -> list[nodes.Node]:
-        container = nodes.container()
-        self.state.nested_parse(StringList(self.rst(), source="dabench_analysis.schema"),
-                                self.content_offset, container)
-        return container.children
+        return [_table(*self.table())]
 
 
-class ColumnsDirective(_RstDirective):
+class ColumnsDirective(_TableDirective):
     """The columns of one eval-v2 file: name, group, dtype, unit, direction, tier, meaning."""
 
     required_arguments = 1
     FILES = {"task_metrics": "TASK_COLUMNS", "trajectory": "TRAJECTORY_COLUMNS",
              "tool_calls": "TOOL_CALL_COLUMNS"}
 
-    def rst(self) -> list[str]:
+    def table(self) -> tuple[list[str], list[list[object]]]:
         columns = getattr(schema, self.FILES[self.arguments[0]]).values()
         task_file = self.arguments[0] == "task_metrics"
         header = ["column", "group", "dtype", "unit", "higher is", "tier"]
@@ -71,38 +77,38 @@ class ColumnsDirective(_RstDirective):
             header.append("meaning (guide section)")
         rows = []
         for c in columns:
-            row = [f"``{c.name}``", c.group, _dtype(c), c.unit or "-", _direction(c),
+            row = [Code(c.name), c.group, _dtype(c), c.unit or "-", _direction(c),
                    "required" if c.required else "optional"]
             rows.append(row + [c.description] if task_file else row)
-        return _list_table(header, rows)
+        return (header, rows)
 
 
-class AliasesDirective(_RstDirective):
+class AliasesDirective(_TableDirective):
     """Names other eval-v2 versions write, read as the catalogue's."""
 
-    def rst(self) -> list[str]:
-        return _list_table(["written as", "read as"],
-                           [[f"``{a}``", f"``{b}``"] for a, b in schema.ALIASES.items()])
+    def table(self) -> tuple[list[str], list[list[object]]]:
+        return (["written as", "read as"],
+                [[Code(a), Code(b)] for a, b in schema.ALIASES.items()])
 
 
-class EnumsDirective(_RstDirective):
+class EnumsDirective(_TableDirective):
     """The values of every enum column, in the catalogue's order."""
 
-    def rst(self) -> list[str]:
-        rows = [[f"``{name}``", "ordered" if schema.column(name).dtype.ordered else "unordered",
-                 ", ".join(f"``{v}``" for v in values)] for name, values in schema.ENUMS.items()]
-        return _list_table(["column", "order", "values"], rows)
+    def table(self) -> tuple[list[str], list[list[object]]]:
+        rows = [[Code(name), "ordered" if schema.column(name).dtype.ordered else "unordered",
+                 ", ".join(values)] for name, values in schema.ENUMS.items()]
+        return (["column", "order", "values"], rows)
 
 
-class ReplayDirective(_RstDirective):
+class ReplayDirective(_TableDirective):
     """The fields of ``task_replay.json``: type, tier, the task_metrics column it must equal."""
 
-    def rst(self) -> list[str]:
+    def table(self) -> tuple[list[str], list[list[object]]]:
         fields = schema.REPLAY_FIELDS
         fields = fields.values() if isinstance(fields, dict) else fields
-        rows = [[f"``{f.path}``", f.type, "required" if f.required else "optional",
-                 f"``{f.metric}``" if f.metric else "-", f.description] for f in fields]
-        return _list_table(["field", "type", "tier", "equals (task_metrics)", "meaning"], rows)
+        rows = [[Code(f.path), f.type, "required" if f.required else "optional",
+                 Code(f.metric) if f.metric else "-", f.description] for f in fields]
+        return (["field", "type", "tier", "equals (task_metrics)", "meaning"], rows)
 
 
 def setup(app):
@@ -110,4 +116,5 @@ def setup(app):
     app.add_directive("eval-v2-aliases", AliasesDirective)
     app.add_directive("eval-v2-enums", EnumsDirective)
     app.add_directive("eval-v2-replay", ReplayDirective)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # version: pages using the directives are read again when this file changes
+    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}

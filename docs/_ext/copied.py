@@ -22,6 +22,9 @@ def _sync(pairs: list[tuple[Path, Path]], folder: Path, pattern: str) -> None:
     for old in folder.rglob(pattern):
         if old not in wanted:
             old.unlink()
+    for empty in sorted((d for d in folder.rglob("*") if d.is_dir()), reverse=True):
+        if not any(empty.iterdir()):
+            empty.rmdir()
     for src, dst in pairs:
         dst.parent.mkdir(parents=True, exist_ok=True)
         if not dst.exists() or dst.read_bytes() != src.read_bytes():
@@ -56,7 +59,8 @@ def copy_figures(app, config=None) -> None:
         lines += [f"## `{report}/`", ""]
         for p in paths:
             rel = p.relative_to(ROOT / "figures").as_posix()
-            lines += [f"```{{figure}} {rel}", f":alt: {p.stem} of the {report} report",
+            # the path is relative to gallery.md, which includes this page
+            lines += [f"```{{figure}} _gallery/{rel}", f":alt: {p.stem} of the {report} report",
                       ":width: 80%", "", f"`{rel}`", "```", ""]
     text = "\n".join(lines)
     page = folder / "report-figures.md"
