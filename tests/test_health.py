@@ -421,7 +421,9 @@ def test_without_failure_category_attribution_is_not_assessable(tmp_path, drop_c
     assert rep.health.causes == ()
     assert rep.health.weighted_score == pytest.approx(weighted, abs=1e-12)
     assert rep.health.harness_score == pytest.approx(weighted, abs=1e-12)
-    assert rep.health.harness_status == "HEALTHY"
+    # issue 33: never rated above what was assessed: 9.9 on 4 of 5 components is not HEALTHY
+    assert rep.health.harness_status == "NOT RATED"
+    assert rep.health.not_assessed == ("attribution",)
     table = health_table(rep).set_index("measure")
     assert table.loc["missing_attribution", "status"] == "not assessable"
     assert "not assessable in this run" in table.loc["attribution", "note"]

@@ -31,19 +31,21 @@ def run_copy(tmp_path) -> Path:
 
 def test_the_catalogue_names_only_known_columns_and_files():
     for sec in schema.SECTIONS.values():
-        for col in (*sec.needs, *sec.uses):
+        for col in (*sec.needs, *(u for u in sec.uses if ":" not in u)):
             assert col in schema.TASK_COLUMNS, (sec.name, col)
         assert set(sec.files) <= set(schema.OPTIONAL_FILES), sec.name
-        for name in sec.file_needs:  # "<file>:<column>", a column of that file's catalogue
+        for name in (*sec.file_needs, *(u for u in sec.uses if ":" in u)):  # "<file>:<column>"
             file, _, col = name.partition(":")
             assert file in sec.files, (sec.name, name)
             assert col in {"tool_calls.csv": schema.TOOL_CALL_COLUMNS,
                            "trajectory.csv": schema.TRAJECTORY_COLUMNS}[file], (sec.name, name)
         assert sec.report in ("run", "compare", "sweep")
     # tool_usage computes with timing.tool_usage, which documents these tool_calls.csv columns
+    # (latency and tokens when recorded: tau-bench and Inspect logs record none; issue 33)
     assert schema.SECTIONS["tool_usage"].file_needs == tuple(
-        f"tool_calls.csv:{c}" for c in ("task_id", "tool_name", "success", "latency_seconds",
-                                         "tokens"))
+        f"tool_calls.csv:{c}" for c in ("task_id", "tool_name", "success"))
+    assert schema.SECTIONS["tool_usage"].uses == tuple(
+        f"tool_calls.csv:{c}" for c in ("latency_seconds", "tokens"))
     required = {c.name for c in schema.TASK_COLUMNS.values() if c.required}
     assert required == {"task_id", "final_score"}
 
@@ -86,7 +88,12 @@ def test_sections_skip_once_and_say_what_is_missing(capsys):
         "skipped": [{"section": "tool_usage", "title": "Tool latency and failures",
                      "missing": ["tool_calls.csv"]}],
         "reduced": [{"section": "main_results", "title": "Table 1: main results",
-                     "absent": ["answer_f1", "autonomy_score", "tool_efficiency"]}]}
+                     "absent": ["answer_f1", "autonomy_score", "tool_efficiency"]}],
+        "skipped_lines": [  # report.sections.group_skips: one line per reason
+            "**Not in this run** (1 section): Tool latency and failures. They need "
+            "`tool_calls.csv`.",
+            "*Computed without* `answer_f1`, `autonomy_score`, `tool_efficiency` (absent in "
+            "this run): Table 1: main results."]}
     with pytest.raises(ValueError, match="no section 'mcnemar' in the run report"):
         s.ready("mcnemar")
 
@@ -193,8 +200,8 @@ def test_a_finding_never_quotes_megabytes():
 def test_inputs_table_lists_side_file_columns_with_what_needs_them():
     rows = {r["input"]: r for r in schema.columns_table()}
     assert rows["tool_calls.csv:latency_seconds"] == {
-        "input": "tool_calls.csv:latency_seconds", "tier": "optional", "needed_by": "tool_usage",
-        "used_by": ""}
+        "input": "tool_calls.csv:latency_seconds", "tier": "optional", "needed_by": "",
+        "used_by": "tool_usage"}
     assert rows["tool_calls.csv:tool_name"]["tier"] == "required"  # the catalogue's tier
     assert rows["trajectory.csv:tokens"] == {
         "input": "trajectory.csv:tokens", "tier": "optional", "needed_by": "",
@@ -293,7 +300,7 @@ def test_the_summary_states_the_threshold_and_the_common_fields(tmp_path):
                              manifest={"files": []})
     assert json.loads((tmp_path / "summary.json").read_text()) == {
         "n_runs": 3, "schema_version": 1, "report": "research_eval", "success_threshold": None,
-        "skipped": [], "reduced": [], "manifest": {"files": []}} == s
+        "skipped": [], "reduced": [], "skipped_lines": [], "manifest": {"files": []}} == s
     with pytest.raises(ValueError, match=r"key numbers \['skipped'\] would overwrite"):
         report.write_summary("judge", {"skipped": 1}, out=tmp_path, manifest={})
     run = da.load_run(SAMPLE, success_threshold=0.7)

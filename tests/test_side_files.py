@@ -107,7 +107,7 @@ def _expected(file: str, col: str) -> tuple[Counter, set[str]]:
     off = [s.name for s in schema.SECTIONS.values() if name in s.file_needs]
     if off:
         return Counter({("absent_column", "warning", file, col): 1}), skipped
-    if reads:
+    if reads or schema.sections_using(name):  # used when present: named, an info
         return Counter({("absent_column", "info", file, col): 1}), skipped
     return Counter({("absent_column", "info", file, None): 1}), skipped
 
@@ -162,7 +162,7 @@ def _sections_agree_with_the_functions(run_dir: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize(("name", "severity", "message"), [
-    (f"{CALLS}:latency_seconds", "warning", "optional column absent: disables tool_usage"),
+    (f"{CALLS}:latency_seconds", "info", "optional column absent: tool_usage run without it"),
     (f"{CALLS}:success", "warning", "optional column absent: disables tool_usage, tool_fit; "
      "tool_failure_count_mismatch not assessable"),
     (f"{TRAJ}:tokens", "info", "optional column absent: token_conservation not assessable"),
@@ -179,19 +179,20 @@ def test_absent_side_column_messages(tmp_path, name, severity, message):
 
 def test_sections_note_names_the_file_and_column(capsys):
     s = Sections.from_columns(["task_id", "final_score"], quiet=False, file_columns={
-        CALLS: ["task_id", "tool", "success", "tokens"]})
+        CALLS: ["task_id", "tool", "tokens"]})
     assert s.ready("tool_usage") is False
-    assert "Needs `tool_name` in tool_calls.csv, `latency_seconds` in tool_calls.csv, absent " \
+    assert "Needs `tool_name` in tool_calls.csv, `success` in tool_calls.csv, absent " \
            "in this run." in capsys.readouterr().out
     assert s.skipped == [{"section": "tool_usage", "title": "Tool latency and failures",
-                          "missing": [f"{CALLS}:tool_name", f"{CALLS}:latency_seconds"]}]
+                          "missing": [f"{CALLS}:tool_name", f"{CALLS}:success"]}]
     # without the file, the file is what is missing (not each of its columns)
     s = Sections.from_columns([], files=(), file_columns={CALLS: []})
     assert not s.ready("tool_usage") and s.skipped[0]["missing"] == [CALLS]
 
 
-def test_report_without_latency_seconds_skips_tool_usage_and_exits_0(tmp_path):
-    """The reported crash: run_report.ipynb failed in timing.tool_usage (exit 1)."""
+def test_report_without_latency_seconds_computes_tool_failures_and_exits_0(tmp_path):
+    """The reported crash: run_report.ipynb failed in timing.tool_usage (exit 1); then it was
+    skipped although the success flags were there (issue 33): failure rates without latency."""
     run_dir = tmp_path / "older_harness"
     shutil.copytree(SAMPLE, run_dir)
     _drop(run_dir / CALLS, "latency_seconds")
@@ -202,15 +203,26 @@ def test_report_without_latency_seconds_skips_tool_usage_and_exits_0(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     folder = out / "older_harness"
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["skipped"] == [{"section": "tool_usage", "title": "Tool latency and failures",
-                                   "missing": [f"{CALLS}:latency_seconds"]}, *(
+    assert summary["skipped"] == [
         {"section": s, "title": schema.SECTIONS[s].title, "missing": ["repeated trials"]}
-        for s in ("pass_k", "flakiness"))]  # an eval-v2 run: one trial per task
-    assert not list(folder.glob("tables/tool_usage.*")) and not list(folder.glob("tool_latency.*"))
+        for s in ("pass_k", "flakiness")]  # an eval-v2 run: one trial per task
+    assert {"section": "tool_usage", "title": "Tool latency and failures",
+            "absent": [f"{CALLS}:latency_seconds"]} in summary["reduced"]
+    with (SAMPLE / CALLS).open(newline="", encoding="utf-8") as fh:  # expected from the file
+        rows = list(csv.DictReader(fh))
+    fails = Counter(r["tool_name"] for r in rows if r["success"].strip().lower() in ("false", "0"))
+    calls = Counter(r["tool_name"] for r in rows)
+    with (folder / "tables" / "tool_usage.csv").open(newline="", encoding="utf-8") as fh:
+        table = list(csv.DictReader(fh))
+    assert "mean_latency_s" not in table[0] and len(table) == len(calls)
+    for row in table:  # failure rate from the success flags alone
+        name = row["tool_name"]
+        assert (int(row["n_calls"]), int(row["n_failures"])) == (calls[name], fails[name])
+        assert float(row["failure_rate"]) == pytest.approx(fails[name] / calls[name])
+    assert (folder / "tool_latency.png").is_file()
     html = (folder / "report.html").read_text(encoding="utf-8")
-    assert "Skipped: Tool latency and failures</strong>. Needs <code>latency_seconds</code> in " \
-           "tool_calls.csv, absent in this run." in html
-    assert "optional column absent: disables tool_usage" in html  # the health findings
+    assert "is computed without <code>latency_seconds</code> in tool_calls.csv" in html
+    assert "optional column absent: tool_usage run without it" in html  # the findings
 
 
 # --- one run_id per run directory ---------------------------------------------------------------

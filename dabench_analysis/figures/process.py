@@ -33,7 +33,7 @@ def _panels(ax: Sequence[Axes] | None, labels: list[str]) -> np.ndarray:
     return axes
 
 
-@takes_run(frame="tool_calls")
+@takes_run(frame="tool_calls", trials=True)
 def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
                  ax: Sequence[Axes] | None = None) -> np.ndarray:
     """Per tool: mean latency (t-CI) and failure rate (Wilson CI), two panels side by side.
@@ -43,7 +43,9 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
     Parameters
     ----------
     tool_calls : DataFrame, Run or Runs
-        ``run.tool_calls`` (a Run or Runs gives its ``tool_calls``) (tool_name, success, latency_seconds in seconds, tokens, task_id).
+        ``run.tool_calls`` (a Run or Runs gives its ``tool_calls``) (tool_name, success,
+        task_id; latency_seconds in seconds when recorded: without it the latency panel says
+        "latency not recorded").
     top : int
         Show the ``top`` most-called tools.
     ci : float
@@ -93,12 +95,17 @@ def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
         return np.array([ax1, ax2], dtype=object)
     y = np.arange(len(usage))
     with mpl.rc_context(RC_PARAMS):
-        ax1.barh(y, usage["mean_latency_s"], color=OKABE_ITO[0],
-                 xerr=_err(usage["mean_latency_s"], usage["latency_ci_low"],
-                           usage["latency_ci_high"]), capsize=2)
+        if "mean_latency_s" in usage:
+            ax1.barh(y, usage["mean_latency_s"], color=OKABE_ITO[0],
+                     xerr=_err(usage["mean_latency_s"], usage["latency_ci_low"],
+                               usage["latency_ci_high"]), capsize=2)
+            ax1.set_xlabel(f"Mean latency (s, {label})")
+        else:  # the harness records no latency: the panel says so, never a zero bar
+            ax1.text(0.5, 0.5, "latency not recorded", ha="center", va="center",
+                     transform=ax1.transAxes, color="0.35")
+            ax1.set_xticks([])
         ax1.set_yticks(y, labels)
         ax1.set_ylim(len(usage) - 0.5, -0.5)
-        ax1.set_xlabel(f"Mean latency (s, {label})")
         ax2.barh(y, usage["failure_rate"], color=OKABE_ITO[3],
                  xerr=_err(usage["failure_rate"], usage["failure_ci_low"],
                            usage["failure_ci_high"]), capsize=2)

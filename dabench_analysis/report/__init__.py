@@ -22,7 +22,7 @@ from dabench_analysis.report.params import (
 )
 from dabench_analysis.report.provenance import input_files, manifest, show_manifest
 from dabench_analysis.report.runner import NOTEBOOK_DIR, ReportError, check_notebook, run_notebook
-from dabench_analysis.report.sections import Sections
+from dabench_analysis.report.sections import Sections, group_skips
 
 __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections", "check_parameters",
            "input_dir", "output_dir_for", "STATES", "Job", "JobResult", "ReportError", "check_notebook",
@@ -30,6 +30,7 @@ __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections
            "write_index"]
 
 __all__ += ["input_path", "run_name"]
+__all__ += ["group_skips"]
 __all__ += ["input_files", "manifest", "show_manifest"]
 
 # Report pages that read as reports: tables as a reader sees them, the HTML page.

@@ -51,7 +51,7 @@ def _health_line(vr) -> Text:
     h = vr.health
     causes = cause_text(h)
     return Text(
-        f"harness health {health_text(h.harness_score, h.harness_status)}"
+        f"harness health {health_text(h.harness_score, h.harness_status, h.not_assessed)}"
         + (f" (capped: {causes}; §Troubleshooting)" if causes else "")
         + (" (not HEALTHY while there are errors)" if h.harness_status == "DEGRADED"
            and not vr.ok and h.harness_score >= 9 else "")

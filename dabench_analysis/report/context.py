@@ -119,7 +119,10 @@ class Context:
                 f"`success_threshold`); {_USES[self.report]} use it.")
 
     def _repr_markdown_(self) -> str:
-        return self.statement()
+        """The statement, then (another harness's run) the sections it cannot feed, grouped
+        (:meth:`Sections.overview`)."""
+        lines = self.sections.overview() if self.sections.grouped else []
+        return "\n\n".join([self.statement(), *lines])
 
     def __repr__(self) -> str:
         return f"<report context {self.report}: {self.statement()}>"
@@ -155,7 +158,9 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     -------
     Context
         Inputs ``run``, ``tasks``, ``tool_calls`` and ``validation`` (:func:`validate_run` of
-        the run's folder with the threshold, on first use).
+        the run's folder with the threshold, on first use). For another harness's run, the
+        sections it cannot feed are shown as a few grouped lines where the context is
+        displayed (:meth:`Sections.overview`) instead of a note in each section.
 
     Raises
     ------
@@ -172,10 +177,11 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     trials = run.trials
     size = f"{len(run.tasks)} tasks" if trials < 2 else \
         f"{run.tasks['task_id'].nunique()} tasks, up to {trials} trials each"
+    # another harness's run: what it cannot feed, in a few lines under the statement
     return Context("run", inputs={"run": run, "tasks": run.tasks}, lazy=lazy,
                    parameters=parameters, out=out,
-                   sections=Sections(run, quiet=quiet), read=[run],
-                   subject=f"Run `{run.run_id}` ({size}, `{run.path}`)")
+                   sections=Sections(run, quiet=quiet, grouped=run.format != "eval-v2"),
+                   read=[run], subject=f"Run `{run.run_id}` ({size}, `{run.path}`)")
 
 
 def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any], *, out: Path,

@@ -146,7 +146,48 @@ def prepare_for_page(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             outputs.append(out)
         if "outputs" in cell:
             cell.outputs = outputs
+    nb.cells = _without_silent_sections(nb.cells)
     return nb
+
+
+_SECTION_CALL = re.compile(r"^report\.section\(ctx, \"\w+\"\)\s*$")
+
+
+def _heading_level(source: str) -> int:
+    """The level of the Markdown cell's first heading (0: it opens with none)."""
+    m = re.match(r"(#{1,6}) ", source.lstrip("\n"))
+    return len(m.group(1)) if m else 0
+
+
+def _without_silent_sections(cells: list) -> list:
+    """The cells without the sections that showed nothing (another harness's run, whose skipped
+    sections are named once, grouped, at the top): each such ``report.section`` cell, the
+    heading and text above it, and a parent heading left with no section under it."""
+    out: list = []
+    for cell in cells:
+        silent = (cell.cell_type == "code" and not cell.get("outputs")
+                  and _SECTION_CALL.match(cell.source))
+        if not silent:
+            out.append(cell)
+            continue
+        if out and out[-1].cell_type == "markdown":  # its heading: from the last '#' line
+            lines = out[-1].source.split("\n")
+            last = max((i for i, t in enumerate(lines) if t.startswith("#")), default=0)
+            kept = "\n".join(lines[:last]).rstrip()
+            if kept:
+                out[-1]["source"] = kept
+            else:
+                out.pop()
+    keep = []
+    for i, cell in enumerate(out):  # a parent heading directly followed by one as high
+        level = _heading_level(cell.source) if cell.cell_type == "markdown" else 0
+        nxt = out[i + 1] if i + 1 < len(out) else None
+        nxt_level = _heading_level(nxt.source) if nxt is not None and \
+            nxt.cell_type == "markdown" else 0  # a code cell or the end: 0, kept
+        if level >= 2 and 0 < nxt_level <= level:
+            continue
+        keep.append(cell)
+    return keep
 
 
 class _Headings(HTMLParser):

@@ -104,7 +104,10 @@ def _health(summary: dict) -> list[str]:
     if score == "absent" or not isinstance(errors, int) or isinstance(errors, bool):
         return []
     score = float("nan") if not isinstance(score, (int, float)) else float(score)
-    return [f"harness health {health_text(score, health_status(score, n_errors=errors))}"]
+    unknown = summary.get("health_not_assessed", [])
+    unknown = [str(u) for u in unknown] if isinstance(unknown, list) else []
+    status = health_status(score, n_errors=errors, n_not_assessed=len(unknown))
+    return [f"harness health {health_text(score, status, unknown)}"]
 
 
 def _summary(res: JobResult) -> dict:
@@ -142,9 +145,14 @@ def _state_cell(res: JobResult, summary: dict) -> str:
     if not skipped:
         return state
     n = len(skipped)
-    items = "".join(f"<li>{html.escape(section)}"
-                    + (f": needs {html.escape(', '.join(missing))}" if missing else "") + "</li>"
-                    for section, missing in skipped)
+    lines = summary.get("skipped_lines")
+    if isinstance(lines, list) and lines and all(isinstance(x, str) for x in lines):
+        # the report's own grouped lines (report.sections.group_skips), Markdown marks removed
+        items = "".join(f"<li>{html.escape(re.sub(r'[*`]', '', x))}</li>" for x in lines)
+    else:
+        items = "".join(f"<li>{html.escape(section)}"
+                        + (f": needs {html.escape(', '.join(missing))}" if missing else "")
+                        + "</li>" for section, missing in skipped)
     return (f"<details><summary>{state} — {n} section{'s' if n != 1 else ''} skipped</summary>"
             f"<ul>{items}</ul></details>")
 

@@ -60,6 +60,10 @@ class Sections:
     trials : int, optional
         The most trials of a task, counting a configuration's runs as its trials (a sweep);
         default: the most rows per task of the runs (:attr:`Run.trials`).
+    grouped : bool
+        Show no note per skipped or reduced section: :meth:`overview` gives them as a few
+        grouped lines (:func:`group_skips`; the run report on another harness's run, which
+        lacks most eval-v2 columns).
 
     Attributes
     ----------
@@ -82,13 +86,16 @@ class Sections:
     """
 
     def __init__(self, *runs: Run, report: str = "run", quiet: bool = False,
-                 trials: int | None = None) -> None:
+                 trials: int | None = None, grouped: bool = False) -> None:
         if not runs:
             raise ValueError("Sections needs at least one run")
         self._setup(set.intersection(*(set(map(str, r.tasks.columns)) for r in runs)),
                     set.intersection(*(_files_present(r) for r in runs)), report, quiet,
                     "in this run" if len(runs) == 1 else "in one of the runs")
         self._runs = runs
+        formats = {getattr(r, "format", "eval-v2") for r in runs}
+        self.fmt = formats.pop() if len(formats) == 1 else "mixed"
+        self.grouped = grouped
         self.row_trials = max(r.trials for r in runs)
         self.trials = max(self.row_trials, trials or 0)
 
@@ -132,6 +139,7 @@ class Sections:
         self._decided: dict[str, bool] = {}
         self._where = where
         self.row_trials = self.trials = 1
+        self.fmt, self.grouped = "eval-v2", False
 
     def ready(self, name: str) -> bool:
         """True if section ``name`` can run; otherwise show and record why it is skipped.
@@ -174,8 +182,8 @@ class Sections:
         bad = [f for f in sec.files if f in self._unreadable]
         if bad:
             self.skipped.append({"section": name, "title": sec.title, "missing": bad})
-            self._note(f"**Skipped: {sec.title}**. "
-                       + " ".join(f"`{f}` cannot be read: {self._unreadable[f]}." for f in bad))
+            self._section_note(f"**Skipped: {sec.title}**. "
+                               + " ".join(f"`{f}` cannot be read: {self._unreadable[f]}." for f in bad))
             return False
         side = {f: self._columns_of(f) for f in dict.fromkeys(
             split_qualified(n)[0] for n in sec.file_needs) if f in self.files}
@@ -184,25 +192,26 @@ class Sections:
         if not missing and sec.trials == "one" and self.row_trials > 1:
             self.skipped.append({"section": name, "title": sec.title,
                                  "missing": ["one row per task"]})
-            self._note(f"**Skipped: {sec.title}**. Needs one row per task; {self._where} a "
+            self._section_note(f"**Skipped: {sec.title}**. Needs one row per task; {self._where} a "
                        f"task has up to {self.row_trials} trials, which this section would "
                        "average silently (see *Repeated trials*: pass@k, pass^k, flakiness).")
             return False
         if not missing and sec.trials == "several" and self.trials < 2:
             self.skipped.append({"section": name, "title": sec.title,
                                  "missing": ["repeated trials"]})
-            self._note(f"**Skipped: {sec.title}**. Needs repeated trials of a task (a "
+            self._section_note(f"**Skipped: {sec.title}**. Needs repeated trials of a task (a "
                        "harness's epochs or trials, or runs declaring one configuration and "
                        f"several seeds); {self._where} every task has one.")
             return False
         if missing:
             self.skipped.append({"section": name, "title": sec.title, "missing": missing})
-            self._note(f"**Skipped: {sec.title}**. Needs {_names(missing)}, absent {self._where}.")
+            self._section_note(f"**Skipped: {sec.title}**. Needs {_names(missing)}, "
+                               f"absent {self._where}.")
             return False
-        absent = sec.absent_uses(self.columns)
+        absent = sec.absent_uses(self.columns, {f: c for f, c in side.items() if c is not None})
         if absent:
             self.reduced.append({"section": name, "title": sec.title, "absent": absent})
-            self._note(f"*{sec.title}* is computed without {_names(absent)} "
+            self._section_note(f"*{sec.title}* is computed without {_names(absent)} "
                        f"(absent {self._where}).")
         return True
 
@@ -226,15 +235,39 @@ class Sections:
         self._note(note)
 
     def summary(self) -> dict:
-        """``report``, ``skipped`` and ``reduced``, for a report's ``summary.json``.
+        """``report``, ``skipped``, ``reduced`` and ``skipped_lines`` (the two grouped by
+        :func:`group_skips`), for a report's ``summary.json``.
 
         Examples
         --------
         >>> Sections.from_columns(["task_id", "final_score"], report="compare").summary()
-        {'report': 'compare', 'skipped': [], 'reduced': []}
+        {'report': 'compare', 'skipped': [], 'reduced': [], 'skipped_lines': []}
         """
         return {"report": self.report, "skipped": list(self.skipped),
-                "reduced": list(self.reduced)}
+                "reduced": list(self.reduced),
+                "skipped_lines": group_skips(self.skipped, self.fmt, reduced=self.reduced)}
+
+    def overview(self) -> list[str]:
+        """Decide every section of this report and return the skipped and reduced ones as a
+        few grouped lines (:func:`group_skips`; the run report's context shows them under its
+        statement).
+
+        Examples
+        --------
+        >>> s = Sections.from_columns(["task_id", "final_score"], quiet=True)
+        >>> s.fmt = "inspect"
+        >>> s.overview()[0][:50]
+        '**Not in Inspect logs** (21 sections): Table 2: br'
+        """
+        for name, sec in SECTIONS.items():
+            if sec.report == self.report:
+                self.ready(name)
+        return group_skips(self.skipped, self.fmt, reduced=self.reduced)
+
+    def _section_note(self, text: str) -> None:
+        """A note about one section: shown now, or (grouped) by :meth:`overview` only."""
+        if not self.grouped:
+            self._note(text)
 
     def _note(self, text: str) -> None:
         if not self.quiet:
@@ -250,3 +283,91 @@ def _name(item: str) -> str:
 
 def _names(items: Sequence[str]) -> str:
     return ", ".join(_name(i) for i in items)
+
+
+#: How a report names where another harness's run came from (:data:`load.formats.FORMATS`).
+_SOURCES = {"inspect": "Inspect logs", "tau-bench": "tau-bench results",
+            "table": "this per-task table", "eval-v2": "this run", "mixed": "one of the runs"}
+#: At most this many inputs are named in a grouped line (all are in summary.json).
+_NAMED = 12
+
+
+def _titles(entries: Sequence[Mapping]) -> str:
+    return ", ".join(str(e.get("title") or e.get("section")) for e in entries)
+
+
+def group_skips(skips: Sequence[Mapping], fmt: str = "eval-v2", *,
+                reduced: Sequence[Mapping] = ()) -> list[str]:
+    """Skipped (and reduced) sections as a few Markdown lines, one per reason.
+
+    Parameters
+    ----------
+    skips : sequence of dict
+        ``Sections.skipped`` (or ``summary.json``'s ``skipped``): ``section``, ``title``,
+        ``missing`` (the inputs it lacks, ``"one row per task"`` or ``"repeated trials"``).
+    fmt : str
+        The run's format (:data:`dabench_analysis.load.formats.FORMATS`, or ``"mixed"``),
+        naming where the inputs are absent ("not in Inspect logs").
+    reduced : sequence of dict
+        ``Sections.reduced``: ``section``, ``title``, ``absent`` (optional inputs it runs
+        without).
+
+    Returns
+    -------
+    list of str
+        At most four lines: the sections whose inputs the source does not hold (their titles,
+        then the absent inputs, the first 12 named), those that need one row per task, those
+        that need repeated trials, and the sections computed without some optional inputs.
+        Empty when nothing was skipped or reduced. The detail per section stays in
+        ``summary.json`` (``skipped``, ``reduced``).
+
+    Raises
+    ------
+    AttributeError
+        An entry that is not a mapping.
+
+    Notes
+    -----
+    The one grouping of skipped sections (issue 33): the run report shows these lines under
+    its statement (:meth:`Sections.overview`), ``summary.json`` keeps them as
+    ``skipped_lines`` and ``index.html`` lists them; a notebook writer passes a summary's
+    ``skipped`` and ``reduced`` lists unchanged.
+
+    Examples
+    --------
+    >>> skips = [{"section": "calibration", "title": "Calibration",
+    ...           "missing": ["confidence_score"]},
+    ...          {"section": "tool_usage", "title": "Tool latency and failures",
+    ...           "missing": ["tool_calls.csv"]},
+    ...          {"section": "pass_k", "title": "pass@k", "missing": ["repeated trials"]}]
+    >>> for line in group_skips(skips, "inspect"):
+    ...     print(line)
+    **Not in Inspect logs** (2 sections): Calibration, Tool latency and failures. They need `confidence_score`, `tool_calls.csv`.
+    **Needs repeated trials** (every task has one): pass@k.
+    """
+    source = _SOURCES.get(fmt, f"this {fmt} run")
+    trials = {"one row per task": [], "repeated trials": []}
+    absent: list[Mapping] = []
+    for entry in skips:
+        missing = list(entry.get("missing") or [])
+        kind = next((m for m in missing if m in trials), None)
+        (trials[kind] if kind else absent).append(entry)
+    lines = []
+    if absent:
+        inputs = list(dict.fromkeys(m for e in absent for m in e.get("missing") or []))
+        more = f" and {len(inputs) - _NAMED} more" if len(inputs) > _NAMED else ""
+        lines.append(f"**Not in {source}** ({len(absent)} section{'s' * (len(absent) > 1)}): "
+                     f"{_titles(absent)}. They need {_names(inputs[:_NAMED])}{more}.")
+    if trials["one row per task"]:
+        lines.append("**Needs one row per task** (tasks here have repeated trials, which these "
+                     "would count as independent; see *Repeated trials*): "
+                     f"{_titles(trials['one row per task'])}.")
+    if trials["repeated trials"]:
+        lines.append("**Needs repeated trials** (every task has one): "
+                     f"{_titles(trials['repeated trials'])}.")
+    if reduced:
+        inputs = list(dict.fromkeys(a for e in reduced for a in e.get("absent") or []))
+        lines.append(f"*Computed without* {_names(inputs[:_NAMED])}"
+                     f"{f' and {len(inputs) - _NAMED} more' if len(inputs) > _NAMED else ''}"
+                     f" (absent in {source}): {_titles(reduced)}.")
+    return lines

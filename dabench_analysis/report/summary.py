@@ -30,11 +30,13 @@ SUMMARY_FIELDS: dict[str, str] = {
                          "rules are their own: the judge's pass_threshold, the harness' status)",
     "skipped": "sections not computed: [{section, title, missing: [column or file, ...]}]",
     "reduced": "sections computed without some optional columns: [{section, title, absent}]",
+    "skipped_lines": "skipped and reduced sections grouped by reason, as the report shows them "
+                     "(Markdown lines)",
     "manifest": "provenance: every input file read (path, sha256, bytes), toolkit version and git "
                 "revision, library versions, notebook parameters, random seeds, time (UTC)",
 }
 #: Keys of a summary that :func:`summary` does not display (long lists).
-_NOT_SHOWN = ("manifest", "leaderboard")
+_NOT_SHOWN = ("manifest", "leaderboard", "skipped_lines")
 
 
 def write_summary(report: str, numbers: Mapping[str, Any], *, out: str | os.PathLike[str],
@@ -61,7 +63,7 @@ def write_summary(report: str, numbers: Mapping[str, Any], *, out: str | os.Path
     -------
     dict
         ``numbers`` with ``schema_version``, ``report``, ``success_threshold``, ``skipped``,
-        ``reduced`` and ``manifest``.
+        ``reduced``, ``skipped_lines`` and ``manifest``.
 
     Raises
     ------
@@ -73,7 +75,7 @@ def write_summary(report: str, numbers: Mapping[str, Any], *, out: str | os.Path
     >>> import tempfile
     >>> s = write_summary("judge", {"n_cases": 55}, out=tempfile.mkdtemp(), manifest={})
     >>> sorted(s)
-    ['manifest', 'n_cases', 'reduced', 'report', 'schema_version', 'skipped', 'success_threshold']
+    ['manifest', 'n_cases', 'reduced', 'report', 'schema_version', 'skipped', 'skipped_lines', 'success_threshold']
     """
     if report not in ("run", "compare", "sweep", "judge", "research_eval"):
         raise ValueError(f"unknown report {report!r}; known: run, compare, sweep, judge, "
@@ -82,7 +84,7 @@ def write_summary(report: str, numbers: Mapping[str, Any], *, out: str | os.Path
     if clash:
         raise ValueError(f"key numbers {clash} would overwrite fields every summary has")
     common = sections.summary() if sections is not None else {
-        "report": report, "skipped": [], "reduced": []}
+        "report": report, "skipped": [], "reduced": [], "skipped_lines": []}
     summary = {**numbers, "schema_version": SUMMARY_SCHEMA_VERSION, **common,
                "report": report, "success_threshold": success_threshold,
                "manifest": dict(manifest)}
@@ -121,6 +123,8 @@ def _run_numbers(ctx: Context) -> dict:
         numbers = _trial_numbers(ctx, numbers)
     return {"run_id": run.run_id, "format": run.format, **numbers,
             "health_score": validation.health.harness_score,
+            "health_status": validation.health.harness_status,
+            "health_not_assessed": list(validation.health.not_assessed),
             "run_quality_status": validation.health.run_quality_status,
             "validation_errors": int((validation.findings["severity"] == "error").sum())}
 
@@ -181,7 +185,8 @@ def summary(ctx: Context, **numbers: Any) -> dict:
     -------
     dict
         The summary (:func:`write_summary`): for a run, its ``run_id``, the numbers of
-        :func:`dabench_analysis.tables.key_numbers`, ``health_score``, ``run_quality_status``,
+        :func:`dabench_analysis.tables.key_numbers`, ``health_score``, ``health_status``,
+        ``health_not_assessed`` (components not assessed), ``run_quality_status``,
         ``validation_errors``; for a comparison, the final_score test (``n_pairs``,
         ``mean_diff_final_score``, ``p_value_final_score``, ``p_adjusted_final_score``,
         ``cohens_d_z_final_score``), ``mcnemar_p_value``, ``n_improved``, ``n_regressed``; for a

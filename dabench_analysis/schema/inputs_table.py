@@ -37,7 +37,7 @@ def file_columns_read(file: str) -> list[str]:
     ['tool_calls.csv:run_id', 'tool_calls.csv:task_id', 'tool_calls.csv:tool_name']
     """
     names = [f"{file}:{c}" for c in FILE_CATALOGUES[file]]
-    return [n for n in names if sections_needing(n) or checks_reading(n)]
+    return [n for n in names if sections_needing(n) or sections_using(n) or checks_reading(n)]
 
 
 def columns_table(columns: Iterable[str] | None = None) -> list[dict[str, str]]:
@@ -66,11 +66,12 @@ def columns_table(columns: Iterable[str] | None = None) -> list[dict[str, str]]:
         rows.append({"input": f, "tier": "optional", "needed_by": ", ".join(sections_needing(f)),
                      "used_by": FILE_USES[f]})
         for name in file_columns_read(f) if f in FILE_CATALOGUES else ():
-            read = checks_reading(name)
+            read, use = checks_reading(name), sections_using(name)
             rows.append({"input": name, "tier": "required" if FILE_CATALOGUES[f][
                 split_qualified(name)[1]].required else "optional",
                 "needed_by": ", ".join(sections_needing(name)),
-                "used_by": "validation: " + ", ".join(read) if read else ""})
+                "used_by": "; ".join([*([", ".join(use)] if use else []), *(
+                    ["validation: " + ", ".join(read)] if read else [])])})
     return rows
 
 

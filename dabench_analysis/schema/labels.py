@@ -44,8 +44,10 @@ LABELS: dict[str, str] = {
     # the key numbers of the reports' summary.json (report.show of a dict)
     "run_id": "Run ID", "success_threshold": "Success threshold",
     "skipped": "Skipped sections", "reduced": "Sections without some optional inputs",
+    "skipped_lines": "Skipped sections, grouped",
     "mean_final_score_ci_method": "Final score interval", "n_failed": "Failed tasks",
-    "health_score": "Harness health (0–10)", "run_quality_status": "Run quality",
+    "health_score": "Harness health (0–10)", "health_status": "Harness health status",
+    "health_not_assessed": "Health components not assessed", "run_quality_status": "Run quality",
     "validation_errors": "Validation errors", "baseline": "Baseline", "proposed": "Proposed",
     "mean_diff_final_score": "Mean difference in final score (proposed − baseline)",
     "p_value_final_score": "p (Wilcoxon, final score)",

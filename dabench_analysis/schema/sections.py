@@ -117,7 +117,8 @@ class Section:
         (:func:`in_file`); checked only when the file is present (an absent file is what is
         missing then).
     uses : tuple of str
-        Optional columns used when present; the section runs on those present.
+        Optional columns used when present (task_metrics columns, or ``"<file>:<column>"``
+        of a file it needs); the section runs on those present.
     uses_at_least : int
         How many of ``uses`` must be present (e.g. a correlation needs a second metric).
     parts : tuple of Part
@@ -181,8 +182,8 @@ class Section:
         >>> SECTIONS["correlation_matrix"].missing(["final_score"])[0][:7]
         'one of:'
         >>> SECTIONS["tool_usage"].missing([], file_columns={
-        ...     "tool_calls.csv": ["task_id", "tool_name", "success", "tokens"]})
-        ['tool_calls.csv:latency_seconds']
+        ...     "tool_calls.csv": ["task_id", "tool_name", "tokens"]})
+        ['tool_calls.csv:success']
         """
         out = [c for c in self.needs if c not in columns]
         out += [f for f in self.files if f not in files]
@@ -196,9 +197,26 @@ class Section:
             out.append("one of: " + ", ".join(c for c in self.uses if c not in columns))
         return out
 
-    def absent_uses(self, columns: Collection[str]) -> list[str]:
-        """Optional columns of ``uses`` that are absent (the section runs without them)."""
-        return [c for c in self.uses if c not in columns]
+    def absent_uses(self, columns: Collection[str],
+                    file_columns: Mapping[str, Collection[str]] | None = None) -> list[str]:
+        """Optional columns of ``uses`` that are absent (the section runs without them); a
+        file's column (``"tool_calls.csv:tokens"``) counts as absent when ``file_columns``
+        holds the file without it.
+
+        Examples
+        --------
+        >>> SECTIONS["tool_usage"].absent_uses([], {"tool_calls.csv": ["tool_name"]})
+        ['tool_calls.csv:latency_seconds', 'tool_calls.csv:tokens']
+        """
+        file_columns = file_columns or {}
+        out = []
+        for name in self.uses:
+            file, col = split_qualified(name)
+            if not col:
+                out += [name] if name not in columns else []
+            elif file in file_columns and col not in file_columns[file]:
+                out.append(name)
+        return out
 
 
 _STAGE_COLUMNS = tuple(f"{p}_{m}" for p in STAGES.values() for m in ("time", "calls", "tokens"))
@@ -320,9 +338,10 @@ _ALL = [
                          "ci_high", "method", "note")),)),
     Section("phase_timing", "Phase timing", "run", needs=(*_STAGE_COLUMNS, "execution_time"),
             parts=(_table("tables.timing.phase_timing", "phase_timing"),)),
+    # per call, not per task: repeated trials add calls; latency and tokens when recorded
     Section("tool_usage", "Tool latency and failures", "run", files=(TOOL_CALLS_FILE,),
-            file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name", "success",
-                               "latency_seconds", "tokens"),
+            file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name", "success"),
+            uses=in_file(TOOL_CALLS_FILE, "latency_seconds", "tokens"), trials="any",
             parts=(_table("tables.timing.tool_usage", "tool_usage", inputs=("tool_calls",)),
                    Part("figures.tool_latency", "tool_latency", inputs=("tool_calls",)))),
     Section("correlation_matrix", "Correlation matrix", "run", needs=("final_score",),
@@ -446,8 +465,8 @@ def sections_needing(column: str, *, report: str | None = None) -> list[str]:
     ['outcome_error_types']
     >>> sections_needing("tool_calls.csv")
     ['tool_usage', 'tool_fit']
-    >>> sections_needing("tool_calls.csv:latency_seconds")
-    ['tool_usage']
+    >>> sections_needing("tool_calls.csv:success")
+    ['tool_usage', 'tool_fit']
     """
     return [s.name for s in _ALL if (report is None or s.report == report)
             and (column in s.needs or column in s.files or column in s.file_needs)]

@@ -115,7 +115,9 @@ def check_trials(frame, what: str) -> None:
     if _CHECKED.get() or "trial" not in frame or "task_id" not in frame or frame.empty:
         return
     keys = [c for c in ("run_id", "task_id") if c in frame]
-    most = int(frame.groupby(keys, observed=True, sort=False).size().max())
+    # distinct trials, not rows: a frame of steps or tool calls holds many rows per trial
+    most = int(frame[[*keys, "trial"]].drop_duplicates().groupby(
+        keys, observed=True, sort=False).size().max())
     if most > 1:
         warnings.warn(f"{what}: the input holds up to {most} trials of a task, each counted as "
                       "a row (an interval then treats them as independent); per-task results: "

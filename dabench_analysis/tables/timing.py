@@ -84,32 +84,45 @@ def phase_timing(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@takes_run(frame="tool_calls", needs=["tool_name", "success", "latency_seconds", "tokens",
-                                     "task_id"])
+#: The columns of :func:`tool_usage` computed from each optional input column.
+_FROM = {"latency_seconds": ("mean_latency_s", "latency_ci_low", "latency_ci_high",
+                             "median_latency_s", "p90_latency_s"),
+         "tokens": ("mean_tokens", "tokens_ci_low", "tokens_ci_high")}
+
+
+@takes_run(frame="tool_calls", needs=["tool_name", "success", "task_id"], trials=True)
 def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
-    """Latency and failure rate per tool, from ``tool_calls.csv``.
+    """Failure rate, latency and tokens per tool, from ``tool_calls.csv``.
 
     Parameters
     ----------
     tool_calls : DataFrame, Run or Runs
         One row per tool call (``run.tool_calls``) with ``tool_name``, ``success`` (flag),
-        ``latency_seconds`` (seconds), ``tokens`` and ``task_id``.
+        ``task_id`` and, when recorded, ``latency_seconds`` (seconds) and ``tokens``.
         A Run or Runs gives its ``tool_calls``; several runs are pooled, with a PooledRunsWarning.
     ci : float
-        Level of the Wilson interval of the failure rate and the t-interval of mean latency.
+        Level of the Wilson interval of the failure rate and the t-intervals of the means.
 
     Returns
     -------
     DataFrame
         One row per tool, most-called first: ``tool_name, n_calls, n_tasks, n_failures,
-        failure_rate, failure_ci_low, failure_ci_high, mean_latency_s, latency_ci_low,
-        latency_ci_high, median_latency_s, p90_latency_s, mean_tokens, tokens_ci_low,
-        tokens_ci_high``. Calls with a missing success flag are left out of the failure rate.
+        failure_rate, failure_ci_low, failure_ci_high``, then ``mean_latency_s,
+        latency_ci_low, latency_ci_high, median_latency_s, p90_latency_s`` when the calls have
+        ``latency_seconds`` and ``mean_tokens, tokens_ci_low, tokens_ci_high`` when they have
+        ``tokens``. Calls with a missing success flag are left out of the failure rate.
 
     Raises
     ------
     ValueError
-        If a column is missing.
+        If ``tool_name``, ``success`` or ``task_id`` is missing.
+
+    Notes
+    -----
+    A column the harness does not record (tau-bench and Inspect logs record no latency) leaves
+    its columns out of the table: absent, never zero. Rows are calls: repeated trials of a task
+    add calls (``n_tasks`` counts task ids); the intervals treat calls as independent, though
+    calls of one task cluster.
 
     Examples
     --------
@@ -120,29 +133,35 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
       tool_name  n_calls  failure_rate  median_latency_s
     0       sql        2           0.5               2.0
     1        py        1           0.0               2.0
+    >>> tool_usage(calls.drop(columns=["latency_seconds", "tokens"])).columns.tolist()[-3:]
+    ['failure_rate', 'failure_ci_low', 'failure_ci_high']
     """
+    present = [c for c in _FROM if c in tool_calls]
     rows = []
     for tool, sub in tool_calls.groupby(tool_calls["tool_name"].astype("string"), sort=False):
         ok = sub["success"].astype("boolean").dropna().astype(bool)
         fails = int((~ok).sum())
         interval = stats.proportion_ci(fails, len(ok), ci=ci) if len(ok) else None
-        lat = sub["latency_seconds"].astype("float64")
-        both = stats.describe(pd.DataFrame({"l": lat, "k": sub["tokens"].astype("float64")}),
-                              ["l", "k"], ci=ci).set_index("metric")
-        d, tok = both.loc["l"], both.loc["k"]
-        rows.append({
+        row = {
             "tool_name": tool, "n_calls": len(sub), "n_tasks": sub["task_id"].nunique(),
             "n_failures": fails, "failure_rate": fails / len(ok) if len(ok) else np.nan,
             "failure_ci_low": interval["ci_low"].iloc[0] if interval is not None else np.nan,
-            "failure_ci_high": interval["ci_high"].iloc[0] if interval is not None else np.nan,
-            "mean_latency_s": d["mean"], "latency_ci_low": d["ci_low"],
-            "latency_ci_high": d["ci_high"], "median_latency_s": lat.median(),
-            "p90_latency_s": lat.quantile(0.9),
-            "mean_tokens": tok["mean"], "tokens_ci_low": tok["ci_low"],
-            "tokens_ci_high": tok["ci_high"]})
+            "failure_ci_high": interval["ci_high"].iloc[0] if interval is not None else np.nan}
+        if present:
+            values = sub[present].astype("float64")
+            d = stats.describe(values, present, ci=ci).set_index("metric")
+        if "latency_seconds" in present:
+            lat, dl = values["latency_seconds"], d.loc["latency_seconds"]
+            row.update(mean_latency_s=dl["mean"], latency_ci_low=dl["ci_low"],
+                       latency_ci_high=dl["ci_high"], median_latency_s=lat.median(),
+                       p90_latency_s=lat.quantile(0.9))
+        if "tokens" in present:
+            tok = d.loc["tokens"]
+            row.update(mean_tokens=tok["mean"], tokens_ci_low=tok["ci_low"],
+                       tokens_ci_high=tok["ci_high"])
+        rows.append(row)
     out = pd.DataFrame(rows, columns=[
         "tool_name", "n_calls", "n_tasks", "n_failures", "failure_rate", "failure_ci_low",
-        "failure_ci_high", "mean_latency_s", "latency_ci_low", "latency_ci_high",
-        "median_latency_s", "p90_latency_s", "mean_tokens", "tokens_ci_low", "tokens_ci_high"])
+        "failure_ci_high", *(c for p in present for c in _FROM[p])])
     return out.sort_values(["n_calls", "tool_name"], ascending=[False, True],
                            kind="stable").reset_index(drop=True)

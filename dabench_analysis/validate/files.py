@@ -24,7 +24,11 @@ from dabench_analysis.schema.checks import (
     checks_reading,
     control_mask,
 )
-from dabench_analysis.schema.sections import FILE_CATALOGUES, sections_needing
+from dabench_analysis.schema.sections import (
+    FILE_CATALOGUES,
+    sections_needing,
+    sections_using,
+)
 
 
 def orphan_findings(task_ids: pd.Series, table: pd.DataFrame, file: str) -> list[Finding]:
@@ -171,10 +175,12 @@ def absent_side_columns(run_dir: Path, file: str) -> list[Finding]:
         if col.required or name in header or (file, name) in _SELF_REPORTED:
             continue
         off, reads = sections_needing(f"{file}:{name}"), checks_reading(f"{file}:{name}")
-        if not off and not reads:
+        used = sections_using(f"{file}:{name}")
+        if not off and not reads and not used:
             unused.append(name)
             continue
         parts = ([f"disables {', '.join(off)}"] if off else []) + (
+            [f"{', '.join(used)} run without it"] if used else []) + (
             [f"{', '.join(reads)} not assessable"] if reads else [])
         out.append(Finding("warning" if off else "info", file, None, name, "absent_column",
                            "optional column absent: " + "; ".join(parts)))

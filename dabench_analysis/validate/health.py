@@ -72,6 +72,10 @@ NOT_EVALUATED = f"not evaluated: {NOT_EVALUATED_HINT}; no health score"
 #: score of 9 with error findings, or 7-9) is at best "Review warnings", never "Ready to use".
 STATUS_BEST_BAND = {"HEALTHY": "HEALTHY", "DEGRADED": "GOOD", "UNHEALTHY": "FAIR"}
 
+#: The status of a score that would be HEALTHY but rests on some components only: a run is
+#: never rated above what was assessed.
+NOT_RATED = "NOT RATED"
+
 
 @dataclass(frozen=True)
 class Health:
@@ -81,8 +85,9 @@ class Health:
     ----------
     harness_score : float
         0–10 (:func:`harness_score`); NaN for a run that is not evaluated.
-    harness_status : {"HEALTHY", "DEGRADED", "UNHEALTHY", "UNDEFINED"}
-        V2.1 thresholds; HEALTHY also needs no error finding; UNDEFINED without a score.
+    harness_status : {"HEALTHY", "DEGRADED", "UNHEALTHY", "NOT RATED", "UNDEFINED"}
+        V2.1 thresholds; HEALTHY also needs no error finding and every component assessed
+        (else NOT RATED: :func:`health_status`); UNDEFINED without a score.
     harness_band, action : str
         §Health Score Interpretation (HEALTHY, GOOD, FAIR, POOR, UNHEALTHY) and what to do;
         "UNDEFINED" and the reason without a score.
@@ -100,6 +105,9 @@ class Health:
         Keys of :data:`CAUSES` found in the run (each caps the score below 7).
     success_threshold : float
         The success threshold of ``answer_accuracy`` (:func:`dabench_analysis.schema.correct`).
+    not_assessed : tuple of str
+        Components that could not be assessed (NaN: their input is absent), in
+        :data:`HARNESS_WEIGHTS` order; empty without a score.
     """
 
     harness_score: float
@@ -114,9 +122,10 @@ class Health:
     weighted_score: float = float("nan")
     causes: tuple[str, ...] = ()
     success_threshold: float = schema.SUCCESS_THRESHOLD
+    not_assessed: tuple[str, ...] = ()
 
 
-def health_status(score: float, *, n_errors: int = 0) -> str:
+def health_status(score: float, *, n_errors: int = 0, n_not_assessed: int = 0) -> str:
     """The V2.1 status of a 0-10 health or quality score: the one status shown everywhere.
 
     Parameters
@@ -125,27 +134,35 @@ def health_status(score: float, *, n_errors: int = 0) -> str:
         0-10; NaN when there is nothing to rate.
     n_errors : int
         Error findings of the run (harness health: HEALTHY needs none; run quality passes 0).
+    n_not_assessed : int
+        Components of the score that could not be assessed (:attr:`Health.not_assessed`).
 
     Returns
     -------
-    {"HEALTHY", "DEGRADED", "UNHEALTHY", "UNDEFINED"}
+    {"HEALTHY", "DEGRADED", "UNHEALTHY", "NOT RATED", "UNDEFINED"}
         HEALTHY at 9.0 or more without an error finding, DEGRADED at 7.0 or more, else
-        UNHEALTHY; UNDEFINED for NaN (no data: never a rating).
+        UNHEALTHY; UNDEFINED for NaN (no data: never a rating). A score that would be HEALTHY
+        while a component was not assessed is NOT RATED: what was assessed can lower the
+        status, never raise it to "Ready to use".
 
     Notes
     -----
     Seed 000 V2.1 item 2: "Status thresholds: HEALTHY (9.0+, no errors), DEGRADED (7.0+),
-    UNHEALTHY (else)".
+    UNHEALTHY (else)". NOT RATED is ours (a harness that records no failure attribution,
+    stage times or tool calls, e.g. an Inspect log, cannot show that these are healthy).
 
     Examples
     --------
     >>> health_status(9.8), health_status(9.8, n_errors=1), health_status(float("nan"))
     ('HEALTHY', 'DEGRADED', 'UNDEFINED')
+    >>> health_status(10.0, n_not_assessed=3), health_status(6.0, n_not_assessed=3)
+    ('NOT RATED', 'UNHEALTHY')
     """
     if math.isnan(score):
         return "UNDEFINED"
-    return "HEALTHY" if score >= 9.0 and n_errors == 0 else "DEGRADED" if score >= 7.0 \
-        else "UNHEALTHY"
+    if score >= 9.0 and n_errors == 0:
+        return NOT_RATED if n_not_assessed else "HEALTHY"
+    return "DEGRADED" if score >= 7.0 else "UNHEALTHY"
 
 
 def _band(score: float) -> tuple[str, str]:
@@ -180,7 +197,11 @@ def health_action(score: float, status: str) -> str:
     ('Ready to use', 'Review warnings')
     >>> health_action(6.0, "UNHEALTHY")
     'Fix issues before publication'
+    >>> health_action(10.0, "NOT RATED")
+    'Check the components not assessed before use'
     """
+    if status == NOT_RATED and not math.isnan(score):
+        return "Check the components not assessed before use"
     if math.isnan(score) or status not in STATUS_BEST_BAND:
         return _band(float("nan"))[1]
     names = [name for _, name, _ in BANDS]
@@ -189,8 +210,18 @@ def health_action(score: float, status: str) -> str:
     return BANDS[worst][2]
 
 
-def health_text(score: float, status: str) -> str:
+def health_text(score: float, status: str, not_assessed: Sequence[str] = ()) -> str:
     """A health score as every output writes it: ``"9.9/10 HEALTHY: Ready to use"``.
+
+    Parameters
+    ----------
+    score : float
+        Harness health, 0-10 (NaN: no score).
+    status : str
+        Its :func:`health_status`.
+    not_assessed : sequence of str
+        Components not assessed (:attr:`Health.not_assessed`): named in the line, with how
+        many of the five the score rests on.
 
     Examples
     --------
@@ -198,10 +229,18 @@ def health_text(score: float, status: str) -> str:
     '9.80/10 DEGRADED: Review warnings'
     >>> health_text(float("nan"), "UNDEFINED")
     'n/a UNDEFINED'
+    >>> health_text(10.0, "NOT RATED", ["attribution", "tool_reliability"])
+    '10.0/10 on 3 of 5 components, NOT RATED: attribution, tool reliability not assessable'
     """
     if math.isnan(score):
         return f"n/a {status}"
-    return f"{_num(score)} {status}: {health_action(score, status)}"
+    if not not_assessed:
+        return f"{_num(score)} {status}: {health_action(score, status)}"
+    names = ", ".join(n.replace("_", " ") for n in not_assessed)
+    rest = f"{names} not assessable" if status == NOT_RATED else \
+        f"{health_action(score, status)}; {names} not assessable"
+    return (f"{_num(score)} on {len(HARNESS_WEIGHTS) - len(not_assessed)} of "
+            f"{len(HARNESS_WEIGHTS)} components, {status}: {rest}")
 
 
 def _cause_found(key: str, components: dict[str, float]) -> bool:
@@ -310,13 +349,15 @@ def _health(components: dict[str, float] | None, quality: dict[str, float],
         return Health(nan, "UNDEFINED", *_band(nan), dict.fromkeys(HARNESS_WEIGHTS, nan),
                       nan, "UNDEFINED", nan, nan)
     score, weighted, causes = harness_score(components)
-    status = health_status(score, n_errors=n_errors)
+    unknown = () if math.isnan(score) else tuple(k for k in HARNESS_WEIGHTS
+                                                 if math.isnan(components[k]))
+    status = health_status(score, n_errors=n_errors, n_not_assessed=len(unknown))
     q = run_quality_score(quality)
     return Health(score, status, _band(score)[0], health_action(score, status),
                   components, q, health_status(q),
                   quality.get("answer_accuracy", float("nan")),
                   quality.get("execution_success_rate", float("nan")), weighted, causes,
-                  success_threshold)
+                  success_threshold, unknown)
 
 
 def _pct(x: float) -> str:

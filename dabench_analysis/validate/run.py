@@ -147,8 +147,11 @@ def _absent_columns(run: Run) -> list[Finding]:
     info; the rest (no analysis reads them): one info listing them.
     """
     present, out, unused = set(run.tasks.columns), [], []
+    if run.format != "eval-v2":  # columns another harness cannot record: one grouped line
+        return _not_recorded(run, [n for n in optional_columns() if n not in present
+                                   and n not in OTHER_HARNESS_COLUMNS])
     for name in optional_columns():
-        if name in present or (run.format == "eval-v2" and name in OTHER_HARNESS_COLUMNS):
+        if name in present or name in OTHER_HARNESS_COLUMNS:
             continue
         off, used = sections_needing(name), sections_using(name)
         if off:
@@ -165,6 +168,31 @@ def _absent_columns(run: Run) -> list[Finding]:
                            f"{len(unused)} optional catalogue columns absent, which no report "
                            f"section needs: {', '.join(unused)}"))
     return out
+
+
+def _not_recorded(run: Run, absent: list[str]) -> list[Finding]:
+    """Another harness's run: the eval-v2 columns its file does not record, in one info finding
+    naming them and how many report sections they disable (the report names those once, at
+    its top: ``report.sections.group_skips``)."""
+    if not absent:
+        return []
+    off = {s for name in absent for s in sections_needing(name)}
+    return [Finding("info", run.task_file, None, None, "absent_column",
+                    f"{len(absent)} eval-v2 columns not recorded in this {run.format} file "
+                    f"(they disable {len(off)} report sections; the others run without them): "
+                    + ", ".join(absent))]
+
+
+def _grouped_skips(run: Run, found: list[Finding]) -> list[Finding]:
+    """Another harness's run: its ``invariant_skipped`` findings as one info naming the checks
+    (each names inputs the harness does not record); the other findings unchanged."""
+    skipped = [f.message.split(" ", 1)[0] for f in found if f.check == "invariant_skipped"]
+    if not skipped:
+        return found
+    return [f for f in found if f.check != "invariant_skipped"] + [Finding(
+        "info", run.task_file, None, None, "invariant_skipped",
+        f"{len(skipped)} cross-file checks not assessable (this {run.format} file has no "
+        f"values for their inputs, eval-v2 columns): {', '.join(skipped)}")]
 
 
 def _side_file_findings(run: Run, sides: dict[str, pd.DataFrame | None]) -> list[Finding]:
@@ -333,6 +361,8 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
     replay = rp.replay_frame(run, extra) if replays and run.format == "eval-v2" else None
     rec = inv.reconciliation_frame(run.tasks, traj, calls, replay)
     found, failed = inv.check_invariants(rec, run.source_rows, run.task_file)
+    if run.format != "eval-v2":  # checks of eval-v2 columns another harness cannot record
+        found = _grouped_skips(run, found)
     if replay is not None:
         replay_found, replay_failed = rp.check_replays(rec, run.source_rows, run.task_file)
         found, failed = found + replay_found, failed | replay_failed

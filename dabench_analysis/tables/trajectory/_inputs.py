@@ -68,16 +68,25 @@ def _runs(run: Run | Runs) -> list[Run]:
 
 
 def _frame(run: Run | Runs, runs: list[Run], name: str, file: str, columns: Sequence[str],
-           notes: list[str], optional: Sequence[str] = ()) -> pd.DataFrame | None:
+           notes: list[str], optional: Sequence[str] = (),
+           lenient: bool = False) -> pd.DataFrame | None:
     """``name`` of every run that has ``file`` (only ``columns``, and ``optional`` ones its
     file has), stacked, with the run's ``run_id``; None if none has. A Runs whose runs all
     have the file and whose loaded frames hold the columns gives its stacked frame (read once,
-    kept by the Runs)."""
+    kept by the Runs). ``lenient``: a run whose file lacks one of ``columns`` (an Inspect log's
+    tool events carry no ``step_id``) counts as not having the file, with a note."""
     have = [r for r in runs if file in r.side_files]  # another harness's: the steps it records
+    if have and len(have) < len(runs):
+        notes.append(f"{len(runs) - len(have)} run(s) without {file} left out")
+    if lenient:
+        lacking = {r.run_id: [c for c in columns if c not in r.columns_of(name)] for r in have}
+        for run_id, cols in lacking.items():
+            if cols:
+                notes.append(f"{file} of run {run_id} left out: it has no "
+                             f"{', '.join(cols)} to place its rows among the steps")
+        have = [r for r in have if not lacking[r.run_id]]
     if not have:
         return None
-    if len(have) < len(runs):
-        notes.append(f"{len(runs) - len(have)} run(s) without {file} left out")
     trial = ["trial"] if any("trial" in r.tasks for r in runs) else []  # repeated trials
     want = list(dict.fromkeys(["run_id", *columns, *trial, *optional]))
     if isinstance(run, Runs) and len(have) == len(runs) and all(
@@ -116,7 +125,9 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
     threshold : float, optional
         Success threshold in (0, 1]; default the runs' ``success_threshold``.
     calls_needed : bool
-        Raise when no run has tool_calls.csv (else ``calls`` is None then).
+        Raise when no run has tool_calls.csv or its file lacks one of ``calls``. Otherwise
+        the calls add to the steps: a run whose file lacks one of ``calls`` is read without
+        its calls (a note says so), and ``calls`` is None when no run has them.
     optional, calls_optional : sequence of str
         trajectory.csv (default ``duration_seconds``) and tool_calls.csv columns read when the
         file has them.
@@ -151,7 +162,7 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
         notes += more
     if calls is not None:
         called = _frame(run, runs, "tool_calls", TOOL_CALLS_FILE, ["task_id", *calls], notes,
-                        calls_optional)
+                        calls_optional, lenient=not calls_needed)
         if called is None and calls_needed:
             raise ValueError(f"needs {TOOL_CALLS_FILE}, absent in "
                              + ", ".join(r.run_id for r in runs))

@@ -1,0 +1,190 @@
+"""Reports fit the data they are given (issue 33, item 5), on runs of every reader other than an
+eval-v2 folder: every section of the run report either computes or is skipped with a reason
+(never an exception), the skipped ones are named in a few grouped lines, tool failure rates need
+no latency, and harness health is never rated above what was assessed.
+
+Real files: the Inspect logs and the tau-bench file in tests/data/harness/ (their LICENSE and
+source beside them); tau2-bench results written by tests/trajectory_fixture.py. Expected values
+are read from the raw files with zipfile/json, not through the package's readers."""
+
+from __future__ import annotations
+
+import json
+import warnings
+import zipfile
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import nbformat
+import pytest
+from trajectory_fixture import write_tau2
+
+import dabench_analysis as da
+from dabench_analysis.report.compute import compute_part
+from dabench_analysis.report.context import run_context
+from dabench_analysis.report.html import prepare_for_page
+from dabench_analysis.report.sections import Sections, group_skips
+from dabench_analysis.schema import SECTIONS
+from dabench_analysis.validate.health import health_text
+
+HARNESS = Path(__file__).resolve().parent / "data" / "harness"
+INSPECT = HARNESS / "inspect_ai"
+SCORED = INSPECT / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+TAU = HARNESS / "tau-bench" / "gpt-4o-airline.json"
+TRIAL_REASONS = ("one row per task", "repeated trials")
+
+
+def _no_step_ids(path: Path):
+    """tau2 results whose tool calls carry no step_id, as an Inspect log's tool events do (the
+    reported crash: 'column step_id not in tool_calls.csv')."""
+    run = da.load_run(write_tau2(path, 1))
+    for attr in ("tool_calls", "_tool_calls_full"):  # the frames the tables read
+        run.__dict__[attr] = run.__dict__[attr].drop(columns="step_id")
+    return run
+
+
+def _csv(path: Path):
+    path.write_text("task_id,final_score,difficulty\na,1.0,Easy\nb,0.2,Hard\nc,0.9,Easy\n")
+    return da.load_run(path)
+
+
+RUNS = {
+    "inspect_scored": lambda tmp: da.load_run(SCORED),
+    "inspect_epochs": lambda tmp: da.load_run(INSPECT / "log_streaming.eval"),
+    "inspect_choices": lambda tmp: da.load_run(INSPECT / "mmlu-summary-choices.eval"),
+    "tau_bench": lambda tmp: da.load_run(TAU),
+    "tau2_one_trial": lambda tmp: da.load_run(write_tau2(tmp / "tau2.json", 1)),
+    "calls_without_step_id": lambda tmp: _no_step_ids(tmp / "tau2.json"),
+    "table_csv": lambda tmp: _csv(tmp / "tasks.csv"),
+}
+
+
+def _run_sections(run, tmp_path) -> tuple[list[str], Sections]:
+    """Every run-report section: its parts computed when ready (an exception fails the test)."""
+    ctx = run_context(run, {"success_threshold": 0.8}, out=tmp_path / "out", quiet=True)
+    done = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, sec in SECTIONS.items():
+            if sec.report != "run" or not ctx.sections.ready(name):
+                continue
+            for part in sec.parts:
+                value = compute_part(ctx, part)
+                if not hasattr(value, "figure"):
+                    ctx.results[part.result_key] = value
+            plt.close("all")
+            done.append(name)
+    return done, ctx.sections
+
+
+@pytest.mark.parametrize("kind", list(RUNS))
+def test_every_section_computes_or_skips_with_a_reason(tmp_path, kind):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = RUNS[kind](tmp_path)
+    done, sections = _run_sections(run, tmp_path)
+    skipped = {s["section"]: s["missing"] for s in sections.skipped}
+    names = [n for n, s in SECTIONS.items() if s.report == "run"]
+    assert sorted([*done, *skipped]) == sorted(names)  # each section decided once
+    assert all(skipped.values()), skipped  # every skip names what it lacks
+    assert {"health", "main_results"} <= set(done)
+    if run.trials == 1 and "trajectory.csv" in run.side_files and "success" in run.trajectory:
+        assert "trajectory_recovery" in done  # steps with success flags: computed
+
+
+def test_recovery_without_call_step_ids_uses_the_steps(tmp_path):
+    path = write_tau2(tmp_path / "tau2.json", 1)
+    sims = json.loads(path.read_text())["simulations"]
+    # every failed tool result is followed by a successful call of the same tool
+    errors = sum(m.get("error") is True for s in sims for m in s["messages"]
+                 if m["role"] == "tool")
+    run = _no_step_ids(path)
+    with pytest.warns(UserWarning, match="tool_calls.csv of run tau2 left out: it has no "
+                                         "step_id"):
+        rec = da.tables.trajectory.recovery(run)
+    row = rec[(rec["difficulty"] == "all") & (rec["level"] == "all")].iloc[0]
+    assert (row["n_errors"], row["n_recovered"]) == (errors, errors) == (2, 2)
+
+
+def test_tool_usage_without_latency_counts_failures_per_tool():
+    raw = json.loads(TAU.read_text())
+    calls, fails = {}, {}
+    for rec in raw:  # tau-bench: a tool message answers a call; "Error:" marks a failure
+        for m in rec["traj"]:
+            if m.get("role") == "tool":
+                calls[m["name"]] = calls.get(m["name"], 0) + 1
+                fails[m["name"]] = fails.get(m["name"], 0) + m["content"].startswith("Error")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", da.tables.PooledTrialsWarning)  # rows are calls
+        warnings.simplefilter("ignore", UserWarning)
+        run = da.load_run(TAU)
+        s = Sections(run, quiet=True)
+        assert s.ready("tool_usage")  # four trials a task: calls, not tasks, are the rows
+        table = da.tables.timing.tool_usage(run).set_index("tool_name")
+    assert "mean_latency_s" not in table and "mean_tokens" not in table  # absent, not zero
+    assert s.reduced[-1]["absent"] == ["tool_calls.csv:latency_seconds", "tool_calls.csv:tokens"]
+    assert table["n_calls"].to_dict() == calls
+    assert table["n_failures"].to_dict() == fails
+
+
+def test_skipped_sections_are_one_line_per_reason(capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = da.load_run(TAU)
+    s = Sections(run, quiet=False, grouped=True)
+    lines = s.overview()
+    assert capsys.readouterr().out == ""  # no note per section
+    absent = [e for e in s.skipped if not set(e["missing"]) & set(TRIAL_REASONS)]
+    trials = [e for e in s.skipped if "one row per task" in e["missing"]]
+    assert lines[0].startswith(f"**Not in tau-bench results** ({len(absent)} sections): "
+                               "Table 2: breakdown by difficulty, ")
+    assert "MAS effectiveness" in lines[0] and "`difficulty`" in lines[0]
+    assert lines[1].startswith("**Needs one row per task**") and all(
+        e["title"] in lines[1] for e in trials)
+    assert lines[2].startswith("*Computed without*")
+    assert len(lines) == 3 and len(s.skipped) == len(absent) + len(trials)
+    assert s.summary()["skipped_lines"] == lines == group_skips(s.skipped, "tau-bench",
+                                                                reduced=s.reduced)
+    assert group_skips([], "inspect") == []
+
+
+def test_another_harness_absent_columns_are_one_finding():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = da.validate_run(da.load_run(TAU)).findings
+    absent = found[found["check"] == "absent_column"]
+    assert len(absent) == 1 and absent["severity"].tolist() == ["info"]
+    assert "eval-v2 columns not recorded in this tau-bench file" in absent["message"].iloc[0]
+    skipped = found[found["check"] == "invariant_skipped"]  # the checks of those columns
+    assert len(skipped) == 1 and skipped["severity"].tolist() == ["info"]
+    assert "cross-file checks not assessable (this tau-bench file has no values for their " \
+           "inputs, eval-v2 columns): " in skipped["message"].iloc[0]
+
+
+def test_inspect_log_health_is_not_rated_above_what_was_assessed():
+    with zipfile.ZipFile(SCORED) as z:
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    # nothing in the log records a failure attribution, stage times or a tool call
+    assert not any(m["role"] == "tool" or m.get("tool_calls") for s in samples
+                   for m in s["messages"])
+    h = da.validate_run(da.load_run(SCORED)).health
+    assert h.not_assessed == ("attribution", "time_accounting", "tool_reliability")
+    assert h.harness_score == 10.0 and h.harness_status == "NOT RATED"
+    text = health_text(h.harness_score, h.harness_status, h.not_assessed)
+    assert text == ("10.0/10 on 2 of 5 components, NOT RATED: attribution, time accounting, "
+                    "tool reliability not assessable")
+    assert "Ready to use" not in text and h.action != "Ready to use"
+
+
+def test_page_leaves_out_sections_that_showed_nothing():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    shown = code('report.section(ctx, "main_results")')
+    shown.outputs = [nbformat.v4.new_output("stream", name="stdout", text="table")]
+    nb = nbformat.v4.new_notebook(cells=[
+        md("## Failure analysis\n\nShares.\n\n### Score distribution"),
+        code('report.section(ctx, "score_distribution")'),
+        md("### Outcome status"), code('report.section(ctx, "outcome_status")'),
+        md("## MAS\n\n### MAS effectiveness"), code('report.section(ctx, "mas_effectiveness")'),
+        md("## Table 1"), shown])
+    page = prepare_for_page(nb)
+    assert [c.source for c in page.cells] == ["## Table 1", 'report.section(ctx, "main_results")']
