@@ -39,6 +39,7 @@ nb_execution_mode = "off"
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+highlight_language = "none"  # unlabelled blocks (file trees, command output) are plain text
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "_gallery/*.md"]
 
 # API reference: autosummary writes a page per public name (into api/generated, git-ignored).
