@@ -55,3 +55,26 @@ def test_the_eval_v2_reference_is_rendered_from_the_catalogue():
     from dabench_analysis.schema import columns
 
     assert "docs/reference/eval-v2.md" in columns.__doc__
+
+
+@pytest.mark.parametrize(("file", "catalogue"), [("task_metrics", "TASK_COLUMNS"),
+                                                 ("trajectory", "TRAJECTORY_COLUMNS"),
+                                                 ("tool_calls", "TOOL_CALL_COLUMNS")])
+def test_the_column_tables_have_every_catalogue_column_in_order(file, catalogue, monkeypatch):
+    pytest.importorskip("sphinx")  # the [docs] extra, which make installs
+    from dabench_analysis import schema
+
+    monkeypatch.syspath_prepend(str(DOCS / "_ext"))
+    import catalogue as directives
+
+    directive = directives.ColumnsDirective.__new__(directives.ColumnsDirective)
+    directive.arguments = [file]
+    header, rows = directive.table()
+    columns = getattr(schema, catalogue)
+    assert [str(r[0]) for r in rows] == list(columns)
+    tiers = {str(r[0]): r[header.index("tier")] for r in rows}
+    assert {n for n, t in tiers.items() if t == "required"} == \
+        {n for n, c in columns.items() if c.required}
+    if file == "task_metrics":  # the meaning column is the catalogue's description
+        assert rows[[str(r[0]) for r in rows].index("final_score")][-1] == \
+            schema.TASK_COLUMNS["final_score"].description
