@@ -143,7 +143,7 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
             "tool": tool_code[len(steps):],
             "stage": stage_at.reindex(at).fillna(-1).to_numpy(dtype="int64"),
             "ok": _flag_codes(calls["success"]), "src": 2})], ignore_index=True)
-    ev = ev[ev["ok"] >= 0]
+    ev = _at_result_steps(ev[ev["ok"] >= 0])
     # what an error is recovered by: its tool (kind 0), or for an error without one its stage
     ev["kind"] = np.where(ev["tool"] >= 0, 0, 1)
     ev["code"] = np.where(ev["tool"] >= 0, ev["tool"], ev["stage"])
@@ -163,6 +163,33 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
         "tool": _names(errors["tool"], tool_names), "stage": _names(errors["stage"], stage_names),
         "source": np.array(["", "step", "tool call", "step, tool call"])[errors["src"]],
         "recovered": later.to_numpy(dtype="float64") > errors["step_id"].to_numpy()})
+
+
+def _at_result_steps(ev: pd.DataFrame) -> pd.DataFrame:
+    """Events with each step recording a tool call's outcome placed at the call's step: within
+    a task and tool, when the steps with an outcome are as many as the calls (none before its
+    call), the k-th such step is the k-th call's result (another harness records a call on one
+    step and its result on the next), so a call and its result step are one event; otherwise
+    every event keeps its step."""
+    tooled = (ev["tool"] >= 0).to_numpy()
+    src = ev["src"].to_numpy()
+    if not ((src == 2) & tooled).any():
+        return ev
+    parts = {}
+    for code in (1, 2):
+        part = ev[(src == code) & tooled].sort_values(["task_index", "tool", "step_id"],
+                                                        kind="stable")
+        part = part.assign(_k=part.groupby(["task_index", "tool"]).cumcount(),
+                           _n=part.groupby(["task_index", "tool"])["step_id"].transform("size"))
+        parts[code] = part
+    calls, steps = parts[2], parts[1]
+    pair = calls.merge(steps[["task_index", "tool", "_k", "_n", "step_id"]].reset_index(),
+                       on=["task_index", "tool", "_k"], suffixes=("", "_s"))
+    move = (pair["_n"] == pair["_n_s"]) & (pair["step_id_s"] >= pair["step_id"])
+    moved = pair[move.groupby([pair["task_index"], pair["tool"]]).transform("all")]
+    ev = ev.copy()  # the result step takes its call's step: the step that made the call
+    ev.loc[moved["index"].to_numpy(), "step_id"] = moved["step_id"].to_numpy()
+    return ev
 
 
 def _flag_codes(values: pd.Series) -> np.ndarray:

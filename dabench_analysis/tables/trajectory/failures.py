@@ -27,6 +27,10 @@ from dabench_analysis.tables.trajectory._inputs import (
 MESSAGE_CHARS = 80
 #: The stage of a failed task without a failing step.
 NONE = "(no failing step)"
+#: The stage of a failing step that records none (another harness's steps have no stage).
+NO_STAGE = "(no stage)"
+#: The stage of a failed task without a step in trajectory.csv.
+NO_STEPS = "(no steps recorded)"
 
 
 def _evidence(run: Run | Runs, tasks: pd.DataFrame) -> list:
@@ -72,7 +76,8 @@ def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.Dat
     DataFrame
         One row per failed task, in task order: ``run_id`` (several runs only), ``task_id``,
         ``trial`` (another harness's repeated trials only), ``difficulty``, ``final_score``, ``step_id`` (<NA>: no failing step), ``stage``
-        (:data:`NONE` when no step failed), ``agent``, ``tool``, ``error_type``,
+        (:data:`NONE` when no step failed, :data:`NO_STAGE` for a failing step without one,
+        :data:`NO_STEPS` for a task without steps), ``agent``, ``tool``, ``error_type``,
         ``error_message`` (of the step's first failed call, cut to 80 characters),
         ``evidence_step_ids`` (the replay's ``failure_attribution.evidence_trace_step_ids``,
         ", "-joined; <NA> without them), ``in_evidence`` (the first failing step is among
@@ -112,7 +117,10 @@ def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.Dat
     for col in ("step_id", "stage", "agent", "tool", "error_type", "error_message"):
         out[col] = got[col].to_numpy()
     out["step_id"] = out["step_id"].astype("Int64")
-    out["stage"] = out["stage"].astype("string").where(out["step_id"].notna(), NONE)
+    stepped = np.bincount(inp.steps["task_index"], minlength=len(inp.tasks)) > 0
+    out["stage"] = (out["stage"].astype("string").fillna(NO_STAGE)
+                    .where(out["step_id"].notna(), NONE)
+                    .where(stepped[failed], NO_STEPS))
     out["error_message"] = out["error_message"].map(_short).astype("string")
     evidence = _evidence(run, out)
     out["evidence_step_ids"] = pd.array([", ".join(map(str, e)) if e is not None else pd.NA
@@ -156,7 +164,8 @@ def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFra
         Per ``run_id`` (when ``table`` has it) and ``difficulty``, one row per (``stage``,
         ``agent``), most frequent first: ``n`` (failed tasks first failing there),
         ``share`` (of the group's failed tasks) with ``share_ci_low``, ``share_ci_high``.
-        Failed tasks without a failing step: stage :data:`NONE`, agent "".
+        Failed tasks without a failing step: stage :data:`NONE`, agent ""; a failing step
+        without a stage counts as :data:`NO_STAGE` (never left out).
 
     Raises
     ------
@@ -184,8 +193,9 @@ def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFra
     check_ci(ci)
     s = _failures_frame(table)
     s["agent"] = s["agent"].astype("string").fillna("")
-    g = s.groupby(["run_id", "difficulty", "stage", "agent"], sort=False,
-                  observed=True).size().rename("n")
+    s["stage"] = s["stage"].astype("string").fillna(NO_STAGE)
+    g = s.groupby(["run_id", "difficulty", "stage", "agent"], sort=False, observed=True,
+                  dropna=False).size().rename("n")
     g = g.reset_index()
     g["total"] = g.groupby(["run_id", "difficulty"], observed=True)["n"].transform("sum")
     out = pd.concat([g.drop(columns="total"), pd.DataFrame(wilson(g["n"], g["total"], ci,
