@@ -228,14 +228,15 @@ def cluster_bootstrap_ratio(num, den, groups, clusters, *, ci: float = 0.95,
     groups : array-like of int, shape (n,)
         Each row's group, 0 … G−1 (a table's row).
     clusters : array-like of int, shape (n,)
-        Each row's cluster, 0 … C−1 (a task, whose trials are its rows).
+        Each row's cluster (a task, whose trials are its rows): integer labels; the C labels
+        present are numbered 0 … C−1 in ascending order, the order of the draws.
     ci : float
         Confidence level in (0, 1).
     n_boot : int
         Bootstrap replicates.
     seed : int
         Seed of the draws (:func:`dabench_analysis.stats.ranking.bootstrap_counts`: replicate
-        b draws ``default_rng(seed).integers(0, C, size=(n_boot, C))[b]``).
+        b draws the clusters ``default_rng(seed).integers(0, C, size=(n_boot, C))[b]``).
 
     Returns
     -------
@@ -320,6 +321,7 @@ def _replicates(num, den, groups, clusters, n_boot: int, seed: int) -> tuple:
         raise ValueError(f"n_boot must be >= 1, got {n_boot!r}")
     x, d = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     g, c = np.asarray(groups, dtype=np.int64), np.asarray(clusters, dtype=np.int64)
+    c = np.unique(c, return_inverse=True)[1].ravel()  # the clusters present, in label order
     if not x.size == d.size == g.size == c.size:
         raise ValueError(f"num, den, groups and clusters differ in length: {x.size}, "
                          f"{d.size}, {g.size}, {c.size}")

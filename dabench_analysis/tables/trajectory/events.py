@@ -70,8 +70,9 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
     Returns
     -------
     DataFrame
-        One row per task: ``run_id`` (several runs only), ``task_id``, ``difficulty``,
-        ``n_steps``, ``n_loops`` (steps that repeat an action), ``plan_blocks``,
+        One row per task (and trial: another harness's repeated trials, each its own trace):
+        ``run_id`` (several runs only), ``task_id``, ``trial`` (when the run has it),
+        ``difficulty``, ``n_steps``, ``n_loops`` (steps that repeat an action), ``plan_blocks``,
         ``plan_reentries`` (PLAN blocks beyond 1 + ``replan_count``), ``execute_blocks``,
         ``execute_reentries`` (EXECUTE blocks beyond ``execution_attempts``), ``correct``.
         Re-entries are <NA> where the column they are checked against (or ``stage``) is
@@ -107,7 +108,8 @@ def _loop_tasks(inp: Inputs, window: int) -> pd.DataFrame:
     n = len(inp.tasks)
     hit = repeated_actions(inp.steps, window=window)
     t = inp.steps["task_index"].to_numpy()
-    out = inp.tasks[[c for c in ("run_id", "task_id", "difficulty") if c in inp.tasks]].copy()
+    out = inp.tasks[[c for c in ("run_id", "task_id", "trial", "difficulty")
+                     if c in inp.tasks]].copy()
     out["n_steps"] = np.bincount(t, minlength=n)
     out["n_loops"] = np.bincount(t[hit], minlength=n)
     out = pd.concat([out, _reentries(inp)], axis=1)
