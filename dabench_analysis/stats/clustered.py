@@ -244,7 +244,9 @@ def cluster_bootstrap_ratio(num, den, groups, clusters, *, ci: float = 0.95,
         One row per group: ``share`` (Σ num / Σ den, NaN when Σ den = 0), ``ci_low``,
         ``ci_high`` (the ``(1 − ci)/2`` and ``(1 + ci)/2`` quantiles, numpy's linear rule, of
         the replicates' ratios; replicates drawing no denominator left out; NaN with fewer
-        than 2 clusters), ``n_clusters`` (clusters with a denominator in the group).
+        than 2 clusters; a share of 0 or 1, where every replicate repeats it: the Wilson
+        interval of 0 or G of the G clusters), ``n_clusters`` (clusters with a denominator
+        in the group).
 
     Raises
     ------
@@ -271,6 +273,14 @@ def cluster_bootstrap_ratio(num, den, groups, clusters, *, ci: float = 0.95,
     check_ci(ci)
     share, reps, n_clusters = _replicates(num, den, groups, clusters, n_boot, seed)
     lo, hi = _percentiles(reps, n_clusters, ci)
+    # every row 0 (or every row counted): each replicate repeats it, a zero-width interval;
+    # the Wilson bound with the clusters as the independent units instead
+    edge = (n_clusters >= 2) & ((share == 0) | (share == 1))
+    if edge.any():
+        from dabench_analysis.stats.proportions import proportion_intervals
+
+        w_lo, w_hi = proportion_intervals(share[edge] * n_clusters[edge], n_clusters[edge], ci)
+        lo[edge], hi[edge] = w_lo, w_hi
     return pd.DataFrame({"share": share, "ci_low": lo, "ci_high": hi,
                          "n_clusters": n_clusters.astype("int64")})
 

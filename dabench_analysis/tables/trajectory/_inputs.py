@@ -161,7 +161,7 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
     out["difficulty"] = (tasks["difficulty"].astype("string") if "difficulty" in tasks
                          else pd.Series(pd.NA, index=tasks.index, dtype="string"))
     out["correct"] = schema.correct(tasks["final_score"].astype("float64"), threshold)
-    clusters = _clusters(out)
+    clusters = task_clusters(out)
     if clusters is None:
         check_trials(out, what)
     ordered = called = None
@@ -188,7 +188,7 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
     return Inputs(out, ordered, called, threshold, len(runs) > 1, notes, clusters)
 
 
-def _clusters(tasks: pd.DataFrame) -> np.ndarray | None:
+def task_clusters(tasks: pd.DataFrame) -> np.ndarray | None:
     """Each task row's task (``run_id``, ``task_id``) as 0 … C−1 when a task has several
     rows (repeated trials, each its own trace), else None."""
     if "trial" not in tasks or tasks.empty:

@@ -16,10 +16,13 @@ from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.step_events import first_failures as _first
 from dabench_analysis.tables.trajectory._inputs import (
     POOLED,
+    Inputs,
     finish,
     gather,
     per_group,
+    shares,
     stratify,
+    task_clusters,
     wilson,
 )
 
@@ -148,6 +151,15 @@ class _Several:
         self.several, self.notes = several, []
 
 
+def _inputs(table: pd.DataFrame) -> Inputs:
+    """The failed traces of :func:`first_failures`' table as a table's inputs: with repeated
+    trials (``trial``), each trace's task is its cluster."""
+    keys = [c for c in ("run_id", "task_id", "trial") if c in table]
+    tasks = table[keys].reset_index(drop=True)
+    return Inputs(tasks, None, None, 1.0, "run_id" in table, [],
+                  task_clusters(tasks) if "task_id" in tasks else None)
+
+
 def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     """First failing steps counted by stage × agent.
 
@@ -198,10 +210,19 @@ def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFra
                   dropna=False).size().rename("n")
     g = g.reset_index()
     g["total"] = g.groupby(["run_id", "difficulty"], observed=True)["n"].transform("sum")
-    out = pd.concat([g.drop(columns="total"), pd.DataFrame(wilson(g["n"], g["total"], ci,
-                                                                  "share"))], axis=1)
-    return finish(out, _Several("run_id" in table), sort=["n", "stage", "agent"],
-                  ascending=[False, True, True])
+    inp = _inputs(table)
+    if inp.clusters is None:
+        share = pd.DataFrame(wilson(g["n"], g["total"], ci, "share"))
+    else:  # each failed trace against every cell of its group: a share of traces
+        cells = ["run_id", "difficulty", "stage", "agent"]
+        cross = s[["run_id", "difficulty", "task_index", "stage", "agent"]].merge(
+            g[cells], on=["run_id", "difficulty"], suffixes=("_t", ""))
+        cross["hit"] = (cross["stage_t"] == cross["stage"]) & (cross["agent_t"] == cross["agent"])
+        share = g[cells].merge(shares(cross, cells, {"share": ("hit", None)}, inp, ci),
+                               on=cells, how="left").drop(columns=cells)
+    out = pd.concat([g.drop(columns="total"), share], axis=1)
+    return finish(out, inp, sort=["n", "stage", "agent"], ascending=[False, True, True],
+                  clustered=True)
 
 
 def first_failure_agreement(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
@@ -258,4 +279,4 @@ def first_failure_agreement(table: pd.DataFrame, *, ci: float = 0.95) -> pd.Data
         {"run_id": [""], "difficulty": [POOLED], "n_failed": [0], "n_compared": [0],
          "n_agree": [0], "agreement": [np.nan], "agreement_ci_low": [np.nan],
          "agreement_ci_high": [np.nan]})
-    return finish(out, _Several("run_id" in table))
+    return finish(out, _inputs(table))  # with repeated trials: a note, Wilson over traces
