@@ -112,3 +112,39 @@ def test_report_sections_run_on_repeated_trials(run):
     fit = _quiet(tr.tool_fit, run)
     assert curve["note"].iloc[0].startswith("each trial its own trace; intervals clustered")
     assert fit["note"].iloc[0].startswith("each trial its own trace; intervals clustered")
+
+
+def test_call_ids_reused_within_a_trace_are_one_finding_naming_every_row(raw, run):
+    """gpt-4o reuses tool-call ids within a trial: the rows differ, all are kept, and the file
+    gets one finding (not one per id) that still lists every row."""
+    calls = [(r["task_id"], r["trial"], c["id"]) for r in raw for m in r.get("traj") or []
+             if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
+    seen = Counter(calls)
+    reused = {k for k, n in seen.items() if n > 1}
+    rows = tuple(i + 1 for i, k in enumerate(calls) if k in reused)
+    (f,) = [f for f in run.findings if f.check == "duplicate_key"]
+    assert f.rows == rows and f.column == "call_id" and f.severity == "warning"
+    assert f.message.startswith(f"{len(reused)} call_id value(s) reused within a trace "
+                                "(task_id, trial) by rows that differ: rows kept, told apart "
+                                f"by position ({len(rows)} rows: ")
+    assert len(run.tool_calls) == len(calls)  # every call kept
+
+
+def test_cluster_bootstrap_ratio_draws_clusters_and_bounds_an_all_zero_share():
+    from scipy.stats import norm
+
+    from dabench_analysis.stats.clustered import cluster_bootstrap_ratio
+
+    # 3 tasks (labels 7, 2, 5: drawn in label order 2, 5, 7), 6 traces
+    num, clusters = np.array([1, 0, 1, 1, 0, 0.]), np.array([7, 7, 2, 5, 5, 5])
+    r = cluster_bootstrap_ratio(num, np.ones(6), np.zeros(6, int), clusters, n_boot=500,
+                                seed=3).iloc[0]
+    per_k, per_n = np.array([1, 1, 1.]), np.array([1, 3, 2.])  # tasks 2, 5, 7
+    draw = np.random.default_rng(3).integers(0, 3, size=(500, 3))
+    lo, hi = np.quantile(per_k[draw].sum(1) / per_n[draw].sum(1), [0.025, 0.975])
+    assert (r["share"], r["ci_low"], r["ci_high"], r["n_clusters"]) == (
+        pytest.approx(0.5), pytest.approx(lo), pytest.approx(hi), 3)
+    # every trace 0: Wilson's upper bound of 0 of 3 tasks, z^2 / (3 + z^2)
+    z = norm.ppf(0.975)
+    zero = cluster_bootstrap_ratio(np.zeros(6), np.ones(6), np.zeros(6, int), clusters).iloc[0]
+    assert (zero["ci_low"], zero["ci_high"]) == (0.0, pytest.approx(z**2 / (3 + z**2)))
