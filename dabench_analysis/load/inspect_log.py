@@ -4,7 +4,7 @@ The log is read with :func:`inspect_ai.log.read_eval_log` and its classes (the f
 inspect_ai's, not frozen, so it is never unzipped or parsed here); inspect_ai is the optional
 extra ``dabench-analysis[inspect]``. One log is one run, named after the log file.
 
-Fields (the README's "Other harnesses" lists them too): each sample and epoch is a task row:
+Fields (the docs' "Other harnesses" lists them too): each sample and epoch is a task row:
 ``id`` -> ``task_id``, ``epoch`` -> ``trial`` (repeated trials), the first scorer's value ->
 ``final_score`` through inspect_ai's own ``value_to_float`` (``C`` 1.0, ``I`` 0.0, ``P`` 0.5,
 ``N`` 0.0, yes/no and true/false 1/0, numbers as numbers; a partial 0.5 is below the default

@@ -35,7 +35,7 @@ NOTEBOOK_DIR = (Path(__file__).resolve().parents[2] / "notebooks"
                 else Path(__file__).resolve().parents[1] / "notebooks")
 
 #: The notebooks the toolkit ships in ``notebooks/``: the report of each kind (the batch's jobs)
-#: and the interactive ones. A notebook a user adds there (README, "Use it from Python /
+#: and the interactive ones. A notebook a user adds there (docs/guide/python.md, "Use it from Python /
 #: JupyterLab") is theirs: the rules the tests hold these to do not apply to it.
 SHIPPED_NOTEBOOKS: tuple[str, ...] = (
     "run_report.ipynb", "compare_runs.ipynb", "sweep.ipynb", "judge_agreement.ipynb",

@@ -3,8 +3,10 @@
 """The eval-v2 column catalogue: every column once, with dtype, group, unit and meaning.
 
 Loaders, validation, tables and axis labels read this catalogue instead of scattering column
-names through the code. Sections cited as "seed 000 §…" refer to the eval-v2 guide
-(``docs/implementation/EVALUATION.md``) the project was created from.
+names through the code. Sections cited as "seed 000 §…" (or "the guide") refer to the eval-v2
+guide the project was created from (``docs/implementation/EVALUATION.md`` of the harness, not
+shipped here): the documentation's eval-v2 column reference (``docs/reference/eval-v2.md``)
+describes it in our words, lists its sections, and renders this catalogue as tables.
 
 Notes
 -----
