@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import dabench_analysis as da
@@ -148,3 +149,15 @@ def test_cluster_bootstrap_ratio_draws_clusters_and_bounds_an_all_zero_share():
     z = norm.ppf(0.975)
     zero = cluster_bootstrap_ratio(np.zeros(6), np.ones(6), np.zeros(6, int), clusters).iloc[0]
     assert (zero["ci_low"], zero["ci_high"]) == (0.0, pytest.approx(z**2 / (3 + z**2)))
+
+
+def test_a_failing_step_without_tool_or_stage_is_an_error():
+    from dabench_analysis.stats.step_events import error_recovery
+
+    steps = pd.DataFrame({"task_index": [0, 0, 0, 1], "step_id": [1, 2, 3, 1],
+                          "tool": [None] * 4, "stage": [None, None, None, "E"],
+                          "success": [False, True, False, False]})
+    got = error_recovery(steps)  # step 1 recovered by step 2 (no stage either); 3 is not
+    assert got[["task_index", "step_id", "recovered"]].values.tolist() == [
+        [0, 1, True], [0, 3, False], [1, 1, False]]
+    assert got["stage"].isna().tolist() == [True, True, False]

@@ -98,7 +98,8 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
     An error is a step with ``success`` false, or a tool call with ``success`` false (one error
     when both record the same step and tool). It is recovered when a later step of the same
     task (a larger ``step_id``) calls the same tool successfully, in either file; for an error
-    without a tool, when a later step of the same stage succeeds. Steps and calls with a
+    without a tool, when a later step of the same stage succeeds (an error without a stage
+    either: when a later step without a stage succeeds). Steps and calls with a
     missing ``success`` are neither errors nor recoveries.
 
     Raises
@@ -145,13 +146,15 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
             "ok": _flag_codes(calls["success"]), "src": 2})], ignore_index=True)
     ev = _at_result_steps(ev[ev["ok"] >= 0])
     # what an error is recovered by: its tool (kind 0), or for an error without one its stage
+    # (a step without a stage is in the stage "none": never left out)
+    stage = np.where(ev["stage"] >= 0, ev["stage"], len(stage_names))
     ev["kind"] = np.where(ev["tool"] >= 0, 0, 1)
-    ev["code"] = np.where(ev["tool"] >= 0, ev["tool"], ev["stage"])
+    ev["code"] = np.where(ev["tool"] >= 0, ev["tool"], stage)
     good = ev[ev["ok"] == 1]
     last = pd.concat([good[good["tool"] >= 0].assign(kind=0, code=good["tool"]),
-                      good[good["stage"] >= 0].assign(kind=1, code=good["stage"])]).groupby(
+                      good.assign(kind=1, code=stage[(ev["ok"] == 1).to_numpy()])]).groupby(
         ["task_index", "kind", "code"])["step_id"].max()
-    bad = ev[(ev["ok"] == 0) & (ev["code"] >= 0)]
+    bad = ev[ev["ok"] == 0]
     errors = bad.assign(by_step=bad["src"] == 1, by_call=bad["src"] == 2).groupby(
         ["task_index", "step_id", "kind", "code"], sort=True).agg(
         tool=("tool", "max"), stage=("stage", "max"), by_step=("by_step", "max"),

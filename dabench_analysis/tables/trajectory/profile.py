@@ -320,7 +320,7 @@ def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
     ok &= scored
     run, run_names = pd.factorize(t["run_id"]) if "run_id" in t else (
         np.zeros(len(t), dtype=np.int64), np.array([""], dtype=object))
-    tool, tool_names = pd.factorize(used["tool"])
+    tool, tool_names = pd.factorize(used["tool"].astype("string").fillna(NO_VALUE))
     per_task = pd.DataFrame({"task": used["task_index"].to_numpy(), "tool": tool,
                              "failed": used["success"].astype("boolean").eq(False)
                              .fillna(False).to_numpy(dtype=bool)}).groupby(
