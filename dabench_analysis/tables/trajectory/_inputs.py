@@ -118,7 +118,7 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
            calls: Sequence[str] | None = None, task_columns: Sequence[str] = (),
            threshold: float | None = None, calls_needed: bool = False,
            optional: Sequence[str] = ("duration_seconds",),
-           calls_optional: Sequence[str] = ()) -> Inputs:
+           calls_optional: Sequence[str] = (), traces: bool = True) -> Inputs:
     """The inputs of a trajectory table (see :class:`Inputs`).
 
     Parameters
@@ -142,6 +142,10 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
     optional, calls_optional : sequence of str
         trajectory.csv (default ``duration_seconds``) and tool_calls.csv columns read when the
         file has them.
+    traces : bool
+        The table takes repeated trials, each its own trace (``clusters`` set); False for a
+        table that pairs tasks (a warning, :class:`PooledTrialsWarning`, when a task has
+        several trials).
 
     Raises
     ------
@@ -161,9 +165,9 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
     out["difficulty"] = (tasks["difficulty"].astype("string") if "difficulty" in tasks
                          else pd.Series(pd.NA, index=tasks.index, dtype="string"))
     out["correct"] = schema.correct(tasks["final_score"].astype("float64"), threshold)
-    clusters = task_clusters(out)
+    clusters = task_clusters(out) if traces else None
     if clusters is None:
-        check_trials(out, what)
+        check_trials(out, what)  # a table pairing tasks: several trials would be pooled
     ordered = called = None
     if steps is not None:
         frame = _frame(run, runs, "trajectory", TRAJECTORY_FILE,
