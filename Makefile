@@ -20,7 +20,7 @@ WHEEL_TMP ?= $(or $(TMPDIR),/tmp)
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet 'uv>=0.5'
-	$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -e '.[test,lab,docs]'
+	$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -e '.[test,lab,dask,explore,inspect,docs]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dabench-analysis)" >/dev/null
 	touch $(STAMP)
 
@@ -51,7 +51,8 @@ docs: compiled
 	@echo "docs: docs/_build/html/index.html"
 
 ## wheel-check: build sdist and wheel, install the wheel into a fresh venv outside the repository
-## and run one report there, from a folder outside it, on a copy of a sample run
+## and run one report there, from a folder outside it, on a copy of a sample run (the bare wheel:
+## the core dependencies only; a run report needs none of the extras)
 wheel-check: $(STAMP)
 	@set -eu; start=$$(date +%s); \
 	tmp=$$(mktemp -d "$(WHEEL_TMP)/dabench-wheel-check.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \

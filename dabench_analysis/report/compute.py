@@ -11,6 +11,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from dabench_analysis import _mplbackend  # noqa: F401 - MPLBACKEND checked before matplotlib
+
+# isort: split
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 

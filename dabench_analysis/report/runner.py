@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from dabench_analysis.report import outputs
 from dabench_analysis.report.edge import cause
-from dabench_analysis.report.html import export_html
 from dabench_analysis.report.kernel import INLINE_BACKEND, _exit_status, _kernel_manager  # noqa: F401
 
 if TYPE_CHECKING:  # imported where used: nbformat's import takes seconds (jsonschema formats),
@@ -176,6 +175,8 @@ def _kernel_exists(kernel_name: str) -> None:
 def _export_html(nb_path: Path, html_path: Path) -> None:
     """The report page: no code, a table of contents, warnings as notes, nothing loaded from
     the network (:func:`dabench_analysis.report.html.export_html`)."""
+    from dabench_analysis.report.html import export_html  # nbconvert: only when a page is written
+
     export_html(nb_path, html_path)
 
 

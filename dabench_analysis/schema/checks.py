@@ -1,6 +1,5 @@
 """The checks of :func:`dabench_analysis.validate_run` as data: one entry per check name with its
-severity, tolerance, the section of the eval-v2 guide (seed 000; its sections:
-``docs/reference/eval-v2.md``) it comes from and its rule.
+severity, tolerance, the eval-v2 guide's section (``docs/reference/eval-v2.md``) and its rule.
 
 The validate layer reads severities and tolerances from here (never restating them), the tests
 break each check once (``tests/test_validate_rules.py`` fails for an entry without a break
