@@ -99,8 +99,8 @@ class Context:
             return self.parameters[value.name]
         if isinstance(value, Present):
             return self.sections.present(value.columns)
-        if isinstance(value, FirstPresent):
-            return self.sections.present(value.columns)[0]
+        if isinstance(value, FirstPresent):  # candidates: the first recorded is used, named
+            return value.columns  # in the note (tables.frontier.cost_column)
         return value
 
     def statement(self) -> str:

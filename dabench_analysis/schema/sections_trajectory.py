@@ -130,6 +130,9 @@ TRAJECTORY_SECTIONS: tuple[dict, ...] = (
 )
 
 # Every trajectory table is also given per difficulty where the run has that column (issue 23);
-# without it, pooled only: the sections run, noting that difficulty is absent.
+# without it, pooled only: the sections run, noting that difficulty is absent. A run report's
+# tables take repeated trials (another harness's): each trial its own trace, the intervals
+# clustered by task (tables.trajectory._inputs.shares), a note saying so.
 TRAJECTORY_SECTIONS = tuple({**s, "uses": ("difficulty", *s.get("uses", ()))}
+                            | ({"trials": "any"} if s["report"] == "run" else {})
                             for s in TRAJECTORY_SECTIONS)

@@ -12,10 +12,15 @@ from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.ranking import bootstrap_counts
-from dabench_analysis.stats.recorded import NotComputed, cost_recorded, not_recorded_note
+from dabench_analysis.stats.recorded import (
+    COST_COLUMNS,
+    NotComputed,
+    cost_recorded,
+    not_recorded_note,
+)
 from dabench_analysis.tables.common import correct_mask, takes_run
 
-__all__ = ["frontier", "pareto_front"]
+__all__ = ["cost_column", "frontier", "pareto_front"]
 
 _COLUMNS = ["run_id", "n_tasks", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "cost",
             "mean_cost", "mean_cost_ci_low", "mean_cost_ci_high", "cost_per_solved",
@@ -76,8 +81,64 @@ def _per_task(t: pd.DataFrame, cost: str, threshold: float,
     return ok[keep], cs[keep], units
 
 
+def cost_column(tasks, columns=COST_COLUMNS) -> tuple[str, str]:
+    """The cost column of a frontier: the first of ``columns`` recorded for the runs.
+
+    Parameters
+    ----------
+    tasks : DataFrame or Runs
+        Stacked task rows with ``run_id`` (a Runs: its ``tasks``).
+    columns : sequence of str
+        The candidates in order of preference (default ``cost`` in US dollars, then
+        ``total_tokens``, then ``execution_time`` in seconds).
+
+    Returns
+    -------
+    column : str
+        The first candidate recorded (:func:`dabench_analysis.stats.recorded.cost_recorded`:
+        present with a value that is not 0) for at least two runs (a frontier's least); else
+        the first recorded for one run; else the first present; else the first candidate.
+    note : str
+        The choice and why, for a table's note (``"cost column total_tokens: the first of
+        cost, total_tokens, execution_time recorded for 2 runs (cost: not recorded)"``).
+
+    Raises
+    ------
+    ValueError
+        ``columns`` empty.
+
+    Notes
+    -----
+    A column present but all 0 (a harness that does not count dollars) is not a cost: taking
+    the first *present* column would leave every run off the plane although tokens were
+    recorded.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "cost": 0.0,
+    ...                   "total_tokens": [10, 20, 30, 40]})
+    >>> cost_column(t)
+    ('total_tokens', 'cost column total_tokens: the first of cost, total_tokens, execution_time recorded for 2 runs (cost: not recorded)')
+    """
+    columns = list(columns)
+    if not columns:
+        raise ValueError("columns is empty: no cost column to choose from")
+    frame = tasks if isinstance(tasks, pd.DataFrame) else tasks.tasks
+    runs = {c: int(cost_recorded(frame, c).sum()) for c in columns}
+    n_runs = max(1, min(2, frame["run_id"].nunique() if "run_id" in frame else 1))
+    pick = next((c for c in columns if runs[c] >= n_runs), None) or next(
+        (c for c in columns if runs[c]), None) or next(
+        (c for c in columns if c in frame), columns[0])
+    before = [f"{c}: {'absent' if c not in frame else 'not recorded'}"
+              for c in columns[:columns.index(pick)] if runs[c] < n_runs]
+    why = (f"recorded for {runs[pick]} run{'s' if runs[pick] != 1 else ''}" if runs[pick]
+           else "recorded for no run")
+    return pick, (f"cost column {pick}: the first of {', '.join(columns)} {why}"
+                  + (f" ({'; '.join(before)})" if before else ""))
+
+
 @takes_run(pools=False)
-def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None = None,
+def frontier(tasks, *, cost: str | tuple[str, ...] = "total_tokens", configs: pd.DataFrame | None = None,
              threshold: float = schema.SUCCESS_THRESHOLD, n_boot: int = 2000, seed: int = 0,
              ci: float = 0.95) -> pd.DataFrame:
     """The Pareto frontier of runs on accuracy against mean cost per task, with the bootstrap
@@ -90,7 +151,9 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
         several trials per task are averaged within the task.
     cost : str
         The cost column: ``total_tokens`` (tokens), ``cost`` (US dollars), ``execution_time``
-        (seconds), or any numeric column. A run for which it is absent, all missing or all
+        (seconds), or any numeric column; ``"auto"``: the first of ``cost``,
+        ``total_tokens``, ``execution_time`` recorded for the runs (:func:`cost_column`,
+        the choice named in ``note``); a tuple of columns: the first of them recorded. A run for which it is absent, all missing or all
         0 did not record it (:func:`dabench_analysis.stats.recorded.cost_recorded`): it is
         left off the plane, never taken as free.
     configs : DataFrame, optional
@@ -158,6 +221,21 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     if int(n_boot) < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     require_columns(tasks, ["run_id", "task_id", "final_score"])
+    if isinstance(cost, str) and cost != "auto":
+        chosen = ""
+    else:  # candidates: the first recorded for the runs
+        cost, chosen = cost_column(tasks, COST_COLUMNS if cost == "auto" else cost)
+    try:
+        return _frontier(tasks, cost, configs, threshold, int(n_boot), seed, ci, chosen)
+    except NotComputed as exc:
+        if not chosen:
+            raise
+        raise NotComputed(f"{exc.reason} ({chosen})", missing=exc.missing) from None
+
+
+def _frontier(tasks: pd.DataFrame, cost: str, configs: pd.DataFrame | None,
+              threshold: float, n_boot: int, seed: int, ci: float,
+              chosen: str) -> pd.DataFrame:
     costed, uncosted = _costed(tasks, cost)
     ok, cs, units = _per_task(costed, cost, threshold, configs)
     _check_plane(ok, units, cost, uncosted)
@@ -171,7 +249,7 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     with np.errstate(invalid="ignore", divide="ignore"):
         b_per = np.where(b_solved > 0, (w @ cs.to_numpy()) / b_solved, np.nan)
     q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
-    notes = [not_recorded_note(cost, uncosted, what="left out of the frontier")]
+    notes = [chosen, not_recorded_note(cost, uncosted, what="left out of the frontier")]
     p_front = pareto_front(b_acc, b_cost).mean(axis=0)
     out = pd.DataFrame({
         "run_id": units, "n_tasks": len(ok), "accuracy": acc,
@@ -195,7 +273,7 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     out = pd.concat([out, _uncosted_rows(uncosted, cost, threshold, n_boot, seed)],
                     ignore_index=True) if uncosted else out
     out["note"] = "; ".join(n for n in notes if n)
-    warn(notes)
+    warn(notes[1:])  # the choice of column is a note, not a warning
     return out[_COLUMNS].reset_index(drop=True)
 
 
