@@ -1,0 +1,112 @@
+"""The reliability profile as one figure: each metric of
+:func:`dabench_analysis.tables.reliability` as a point with its interval, grouped by dimension,
+one colour per run. Draws on ``ax=`` or a new one-column figure; changes no global state.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+
+from dabench_analysis.figures._labels import shorten
+from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _err, empty_note
+from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.schema import require_columns
+
+__all__ = ["LABELS", "reliability_profile"]
+
+#: Axis label of each metric (higher is better unless marked "lower").
+LABELS = {"outcome_consistency": "Outcome consistency",
+          "trajectory_action_consistency": "Action-distribution consistency",
+          "trajectory_order_consistency": "Action-order consistency",
+          "resource_cv_cost": "CV of cost (lower: steadier)",
+          "resource_cv_tokens": "CV of tokens (lower: steadier)",
+          "resource_cv_steps": "CV of steps (lower: steadier)",
+          "resource_cv_time": "CV of time (lower: steadier)",
+          "confidence_auroc": "AUROC of confidence",
+          "aurc": "AuRC (lower: better)",
+          "excess_aurc": "Excess AuRC (lower: better)"}
+#: Runs drawn with their own colour (the others grey, unlabelled).
+MAX_RUNS = 8
+
+
+def _label(metric: str) -> str:
+    if metric.startswith("robustness_ratio:"):
+        return f"Accuracy ratio, {metric.split(':', 1)[1]}"
+    return LABELS.get(metric, metric)
+
+
+def reliability_profile(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
+    """Each reliability metric of each run as a point with its bootstrap interval.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`dabench_analysis.tables.reliability`: ``run_id``, ``dimension``, ``metric``,
+        ``value``, ``ci_low``, ``ci_high``.
+    ax : Axes, optional
+        Draw here; default a new one-column figure whose height grows with the metrics.
+
+    Returns
+    -------
+    Axes
+        One row per metric that has a value (top to bottom in the table's order, labelled on
+        the y axis, a thin line between dimensions), x the metric's value; one point with
+        error bars per run and metric (runs side by side, in the palette, with a legend when
+        there are several). The metrics without a value are named under the x label.
+
+    Raises
+    ------
+    ValueError
+        Missing columns.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"run_id": "a", "dimension": ["consistency", "predictability"],
+    ...                   "metric": ["outcome_consistency", "aurc"], "value": [0.6, np.nan],
+    ...                   "ci_low": [0.5, np.nan], "ci_high": [0.7, np.nan]})
+    >>> ax = reliability_profile(t)
+    >>> [x.get_text() for x in ax.get_yticklabels()], ax.get_xlabel()
+    (['Outcome consistency'], "Value (bootstrap interval over tasks)\\nnot computed (see the table's notes): aurc")
+    """
+    require_columns(table, ["run_id", "dimension", "metric", "value", "ci_low", "ci_high"],
+                    what="table")
+    ax = _axes(ax, "one", height=max(1.6, 0.8 + 0.22 * table["metric"].nunique()))
+    drawn = table[np.isfinite(table["value"].to_numpy(float))]
+    if drawn.empty:
+        return empty_note(ax, "no reliability metric computed (see the table's notes)")
+    metrics = list(dict.fromkeys(drawn["metric"]))
+    dims = drawn.drop_duplicates("metric").set_index("metric")["dimension"]
+    runs = list(dict.fromkeys(drawn["run_id"].astype(str)))
+    step = 0.6 / max(1, len(runs))
+    with mpl.rc_context(RC_PARAMS):
+        for i, rid in enumerate(runs):
+            g = drawn[drawn["run_id"].astype(str) == rid]
+            offset = (i - (len(runs) - 1) / 2) * step
+            y = np.array([metrics.index(m) for m in g["metric"]]) + offset
+            x = g["value"].to_numpy(float)
+            colour = OKABE_ITO[i % len(OKABE_ITO)] if i < MAX_RUNS else "0.75"
+            ax.errorbar(x, y, xerr=_err(x, g["ci_low"].fillna(g["value"]),
+                                        g["ci_high"].fillna(g["value"])),
+                        fmt="o", color=colour, markersize=3.5, elinewidth=0.9, capsize=2,
+                        label=shorten(rid, line_chars=40) if i < MAX_RUNS else None)
+        for k in range(1, len(metrics)):
+            if dims[metrics[k]] != dims[metrics[k - 1]]:
+                ax.axhline(k - 0.5, color="0.8", linewidth=0.6)
+        ax.set_yticks(range(len(metrics)), [_label(m) for m in metrics])
+        ax.set_ylim(len(metrics) - 0.5, -0.5)
+        top = np.nanmax(np.r_[drawn["ci_high"].to_numpy(float), drawn["value"].to_numpy(float)])
+        ax.set_xlim(min(0.0, np.nanmin(drawn["value"].to_numpy(float))), max(1.0, top) * 1.05)
+        missing = [m for m in dict.fromkeys(table["metric"]) if m not in metrics]
+        label = "Value (bootstrap interval over tasks)"
+        if missing:
+            label += "\n" + textwrap.fill("not computed (see the table's notes): "
+                                          + ", ".join(missing), 70)
+        ax.set_xlabel(label, fontsize=6 if missing else None)
+        if len(runs) > 1:
+            ax.legend(frameon=False, fontsize=6)
+    return ax
