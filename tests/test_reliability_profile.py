@@ -6,6 +6,7 @@ shared tau-bench file from its raw JSON rewards.
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 from pathlib import Path
@@ -21,7 +22,8 @@ from sklearn.metrics import roc_auc_score
 import dabench_analysis as da
 from dabench_analysis.stats import consistency as cs
 
-TAU = Path(__file__).parent / "data" / "harness" / "tau-bench" / "gpt-4o-airline.json"
+ROOT = Path(__file__).resolve().parents[1]
+TAU = ROOT / "tests" / "data" / "harness" / "tau-bench" / "gpt-4o-airline.json"
 
 
 def _trials(successes: dict[str, list[int]], **cols) -> pd.DataFrame:
@@ -221,3 +223,43 @@ def test_reliability_profile_figure_draws_each_computed_metric():
     assert "trajectory_action_consistency" in ax.get_xlabel()
     empty = da.figures.reliability_profile(table.assign(value=np.nan), ax=Figure().add_subplot())
     assert "no reliability metric computed" in empty.texts[0].get_text()
+
+
+def test_the_docs_worked_example():
+    """docs/guide/reliability.md: every number, from the raw files."""
+    records = json.loads(TAU.read_text())
+    by_task: dict = {}
+    for rec in records:
+        by_task.setdefault(rec["task_id"], []).append(rec["reward"] >= 0.8)
+    solved = np.array([sum(v) for v in by_task.values()])
+    assert [(solved == k).sum() for k in range(5)] == [14, 12, 10, 4, 10]
+    assert np.mean(np.isin(solved, [0, 4])) == pytest.approx(0.48)  # the paper's, clipped
+    tau = da.tables.reliability(da.load_run(TAU)).set_index("metric")
+    row = tau.loc["outcome_consistency"]
+    assert (round(row["value"], 3), round(row["ci_low"], 3), round(row["ci_high"], 3)) == (
+        0.56, 0.44, 0.685)
+    assert tau["value"].notna().sum() == 1
+    assert "no task has two successful trials with a recorded trajectory" in tau.loc[
+        "trajectory_action_consistency", "note"]
+    # proposed_aat: AUROC and AuRC from task_metrics.csv read with the csv module
+    path = ROOT / "data" / "sample_runs" / "proposed_aat" / "task_metrics.csv"
+    rows = list(csv.DictReader(path.open()))
+    conf = np.array([float(r["confidence_score"]) for r in rows])
+    ok = np.array([float(r["final_score"]) >= 0.8 for r in rows])
+    err = (~ok).astype(float)
+    risks = []
+    for i in range(1, len(conf) + 1):  # expected risk of the i most confident, ties at random
+        cut = np.sort(conf)[::-1][i - 1]
+        above, tied = conf > cut, conf == cut
+        risks.append((err[above].sum() + (i - above.sum()) * err[tied].mean()) / i)
+    best = np.mean(np.cumsum(np.sort(err)) / np.arange(1, len(err) + 1))
+    aat = da.tables.reliability(da.load_run(path.parent)).set_index("metric")
+    assert aat.loc["confidence_auroc", "value"] == pytest.approx(roc_auc_score(ok, conf))
+    assert aat.loc["aurc", "value"] == pytest.approx(np.mean(risks), abs=1e-12)
+    assert aat.loc["excess_aurc", "value"] == pytest.approx(np.mean(risks) - best, abs=1e-12)
+    shown = {m: tuple(round(aat.loc[m, c], d) for c in ("value", "ci_low", "ci_high"))
+             for m, d in (("confidence_auroc", 3), ("aurc", 4), ("excess_aurc", 4))}
+    assert shown == {"confidence_auroc": (0.852, 0.677, 0.968),
+                     "aurc": (0.0256, 0.0038, 0.0643), "excess_aurc": (0.0198, 0.002, 0.0525)}
+    needs = aat[aat["dimension"] == "consistency"]["note"]
+    assert len(needs) == 7 and needs.str.startswith("needs repeated trials of a task").all()

@@ -75,11 +75,16 @@ def reliability_profile(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """
     require_columns(table, ["run_id", "dimension", "metric", "value", "ci_low", "ci_high"],
                     what="table")
-    ax = _axes(ax, "one", height=max(1.6, 0.8 + 0.22 * table["metric"].nunique()))
     drawn = table[np.isfinite(table["value"].to_numpy(float))]
+    metrics = list(dict.fromkeys(drawn["metric"]))
+    missing = [m for m in dict.fromkeys(table["metric"]) if m not in metrics]
+    label = "Value (bootstrap interval over tasks)"
+    if missing:
+        label += "\n" + textwrap.fill("not computed (see the table's notes): "
+                                      + ", ".join(missing), 45)
+    ax = _axes(ax, "one", height=1.0 + 0.3 * len(metrics) + 0.1 * label.count("\n"))
     if drawn.empty:
         return empty_note(ax, "no reliability metric computed (see the table's notes)")
-    metrics = list(dict.fromkeys(drawn["metric"]))
     dims = drawn.drop_duplicates("metric").set_index("metric")["dimension"]
     runs = list(dict.fromkeys(drawn["run_id"].astype(str)))
     step = 0.6 / max(1, len(runs))
@@ -101,11 +106,6 @@ def reliability_profile(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
         ax.set_ylim(len(metrics) - 0.5, -0.5)
         top = np.nanmax(np.r_[drawn["ci_high"].to_numpy(float), drawn["value"].to_numpy(float)])
         ax.set_xlim(min(0.0, np.nanmin(drawn["value"].to_numpy(float))), max(1.0, top) * 1.05)
-        missing = [m for m in dict.fromkeys(table["metric"]) if m not in metrics]
-        label = "Value (bootstrap interval over tasks)"
-        if missing:
-            label += "\n" + textwrap.fill("not computed (see the table's notes): "
-                                          + ", ".join(missing), 70)
         ax.set_xlabel(label, fontsize=6 if missing else None)
         if len(runs) > 1:
             ax.legend(frameon=False, fontsize=6)

@@ -233,8 +233,8 @@ def _robustness(trials: pd.DataFrame, baseline: str, boot: dict) -> list[dict]:
             rows.append(_row("robustness", metric, n_tasks=len(both), n_trials=n_trials,
                              method=method, note=note))
             continue
-        ci = _interval(lambda i: p[i].mean() / b[i].mean() if b[i].mean() > 0 else np.nan,
-                       len(b), **boot)
+        ci = _interval(lambda i, p=p, b=b: p[i].mean() / b[i].mean() if b[i].mean() > 0
+                       else np.nan, len(b), **boot)
         rows.append(_row("robustness", metric, float(p.mean() / b.mean()), ci, len(both),
                          n_trials, method))
     return rows
