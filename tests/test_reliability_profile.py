@@ -263,3 +263,20 @@ def test_the_docs_worked_example():
                      "aurc": (0.0256, 0.0038, 0.0643), "excess_aurc": (0.0198, 0.002, 0.0525)}
     needs = aat[aat["dimension"] == "consistency"]["note"]
     assert len(needs) == 7 and needs.str.startswith("needs repeated trials of a task").all()
+
+
+def test_risk_coverage_curve_table_and_figure():
+    conf = [0.9, 0.8, 0.8, 0.3, 0.6, 0.95, 0.2, 0.5]
+    ok = [1, 1, 0, 0, 1, 1, 0, 1]
+    frame = _trials({"a": ok[:2], "b": ok[2:4], "c": ok[4:6], "d": ok[6:]}, confidence_score=conf)
+    curve = da.tables.risk_coverage(frame)
+    assert curve["coverage"].tolist() == pytest.approx(np.arange(1, 9) / 8)
+    err = 1 - np.array(ok)[np.argsort(conf)[::-1]]  # descending; the tie (0.8) is at 3 and 4
+    assert curve["risk"].iloc[0] == 0.0 and curve["risk"].iloc[2] == pytest.approx(0.5 / 3)
+    assert curve["risk"].iloc[-1] == pytest.approx(err.mean())
+    assert curve["risk"].mean() == pytest.approx(_profile(frame).loc["aurc", "value"])
+    ax = da.figures.risk_coverage_curve(curve, ax=Figure().add_subplot())
+    assert len(ax.lines) == 2 and ax.lines[1].get_linestyle() == "--"
+    assert ax.lines[0].get_ydata().tolist() == pytest.approx(curve["risk"].tolist())
+    assert ax.get_xlabel().startswith("Coverage") and ax.get_ylabel().startswith("Risk")
+    assert da.tables.risk_coverage(frame.drop(columns="confidence_score")).empty

@@ -1,6 +1,7 @@
 """The reliability profile as one figure: each metric of
 :func:`dabench_analysis.tables.reliability` as a point with its interval, grouped by dimension,
-one colour per run. Draws on ``ax=`` or a new one-column figure; changes no global state.
+one colour per run; and the risk–coverage curve of selective prediction. Both draw on ``ax=``
+or a new one-column figure and change no global state.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _err, empty_not
 from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema import require_columns
 
-__all__ = ["LABELS", "reliability_profile"]
+__all__ = ["LABELS", "reliability_profile", "risk_coverage_curve"]
 
 #: Axis label of each metric (higher is better unless marked "lower").
 LABELS = {"outcome_consistency": "Outcome consistency",
@@ -109,4 +110,57 @@ def reliability_profile(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
         ax.set_xlabel(label, fontsize=6 if missing else None)
         if len(runs) > 1:
             ax.legend(frameon=False, fontsize=6)
+    return ax
+
+
+def risk_coverage_curve(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
+    """Risk against coverage per run (solid), beside the best ordering's curve (dashed).
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`dabench_analysis.tables.risk_coverage`: ``run_id``, ``coverage``, ``risk``,
+        ``optimal_risk``.
+    ax : Axes, optional
+        Draw here; default a new one-column figure.
+
+    Returns
+    -------
+    Axes
+        x coverage in (0, 1] (the most confident share of trials answered), y risk (the share
+        of those answers that is wrong); per run a solid line and, in its colour, a dashed
+        line for the oracle that answers every correct trial first. The area between them is
+        the excess AuRC.
+
+    Raises
+    ------
+    ValueError
+        Missing columns.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"run_id": "a", "coverage": [0.5, 1.0], "risk": [1.0, 0.5],
+    ...                   "optimal_risk": [0.0, 0.5]})
+    >>> ax = risk_coverage_curve(t)
+    >>> ax.lines[0].get_ydata().tolist(), ax.lines[1].get_linestyle()
+    ([1.0, 0.5], '--')
+    """
+    require_columns(table, ["run_id", "coverage", "risk", "optimal_risk"], what="table")
+    ax = _axes(ax, "one")
+    if table.empty:
+        return empty_note(ax, "no confidence recorded")
+    with mpl.rc_context(RC_PARAMS):
+        for i, (rid, g) in enumerate(table.groupby("run_id", sort=False)):
+            colour = OKABE_ITO[i % len(OKABE_ITO)] if i < MAX_RUNS else "0.75"
+            name = shorten(str(rid), line_chars=40) if i < MAX_RUNS else None
+            x = g["coverage"].to_numpy(float)
+            ax.plot(x, g["risk"].to_numpy(float), color=colour, linewidth=1.1, label=name)
+            ax.plot(x, g["optimal_risk"].to_numpy(float), color=colour, linewidth=0.8,
+                    linestyle="--", label=f"{name}: best ordering" if name else None)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, max(0.05, float(np.nanmax(table[["risk", "optimal_risk"]].to_numpy(
+            float)))) * 1.05)
+        ax.set_xlabel("Coverage (most confident share of trials answered)")
+        ax.set_ylabel("Risk (share of answers wrong)")
+        ax.legend(frameon=False, fontsize=6)
     return ax

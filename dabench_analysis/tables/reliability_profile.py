@@ -4,7 +4,8 @@ trials, confidence discrimination and selective prediction, and robustness under
 the harness recorded; one tidy row per metric with a bootstrap interval over tasks.
 
 The formulas are in :mod:`dabench_analysis.stats.consistency`; this module turns a Run (or a
-frame) into trials, groups them by task and resamples tasks.
+frame) into trials, groups them by task and resamples tasks. (Over 400 lines: the profile and
+its risk–coverage curve share the one reading of trials, :func:`_trials`.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dabench_analysis.stats.recorded import cost_recorded
 from dabench_analysis.tables.common import as_frame, run_threshold
 from dabench_analysis.tables.trials import _configs
 
-__all__ = ["COLUMNS", "RESOURCES", "reliability"]
+__all__ = ["COLUMNS", "RESOURCES", "reliability", "risk_coverage"]
 
 #: The table's columns.
 COLUMNS = ["run_id", "dimension", "metric", "value", "ci_low", "ci_high", "n_tasks", "n_trials",
@@ -240,6 +241,23 @@ def _robustness(trials: pd.DataFrame, baseline: str, boot: dict) -> list[dict]:
     return rows
 
 
+def _read(run, configs, threshold, baseline: str, trajectory=None, tool_calls=None):
+    """The trials of ``run`` and its condition column (None without one), checked."""
+    tasks = as_frame(run)
+    if threshold is None:
+        threshold = run_threshold(run) or schema.SUCCESS_THRESHOLD
+    threshold = schema.check_threshold(threshold)
+    condition = None
+    if "condition" in tasks:
+        condition = tasks["condition"].astype("string").fillna(baseline).astype(str)
+        if not (condition == baseline).any():
+            raise ValueError(f"condition has no {baseline!r} rows; known: "
+                             f"{', '.join(sorted(set(condition)))}; pass baseline=")
+    trials = _trials(tasks, _configs(run, configs), threshold, trajectory, tool_calls,
+                     condition)
+    return trials, condition
+
+
 def reliability(run, *, trajectory: pd.DataFrame | None = None,
                 tool_calls: pd.DataFrame | None = None, configs: pd.DataFrame | None = None,
                 threshold: float | None = None, baseline: str = "baseline",
@@ -326,21 +344,10 @@ def reliability(run, *, trajectory: pd.DataFrame | None = None,
     'cost not recorded (absent, all missing or all 0)'
     """
     check_ci(ci)
-    tasks = as_frame(run)
     if isinstance(run, Run | Runs):
         trajectory = run.trajectory if trajectory is None else trajectory
         tool_calls = run.tool_calls if tool_calls is None else tool_calls
-    if threshold is None:
-        threshold = run_threshold(run) or schema.SUCCESS_THRESHOLD
-    threshold = schema.check_threshold(threshold)
-    condition = None
-    if "condition" in tasks:
-        condition = tasks["condition"].astype("string").fillna(baseline).astype(str)
-        if not (condition == baseline).any():
-            raise ValueError(f"condition has no {baseline!r} rows; known: "
-                             f"{', '.join(sorted(set(condition)))}; pass baseline=")
-    trials = _trials(tasks, _configs(run, configs), threshold, trajectory, tool_calls,
-                     condition)
+    trials, condition = _read(run, configs, threshold, baseline, trajectory, tool_calls)
     boot = {"n_boot": n_boot, "seed": seed, "ci": ci}
     parts = []
     for unit, u in trials.groupby("unit", sort=False):
@@ -353,3 +360,55 @@ def reliability(run, *, trajectory: pd.DataFrame | None = None,
     if not parts:
         return pd.DataFrame(columns=COLUMNS)
     return pd.concat(parts, ignore_index=True)[COLUMNS]
+
+
+def risk_coverage(run, *, configs: pd.DataFrame | None = None, threshold: float | None = None,
+                  baseline: str = "baseline") -> pd.DataFrame:
+    """The risk–coverage curve of each run (or configuration): answering only the most confident
+    share of trials, how many of those answers are wrong.
+
+    Parameters
+    ----------
+    run : Run, Runs or DataFrame
+        As :func:`reliability`: ``task_id``, ``final_score`` and ``confidence_score`` (or
+        ``confidence``); ``run_id``, ``trial``, ``condition`` when present.
+    configs, threshold, baseline
+        As :func:`reliability`.
+
+    Returns
+    -------
+    DataFrame
+        One row per run and coverage level: ``run_id``, ``coverage`` (i / n of the run's n
+        trials with a confidence), ``risk`` (expected share wrong among the i most confident;
+        tied confidences in random order), ``optimal_risk`` (the same, correct trials first).
+        No rows for a run without a confidence.
+
+    Raises
+    ------
+    ValueError
+        As :func:`reliability`.
+
+    Notes
+    -----
+    :func:`dabench_analysis.stats.consistency.risk_coverage` per run, over its baseline trials;
+    the mean of ``risk`` is the AuRC of :func:`reliability`, the mean of ``risk -
+    optimal_risk`` its excess AuRC (Geifman et al. 2019).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"task_id": list("abc"), "final_score": [1.0, 0.0, 0.0],
+    ...                   "confidence_score": [0.5, 0.9, 0.7]})
+    >>> risk_coverage(t)["risk"].round(3).tolist()
+    [1.0, 1.0, 0.667]
+    """
+    trials, condition = _read(run, configs, threshold, baseline)
+    parts = []
+    for unit, u in trials.groupby("unit", sort=False):
+        base = u[u["condition"] == baseline] if condition is not None else u
+        base = base[np.isfinite(base["confidence"].to_numpy(float))]
+        if len(base):
+            curve = cs.risk_coverage(base["confidence"].to_numpy(float),
+                                     base["ok"].to_numpy(float))
+            parts.append(curve.assign(run_id=unit))
+    cols = ["run_id", "coverage", "risk", "optimal_risk"]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
