@@ -1,3 +1,5 @@
+# Over 400 lines (under 500): one concept, the formulas of the reliability profile (consistency,
+# AUROC, risk-coverage); most of the length is their docstrings with definitions and sources.
 """The reliability profile's formulas (Rabanser et al. 2026; HAL's ``reliability_eval/``): outcome,
 trajectory and resource consistency of a task's repeated trials, and confidence discrimination
 and selective prediction (AUROC, the risk–coverage curve, AuRC and excess AuRC; Geifman et al.

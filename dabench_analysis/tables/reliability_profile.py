@@ -1,11 +1,12 @@
+# Over 400 lines (under 500): one concept, the reliability profile and its risk-coverage
+# curve, which share the one reading of trials (_trials); most of the length is docstrings.
 """The reliability profile of a run with repeated trials (Rabanser et al. 2026; HAL's
 ``reliability_eval/``): consistency of outcomes, trajectories and resources across a task's
 trials, confidence discrimination and selective prediction, and robustness under the conditions
 the harness recorded; one tidy row per metric with a bootstrap interval over tasks.
 
 The formulas are in :mod:`dabench_analysis.stats.consistency`; this module turns a Run (or a
-frame) into trials, groups them by task and resamples tasks. (Over 400 lines: the profile and
-its risk–coverage curve share the one reading of trials, :func:`_trials`.)
+frame) into trials, groups them by task and resamples tasks.
 """
 
 from __future__ import annotations
