@@ -110,6 +110,8 @@ def test_trajectory_consistency_against_scipy_and_a_plain_edit_distance():
     order = np.mean([1 - _lev(a0, a1) / 4, 1 - _lev(b0, b1) / 2])
     assert r.loc["trajectory_order_consistency", "value"] == pytest.approx(order, abs=1e-12)
     assert r.loc["trajectory_order_consistency", "n_trials"] == 4
+    arrow = _profile(frame, tool_calls=calls.astype({"tool_name": "string[pyarrow]"}))
+    assert arrow["value"].equals(r["value"])  # the loaders' Arrow text reads the same
     assert cs.order_consistency([list("kitten"), list("sitting")]) == pytest.approx(1 - 3 / 7)
 
 

@@ -318,18 +318,26 @@ def auroc(confidence, correct) -> float:
 
 def _cumulative_errors(conf: np.ndarray, err: np.ndarray) -> np.ndarray:
     """Expected errors among the i most confident trials, i = 1..n; tied confidences taken in
-    random order (errors spread evenly over a tie block)."""
+    random order (a tie block's errors spread evenly over its positions)."""
     order = np.argsort(-conf, kind="stable")
     c, e = conf[order], err[order]
-    out = np.empty(len(c))
-    done, start = 0.0, 0
-    while start < len(c):
-        stop = start + int(np.sum(c[start:] == c[start]))  # sorted: the block is contiguous
-        rate = e[start:stop].mean()
-        out[start:stop] = done + rate * np.arange(1, stop - start + 1)
-        done += e[start:stop].sum()
-        start = stop
-    return out
+    if not len(c):
+        return np.zeros(0)
+    new = np.r_[True, c[1:] != c[:-1]]
+    block = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    sizes = np.diff(np.r_[starts, len(c)])
+    block_err = np.add.reduceat(e, starts)
+    before = np.r_[0.0, np.cumsum(block_err)[:-1]]
+    position = np.arange(len(c)) - starts[block] + 1
+    return before[block] + position * (block_err / sizes)[block]
+
+
+def _curves(conf: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Risk and optimal risk at coverage i / n, i = 1..n (checked, finite inputs)."""
+    i = np.arange(1, len(ok) + 1)
+    err = 1 - ok
+    return _cumulative_errors(conf, err) / i, np.cumsum(np.sort(err)) / i
 
 
 def risk_coverage(confidence, correct) -> pd.DataFrame:
@@ -360,11 +368,9 @@ def risk_coverage(confidence, correct) -> pd.DataFrame:
     [[0.333, 1.0, 0.0], [0.667, 1.0, 0.5], [1.0, 0.667, 0.667]]
     """
     conf, ok = _check_pairs(confidence, correct)
-    n = len(ok)
-    i = np.arange(1, n + 1)
-    err = 1 - ok
-    return pd.DataFrame({"coverage": i / n, "risk": _cumulative_errors(conf, err) / i,
-                         "optimal_risk": np.cumsum(np.sort(err)) / i})
+    risk, best = _curves(conf, ok)
+    return pd.DataFrame({"coverage": np.arange(1, len(ok) + 1) / len(ok), "risk": risk,
+                         "optimal_risk": best})
 
 
 def aurc(confidence, correct) -> dict:
@@ -405,8 +411,8 @@ def aurc(confidence, correct) -> dict:
     >>> round(r["aurc"], 4), round(r["aurc_optimal"], 4), round(r["excess_aurc"], 4)
     (0.8889, 0.3889, 0.5)
     """
-    curve = risk_coverage(confidence, correct)
-    if curve.empty:
+    risk, best = _curves(*_check_pairs(confidence, correct))
+    if not len(risk):
         return {"aurc": np.nan, "aurc_optimal": np.nan, "excess_aurc": np.nan, "n": 0}
-    a, best = float(curve["risk"].mean()), float(curve["optimal_risk"].mean())
-    return {"aurc": a, "aurc_optimal": best, "excess_aurc": a - best, "n": len(curve)}
+    a, b = float(risk.mean()), float(best.mean())
+    return {"aurc": a, "aurc_optimal": b, "excess_aurc": a - b, "n": len(risk)}

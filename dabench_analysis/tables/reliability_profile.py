@@ -52,8 +52,11 @@ def _actions(tool_calls: pd.DataFrame | None, trajectory: pd.DataFrame | None) -
                      trial=_text(f, "trial", "0"))
         order = [c for c in ("step_id", "call_id") if c in f]
         f = f.sort_values(["run_id", "task_id", "trial", *order], kind="stable")
-        return f.groupby(["run_id", "task_id", "trial"], sort=False)[col].agg(
-            lambda s: [str(x) for x in s])
+        seqs: dict[tuple, list[str]] = {}  # plain lists (a groupby of text gives Arrow lists)
+        for k, name in zip(zip(f["run_id"], f["task_id"], f["trial"], strict=True),
+                           f[col].astype(str), strict=True):
+            seqs.setdefault(k, []).append(name)
+        return pd.Series(seqs, dtype=object)
     return pd.Series(dtype=object)
 
 
