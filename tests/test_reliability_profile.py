@@ -179,6 +179,10 @@ def test_runs_without_trials_say_which_metrics_need_them():
     assert consistency["note"].str.startswith("needs repeated trials").all()
     assert r.loc["confidence_auroc", "value"] == 1.0
     assert "no condition column" in r.loc["robustness_ratio", "note"]
+    assert da.tables.reliability(t.iloc[:0]).empty  # no rows: no table, no crash
+    unscored = t.assign(trial=[0, 1, 0, 1], task_id=list("aabb"),
+                        final_score=[1.0, np.nan, 0.0, np.nan])
+    assert _profile(unscored).loc["outcome_consistency", "note"].endswith("one scored trial")
 
 
 def test_seeded_runs_of_one_configuration_are_its_trials():
@@ -257,6 +261,10 @@ def test_the_docs_worked_example():
     best = np.mean(np.cumsum(np.sort(err)) / np.arange(1, len(err) + 1))
     aat = da.tables.reliability(da.load_run(path.parent)).set_index("metric")
     assert aat.loc["confidence_auroc", "value"] == pytest.approx(roc_auc_score(ok, conf))
+    # R 4.2.2: d <- read.csv(".../task_metrics.csv"); ok <- d$final_score >= 0.8
+    #   wilcox.test(d$confidence_score[ok], d$confidence_score[!ok], exact = FALSE)$statistic
+    #   / (72 * 8) -> 0.8524305556
+    assert aat.loc["confidence_auroc", "value"] == pytest.approx(0.8524305556, abs=1e-10)
     assert aat.loc["aurc", "value"] == pytest.approx(np.mean(risks), abs=1e-12)
     assert aat.loc["excess_aurc", "value"] == pytest.approx(np.mean(risks) - best, abs=1e-12)
     shown = {m: tuple(round(aat.loc[m, c], d) for c in ("value", "ci_low", "ci_high"))

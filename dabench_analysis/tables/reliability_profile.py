@@ -35,7 +35,7 @@ RESOURCES = {"cost": "cost", "tokens": "total_tokens", "steps": "trajectory_leng
 #: Confidence columns, first found used (eval-v2 ``confidence_score``; another harness's).
 CONFIDENCE = ("confidence_score", "confidence")
 _NEEDS_TRIALS = ("needs repeated trials of a task (a trial column, or runs of one configuration "
-                 "with seeds): every task has one trial")
+                 "with seeds): every task has one scored trial")
 _BOOT = "percentile bootstrap over tasks (each task with all its trials)"
 
 
@@ -68,7 +68,7 @@ def _text(frame: pd.DataFrame, col: str, default: str) -> pd.Series:
 
 def _steps(tasks: pd.DataFrame, trajectory: pd.DataFrame | None, key: pd.MultiIndex):
     """Steps per trial: ``trajectory_length`` if recorded, else trajectory rows (NaN: none)."""
-    if cost_recorded(tasks, "trajectory_length", by=None).iloc[0]:
+    if cost_recorded(tasks, "trajectory_length", by=None).any():
         return pd.to_numeric(tasks["trajectory_length"], errors="coerce").to_numpy(float)
     if trajectory is None or trajectory.empty or "task_id" not in trajectory:
         return np.full(len(tasks), np.nan)
@@ -101,7 +101,7 @@ def _trials(tasks: pd.DataFrame, configs, threshold: float, trajectory, tool_cal
     for name, col in RESOURCES.items():
         if name == "steps":
             out[name] = _steps(tasks, trajectory, key)
-        elif cost_recorded(tasks, col, by=None).iloc[0]:
+        elif cost_recorded(tasks, col, by=None).any():
             out[name] = pd.to_numeric(tasks[col], errors="coerce").to_numpy(float)
         else:
             out[name] = np.nan
