@@ -166,6 +166,13 @@ def test_robustness_ratio_against_the_baseline_condition():
     assert para_row["value"] == pytest.approx(1.0 / 0.75) and para_row["n_tasks"] == 2
     # consistency is measured on the baseline trials only
     assert r.loc["outcome_consistency", "value"] == pytest.approx(np.mean([1, 0, 1]))
+    ax = da.figures.reliability_profile(r.reset_index().assign(run_id="x"),
+                                        ax=Figure().add_subplot())
+    ref = [ln for ln in ax.lines if ln.get_linestyle() == ":"]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[-2:] == ["Accuracy ratio, fault:timeout", "Accuracy ratio, prompt:paraphrase"]
+    assert len(ref) == 1 and list(ref[0].get_xdata()) == [1, 1]
+    assert list(ref[0].get_ydata()) == [len(labels) - 2.5, len(labels) - 0.5]
     with pytest.raises(ValueError, match="no 'baseline' rows; known: fault:timeout"):
         da.tables.reliability(fault)
 

@@ -58,7 +58,8 @@ def reliability_profile(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
         One row per metric that has a value (top to bottom in the table's order, labelled on
         the y axis, a thin line between dimensions), x the metric's value; one point with
         error bars per run and metric (runs side by side, in the palette, with a legend when
-        there are several). The metrics without a value are named under the x label.
+        there are several). The metrics without a value are named under the x label; a dotted
+        line at 1 beside the robustness ratios (no loss under the condition).
 
     Raises
     ------
@@ -100,6 +101,10 @@ def reliability_profile(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
                                         g["ci_high"].fillna(g["value"])),
                         fmt="o", color=colour, markersize=3.5, elinewidth=0.9, capsize=2,
                         label=shorten(rid, line_chars=40) if i < MAX_RUNS else None)
+        ratios = [k for k, m in enumerate(metrics) if m.startswith("robustness_ratio")]
+        if ratios:  # no loss under the condition
+            ax.plot([1, 1], [min(ratios) - 0.5, max(ratios) + 0.5], color="0.5",
+                    linestyle=":", linewidth=0.8, zorder=0)
         for k in range(1, len(metrics)):
             if dims[metrics[k]] != dims[metrics[k - 1]]:
                 ax.axhline(k - 0.5, color="0.8", linewidth=0.6)
