@@ -77,4 +77,11 @@ if TYPE_CHECKING:
 
 __all__ += ["NotComputed", "cost_recorded", "recorded"]
 
+# Reliability profile formulas: outcome, trajectory and resource consistency; AUROC, AuRC.
+if TYPE_CHECKING:
+    from dabench_analysis.stats import consistency
+    from dabench_analysis.stats.consistency import aurc, auroc, risk_coverage
+
+__all__ += ["aurc", "auroc", "consistency", "risk_coverage"]
+
 __getattr__, __dir__ = attach(__name__, __file__)

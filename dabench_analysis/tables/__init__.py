@@ -58,4 +58,11 @@ if TYPE_CHECKING:
 
 __all__ += ["trajectory"]
 
+# Reliability profile: consistency, predictability, robustness of repeated trials.
+if TYPE_CHECKING:
+    from dabench_analysis.tables import reliability_profile
+    from dabench_analysis.tables.reliability_profile import reliability, risk_coverage
+
+__all__ += ["reliability", "reliability_profile", "risk_coverage"]
+
 __getattr__, __dir__ = attach(__name__, __file__)
