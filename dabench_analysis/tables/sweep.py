@@ -28,7 +28,6 @@ from dabench_analysis.stats.repetitions import repetition_variance
 from dabench_analysis.tables.common import takes_run
 from dabench_analysis.tables.frontier import frontier
 from dabench_analysis.tables.summary import answer_accuracy
-from dabench_analysis.tables.ties import _tie_table, tie_groups
 from dabench_analysis.tables.sweep_items import (
     _as_tasks,
     _higher_is_better,
@@ -38,6 +37,7 @@ from dabench_analysis.tables.sweep_items import (
     items,
     pairwise,
 )
+from dabench_analysis.tables.ties import _tie_table, tie_groups
 from dabench_analysis.tables.trials import pairing_checks
 
 if TYPE_CHECKING:
