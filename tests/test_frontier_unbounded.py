@@ -72,3 +72,39 @@ def test_a_lone_run_is_on_its_frontier_and_the_table_refuses_it():
     t, _, _ = _rare_sweep()
     with pytest.raises(NotComputed, match="needs two runs .* only mid has one"):
         da.tables.sweep.frontier(t[t["run_id"] == "mid"], n_boot=50)
+
+
+def test_cost_per_solved_of_the_sample_runs():
+    """The guide's worked example: the shipped sample runs, total_tokens, n_boot 2000, seed 0;
+    the csv read directly and bootstrapped with numpy (tasks in task_id order)."""
+    import csv
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
+    runs = ["proposed_aat", "baseline_react"]
+    cols = {}
+    for r in runs:
+        with (sample / r / "task_metrics.csv").open(newline="", encoding="utf-8") as fh:
+            rows = sorted(csv.DictReader(fh), key=lambda x: x["task_id"])
+        cols[r] = ([float(float(x["final_score"]) >= 0.8) for x in rows],
+                   [float(x["total_tokens"]) for x in rows])
+    ok = np.array([cols[r][0] for r in runs]).T
+    cost = np.array([cols[r][1] for r in runs]).T
+    idx = np.random.default_rng(0).integers(0, 80, size=(2000, 80))
+    per = cost[idx].sum(axis=1) / ok[idx].sum(axis=1)
+    assert (ok[idx].sum(axis=1) > 0).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = da.tables.sweep.frontier(da.load_runs([sample / r for r in runs],
+                                                    progress=False)).set_index("run_id")
+    assert out.loc[runs, "n_boot_no_solve"].tolist() == [0, 0]
+    assert out.loc[runs, "cost_per_solved"].tolist() == pytest.approx(
+        cost.sum(axis=0) / ok.sum(axis=0))
+    assert out.loc[runs, "cost_per_solved_ci_low"].tolist() == pytest.approx(
+        np.percentile(per, 2.5, axis=0))
+    assert out.loc[runs, "cost_per_solved_ci_high"].tolist() == pytest.approx(
+        np.percentile(per, 97.5, axis=0))
+    assert [round(v) for v in out.loc["proposed_aat", ["cost_per_solved",
+            "cost_per_solved_ci_low", "cost_per_solved_ci_high"]]] == [7483, 6421, 8794]
+    assert [round(v) for v in out.loc["baseline_react", ["cost_per_solved",
+            "cost_per_solved_ci_low", "cost_per_solved_ci_high"]]] == [9269, 7598, 11585]

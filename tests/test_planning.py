@@ -177,6 +177,9 @@ def test_two_runs_paired_sample_runs():
     assert p["power_now"] == pytest.approx(st.nct.sf(crit, 79, nc) + st.nct.cdf(-crit, 79, nc))
     assert round(p["power_now"], 3) == 0.783 and round(p["detectable_diff"], 3) == 0.140
     assert p["tasks_needed"] == 84 and p10["tasks_needed"] == 156
+    z = st.norm.ppf(0.975) + st.norm.ppf(0.8)  # Miller Eq. 9, normal quantiles: fewer tasks
+    assert math.ceil(z**2 * d.var(ddof=1) / 0.1**2) == 154
+    assert da.stats.miller_required_n(0.1, omega2=p["var_between"]).n.iloc[0] == 154
     assert np.isnan(p["trials_needed"]) and "no task has two trials" in p["note"]
 
 

@@ -81,3 +81,30 @@ def test_tie_groups_refuse_a_bad_alpha_or_order():
         da.tables.sweep.tie_groups(t, alpha=1.5)
     with pytest.raises(ValueError, match="order must name the runs"):
         da.tables.sweep.tie_groups(t, order=["top", "x"])
+
+
+def test_tie_groups_of_the_sample_runs():
+    """The guide's worked example: the two shipped runs, 80 shared tasks (csv directly)."""
+    import csv
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
+
+    def success(run):
+        with (sample / run / "task_metrics.csv").open(newline="", encoding="utf-8") as fh:
+            return {r["task_id"]: float(r["final_score"]) >= 0.8 for r in csv.DictReader(fh)}
+
+    a, b = success("proposed_aat"), success("baseline_react")
+    only_a = sum(a[t] and not b[t] for t in a)
+    only_b = sum(b[t] and not a[t] for t in a)
+    both = sum(a[t] and b[t] for t in a)
+    p = mcnemar([[both, only_a], [only_b, 80 - both - only_a - only_b]], exact=True).pvalue
+    assert (only_a, only_b, round(p, 4)) == (14, 3, 0.0127)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = da.load_runs([sample / "baseline_react", sample / "proposed_aat"], progress=False)
+        board = da.tables.sweep.leaderboard(runs)
+        pw = da.tables.sweep.pairwise(runs)
+    assert board[["run_id", "tie_group"]].values.tolist() == [["proposed_aat", 1],
+                                                               ["baseline_react", 2]]
+    assert pw["p_mcnemar_holm"].iloc[0] == pytest.approx(p)
