@@ -126,7 +126,7 @@ def test_one_run_with_trials_tau_bench():
         p = da.tables.planning(run, delta=0.1).iloc[0]
         p1 = da.tables.planning(run, delta=0.1, n_trials=1).iloc[0]
         p2 = da.tables.planning(run, delta=0.2).iloc[0]
-    assert p["design"] == "one-sample" and p["n_tasks"] == 50 and p["n_trials"] == 4
+    assert p["design"] == "one-sample" and p["n_tasks"] == 50 and p["trials_per_task"] == 4
     assert p["var_within"] == pytest.approx(within) and within == pytest.approx(0.1467, abs=1e-4)
     assert p["var_between"] == pytest.approx(between) and between == pytest.approx(0.0997,
                                                                                   abs=1e-4)

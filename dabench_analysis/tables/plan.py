@@ -18,7 +18,7 @@ from dabench_analysis.tables.common import correct_mask, takes_run
 
 __all__ = ["planning"]
 
-_COLUMNS = ["run_a", "run_b", "design", "n_tasks", "n_trials", "mean_a", "mean_b", "diff",
+_COLUMNS = ["run_a", "run_b", "design", "n_tasks", "trials_per_task", "mean_a", "mean_b", "diff",
             "delta", "var_between", "var_within", "sd_per_task", "detectable_diff",
             "power_now", "plan_trials", "tasks_needed", "trials_needed", "alpha", "power",
             "threshold", "method", "note"]
@@ -70,7 +70,7 @@ def _row(a: str, b: str | None, per: pd.DataFrame, delta, plan_trials, alpha, po
                      plan_trials=plan_trials, alpha=alpha, power=power,
                      paired=design != "two-sample")
     return {"run_a": a, "run_b": b, "design": design, "n_tasks": n,
-            "n_trials": comp["n_trials"], "mean_a": mean_a, "mean_b": mean_b, "diff": diff,
+            "trials_per_task": comp["n_trials"], "mean_a": mean_a, "mean_b": mean_b, "diff": diff,
             "delta": want, "var_between": comp["var_between"],
             "var_within": comp["var_within"], **res}
 
@@ -105,8 +105,8 @@ def planning(tasks, *, delta: float | None = None, n_trials: float | None = None
     DataFrame
         One row per run (one run) or pair: ``run_a``, ``run_b`` (None for one run),
         ``design`` ("one-sample": a run against a fixed accuracy; "paired": runs sharing
-        tasks, on the shared ones; "two-sample": no shared task), ``n_tasks``, ``n_trials``
-        (harmonic mean K), ``mean_a``, ``mean_b``, ``diff`` (a − b), ``delta``,
+        tasks, on the shared ones; "two-sample": no shared task), ``n_tasks``,
+        ``trials_per_task`` (the pilot's K, harmonic mean over tasks), ``mean_a``, ``mean_b``, ``diff`` (a − b), ``delta``,
         ``var_between`` (ω²), ``var_within`` (σ², per trial; NaN without repeated trials),
         ``sd_per_task`` (sqrt(ω² + σ²/K)), ``detectable_diff`` (the smallest difference
         detected with ``power`` at the pilot's tasks and trials), ``power_now`` (to detect
@@ -133,7 +133,7 @@ def planning(tasks, *, delta: float | None = None, n_trials: float | None = None
     ...                   "trial": [1, 2] * 6,
     ...                   "final_score": [1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0.0]})
     >>> p = planning(t, delta=0.2).iloc[0]
-    >>> p["design"], int(p["n_tasks"]), float(p["n_trials"]), round(float(p["var_within"]), 4)
+    >>> p["design"], int(p["n_tasks"]), float(p["trials_per_task"]), round(float(p["var_within"]), 4)
     ('paired', 3, 2.0, 0.3333)
     """
     if not 0 < alpha < 1 or not 0 < power < 1:
