@@ -199,3 +199,25 @@ def test_planning_refuses_bad_input():
         da.tables.planning(t)
     with pytest.raises(ValueError, match="baseline 'x' is not one of the runs"):
         da.tables.planning(t.assign(task_id=["t1", "t2"]), baseline="x")
+
+
+def test_planning_designs_follow_the_shared_tasks():
+    rng = np.random.default_rng(5)
+    ids = [f"t{i}" for i in range(30)]
+    a = pd.DataFrame({"run_id": "a", "task_id": ids, "final_score": rng.random(30)})
+    b = a.assign(run_id="b", final_score=rng.random(30)).iloc[:25]      # 25 shared
+    c = a.assign(run_id="c", task_id=[f"u{i}" for i in range(30)])      # none shared
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = da.tables.planning(pd.concat([a, b, c]), baseline="a", delta=0.2)
+    assert out[["run_b", "design", "n_tasks"]].values.tolist() == [["b", "paired", 25],
+                                                                  ["c", "two-sample", 30]]
+    assert "a vs b: 5 task(s) not in both runs left out" in out["note"].iloc[0]
+    assert any("5 task(s) not in both runs" in str(w.message) for w in seen)
+    # two-sample: the per-run variances averaged, t with 2n - 2 df (R type = "two.sample")
+    sa = (a["final_score"] >= 0.8).to_numpy(float)
+    sc = (c["final_score"] >= 0.8).to_numpy(float)
+    sd = math.sqrt((sa.var(ddof=1) + sc.var(ddof=1)) / 2)
+    nc, crit = 0.2 / sd * math.sqrt(30 / 2), st.t.isf(0.025, 58)
+    assert out["power_now"].iloc[1] == pytest.approx(st.nct.sf(crit, 58, nc)
+                                                    + st.nct.cdf(-crit, 58, nc))

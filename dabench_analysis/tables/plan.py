@@ -69,6 +69,10 @@ def _row(a: str, b: str | None, per: pd.DataFrame, delta, plan_trials, alpha, po
                      var_between=comp["var_between"], var_within=comp["var_within"],
                      plan_trials=plan_trials, alpha=alpha, power=power,
                      paired=design != "two-sample")
+    if b is not None and design == "paired" and len(shared) < len(ta.index.union(tb.index)):
+        left = len(ta.index.union(tb.index)) - len(shared)
+        res["note"] = "; ".join(x for x in (f"{a} vs {b}: {left} task(s) not in both runs left "
+                                            "out", res["note"]) if x)
     return {"run_a": a, "run_b": b, "design": design, "n_tasks": n,
             "trials_per_task": comp["n_trials"], "mean_a": mean_a, "mean_b": mean_b, "diff": diff,
             "delta": want, "var_between": comp["var_between"],
@@ -105,7 +109,8 @@ def planning(tasks, *, delta: float | None = None, n_trials: float | None = None
     DataFrame
         One row per run (one run) or pair: ``run_a``, ``run_b`` (None for one run),
         ``design`` ("one-sample": a run against a fixed accuracy; "paired": runs sharing
-        tasks, on the shared ones; "two-sample": no shared task), ``n_tasks``,
+        tasks, on the shared ones; "two-sample": no shared task), ``n_tasks`` (shared; per
+        run for two-sample),
         ``trials_per_task`` (the pilot's K, harmonic mean over tasks), ``mean_a``, ``mean_b``, ``diff`` (a − b), ``delta``,
         ``var_between`` (ω²), ``var_within`` (σ², per trial; NaN without repeated trials),
         ``sd_per_task`` (sqrt(ω² + σ²/K)), ``detectable_diff`` (the smallest difference
