@@ -77,6 +77,14 @@ LABELS: dict[str, str] = {
     "case": "Case", "configuration": "Configuration",
     # McNemar's concordant pairs (stats.mcnemar; b and c are labelled by its section)
     "n_both_correct": "Solved by both", "n_both_wrong": "Solved by neither",
+    # tie groups (tables.sweep.tie_groups), planning (tables.planning), frontier replicates
+    "tie_group": "Tie group", "group_leader": "Group leader",
+    "p_vs_leader_holm": "p vs group leader (McNemar, Holm)",
+    "n_boot_no_solve": "Resamples without a solve", "trials_per_task": "Trials per task",
+    "var_between": "Variance between tasks", "var_within": "Variance within tasks",
+    "sd_per_task": "SD per task", "detectable_diff": "Detectable difference",
+    "power_now": "Power now", "plan_trials": "Planned trials per task",
+    "tasks_needed": "Tasks needed", "trials_needed": "Trials per task needed",
     # repeated trials and the cost-accuracy frontier (tables.trials, tables.sweep.frontier)
     "pass_at_k": "pass@k", "pass_hat_k": "pass^k", "k": "k", "unit": "Unit",
     "n_trials": "Trials (fewest)", "n_flaky": "Flaky tasks", "flaky_share": "Share flaky",

@@ -84,4 +84,11 @@ if TYPE_CHECKING:
 
 __all__ += ["aurc", "auroc", "consistency", "risk_coverage"]
 
+# Planning from a pilot: variance between and within tasks, the tasks and trials a difference needs.
+if TYPE_CHECKING:
+    from dabench_analysis.stats import planning
+    from dabench_analysis.stats.planning import plan_study, variance_components
+
+__all__ += ["plan_study", "planning", "variance_components"]
+
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -65,4 +65,10 @@ if TYPE_CHECKING:
 
 __all__ += ["reliability", "reliability_profile", "risk_coverage"]
 
+# Planning from a pilot run: the detectable difference now, the tasks or trials a difference needs.
+if TYPE_CHECKING:
+    from dabench_analysis.tables.plan import planning
+
+__all__ += ["planning"]
+
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -24,7 +24,8 @@ __all__ = ["cost_column", "frontier", "pareto_front"]
 
 _COLUMNS = ["run_id", "n_tasks", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "cost",
             "mean_cost", "mean_cost_ci_low", "mean_cost_ci_high", "cost_per_solved",
-            "cost_per_solved_ci_low", "cost_per_solved_ci_high", "on_frontier", "p_frontier",
+            "cost_per_solved_ci_low", "cost_per_solved_ci_high", "n_boot_no_solve", "on_frontier",
+            "p_frontier",
             "threshold", "n_boot", "boot_seed", "method", "note"]
 
 
@@ -176,7 +177,9 @@ def frontier(tasks, *, cost: str | tuple[str, ...] = "total_tokens", configs: pd
         tasks of the task's success rate) with ``accuracy_ci_low/high``, ``cost`` (the
         column), ``mean_cost`` (per task, in the column's unit) with ``mean_cost_ci_low/high``,
         ``cost_per_solved`` (total cost / tasks solved; NaN when none is) with
-        ``cost_per_solved_ci_low/high``, ``on_frontier`` (no other run has at least its
+        ``cost_per_solved_ci_low/high`` (``inf`` when the percentile falls among replicates
+        that solve nothing: the interval is unbounded), ``n_boot_no_solve`` (replicates in
+        which the run solves no task), ``on_frontier`` (no other run has at least its
         accuracy at most its cost, one strictly), ``p_frontier`` (share of bootstrap
         replicates in which it is on the frontier), ``threshold``, ``n_boot``, ``boot_seed``,
         ``method``, ``note``. Runs that did not record ``cost`` come last, one row each with
@@ -186,7 +189,9 @@ def frontier(tasks, *, cost: str | tuple[str, ...] = "total_tokens", configs: pd
     Raises
     ------
     NotComputed
-        (a ValueError) Fewer than two runs (or configurations) with a recorded ``cost``, or
+        (a ValueError) Fewer than two runs (or configurations) with a recorded ``cost`` (a
+        lone run is on its own frontier by the definition, vacuously: the table says nothing
+        a comparison needs, so it is refused with the reason rather than reporting that), or
         no task that every costed run has with a score and a cost: the reason, which a report
         shows as the section's skip note.
     ValueError
@@ -200,7 +205,10 @@ def frontier(tasks, *, cost: str | tuple[str, ...] = "total_tokens", configs: pd
     replacement (the same draw for every run), accuracy and mean cost are recomputed, and the
     frontier found again; ``p_frontier`` is the share of replicates on it, the intervals are
     percentiles of the replicates. Cost per solved task is sum(cost) / sum(solved) over the
-    tasks (Kapoor et al.'s cost of a success).
+    tasks (Kapoor et al.'s cost of a success); a replicate in which the run solves nothing
+    has cost per solved task +inf (never dropped: dropping those replicates, 11.8 % of them
+    for a rarely-solving run, made an unbounded upper bound look finite), so the percentile
+    interval is ``inf`` where it reaches them; ``n_boot_no_solve`` counts them.
 
     References
     ----------
@@ -246,8 +254,8 @@ def _frontier(tasks: pd.DataFrame, cost: str, configs: pd.DataFrame | None,
     w = bootstrap_counts(len(ok), int(n_boot), seed).astype(float)  # (n_boot, n_tasks)
     b_acc, b_cost = w @ ok.to_numpy() / len(ok), w @ cs.to_numpy() / len(ok)
     b_solved = w @ ok.to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        b_per = np.where(b_solved > 0, (w @ cs.to_numpy()) / b_solved, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):  # no solve: infinite cost per solve
+        b_per = np.where(b_solved > 0, (w @ cs.to_numpy()) / b_solved, np.inf)
     q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
     notes = [chosen, not_recorded_note(cost, uncosted, what="left out of the frontier")]
     p_front = pareto_front(b_acc, b_cost).mean(axis=0)
@@ -258,10 +266,9 @@ def _frontier(tasks: pd.DataFrame, cost: str, configs: pd.DataFrame | None,
         "mean_cost": mean_cost, "mean_cost_ci_low": np.percentile(b_cost, q[0], axis=0),
         "mean_cost_ci_high": np.percentile(b_cost, q[1], axis=0),
         "cost_per_solved": per_solved,
-        "cost_per_solved_ci_low": np.nanpercentile(b_per, q[0], axis=0)
-        if np.isfinite(b_per).any() else np.nan,
-        "cost_per_solved_ci_high": np.nanpercentile(b_per, q[1], axis=0)
-        if np.isfinite(b_per).any() else np.nan,
+        "cost_per_solved_ci_low": np.where(solved > 0, _percentile_inf(b_per, q[0]), np.nan),
+        "cost_per_solved_ci_high": np.where(solved > 0, _percentile_inf(b_per, q[1]), np.nan),
+        "n_boot_no_solve": (b_solved == 0).sum(axis=0),
         "on_frontier": pareto_front(acc, mean_cost),
         "p_frontier": p_front, "threshold": threshold, "n_boot": int(n_boot),
         "boot_seed": seed,
@@ -275,6 +282,40 @@ def _frontier(tasks: pd.DataFrame, cost: str, configs: pd.DataFrame | None,
     out["note"] = "; ".join(n for n in notes if n)
     warn(notes[1:])  # the choice of column is a note, not a warning
     return out[_COLUMNS].reset_index(drop=True)
+
+
+def _percentile_inf(x, q: float) -> np.ndarray:
+    """Percentile (numpy's default, linear) of each column of ``x``, where ``inf`` may occur:
+    a percentile that interpolates towards an ``inf`` is ``inf`` (numpy gives NaN between two
+    ``inf``).
+
+    Parameters
+    ----------
+    x : array-like, shape (n, m)
+        Replicates by column; finite values or ``+inf``, no NaN.
+    q : float
+        Percentile in [0, 100].
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+        ``numpy.percentile(x, q, axis=0)`` where that is finite, else ``inf``.
+
+    Examples
+    --------
+    >>> _percentile_inf([[1.0], [2.0], [np.inf], [np.inf]], 97.5).tolist()
+    [inf]
+    >>> _percentile_inf([[1.0], [2.0], [3.0], [np.inf]], 50).tolist()
+    [2.5]
+    """
+    a = np.sort(np.asarray(x, dtype=float), axis=0)
+    h = (a.shape[0] - 1) * q / 100  # numpy's linear rule: between order statistics lo and hi
+    lo, hi = int(np.floor(h)), int(np.ceil(h))
+    big = np.isinf(a[hi]) & (np.isinf(a[lo]) | (h > lo))
+    finite = np.where(np.isinf(a), np.finfo(float).max, a)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.percentile(finite, q, axis=0)
+    return np.where(big, np.inf, out)
 
 
 def _costed(tasks: pd.DataFrame, cost: str) -> tuple[pd.DataFrame, list[str]]:
