@@ -48,7 +48,12 @@ def key_numbers(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD
         (seconds) and ``mean_tokens`` with t-intervals (``*_ci_low``, ``*_ci_high``; None
         when the column is absent, or all missing or all 0: not recorded,
         :func:`~dabench_analysis.stats.recorded.cost_recorded`), ``n_failed``, and
-        ``not_recorded`` (the columns present but not recorded) when there are any.
+        ``not_recorded`` (the columns present but not recorded) when there are any; when a
+        trial ended in an infrastructure error (:func:`dabench_analysis.schema.errored`), the
+        labelled range beside the accuracy: ``n_errored``,
+        ``answer_accuracy_errors_as_failures`` / ``_as_successes``, their outer interval
+        ``answer_accuracy_errors_ci_low`` / ``_ci_high`` and ``answer_accuracy_errors_note``
+        (:func:`dabench_analysis.tables.failure_bounds`).
 
     Raises
     ------
@@ -207,8 +212,9 @@ def _key_numbers(tasks: pd.DataFrame, threshold: float) -> dict:
                else {"mean": None, "ci_low": None, "ci_high": None})
         out |= {key: _num(row["mean"]), f"{key}_ci_low": _num(row["ci_low"]),
                 f"{key}_ci_high": _num(row["ci_high"])}
+    from dabench_analysis.tables.errored import error_range  # it uses answer_accuracy
     return out | {"n_failed": int((~correct).sum())} | (
-        {"not_recorded": unrecorded} if unrecorded else {})
+        {"not_recorded": unrecorded} if unrecorded else {}) | error_range(tasks, threshold)
 
 
 def _num(v) -> float | None:
