@@ -417,7 +417,7 @@ def _required(table: pa.Table, name: str, out: _Out, failed=None) -> None:
         mask[out.rejected.get(name, [])] = False  # a value rejected while typing: reported once
         if failed is not None and failed.any():
             out.rows(mask & failed, col, name, "errored_trial", "missing: the trial ended in an "
-                     "infrastructure error (see its error column)", "info")
+                     "infrastructure error (its error or status column)", "info")
             mask &= ~failed
         out.rows(mask, col, name, "required_value", "missing value in a required column")
 
