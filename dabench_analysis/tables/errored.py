@@ -98,7 +98,7 @@ def failure_bounds(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESH
                                       "ci_high": "float64"})
 
 
-def error_range(tasks: pd.DataFrame, threshold: float, ci: float = 0.95) -> dict:
+def _error_range(tasks: pd.DataFrame, threshold: float, ci: float = 0.95) -> dict:
     """The labelled range beside a headline accuracy (key numbers, leaderboard): empty when no
     trial errored, else ``n_errored``, ``answer_accuracy_errors_as_failures`` and
     ``answer_accuracy_errors_as_successes`` (the bounds of :func:`failure_bounds`), their outer
@@ -107,7 +107,7 @@ def error_range(tasks: pd.DataFrame, threshold: float, ci: float = 0.95) -> dict
     ``answer_accuracy_errors_note`` saying what the range is.
 
     >>> t = pd.DataFrame({"task_id": list("ab"), "final_score": [1.0, None], "error": [None, "x"]})
-    >>> error_range(t, 0.8)["answer_accuracy_errors_note"]
+    >>> _error_range(t, 0.8)["answer_accuracy_errors_note"]
     '1 of 2 trials errored: accuracy 0.50 if they failed, 1.00 if they succeeded'
     """
     failed = schema.errored(tasks).to_numpy(bool)
@@ -125,7 +125,7 @@ def error_range(tasks: pd.DataFrame, threshold: float, ci: float = 0.95) -> dict
                 f"{lo['estimate']:.2f} if they failed, {hi['estimate']:.2f} if they succeeded"}
 
 
-def error_columns(tasks: pd.DataFrame, runs: list, threshold: float,
+def _error_columns(tasks: pd.DataFrame, runs: list, threshold: float,
                   ci: float = 0.95) -> dict:
     """The leaderboard's failure-bound columns, one value per run of ``runs`` (each run's own
     rows of ``tasks``, ``run_id`` naming the run): empty when no trial of any run errored;
@@ -135,7 +135,7 @@ def error_columns(tasks: pd.DataFrame, runs: list, threshold: float,
 
     >>> t = pd.DataFrame({"run_id": ["r", "r", "s", "s"], "task_id": list("abab"),
     ...                   "final_score": [1.0, None, 1.0, 0.0], "error": [None, "x", None, None]})
-    >>> error_columns(t, ["r", "s"], 0.8)["answer_accuracy_errors_as_successes"]
+    >>> _error_columns(t, ["r", "s"], 0.8)["answer_accuracy_errors_as_successes"]
     [1.0, 0.5]
     """
     if not schema.errored(tasks).any():

@@ -212,9 +212,9 @@ def _key_numbers(tasks: pd.DataFrame, threshold: float) -> dict:
                else {"mean": None, "ci_low": None, "ci_high": None})
         out |= {key: _num(row["mean"]), f"{key}_ci_low": _num(row["ci_low"]),
                 f"{key}_ci_high": _num(row["ci_high"])}
-    from dabench_analysis.tables.errored import error_range  # it uses answer_accuracy
+    from dabench_analysis.tables.errored import _error_range  # it uses answer_accuracy
     return out | {"n_failed": int((~correct).sum())} | (
-        {"not_recorded": unrecorded} if unrecorded else {}) | error_range(tasks, threshold)
+        {"not_recorded": unrecorded} if unrecorded else {}) | _error_range(tasks, threshold)
 
 
 def _num(v) -> float | None:
