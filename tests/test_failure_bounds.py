@@ -61,9 +61,17 @@ def test_hand_built_run_one_trial_per_task():
     assert key["answer_accuracy"] == pytest.approx(k / 6)  # the headline: as read (left out)
     assert key["answer_accuracy_errors_as_failures"] == pytest.approx(k / 8)
     assert key["answer_accuracy_errors_as_successes"] == pytest.approx((k + 2) / 8)
-    assert key["answer_accuracy_errors_ci_low"] == pytest.approx(wilson(k, 8)[0])
-    assert key["answer_accuracy_errors_ci_high"] == pytest.approx(wilson(k + 2, 8)[1])
+    assert (key["answer_accuracy_errors_as_failures_ci_low"],
+            key["answer_accuracy_errors_as_failures_ci_high"]) == pytest.approx(wilson(k, 8))
+    assert (key["answer_accuracy_errors_as_successes_ci_low"],
+            key["answer_accuracy_errors_as_successes_ci_high"]) == pytest.approx(wilson(k + 2, 8))
     assert key["answer_accuracy_errors_note"].startswith("2 of 8 trials errored")
+    keys = list(key)  # the range comes right after the headline accuracy and its interval
+    assert keys[keys.index("answer_accuracy_ci_method") + 1] == "n_errored"
+    from dabench_analysis.report.show import key_numbers_frame
+    shown = key_numbers_frame(key).set_index("quantity")["value"]
+    assert shown["Answer accuracy, errored trials as failures"] == \
+        f"0.500 [{wilson(k, 8)[0]:.3f}, {wilson(k, 8)[1]:.3f}]"
 
 
 def test_no_error_gives_three_equal_rows_and_no_range():
@@ -157,7 +165,9 @@ def test_leaderboard_columns():
     assert lb.at["a", "n_errored"] == 1 and lb.at["b", "n_errored"] == 0
     assert lb.at["a", "answer_accuracy_errors_as_failures"] == pytest.approx(3 / 5)
     assert lb.at["a", "answer_accuracy_errors_as_successes"] == pytest.approx(4 / 5)
-    assert lb.at["a", "answer_accuracy_errors_ci_low"] == pytest.approx(wilson(3, 5)[0])
+    assert lb.at["a", "answer_accuracy_errors_as_failures_ci_low"] == pytest.approx(wilson(3, 5)[0])
+    assert lb.at["a", "answer_accuracy_errors_as_successes_ci_high"] == \
+        pytest.approx(wilson(4, 5)[1])
     assert lb.at["b", "answer_accuracy_errors_as_failures"] == pytest.approx(2 / 5)
     assert lb.at["a", "answer_accuracy"] == pytest.approx(3 / 4)  # shared tasks v..y
     assert "n_errored" not in plain.columns

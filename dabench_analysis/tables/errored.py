@@ -98,40 +98,43 @@ def failure_bounds(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESH
                                       "ci_high": "float64"})
 
 
+def _bounds(b: pd.DataFrame) -> dict:
+    """The two bounds of a :func:`failure_bounds` table, each with its interval."""
+    b = b.set_index("errors")
+    out = {"n_errored": int(b["n_errored"].iloc[0])}
+    for how in ("as_failures", "as_successes"):
+        key = f"answer_accuracy_errors_{how}"
+        out |= {key: float(b.at[how, "estimate"]), f"{key}_ci_low": float(b.at[how, "ci_low"]),
+                f"{key}_ci_high": float(b.at[how, "ci_high"])}
+    return out
+
+
 def _error_range(tasks: pd.DataFrame, threshold: float, ci: float = 0.95) -> dict:
-    """The labelled range beside a headline accuracy (key numbers, leaderboard): empty when no
-    trial errored, else ``n_errored``, ``answer_accuracy_errors_as_failures`` and
-    ``answer_accuracy_errors_as_successes`` (the bounds of :func:`failure_bounds`), their outer
-    interval ``answer_accuracy_errors_ci_low`` (the failures' ``ci_low``) and
-    ``answer_accuracy_errors_ci_high`` (the successes' ``ci_high``), and
-    ``answer_accuracy_errors_note`` saying what the range is.
+    """The labelled range beside a headline accuracy (key numbers): empty when no trial
+    errored, else ``n_errored``, ``answer_accuracy_errors_as_failures`` and
+    ``answer_accuracy_errors_as_successes`` (the bounds of :func:`failure_bounds`), each with
+    ``_ci_low`` / ``_ci_high``, and ``answer_accuracy_errors_note`` saying what they are.
 
     >>> t = pd.DataFrame({"task_id": list("ab"), "final_score": [1.0, None], "error": [None, "x"]})
     >>> _error_range(t, 0.8)["answer_accuracy_errors_note"]
     '1 of 2 trials errored: accuracy 0.50 if they failed, 1.00 if they succeeded'
     """
-    failed = schema.errored(tasks).to_numpy(bool)
-    if not failed.any():
+    if not schema.errored(tasks).any():
         return {}
-    b = failure_bounds.__wrapped__(tasks, threshold=threshold, ci=ci).set_index("errors")
-    lo, hi = b.loc["as_failures"], b.loc["as_successes"]
-    return {"n_errored": int(failed.sum()),
-            "answer_accuracy_errors_as_failures": float(lo["estimate"]),
-            "answer_accuracy_errors_as_successes": float(hi["estimate"]),
-            "answer_accuracy_errors_ci_low": float(lo["ci_low"]),
-            "answer_accuracy_errors_ci_high": float(hi["ci_high"]),
-            "answer_accuracy_errors_note":
-                f"{int(failed.sum())} of {int(lo['n_trials'])} trials errored: accuracy "
-                f"{lo['estimate']:.2f} if they failed, {hi['estimate']:.2f} if they succeeded"}
+    b = failure_bounds.__wrapped__(tasks, threshold=threshold, ci=ci)
+    out = _bounds(b)
+    n = int(b.loc[b["errors"] == "as_failures", "n_trials"].iloc[0])
+    return out | {"answer_accuracy_errors_note":
+                  f"{out['n_errored']} of {n} trials errored: accuracy "
+                  f"{out['answer_accuracy_errors_as_failures']:.2f} if they failed, "
+                  f"{out['answer_accuracy_errors_as_successes']:.2f} if they succeeded"}
 
 
 def _error_columns(tasks: pd.DataFrame, runs: list, threshold: float,
-                  ci: float = 0.95) -> dict:
+                   ci: float = 0.95) -> dict:
     """The leaderboard's failure-bound columns, one value per run of ``runs`` (each run's own
     rows of ``tasks``, ``run_id`` naming the run): empty when no trial of any run errored;
-    else ``n_errored``, ``answer_accuracy_errors_as_failures``,
-    ``answer_accuracy_errors_as_successes``, ``answer_accuracy_errors_ci_low`` (the failures'
-    ``ci_low``) and ``answer_accuracy_errors_ci_high`` (the successes' ``ci_high``).
+    else the keys of :func:`_error_range` but the note.
 
     >>> t = pd.DataFrame({"run_id": ["r", "r", "s", "s"], "task_id": list("abab"),
     ...                   "final_score": [1.0, None, 1.0, 0.0], "error": [None, "x", None, None]})
@@ -143,13 +146,7 @@ def _error_columns(tasks: pd.DataFrame, runs: list, threshold: float,
     of = tasks["run_id"].astype(str).to_numpy()
     cols: dict[str, list] = {}
     for r in runs:
-        b = failure_bounds.__wrapped__(tasks[of == str(r)], threshold=threshold,
-                                       ci=ci).set_index("errors")
-        for key, value in (("n_errored", int(b["n_errored"].iloc[0])),
-                           ("answer_accuracy_errors_as_failures", b.at["as_failures", "estimate"]),
-                           ("answer_accuracy_errors_as_successes",
-                            b.at["as_successes", "estimate"]),
-                           ("answer_accuracy_errors_ci_low", b.at["as_failures", "ci_low"]),
-                           ("answer_accuracy_errors_ci_high", b.at["as_successes", "ci_high"])):
-            cols.setdefault(key, []).append(value if key == "n_errored" else float(value))
+        b = failure_bounds.__wrapped__(tasks[of == str(r)], threshold=threshold, ci=ci)
+        for key, value in _bounds(b).items():
+            cols.setdefault(key, []).append(value)
     return cols

@@ -289,8 +289,8 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
         ``accuracy_method``, ``score_method``, ``cost_method``, ``rank_method``; when a trial
         of a run ended in an infrastructure error, the failure bounds on each run's own tasks
         (:func:`dabench_analysis.tables.failure_bounds`): ``n_errored``,
-        ``answer_accuracy_errors_as_failures`` / ``_as_successes`` and their outer interval
-        ``answer_accuracy_errors_ci_low`` / ``_ci_high``.
+        ``answer_accuracy_errors_as_failures`` and ``answer_accuracy_errors_as_successes``,
+        each with ``_ci_low`` / ``_ci_high``.
 
     Raises
     ------
