@@ -115,3 +115,9 @@ def test_worked_example_judge_study():
     assert shown.loc["ppi"].tolist() == [0.5, 0.259, 0.741]
     assert shown.loc["ppi_plus_plus"].tolist() == [0.5, 0.299, 0.701]
     assert round(g.at["ppi_plus_plus", "lam"], 2) == 0.39
+
+
+def test_few_cases_on_a_side_warn():
+    """The shipped study with all its human labels leaves 2 cases unlabelled: a warning."""
+    with pytest.warns(UserWarning, match="53 labelled and 2 unlabelled"):
+        tables.judge_corrected_accuracy(study_cases(), by="configuration")

@@ -109,6 +109,10 @@ def _quiet_agreement(j, h, **kwargs) -> pd.DataFrame:
         return judge_agreement(j, h, **kwargs)
 
 
+#: Fewest labelled and unlabelled cases for which the PPI intervals are given without a warning.
+MIN_SIDE = 10
+
+
 def _budget(h: pd.Series, n_labelled: int | None, seed: int) -> pd.Series:
     """Human labels kept: all, or a seeded random ``n_labelled`` of them (the others unlabelled)."""
     known = np.flatnonzero(h.notna().to_numpy())
@@ -137,6 +141,10 @@ def _corrected(j: pd.Series, h: pd.Series, ci: float) -> list[dict]:
         rows.append({"estimator": name, "estimate": k / m if m else np.nan,
                      "ci_low": float(w["ci_low"]), "ci_high": float(w["ci_high"]),
                      "lam": np.nan, "method": how})
+    if 2 <= min(n, N) < MIN_SIDE:
+        warnings.warn(f"judge-corrected accuracy: {n} labelled and {N} unlabelled case(s); the "
+                      f"PPI intervals are CLT intervals and need more (>= {MIN_SIDE} each)",
+                      stacklevel=3)
     for name, lam in (("ppi", 1.0), ("ppi_plus_plus", None)):
         if n >= 2 and N >= 1:
             p = ppi_mean(y, yh, yu, lam=lam, ci=ci).iloc[0]
@@ -196,7 +204,9 @@ def judge_corrected_accuracy(cases: pd.DataFrame, *, judge: str = "judge_pass",
     valid, wide. ``ppi`` and ``ppi_plus_plus`` are :func:`dabench_analysis.stats.ppi_mean`
     (λ = 1 and the power-tuned λ̂; CLT intervals, as ``ppi_py.ppi_mean_ci``): the judge's
     rate on the unlabelled cases plus the mean human − judge difference on the labelled
-    ones. The human labels must be a random subset of the cases (PPI's assumption).
+    ones. The human labels must be a random subset of the cases (PPI's assumption). Fewer
+    than :data:`MIN_SIDE` (10) labelled or unlabelled cases: a warning (the CLT interval is
+    not to be trusted; the estimate can leave [0, 1]).
 
     References
     ----------
@@ -205,14 +215,17 @@ def judge_corrected_accuracy(cases: pd.DataFrame, *, judge: str = "judge_pass",
 
     Examples
     --------
-    >>> c = pd.DataFrame({"judge_pass": [1, 1, 0, 1, 1, 1, 0, 1, 1, 0],
-    ...                   "human_pass": [1, 1, 0, 1, None, None, None, None, None, None]})
-    >>> judge_corrected_accuracy(c)[["estimator", "estimate", "n_labelled", "n_unlabelled"]]
-           estimator  estimate  n_labelled  n_unlabelled
-    0     judge_only  0.700000           4             6
-    1     human_only  0.750000           4             6
-    2            ppi  0.666667           4             6
-    3  ppi_plus_plus  0.709821           4             6
+    12 cases labelled by humans and the judge, 30 by the judge only:
+
+    >>> c = pd.DataFrame({
+    ...     "judge_pass": [1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1] + [1, 0, 1, 1, 1, 0, 1, 1, 1, 0] * 3,
+    ...     "human_pass": [1, 1, 0, 1, 0, 1, 1, 0, 1, 1, 0, 1] + [None] * 30})
+    >>> judge_corrected_accuracy(c)[["estimator", "estimate", "ci_low", "lam"]].round(3)
+           estimator  estimate  ci_low    lam
+    0     judge_only     0.714   0.564    NaN
+    1     human_only     0.667   0.391    NaN
+    2            ppi     0.617   0.293  1.000
+    3  ppi_plus_plus     0.652   0.401  0.285
     """
     check_ci(ci)
     require_columns(cases, [c for c in (judge, human, by) if c is not None], "cases")
