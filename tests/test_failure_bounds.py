@@ -171,3 +171,24 @@ def test_leaderboard_columns():
     assert lb.at["b", "answer_accuracy_errors_as_failures"] == pytest.approx(2 / 5)
     assert lb.at["a", "answer_accuracy"] == pytest.approx(3 / 4)  # shared tasks v..y
     assert "n_errored" not in plain.columns
+
+
+def test_eval_v2_file_with_a_status_column(tmp_path):
+    """An eval-v2 task file with a ``status`` column (not in the catalogue: read as a table's)."""
+    import csv
+    src = Path(__file__).parents[1] / "data" / "sample_runs" / "baseline_react" / "task_metrics.csv"
+    with open(src, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    errored_rows = {0, 5}
+    for i, r in enumerate(rows):
+        r["status"] = "ERROR" if i in errored_rows else "OK"
+        if i == 0:
+            r["final_score"] = ""  # an errored task without a score; task 5 keeps its score
+    (tmp_path / "run").mkdir()
+    with open(tmp_path / "run" / "task_metrics.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=[*rows[0]])
+        w.writeheader()
+        w.writerows(rows)
+    run = da.load_run(tmp_path / "run")
+    k = sum(float(r["final_score"]) >= 0.8 for i, r in enumerate(rows) if i not in errored_rows)
+    check_bounds(da.tables.failure_bounds(run), k, len(rows), 2)
