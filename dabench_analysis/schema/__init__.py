@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     )
     from dabench_analysis.schema.inputs_table import columns_markdown, columns_table
     from dabench_analysis.schema.labels import LABELS, UNITS, label
-    from dabench_analysis.schema.outcome import correct, task_success
+    from dabench_analysis.schema.outcome import ERROR_STATUSES, correct, errored, task_success
     from dabench_analysis.schema.replay import (
         HEALTH_STATUSES,
         REPLAY_FIELDS,
@@ -92,7 +92,7 @@ __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TASK_
            "ReplayField", "SECTIONS", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
            "Section", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
            "TRAJECTORY_COLUMNS", "check_threshold", "checks_markdown", "checks_table", "column",
-           "columns_markdown", "columns_table", "correct", "task_success", "group", "label", "LABELS", "UNITS", "optional_columns",
+           "columns_markdown", "columns_table", "correct", "errored", "ERROR_STATUSES", "task_success", "group", "label", "LABELS", "UNITS", "optional_columns",
            "replay_field", "require_columns", "sections_needing", "sections_using"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

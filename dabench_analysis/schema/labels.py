@@ -27,6 +27,10 @@ LABELS: dict[str, str] = {
     "magnitude": "Magnitude", "method": "Method", "note": "Note", "mean_diff": "Difference",
     "mean_baseline": "Baseline", "mean_proposed": "Proposed", "cohens_d_z": "Cohen's d_z",
     "execution_success_rate": "Execution success", "answer_accuracy": "Answer accuracy",
+    "n_errored": "Errored trials",
+    "answer_accuracy_errors_as_failures": "Answer accuracy, errored trials as failures",
+    "answer_accuracy_errors_as_successes": "Answer accuracy, errored trials as successes",
+    "answer_accuracy_errors_note": "Failure bounds",
     "mean_final_score": "Final score", "mean_runtime_s": "Runtime", "mean_tokens": "Tokens",
     "mean_time_s": "Time", "total_time_s": "Total time", "mean_latency_s": "Latency",
     # sweeps (tables.sweep)

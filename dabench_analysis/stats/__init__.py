@@ -55,6 +55,12 @@ if TYPE_CHECKING:
 
 __all__ += ["gwet"]
 
+# Judge-corrected means: prediction-powered inference (PPI, PPI++).
+if TYPE_CHECKING:
+    from dabench_analysis.stats.ppi import ppi_mean
+
+__all__ += ["ppi_mean"]
+
 # Sweeps: rank intervals of many runs, variance between repetitions.
 if TYPE_CHECKING:
     from dabench_analysis.stats import ranking, repetitions
