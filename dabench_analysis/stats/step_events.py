@@ -1,3 +1,5 @@
+# Over 400 lines (under 500): the step events (loops, errors and their recovery, first failures)
+# share one ordering of the steps and one trace key (task, trial); split, they would drift apart.
 """Events within trajectories (step-level debugging): repeated actions (loops), errors and
 whether they were recovered, each task's first failing step; and two summaries of step data:
 latency quantiles with distribution-free intervals and the empirical share solved within k.
