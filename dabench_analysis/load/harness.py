@@ -56,6 +56,32 @@ EXTRA_COLUMNS: dict[str, Column] = {c.name: c for c in (
            "Cost of tau-bench's simulated user (not the agent's)"))}
 
 
+def step_gaps(timestamps: Sequence) -> list[float | None]:
+    """Each step's latency in seconds: the gap from the previous step's timestamp to its own
+    (the time it took to produce the step), as every reader with per-step timestamps derives
+    ``duration_seconds``. The first step, a step without a readable ISO 8601 timestamp (or
+    after one) and a negative gap (steps out of time order) get None, never a guess.
+
+    Examples
+    --------
+    >>> step_gaps(["2025-10-11T10:30:00Z", "2025-10-11T10:30:02.5Z", None, "bad"])
+    [None, 2.5, None, None]
+    """
+    from datetime import datetime
+
+    out, prev = [], None
+    for ts in timestamps:
+        try:
+            t = datetime.fromisoformat(ts) if isinstance(ts, str) else None
+        except ValueError:
+            t = None
+        gap = (t - prev).total_seconds() if t is not None and prev is not None \
+            and (t.tzinfo is None) == (prev.tzinfo is None) else None
+        out.append(gap if gap is not None and gap >= 0 else None)
+        prev = t
+    return out
+
+
 @dataclass(frozen=True)
 class Declared:
     """How many task rows a file says it holds, and where it says so.

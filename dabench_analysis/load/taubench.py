@@ -31,7 +31,7 @@ import json
 from pathlib import Path
 
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.harness import Declared, Record
+from dabench_analysis.load.harness import Declared, Record, step_gaps
 
 
 def _strict(token: str):
@@ -53,9 +53,20 @@ def _arguments(call: dict) -> object:
     return fn.get("arguments") if isinstance(fn, dict) else call.get("arguments")
 
 
-def _usage_tokens(m: dict):
-    usage = m.get("usage")
-    return usage.get("total_tokens") if isinstance(usage, dict) else None
+#: Who acted, from a message's role or a call's ``requestor`` (tau2 telecom's simulated user
+#: calls tools too): the agent or the simulated user.
+ACTORS = {"assistant": "agent", "user": "user"}
+
+
+def _usage(m: dict) -> dict:
+    """A message's ``usage`` as step columns: ``prompt_tokens``, ``completion_tokens`` and
+    ``tokens`` (``total_tokens``, else their sum when both are there; tau2 writes no total)."""
+    usage = m.get("usage") if isinstance(m.get("usage"), dict) else {}
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    total = usage.get("total_tokens")
+    if total is None and isinstance(prompt, int) and isinstance(completion, int):
+        total = prompt + completion
+    return {"tokens": total, "prompt_tokens": prompt, "completion_tokens": completion}
 
 
 def _answered(pending: list[dict], m: dict) -> dict | None:
@@ -75,11 +86,14 @@ def _messages(key: dict, messages: list) -> tuple[list[dict], list[dict]]:
     """Trajectory steps (one per message) and tool calls of one trial's message list; ``key``
     the trial's ``task_id`` (and ``trial``)."""
     steps, calls, pending = [], [], []
-    for i, m in enumerate(m for m in messages or [] if isinstance(m, dict)):
+    messages = [m for m in messages or [] if isinstance(m, dict)]
+    gaps = step_gaps([m.get("timestamp") for m in messages])
+    for i, m in enumerate(messages):
         role, tool_calls = m.get("role"), m.get("tool_calls") or []
-        step = {**key, "step_id": i + 1, "agent": role,
-                "action": "message", "observation": m.get("content"),
-                "tokens": _usage_tokens(m), "timestamp": m.get("timestamp")}
+        step = {**key, "step_id": i + 1, "agent": role, "actor": ACTORS.get(role),
+                "action": "message", "observation": m.get("content"), **_usage(m),
+                "cost": m.get("cost"), "timestamp": m.get("timestamp"),
+                "duration_seconds": gaps[i]}
         if role == "tool":
             call = _answered(pending, m)
             content = m.get("content") or ""
@@ -87,7 +101,8 @@ def _messages(key: dict, messages: list) -> tuple[list[dict], list[dict]]:
             if call is not None:
                 call.update(success=not failed, error_message=content if failed else None)
             step.update(action="tool_result", tool=m.get("name") or (call or {}).get(
-                "tool_name"), success=not failed)
+                "tool_name"), success=not failed, actor=ACTORS.get(m.get("requestor"), (
+                    call or {}).get("actor")))
         elif tool_calls:
             fns = [c.get("function") if isinstance(c.get("function"), dict) else c
                    for c in tool_calls]
@@ -97,6 +112,7 @@ def _messages(key: dict, messages: list) -> tuple[list[dict], list[dict]]:
                 call = {**key, "step_id": i + 1,
                         "call_id": c.get("id") or f"{i + 1}.{j}", "tool_name": fn.get("name"),
                         "success": None, "metadata_json": {"arguments": _arguments(c)},
+                        "actor": ACTORS.get(c.get("requestor"), ACTORS.get(role)),
                         "_ref": c.get("id")}
                 calls.append(call)
                 pending.append(call)

@@ -313,7 +313,8 @@ _TRAJ = [
     ("decision", "text"), ("review_type", "text"), ("verification_status", "text"),
     ("specialist_selected", "text"), ("success", "flag"), ("duration_seconds", "seconds"),
     ("tokens", "tokens"), ("retries", "count"), ("timestamp", "timestamp"),
-    ("elapsed_seconds", "seconds"), ("thought", "text"), ("action_input", "text"),
+    ("prompt_tokens", "tokens"), ("completion_tokens", "tokens"), ("cached_tokens", "tokens"),
+    ("cost", "cost"), ("actor", "text"), ("elapsed_seconds", "seconds"), ("thought", "text"), ("action_input", "text"),
     ("observation", "text"), ("raw_response", "text"), ("metadata_json", "text"),
 ]
 TRAJECTORY_COLUMNS: dict[str, Column] = {
@@ -329,6 +330,7 @@ _TOOL = [
     ("latency_seconds", "seconds"), ("tokens", "tokens"), ("retry_count", "count"),
     ("input_size", "bytes"), ("output_size", "bytes"), ("error_type", "text"),
     ("error_message", "text"), ("timestamp", "timestamp"), ("metadata_json", "text"),
+    ("actor", "text"),
 ]
 TOOL_CALL_COLUMNS: dict[str, Column] = {
     n: _c(n, k, "Tool Calls", "seed 000 §Data Model Schema 3",
