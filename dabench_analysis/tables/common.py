@@ -358,3 +358,42 @@ def by_group(tasks: pd.DataFrame, by: str | Sequence[str],
                 out.insert(i, col, pd.array([value] * len(out), dtype=tasks[col].dtype))
             parts.append(out)
     return pd.concat(parts, ignore_index=True)
+
+
+def own_actions(frame: pd.DataFrame | None, actor: str | None = "agent",
+                what: str = "tool call") -> tuple[pd.DataFrame | None, str]:
+    """The rows of one actor (the agent's own tool calls) when the rows name several actors.
+
+    Parameters
+    ----------
+    frame : DataFrame or None
+        Tool calls or steps; its ``actor`` column (``agent``, ``user``, ...) when recorded
+        (tau2 telecom's simulated user calls tools too).
+    actor : str or None
+        Keep the rows of this actor (and those without one); None keeps every row.
+    what : str
+        The rows' name in the note.
+
+    Returns
+    -------
+    tuple
+        ``(rows, note)``: ``frame`` unchanged and ``""`` unless its ``actor`` column holds
+        ``actor`` and another value; else the rows kept and a note saying how many were left
+        out and whose.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"tool_name": ["a", "b", "c"], "actor": ["agent", "user", None]})
+    >>> rows, note = own_actions(f)
+    >>> rows["tool_name"].tolist(), note
+    (['a', 'c'], "1 tool call(s) of user left out (actor='agent'; actor=None keeps all)")
+    """
+    if frame is None or actor is None or "actor" not in frame:
+        return frame, ""
+    who = frame["actor"].astype("string")
+    other = who.notna() & who.ne(actor)
+    if not other.any() or not who.eq(actor).any():
+        return frame, ""
+    names = ", ".join(sorted(set(who[other].dropna())))
+    return frame[~other.to_numpy()], (f"{int(other.sum())} {what}(s) of {names} left out "
+                                      f"(actor={actor!r}; actor=None keeps all)")
