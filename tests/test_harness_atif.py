@@ -8,6 +8,7 @@ import json
 import statistics
 import warnings
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,7 @@ def test_atif_steps_calls_tokens_cost_and_latency_as_in_the_file(path):
     assert t["prompt_tokens"].sum() == sum(m.get("prompt_tokens", 0) for m in metrics)
     assert t["completion_tokens"].sum() == sum(m.get("completion_tokens", 0) for m in metrics)
     assert t["cost"].sum() == pytest.approx(sum(m.get("cost_usd", 0) for m in metrics))
-    gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:])]
+    gaps = [(b - a).total_seconds() for a, b in pairwise(times)]
     assert t["duration_seconds"].iloc[1:].tolist() == pytest.approx(gaps)
     fm = raw.get("final_metrics")
     if fm:
@@ -113,14 +114,14 @@ def test_tau2_step_latency_tokens_and_cost_per_message():
     gaps, prompt, completion, cost = [], 0, 0, 0.0
     for s in sims:
         ms = s["messages"]
-        ts = [datetime.fromisoformat(m["timestamp"]) for m in ms]
-        gaps += [(b - a).total_seconds() for a, b in zip(ts, ts[1:])]
+        ts = [datetime.fromisoformat(x) for x in [s["start_time"], *(m["timestamp"] for m in ms)]]
+        gaps += [(b - a).total_seconds() for a, b in pairwise(ts)]
         prompt += sum((m.get("usage") or {}).get("prompt_tokens", 0) for m in ms)
         completion += sum((m.get("usage") or {}).get("completion_tokens", 0) for m in ms)
         cost += sum(m.get("cost") or 0 for m in ms)
     t = da.load_run(TAU2).trajectory
     assert t["duration_seconds"].median() == pytest.approx(statistics.median(gaps))
-    assert t["duration_seconds"].notna().sum() == len(gaps)
+    assert t["duration_seconds"].notna().sum() == len(gaps) == len(t)  # the first: from start_time
     assert t["prompt_tokens"].sum() == prompt and t["completion_tokens"].sum() == completion
     assert t["tokens"].sum() == prompt + completion
     assert t["cost"].sum() == pytest.approx(cost)

@@ -16,7 +16,17 @@ column; a result without it among results with it is a ``missing_key`` error, le
 not the agent's); ``info.error`` (a task that raised) -> ``error``; tau2's ``agent_cost`` -> ``cost``, ``duration`` -> ``execution_time``,
 ``termination_reason`` kept; the messages -> trajectory steps (one per message: ``agent`` the
 role, ``action`` ``message`` / ``tool_call`` / ``tool_result``, ``tool``, ``action_input`` the
-call's arguments, ``observation`` the content) and tool calls (``call_id``, ``tool_name``,
+call's arguments, ``observation`` the content; ``usage.prompt_tokens`` /
+``completion_tokens`` -> ``prompt_tokens`` / ``completion_tokens`` and ``tokens``
+(``total_tokens``, else their sum: tau2 writes no total); the message's ``cost`` -> ``cost``;
+``timestamp`` kept, and the gap from the previous message's timestamp (the first message:
+from the simulation's ``start_time``) -> ``duration_seconds``, the time it took to produce
+the message: the LLM's for the agent's and the simulated user's, the tool's for a tool
+message (:func:`~dabench_analysis.load.harness.step_gaps`: no gap is guessed); ``actor`` who
+acted: ``agent`` for the assistant, ``user`` for the simulated user, a tool message the
+actor of the call it answers) and tool calls (``actor``: the call's ``requestor``,
+``assistant`` -> ``agent``, ``user`` -> ``user``, else the role of the message holding it; in
+tau2 telecom the simulated user calls tools, in the airline file only the agent; ``call_id``, ``tool_name``,
 ``success``: tau2's ``error`` flag; tau-bench writes no flag, and its environment answers a
 failed call with ``Error: ...``, which is read as a failure). A ``tool`` message answers
 the first unanswered call with its id (``tool_call_id``; tau2: ``id``), or, without an id, the
@@ -82,12 +92,13 @@ def _answered(pending: list[dict], m: dict) -> dict | None:
     return match
 
 
-def _messages(key: dict, messages: list) -> tuple[list[dict], list[dict]]:
+def _messages(key: dict, messages: list, start: str | None = None
+              ) -> tuple[list[dict], list[dict]]:
     """Trajectory steps (one per message) and tool calls of one trial's message list; ``key``
-    the trial's ``task_id`` (and ``trial``)."""
+    the trial's ``task_id`` (and ``trial``), ``start`` its start time (tau2's ``start_time``)."""
     steps, calls, pending = [], [], []
     messages = [m for m in messages or [] if isinstance(m, dict)]
-    gaps = step_gaps([m.get("timestamp") for m in messages])
+    gaps = step_gaps([m.get("timestamp") for m in messages], start)
     for i, m in enumerate(messages):
         role, tool_calls = m.get("role"), m.get("tool_calls") or []
         step = {**key, "step_id": i + 1, "agent": role, "actor": ACTORS.get(role),
@@ -149,7 +160,7 @@ def _tau2(path: Path, data: dict) -> Record:
                       "user_cost": r.get("user_cost"), "execution_time": r.get("duration"),
                       "termination_reason": r.get("termination_reason"),
                       "simulation_id": r.get("id")})
-        s, c = _messages(_key(r), r.get("messages"))
+        s, c = _messages(_key(r), r.get("messages"), r.get("start_time"))
         steps += s
         calls += c
     info = data.get("info") if isinstance(data.get("info"), dict) else {}
