@@ -17,7 +17,7 @@ import dabench_analysis as da
 from dabench_analysis.load.atif import read_atif
 from dabench_analysis.load.formats import detect_format
 from dabench_analysis.tables.timing import tool_usage
-from dabench_analysis.tables.trajectory import tool_fit
+from dabench_analysis.tables.trajectory import recovery, tool_fit
 
 DATA = Path(__file__).parent / "data" / "harness"
 ATIF = sorted((DATA / "atif").glob("*.json"))
@@ -153,6 +153,33 @@ def test_tau2_calls_by_actor_and_the_agent_only_default(tmp_path):
     assert "toggle_airplane_mode" not in set(usage["tool_name"])
     assert usage["note"].iloc[0].startswith("1 tool call(s) of user left out")
     assert "toggle_airplane_mode" in set(tool_usage(mixed, actor=None)["tool_name"])
-    with pytest.warns(UserWarning, match="1 tool call"):
-        fit = tool_fit(mixed)
+    fit = tool_fit(mixed)
     assert "toggle_airplane_mode" not in set(fit["tool"])
+    assert fit["note"].str.endswith("1 tool call(s) of user left out (actor='agent'; "
+                                    "actor=None keeps all)").all()
+    assert "toggle_airplane_mode" in set(tool_fit(mixed, actor=None)["tool"])
+
+
+def test_recovery_counts_the_agents_errors_only_by_default(tmp_path):
+    """A failed call of the simulated user (and its tool message) is not the agent's error."""
+    data = json.loads(TAU2.read_text())
+    sim = next(s for s in data["simulations"] if s["messages"])
+    agent_errors = sum(1 for m in sim["messages"] if m["role"] == "tool" and m.get("error"))
+    sim["messages"] += [
+        {"role": "user", "content": None, "timestamp": "2025-10-13T00:09:00", "tool_calls": [
+            {"id": "u1", "name": "toggle_airplane_mode", "arguments": {}, "requestor": "user"}]},
+        {"role": "tool", "id": "u1", "content": "failed", "requestor": "user", "error": True,
+         "timestamp": "2025-10-13T00:09:01"}]
+    data["simulations"] = [sim]
+    p = tmp_path / "tau2.json"
+    p.write_text(json.dumps(data))
+    run = da.load_run(p, strict=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        own, every = recovery(run), recovery(run, actor=None)
+    tools = {name: set(t.loc[t["level"] == "tool", "group"]) for name, t in
+             (("own", own), ("every", every))}
+    assert "toggle_airplane_mode" in tools["every"] - tools["own"]
+    n_own = own.loc[own["level"] == "all", "n_errors"].sum()
+    assert every.loc[every["level"] == "all", "n_errors"].sum() > n_own >= agent_errors
+    assert "of user left out" in own["note"].iloc[0]

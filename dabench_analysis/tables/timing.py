@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema, stats
-from dabench_analysis.tables.common import TasksLike, own_actions, takes_run
+from dabench_analysis.tables.actors import own_actions, with_note
+from dabench_analysis.tables.common import TasksLike, takes_run
 
 #: The per-stage columns of task_metrics.csv that :func:`phase_timing` reads.
 _STAGE_COLUMNS = [f"{p}_{m}" for p in schema.STAGES.values() for m in ("time", "calls", "tokens")]
@@ -105,7 +106,7 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95,
         Level of the Wilson interval of the failure rate and the t-intervals of the means.
     actor : str or None
         When the calls' ``actor`` names the agent and another caller (tau2's simulated user),
-        only this actor's calls (:func:`~dabench_analysis.tables.common.own_actions`; a
+        only this actor's calls (:func:`~dabench_analysis.tables.actors.own_actions`; a
         ``note`` column says how many were left out); None: every call.
 
     Returns
@@ -169,6 +170,5 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95,
     out = pd.DataFrame(rows, columns=[
         "tool_name", "n_calls", "n_tasks", "n_failures", "failure_rate", "failure_ci_low",
         "failure_ci_high", *(c for p in present for c in _FROM[p])])
-    out = out.assign(note=note) if note else out
-    return out.sort_values(["n_calls", "tool_name"], ascending=[False, True],
-                           kind="stable").reset_index(drop=True)
+    return with_note(out.sort_values(["n_calls", "tool_name"], ascending=[False, True],
+                                     kind="stable").reset_index(drop=True), note)

@@ -21,7 +21,7 @@ from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proporti
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_intervals
 from dabench_analysis.stats.step_events import cumulative_share, grouped_quantiles
-from dabench_analysis.tables.common import own_actions
+from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.tables.trajectory._clustered import curve_intervals, fit_intervals
 from dabench_analysis.tables.trajectory._inputs import (
     Inputs,
@@ -265,7 +265,7 @@ def tool_fit(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.9
         Level of the intervals.
     actor : str or None
         Calls (steps) of this actor only when the run names several (``actor``; a note says
-        how many were left out): :func:`~dabench_analysis.tables.common.own_actions`.
+        how many were left out): :func:`~dabench_analysis.tables.actors.own_actions`.
 
     Returns
     -------
@@ -313,9 +313,8 @@ def tool_fit(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.9
                      threshold=threshold, optional=("actor",))
         used = inp.steps[inp.steps["tool"].notna()]
     used, note = own_actions(used, actor)
-    inp.notes += [note] if note else []
     used = used[["task_index", "tool", "success"]].assign(tool=lambda f: f["tool"].astype("string"))
-    return _fit(inp, used, ci)
+    return with_note(_fit(inp, used, ci), note)
 
 
 def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
