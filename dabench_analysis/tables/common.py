@@ -358,4 +358,3 @@ def by_group(tasks: pd.DataFrame, by: str | Sequence[str],
                 out.insert(i, col, pd.array([value] * len(out), dtype=tasks[col].dtype))
             parts.append(out)
     return pd.concat(parts, ignore_index=True)
-
