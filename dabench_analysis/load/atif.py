@@ -22,8 +22,9 @@ Fields, and the choices made (docs/guide/harnesses.md lists them too):
 * Task: ``final_metrics.total_cost_usd`` -> ``cost``; ``total_prompt_tokens`` +
   ``total_completion_tokens`` -> ``total_tokens``; without ``final_metrics`` the sums of the
   steps' ``metrics``; ``execution_time`` is the last step's timestamp minus the first one's.
-* Steps: one trajectory step per ATIF step; ``step_id`` as written; ``source`` -> ``agent``
-  and ``actor`` (who acted: ``agent``, ``user`` or ``system``); ``message`` -> ``raw_response``,
+* Steps: one trajectory step per ATIF step; ``step_id`` as written; ``source`` -> ``actor``
+  (who acted: ``agent``, ``user`` or ``system``) and ``agent`` (``user`` or ``system``, and for
+  an agent step the name of its trajectory's ``agent``: subagents are told apart); ``message`` -> ``raw_response``,
   ``reasoning_content`` -> ``thought``, the observation results' contents (joined by a blank
   line) -> ``observation``; ``action`` ``tool_call`` (with ``tool`` the called functions, joined
   by ", ", and ``action_input`` their arguments) or ``message``; ``metrics`` ->
@@ -48,7 +49,12 @@ Fields, and the choices made (docs/guide/harnesses.md lists them too):
   ``metadata_json``), ``llm_call_count`` (0: a deterministic dispatch, kept in the step's
   ``metadata_json``), ``is_copied_context`` (steps copied from an earlier trajectory are left
   out, with an info finding: they are not new actions), and ``subagent_trajectories``
-  (embedded subagents: not read as steps; an info finding counts them).
+  (embedded subagents: their steps are read right after the step whose observation refers to
+  them by ``trajectory_id``, one never referred to at the end; the task's steps are then
+  renumbered 1, 2, ... in that order, ``parent_step_id`` is the delegating step and
+  ``trace_id`` the ``trajectory_id`` of the trajectory each step belongs to; without embedded
+  subagents ``step_id`` is the file's). A ``trajectory_path`` reference to another file is not
+  followed.
 * A required field missing (root ``agent`` or ``steps``; a step's ``step_id``, ``source`` or
   ``message``; a call's ``tool_call_id`` or ``function_name``) is a warning finding naming the
   step's position; what is there is still read (a step without ``step_id`` is then left out
@@ -105,7 +111,8 @@ def _missing(obj: dict, fields: tuple[str, ...], name: str, row: int | None,
             for f in fields if f not in obj]
 
 
-def _calls(step: dict, key: dict, row: dict, name: str, pos: int) -> tuple[list, list]:
+def _calls(step: dict, key: dict, row: dict, name: str, pos: int | None,
+           where: str) -> tuple[list, list]:
     """The tool calls of one step, each with the observation result it answers."""
     obs = step.get("observation") if isinstance(step.get("observation"), dict) else {}
     results = [r for r in obs.get("results") or [] if isinstance(r, dict)]
@@ -115,7 +122,7 @@ def _calls(step: dict, key: dict, row: dict, name: str, pos: int) -> tuple[list,
         if not isinstance(c, dict):
             continue
         found += _missing(c, ("tool_call_id", "function_name"), name, pos,
-                          f"a tool call of step {pos}")
+                          f"a tool call of {where}")
         res = by_id.get(c.get("tool_call_id"), {})
         calls.append({**key, "step_id": row["step_id"], "call_id": c.get("tool_call_id"),
                       "tool_name": c.get("function_name"), "actor": row["actor"],
@@ -125,8 +132,44 @@ def _calls(step: dict, key: dict, row: dict, name: str, pos: int) -> tuple[list,
     return calls, found
 
 
-def _step(step: dict, key: dict, gap, name: str, pos: int) -> tuple[dict, list, list]:
-    found = _missing(step, ("step_id", "source", "message"), name, pos, f"step {pos}")
+def _refs(step: dict) -> list:
+    """The ``trajectory_id`` s a step's observation delegates to (v1.7 embedded subagents)."""
+    obs = step.get("observation") if isinstance(step.get("observation"), dict) else {}
+    return [ref.get("trajectory_id") for r in obs.get("results") or [] if isinstance(r, dict)
+            for ref in r.get("subagent_trajectory_ref") or [] if isinstance(ref, dict)]
+
+
+def _flatten(data: dict, copied: list) -> list[tuple]:
+    """Every step to read, in order: ``(position in the root's steps or None, step, its
+    trajectory, the 1-based index of the step that delegated to it or None)``; an embedded
+    subagent's steps follow the step referring to it (one never referred to: at the end);
+    steps with ``is_copied_context`` go to ``copied``."""
+    subs = {t.get("trajectory_id"): t for t in data.get("subagent_trajectories") or []
+            if isinstance(t, dict) and t.get("trajectory_id")}
+    out: list[tuple] = []
+
+    def walk(traj: dict, parent: int | None, top: bool) -> None:
+        for i, st in enumerate(traj.get("steps") or []):
+            if not isinstance(st, dict):
+                continue
+            if st.get("is_copied_context") is True:
+                copied.append(st)
+                continue
+            out.append((i + 1 if top else None, st, traj, parent))
+            here = len(out)
+            for ref in _refs(st):
+                if ref in subs:
+                    walk(subs.pop(ref), here, False)
+
+    walk(data, None, True)
+    for sub in list(subs.values()):
+        walk(sub, None, False)
+    return out
+
+
+def _step(step: dict, key: dict, gap, name: str, pos: int | None,
+          where: str) -> tuple[dict, list, list]:
+    found = _missing(step, ("step_id", "source", "message"), name, pos, where)
     metrics = step.get("metrics") if isinstance(step.get("metrics"), dict) else {}
     prompt, completion = metrics.get("prompt_tokens"), metrics.get("completion_tokens")
     tools = [c for c in step.get("tool_calls") or [] if isinstance(c, dict)]
@@ -146,7 +189,7 @@ def _step(step: dict, key: dict, gap, name: str, pos: int) -> tuple[dict, list, 
            "timestamp": step.get("timestamp"), "duration_seconds": gap,
            **({"metadata_json": {"llm_call_count": step["llm_call_count"]}}
               if step.get("llm_call_count") is not None else {})}
-    calls, more = _calls(step, key, row, name, pos)
+    calls, more = _calls(step, key, row, name, pos, where)
     return row, calls, found + more
 
 
@@ -158,12 +201,14 @@ def _task(data: dict, key: dict, steps: list[dict]) -> dict:
     prompt, completion = fm.get("total_prompt_tokens"), fm.get("total_completion_tokens")
     tokens = prompt + completion if isinstance(prompt, int) and isinstance(completion, int) \
         else sum(s["tokens"] for s in steps if s.get("tokens") is not None) or None
-    span = [g for g in step_gaps([s.get("timestamp") for s in steps]) if g is not None]
+    stamps = [s["timestamp"] for s in steps if step_gaps([s.get("timestamp")], s.get(
+        "timestamp"))[0] is not None]  # the readable ones
+    span = step_gaps(stamps[-1:], stamps[0]) if stamps else []
     extra = data.get("extra") if isinstance(data.get("extra"), dict) else {}
     reward = extra.get("reward")
     reward = reward if isinstance(reward, (int, float)) and not isinstance(reward, bool) else None
     return {**key, "final_score": reward, "cost": cost, "total_tokens": tokens,
-            "execution_time": sum(span) if span else None,
+            "execution_time": span[0] if span else None,
             "schema_version": data.get("schema_version"),
             "session_id": data.get("session_id")}
 
@@ -213,26 +258,30 @@ def read_atif(path: str | Path) -> Record:
     found = _missing(data, ("agent", "steps"), name, None, "the trajectory")
     if vers is not None and vers < (1, 7):
         found += _missing(data, ("session_id",), name, None, f"an ATIF-v1.{vers[1]} trajectory")
-    raw = [s for s in data.get("steps") or [] if isinstance(s, dict)]
+    copied: list = []
+    kept = _flatten(data, copied) if vers in VERSIONS else []
     if vers not in VERSIONS:
+        n = len([s for s in data.get("steps") or [] if isinstance(s, dict)])
         found.append(Finding("error", name, None, "schema_version", "unknown_version",
                              f"schema_version {data.get('schema_version')!r} is not ATIF 1.0 to "
-                             f"1.7: its {len(raw)} step(s) are not read"))
-        raw = []
-    copied = [s for s in raw if s.get("is_copied_context") is True]
+                             f"1.7: its {n} step(s) are not read"))
     if copied:
         found.append(Finding("info", name, None, "is_copied_context", "copied_context",
                              f"{len(copied)} step(s) copied from an earlier trajectory left out"))
-    subs = data.get("subagent_trajectories") or []
-    if subs:
-        found.append(Finding("info", name, None, "subagent_trajectories", "not_read",
-                             f"{len(subs)} embedded subagent trajectory(ies) not read as steps"))
     steps, calls = [], []
-    kept = [(i + 1, s) for i, s in enumerate(raw) if s.get("is_copied_context") is not True]
-    gaps = step_gaps([s.get("timestamp") for _, s in kept])
+    nested = any(t is not data for _, _, t, _ in kept)  # embedded subagents: steps renumbered
+    gaps = step_gaps([s.get("timestamp") for _, s, _, _ in kept])
     key = {"task_id": data.get("trajectory_id") or data.get("session_id") or path.stem}
-    for (pos, s), gap in zip(kept, gaps, strict=True):
-        row, c, f = _step(s, key, gap, name, pos)
+    for i, ((pos, s, traj, parent), gap) in enumerate(zip(kept, gaps, strict=True)):
+        where = f"step {pos}" if pos else f"a step of subagent {traj.get('trajectory_id')}"
+        row, c, f = _step(s, key, gap, name, pos, where)
+        who = traj.get("agent") if isinstance(traj.get("agent"), dict) else {}
+        row["agent"] = who.get("name") or "agent" if row["actor"] == "agent" else row["actor"]
+        if nested:
+            row.update(step_id=i + 1, parent_step_id=parent,
+                       trace_id=traj.get("trajectory_id") or key["task_id"])
+            for call in c:
+                call["step_id"] = i + 1
         steps.append(row)
         calls += c
         found += f
