@@ -292,8 +292,10 @@ _T = [
 
 TASK_COLUMNS: dict[str, Column] = {c.name: c for c in _T}
 #: Catalogue columns eval-v2 does not write: read from other harnesses' output (repeated
-#: trials, a cost in dollars).
-OTHER_HARNESS_COLUMNS: tuple[str, ...] = ("trial", "cost")
+#: trials, a cost in dollars; on steps a message's prompt, completion and cached tokens and its
+#: cost; on steps and tool calls who acted, ``actor``: the agent or tau2's simulated user).
+OTHER_HARNESS_COLUMNS: tuple[str, ...] = ("trial", "cost", "prompt_tokens", "completion_tokens",
+                                          "cached_tokens", "actor")
 
 #: Names other eval-v2 versions (or the guide itself) use, read as the catalogue's name and reported
 #: with an info finding. ``*_agent_called``: §AAT Architecture Metrics; ``execution_calls`` /
