@@ -214,8 +214,8 @@ def run_count(path: str | os.PathLike[str], fmt: str | None = None,
 def not_readable(path: Path) -> RunLoadError:
     """The error for a file of no known format."""
     return RunLoadError(f"{path} is a file, not a run folder, and not a run this toolkit reads "
-                        "(an Inspect log, a tau-bench results file or a per-task table; pass "
-                        f"format= one of {', '.join(FORMATS)})")
+                        "(an Inspect log, a tau-bench results file, an ATIF trajectory or a "
+                        f"per-task table; pass format= one of {', '.join(FORMATS)})")
 
 
 def load_file(path: Path, fmt: str, *, mapping: Mapping[str, str] | None = None,
