@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema, stats
+from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.tables.common import TasksLike, takes_run
 
 #: The per-stage columns of task_metrics.csv that :func:`phase_timing` reads.
@@ -91,7 +92,8 @@ _FROM = {"latency_seconds": ("mean_latency_s", "latency_ci_low", "latency_ci_hig
 
 
 @takes_run(frame="tool_calls", needs=["tool_name", "success", "task_id"], trials=True)
-def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
+def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95,
+               actor: str | None = "agent") -> pd.DataFrame:
     """Failure rate, latency and tokens per tool, from ``tool_calls.csv``.
 
     Parameters
@@ -102,6 +104,10 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
         A Run or Runs gives its ``tool_calls``; several runs are pooled, with a PooledRunsWarning.
     ci : float
         Level of the Wilson interval of the failure rate and the t-intervals of the means.
+    actor : str or None
+        When the calls' ``actor`` names the agent and another caller (tau2's simulated user),
+        only this actor's calls (:func:`~dabench_analysis.tables.actors.own_actions`; a
+        ``note`` column says how many were left out); None: every call.
 
     Returns
     -------
@@ -136,6 +142,7 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     >>> tool_usage(calls.drop(columns=["latency_seconds", "tokens"])).columns.tolist()[-3:]
     ['failure_rate', 'failure_ci_low', 'failure_ci_high']
     """
+    tool_calls, note = own_actions(tool_calls, actor)
     present = [c for c in _FROM if c in tool_calls]
     rows = []
     for tool, sub in tool_calls.groupby(tool_calls["tool_name"].astype("string"), sort=False):
@@ -163,5 +170,5 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=[
         "tool_name", "n_calls", "n_tasks", "n_failures", "failure_rate", "failure_ci_low",
         "failure_ci_high", *(c for p in present for c in _FROM[p])])
-    return out.sort_values(["n_calls", "tool_name"], ascending=[False, True],
-                           kind="stable").reset_index(drop=True)
+    return with_note(out.sort_values(["n_calls", "tool_name"], ascending=[False, True],
+                                     kind="stable").reset_index(drop=True), note)
