@@ -1,3 +1,5 @@
+# Over 400 lines (under 500): the three tables share the quantile and grouping helpers here; a split
+# waits for the move of the table functions their decorators (another change) brings.
 """Performance profiling and tool selection from a run's steps and tool calls: step latencies
 by stage, agent or tool, the share of tasks solved within k steps (or t seconds), and which
 tools work best for which tasks.
@@ -5,8 +7,6 @@ tools work best for which tasks.
 Seed 000 §Data Model Schema 2 ("performance profiling: step latencies", ``duration_seconds``)
 and 3 ("tool selection optimization: which tools work best for what", ``latency_seconds``).
 """
-# Over 400 lines (406): the three tables share the quantile and grouping helpers here; a split
-# waits for the move of the table functions their decorators (another change) brings.
 
 from __future__ import annotations
 
