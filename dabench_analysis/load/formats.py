@@ -3,8 +3,11 @@ run), and :func:`read_records` calls the reader of that format.
 
 Formats (:data:`FORMATS`): ``eval-v2`` (a run folder), ``inspect`` (an Inspect log, ``.eval`` or
 ``.json``; :mod:`.inspect_log`), ``tau-bench`` (tau-bench's or tau2-bench's results JSON;
-:mod:`.taubench`) and ``table`` (any per-task table, CSV, JSON lines or Parquet, with a column
-mapping; :mod:`.table`).
+:mod:`.taubench`), ``table`` (any per-task table, CSV, JSON lines or Parquet, with a column
+mapping; :mod:`.table`), ``swe-agent`` (a folder of SWE-agent / mini-swe-agent trajectories,
+or one; :mod:`.swe_traj`) and ``groupchat`` (a folder of AutoGen/AG2 group chats as Who&When
+publishes them; :mod:`.groupchat`). The last two are folders: :func:`harness_folder` tells them
+apart from an eval-v2 run folder (which holds a task file).
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from pathlib import Path
 from dabench_analysis.load.findings import RunLoadError
 from dabench_analysis.schema import SUCCESS_THRESHOLD
 
-FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "table")
+FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "table", "swe-agent", "groupchat")
+#: Formats read from a folder other than an eval-v2 run folder.
+FOLDER_FORMATS: tuple[str, ...] = ("swe-agent", "groupchat")
 #: File suffixes read as per-task tables.
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".ndjson", ".parquet", ".pq")
 _HEAD = 1 << 16
@@ -38,6 +43,42 @@ def _holds(path: Path, needle: bytes) -> bool:
     return False
 
 
+def harness_folder(path: Path) -> str | None:
+    """The format of a folder of another harness's files, or None (an eval-v2 run folder, one
+    holding a task file, or a folder of runs): ``swe-agent`` when it holds ``*.traj.json`` /
+    ``*.traj`` files (up to three levels down), ``groupchat`` when its own ``*.json`` files are group
+    chats with a ``history`` (the first one is looked at).
+
+    Examples
+    --------
+    >>> harness_folder(Path("tests/data/harness/mini-swe-agent"))
+    'swe-agent'
+    >>> harness_folder(Path("tests/data/harness/whowhen/Hand-Crafted"))
+    'groupchat'
+    >>> harness_folder(Path("data/sample_runs/baseline_react")) is None
+    True
+    """
+    from dabench_analysis.load.folders import task_file
+
+    if not path.is_dir() or task_file(path) is not None:
+        return None
+    from dabench_analysis.load import groupchat, swe_traj
+
+    if swe_traj.trajectory_files(path, first=True):
+        return "swe-agent"
+    first = next(iter(groupchat.chat_files(path)), None)
+    return "groupchat" if first is not None and groupchat.is_chat(first) else None
+
+
+def eval_folder(path: Path, fmt: str | None = None) -> bool:
+    """Whether ``path`` is read as an eval-v2 run folder: a folder, not of a folder format
+    (``fmt`` given, or :func:`harness_folder`)."""
+    if not path.is_dir():
+        return False
+    return fmt in (None, "eval-v2") and harness_folder(path) is None if fmt is None \
+        else fmt == "eval-v2"
+
+
 def detect_format(path: str | os.PathLike[str]) -> str | None:
     """The format of ``path`` from its content (None: no format this toolkit reads).
 
@@ -53,7 +94,10 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
         with Inspect's ``version``, ``status`` and ``eval`` keys; ``"tau-bench"`` for a JSON
         list of results with ``task_id`` and ``reward`` (tau-bench) or a JSON object with
         ``simulations`` (tau2-bench); ``"table"`` for a Parquet file or a ``.csv``,
-        ``.jsonl``/``.ndjson`` file; None otherwise (or for a path that does not exist).
+        ``.jsonl``/``.ndjson`` file; ``"swe-agent"`` for a ``.traj`` file, a ``.traj.json``
+        object with ``messages`` or a folder holding such files; ``"groupchat"`` for a folder
+        of group chats (:func:`harness_folder`); None otherwise (or for a path that does not
+        exist).
 
     Examples
     --------
@@ -66,9 +110,11 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
     """
     p = Path(path)
     if p.is_dir():
-        return "eval-v2"
+        return harness_folder(p) or "eval-v2"
     if not p.is_file():
         return None
+    if p.name.endswith(".traj"):
+        return "swe-agent"
     with open(p, "rb") as fh:
         head = fh.read(_HEAD)
     if head.startswith(_ZIP):
@@ -81,6 +127,8 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
     if text.startswith(b"{") and p.suffix.lower() not in (".jsonl", ".ndjson"):
         if _json_keys(text, (b"version", b"status", b"eval")):
             return "inspect"
+        if _json_keys(text, (b"messages",)) and p.name.endswith(".traj.json"):
+            return "swe-agent"
         if _holds(p, b'"simulations"'):
             return "tau-bench"
     return "table" if p.suffix.lower() in TABLE_SUFFIXES else None
@@ -123,6 +171,14 @@ def read_records(path: Path, fmt: str, mapping: Mapping[str, str] | None = None)
         from dabench_analysis.load.table import read_table_records
 
         return read_table_records(path, mapping or {})
+    if fmt == "swe-agent":
+        from dabench_analysis.load.swe_traj import read_swe
+
+        return [read_swe(path)]
+    if fmt == "groupchat":
+        from dabench_analysis.load.groupchat import read_groupchat
+
+        return [read_groupchat(path)]
     raise ValueError(f"read_records reads files of another harness, not {fmt!r}")
 
 
@@ -147,7 +203,7 @@ def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
 
     p = Path(path)
     fmt = fmt or detect_format(p)
-    if fmt == "eval-v2" or p.is_dir():
+    if fmt == "eval-v2" or (p.is_dir() and fmt not in FOLDER_FORMATS):
         return "" if any((p / f).is_file() for f in TASK_FILES) else NOT_EVALUATED_HINT
     if fmt is None:
         return "not a run this toolkit reads (pass its format)"
@@ -256,7 +312,7 @@ def runs_in_place(paths: list[Path], loaded: list, fmt: str | None,
     rows goes to ``skipped`` (with its reason), any other failure stays as its error."""
     it, out = iter(loaded), []
     for p in paths:
-        if p.is_dir():
+        if eval_folder(p, fmt):
             out.append(next(it))
             continue
         try:
