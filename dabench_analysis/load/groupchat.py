@@ -143,7 +143,7 @@ def _load(path: Path) -> dict:
 def _task(path: Path, data: dict, row: int, found: list[Finding]) -> dict:
     outcome = next((data[k] for k in ("is_correct", "is_corrected") if k in data), None)
     if not isinstance(outcome, bool):
-        found.append(Finding("warning", path.name, row, "final_score", "missing_outcome",
+        found.append(Finding("error", path.name, row, "final_score", "missing_outcome",
                              f"no is_correct / is_corrected true or false ({outcome!r}): "
                              "final_score missing"))
         outcome = None

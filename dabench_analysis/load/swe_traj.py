@@ -254,7 +254,7 @@ def read_swe(path: str | Path) -> Record:
         task, s, c, model = _one(f, found)
         outcome = None if resolved is None else resolved.get(task["task_id"])
         if outcome is None:
-            found.append(Finding("warning", f.name, len(tasks) + 1, "final_score",
+            found.append(Finding("error", f.name, len(tasks) + 1, "final_score",
                                  "missing_outcome", f"{task['task_id']} is not in the resolved "
                                  f"list ({list_name or 'none found'}): final_score missing"))
         tasks.append({**task, "final_score": None if outcome is None else float(outcome)})
