@@ -119,14 +119,14 @@ def _usage(m: dict) -> tuple[dict, dict]:
 
 def _reply(text: str, command: str, submitting: bool) -> dict:
     """The tool call's outcome read from the user turn answering it."""
-    rc = _RC.search(text)
+    rc = _RC.search(text, 0, 200)  # mini-swe-agent writes it first
     if rc:
         code = int(rc.group(1))
         out = _OUT.search(text)
         return {"success": code == 0, "error_type": None if code == 0 else f"returncode {code}",
                 "error_message": None if code == 0 else (out.group(1) if out else text)[:500],
                 "metadata_json": {"command": command, "returncode": code}}
-    if "timed out" in text[:300]:
+    if "timed out" in text[:300]:  # "The last command <command>...</command> timed out"
         return {"success": False, "error_type": "timeout", "error_message": text[:500],
                 "metadata_json": {"command": command}}
     return {"success": True if submitting else None, "metadata_json": {"command": command}}
@@ -155,7 +155,8 @@ def _turns(task_id: str, messages: list[dict], submitted: bool) -> tuple[list, l
             continue
         k += 1
         text = m["content"]
-        blocks = _BLOCK.findall(text)
+        found = list(_BLOCK.finditer(text))
+        blocks = [b.group(1) for b in found]
         reply = messages[i + 1]["content"] if i + 1 < len(messages) and \
             messages[i + 1]["role"] == "user" else ""
         response, usage = _usage(m)
@@ -163,7 +164,7 @@ def _turns(task_id: str, messages: list[dict], submitted: bool) -> tuple[list, l
         meta = {k2: usage[k2] for k2 in ("prompt_tokens", "completion_tokens", "cost")
                 if k2 in usage}
         step = {"task_id": task_id, "step_id": k, "agent": "assistant",
-                "thought": _BLOCK.split(text)[0].strip(), "observation": reply,
+                "thought": text[:found[0].start() if found else len(text)].strip(), "observation": reply,
                 "timestamp": stamp, "tokens": usage.get("total_tokens"),
                 "metadata_json": meta or None}
         if len(blocks) != 1:
