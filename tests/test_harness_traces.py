@@ -76,8 +76,8 @@ def test_swe_submission_and_format_errors_are_read_as_documented():
     assert (steps.groupby("task_id")["action"].last() == "submit").all()
     fmt = steps[steps["action"] == "format_error"]
     assert len(fmt) and not fmt["success"].any()
-    assert not set(zip(fmt["task_id"], fmt["step_id"])) & set(
-        zip(run.tool_calls["task_id"], run.tool_calls["step_id"]))
+    assert not set(zip(fmt["task_id"], fmt["step_id"], strict=True)) & set(
+        zip(run.tool_calls["task_id"], run.tool_calls["step_id"], strict=True))
     assert (run.tool_calls["error_type"] == "timeout").sum() == 1  # psf__requests-2317
 
 

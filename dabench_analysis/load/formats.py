@@ -263,7 +263,8 @@ def run_count(path: str | os.PathLike[str], fmt: str | None = None,
 def not_readable(path: Path) -> RunLoadError:
     """The error for a file of no known format."""
     return RunLoadError(f"{path} is a file, not a run folder, and not a run this toolkit reads "
-                        "(an Inspect log, a tau-bench results file or a per-task table; pass "
+                        "(an Inspect log, a tau-bench results file, a SWE-agent trajectory or a "
+                        "per-task table; pass "
                         f"format= one of {', '.join(FORMATS)})")
 
 
