@@ -182,3 +182,15 @@ def test_groupchat_faults(tmp_path):
     empty.mkdir()
     with pytest.raises(RunLoadError, match="no group-chat file"):
         da.load_run(empty, format="groupchat")
+
+
+def test_one_trajectory_file_finds_the_list_above_and_a_parent_holds_two_chat_runs():
+    one = SWE / "trajs" / "django__django-11149" / "django__django-11149.traj.json"
+    run = da.load_run(one)
+    _, resolved = _swe_raw()
+    assert run.run_id == "django__django-11149" and run.format == "swe-agent"
+    assert run.tasks["final_score"].tolist() == [float(resolved["django__django-11149"])]
+    runs = da.load_runs(DATA / "whowhen", progress=False)
+    assert runs.run_ids == ["Algorithm-Generated", "Hand-Crafted"]
+    assert [len(r.tasks) for r in runs] == [len(list(AG.glob("*.json"))),
+                                            len(list(HC.glob("*.json")))]
