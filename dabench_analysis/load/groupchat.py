@@ -12,7 +12,7 @@ Fields, and the judgement calls:
 
 * task: ``task_id`` the file's name without ``.json`` (``"3"``: Who&When's own reference);
   ``final_score`` 1.0 / 0.0 from ``is_correct`` (else ``is_corrected``); a file with neither
-  keeps it missing with a ``missing_outcome`` warning; ``question_ID`` -> ``question_id``,
+  keeps it missing with a ``missing_outcome`` error (as for a SWE task without a resolved entry); ``question_ID`` -> ``question_id``,
   ``question``, ``ground_truth``, ``level`` kept. The labels are annotation columns of the
   catalogue: ``mistake_agent``, ``mistake_reason``, ``mistake_type`` -> ``mistake_category``,
   and ``mistake_step`` **converted to the step numbering**: Who&When writes a 0-based index

@@ -12,7 +12,8 @@ Fields, and the judgement calls:
 * task: ``task_id`` the file's ``instance_id`` (else its name without ``.traj.json``);
   ``final_score`` 1.0 / 0.0 from the resolved list (``resolved`` True/False); a task the list
   does not name (or no list at all) keeps ``final_score`` missing and gets a
-  ``missing_outcome`` warning naming the file: never a silent 0. The resolved list is the first
+  ``missing_outcome`` error naming the file and instance (``load_run`` raises; with
+  ``strict=False`` the task stays unscored, never a silent 0). The resolved list is the first
   of, in the folder (or, for one file, its folder and two above): ``results_summary.csv``
   (columns ``instance_id``, ``resolved``), a JSON report with ``resolved_ids`` and
   ``completed_ids`` or ``submitted_ids`` (SWE-bench's harness report: listed and not resolved
