@@ -34,7 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs" / "proposed_aat"
 TM, TRAJ, CALLS = "task_metrics.csv", "trajectory.csv", "tool_calls.csv"
 #: Every (file, column) of the side-file catalogues.
-SIDE_COLUMNS = [(f, c) for f, cat in FILE_CATALOGUES.items() for c in cat]
+#: The side files' eval-v2 columns (columns only other harnesses write, such as tau2's per-message
+#: tokens or ``actor``, are never in an eval-v2 run: their absence is not a dropped column).
+SIDE_COLUMNS = [(f, c) for f, cat in FILE_CATALOGUES.items() for c in cat
+                if c not in schema.OTHER_HARNESS_COLUMNS]
 #: Checks reported per file rather than per task (nothing to skip when their column is absent:
 #: the loader's required_column error, or the absent_column finding, says so).
 FILE_LEVEL = {"unknown_task_id", "run_id_mismatch", "parent_step_invalid"}
