@@ -21,7 +21,8 @@ from dabench_analysis import figures, tables
 from dabench_analysis.report.compute import section
 from dabench_analysis.report.context import Context
 from dabench_analysis.report.sections import Sections
-from dabench_analysis.stats.recorded import NotComputed, cost_recorded
+from dabench_analysis.schema.needs import Skipped
+from dabench_analysis.stats.recorded import cost_recorded
 
 AGENTS = ["terminus-2", "claude-code", "codex-cli", "goose", "openhands", "mini-swe-agent",
           "aider", "warp"]
@@ -91,7 +92,7 @@ def test_frontier_leaves_the_uncosted_runs_off_the_plane():
 
 def test_frontier_with_one_costed_run_is_a_skip_with_the_reason(tmp_path: Path):
     t = _sweep(n_runs=6, n_costed=1)
-    with pytest.raises(NotComputed, match=r"only terminal-bench-core-0.1.1__terminus-2__"
+    with pytest.raises(Skipped, match=r"only terminal-bench-core-0.1.1__terminus-2__"
                                           r"model-00 has one \(total_tokens not recorded"):
         tables.sweep.frontier(t, n_boot=50)
     # in a report: the section is skipped as for an absent column, nothing written

@@ -39,8 +39,7 @@ from dabench_analysis.report.show import show, table_html  # noqa: E402
 
 __all__ += ["export_html", "show", "table_html"]
 
-# A report notebook's context, its sections from the catalogue, its summary.json.
-from dabench_analysis.report.compute import resolve, section  # noqa: E402
+# A report notebook's writer (its context: sections, tables, figures), its summary.json.
 from dabench_analysis.report.context import (  # noqa: E402
     Context,
     compare_context,
@@ -54,7 +53,7 @@ from dabench_analysis.report.summary import (  # noqa: E402
     write_summary,
 )
 
-__all__ += ["Context", "compare_context", "resolve", "run_context", "section", "summary",
+__all__ += ["Context", "compare_context", "run_context", "summary",
             "sweep_context", "write_summary"]
 
 # In notebooks: HTML displays of runs, tasks and replays, da.show's tables, the explorer.

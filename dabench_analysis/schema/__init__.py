@@ -46,19 +46,22 @@ from dabench_analysis.schema.columns import (
     check_threshold,
     column,
     group,
+    optional_columns,
     require_columns,
 )
 from dabench_analysis.schema.files import (
     CONFIG_FILE,
     LEGACY_TASK_FILE,
+    OPTIONAL_FILES,
     REPLAY_FILE,
+    REPLAY_FILES,
     TASK_FILE,
     TASK_FILES,
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
 )
-from dabench_analysis.schema.inputs_table import columns_markdown, columns_table
 from dabench_analysis.schema.labels import LABELS, UNITS, label
+from dabench_analysis.schema.needs import Skipped, needing, using
 from dabench_analysis.schema.outcome import correct, task_success
 from dabench_analysis.schema.replay import (
     HEALTH_STATUSES,
@@ -66,15 +69,6 @@ from dabench_analysis.schema.replay import (
     REPLAY_TYPES,
     ReplayField,
     replay_field,
-)
-from dabench_analysis.schema.sections import (
-    OPTIONAL_FILES,
-    REPLAY_FILES,
-    SECTIONS,
-    Section,
-    optional_columns,
-    sections_needing,
-    sections_using,
 )
 
 __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TASK_FILES",
@@ -84,8 +78,8 @@ __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TASK_
            "FAILURE_STAGES", "FLAG_COERCED", "FLAG_FALSE", "FLAG_TRUE", "GROUPS",
            "HEALTH_STATUSES", "IDENTIFICATION", "MAIN_METRICS", "NULL_VALUES", "OPTIONAL_FILES",
            "ORDERED_ENUMS", "OTHER_HARNESS_COLUMNS", "OUTCOME_STATUSES", "REPLAY_FIELDS", "REPLAY_FILES", "REPLAY_TYPES",
-           "ReplayField", "SECTIONS", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
-           "Section", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
+           "ReplayField", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
+           "Skipped", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
            "TRAJECTORY_COLUMNS", "check_threshold", "checks_markdown", "checks_table", "column",
-           "columns_markdown", "columns_table", "correct", "task_success", "group", "label", "LABELS", "UNITS", "optional_columns",
-           "replay_field", "require_columns", "sections_needing", "sections_using"]
+           "correct", "task_success", "group", "label", "LABELS", "UNITS", "optional_columns",
+           "replay_field", "require_columns", "needing", "using"]

@@ -112,7 +112,7 @@ class Column:
         (task_metrics: ``task_id`` and ``final_score``; trajectory:
         ``task_id``, ``step_id``; tool calls: ``task_id``, ``tool_name``): a file without one is
         rejected. Every other column is optional: an analysis that needs an absent one is skipped
-        with a note (:mod:`dabench_analysis.schema.sections`).
+        with a note (:mod:`dabench_analysis.schema.needs`).
     """
 
     name: str
@@ -472,3 +472,14 @@ def check_threshold(threshold, *, name: str = "threshold", scale: str = "final_s
         hint = f"; did you mean {t / 100:g}?" if 1 < t <= 100 else ""
         raise ValueError(f"{name} must be in (0, 1] on the {scale} scale, got {t:g}{hint}")
     return t
+
+
+def optional_columns() -> list[str]:
+    """task_metrics columns of the optional tier, in catalogue order.
+
+    Examples
+    --------
+    >>> "difficulty" in optional_columns(), "task_id" in optional_columns()
+    (True, False)
+    """
+    return [c.name for c in TASK_COLUMNS.values() if not c.required]

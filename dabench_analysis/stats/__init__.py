@@ -63,6 +63,6 @@ __all__ += ["step_events", "steps"]
 
 # Absent is not zero: whether a run recorded its cost; a result the data cannot give.
 from dabench_analysis.stats import recorded  # noqa: E402
-from dabench_analysis.stats.recorded import NotComputed, cost_recorded  # noqa: E402
+from dabench_analysis.stats.recorded import cost_recorded  # noqa: E402
 
-__all__ += ["NotComputed", "cost_recorded", "recorded"]
+__all__ += ["cost_recorded", "recorded"]

@@ -10,9 +10,10 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.needs import Skipped, needs
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.ranking import bootstrap_counts
-from dabench_analysis.stats.recorded import NotComputed, cost_recorded, not_recorded_note
+from dabench_analysis.stats.recorded import cost_recorded, not_recorded_note
 from dabench_analysis.tables.common import correct_mask, takes_run
 
 __all__ = ["frontier", "pareto_front"]
@@ -76,6 +77,8 @@ def _per_task(t: pd.DataFrame, cost: str, threshold: float,
     return ok[keep], cs[keep], units
 
 
+@needs('task_id', 'final_score', uses=('cost', 'total_tokens', 'execution_time'), uses_at_least=1,
+       trials='any')
 @takes_run(pools=False)
 def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None = None,
              threshold: float = schema.SUCCESS_THRESHOLD, n_boot: int = 2000, seed: int = 0,
@@ -122,7 +125,7 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
 
     Raises
     ------
-    NotComputed
+    Skipped
         (a ValueError) Fewer than two runs (or configurations) with a recorded ``cost``, or
         no task that every costed run has with a score and a cost: the reason, which a report
         shows as the section's skip note.
@@ -210,15 +213,15 @@ def _costed(tasks: pd.DataFrame, cost: str) -> tuple[pd.DataFrame, list[str]]:
 
 
 def _check_plane(ok: pd.DataFrame, units: list[str], cost: str, uncosted: list[str]) -> None:
-    """Refuse (:class:`NotComputed`) a plane with fewer than two costed runs or no shared task."""
+    """Refuse (:class:`Skipped`) a plane with fewer than two costed runs or no shared task."""
     left = not_recorded_note(cost, uncosted, what="no point on the cost axis")
     if len(units) < 2:
         has = f"only {units[0]} has one" if units else "none has one"
-        raise NotComputed(f"the frontier needs two runs (or configurations) with a recorded "
+        raise Skipped(f"the frontier needs two runs (or configurations) with a recorded "
                           f"{cost}; {has}" + (f" ({left})" if left else ""),
                           missing=[f"{cost} recorded in two runs"])
     if ok.empty:  # e.g. runs of other benchmarks: nothing to compare them on
-        raise NotComputed(f"no task that every costed run has with a final_score and a {cost}"
+        raise Skipped(f"no task that every costed run has with a final_score and a {cost}"
                           + (f" ({left})" if left else ""),
                           missing=[f"a task every costed run has with a {cost}"])
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.descriptive import t_summary
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.multicomp import adjust_pvalues
@@ -78,6 +79,7 @@ def _correct_matrix(tasks: pd.DataFrame, runs: list[str], threshold: float) -> n
     return _wide(tasks, flags.rename("correct"), runs).to_numpy()
 
 
+@needs('task_id', 'final_score')
 @takes_run(pools=False)
 def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """For every pair of runs, how many shared tasks pass in both, fail in both, or flip.
@@ -212,6 +214,7 @@ def _pair_row(x: np.ndarray, y: np.ndarray, ci: float) -> dict:
                                            f"mean difference: {summ['note']}") if n)}
 
 
+@needs('task_id', 'final_score')
 @takes_run(pools=False)
 def pairwise(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, metric: str = "final_score",
              ci: float = 0.95) -> pd.DataFrame:
@@ -333,6 +336,7 @@ def _labels(t: pd.DataFrame) -> tuple[pd.Series, int]:
     return best.set_index("task_id")["difficulty"], n_multi
 
 
+@needs('task_id', 'final_score', uses=('difficulty',))
 @takes_run(pools=False)
 def items(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Item analysis across a sweep: per task, how many runs solve it (observed difficulty)
