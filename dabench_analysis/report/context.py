@@ -129,7 +129,7 @@ class Context:
         >>> out = run_context(run, {"success_threshold": 0.8}, out=Path(tempfile.mkdtemp()),
         ...                   quiet=True)
         >>> with out.section("calibration", "Calibration"):
-        ...     out.table(da.stats.calibration_table(run.tasks.drop(
+        ...     out.table(da.stats.calibration.calibration_table(run.tasks.drop(
         ...         columns="confidence_score")), "calibration")
         >>> out.sections.skipped[0]["missing"]
         ['confidence_score']

@@ -331,7 +331,7 @@ def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = 
     >>> import pandas as pd
     >>> @needs("final_score", trials="any")
     ... def mean_score(tasks):
-    ...     return tasks["final_score"].mean()
+    ...     return float(tasks["final_score"].mean())
     >>> mean_score.needs.columns
     ('final_score',)
     >>> mean_score(pd.DataFrame({"final_score": [0.5, 1.0]}))
@@ -356,8 +356,9 @@ def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = 
         # in the declaring module's namespace, so that doctest finds the docstring's examples
         out = types.FunctionType(wrapper.__code__, func.__globals__, func.__name__,
                                  None, wrapper.__closure__)
-        for attr in ("__doc__", "__module__", "__qualname__", "__annotations__", "__dict__"):
+        for attr in ("__doc__", "__module__", "__qualname__", "__annotations__"):
             setattr(out, attr, getattr(func, attr))
+        out.__dict__.update(func.__dict__)
         out.__wrapped__, out.needs = func, decl
         _DECLARED.append(out)
         return out
@@ -392,7 +393,7 @@ def name_of(func: Callable) -> str:
 
 def needing(column: str) -> list[str]:
     """Names of the declared functions an absent ``column`` (or optional file, or
-    ``"<file>:<column>"``) disables.
+    ``"<file>:<column>"``) disables, sorted (whatever order their modules were imported in).
 
     Examples
     --------
@@ -400,8 +401,8 @@ def needing(column: str) -> list[str]:
     >>> needing("outcome_error_type")
     ['tables.failures.outcome_error_types']
     """
-    return list(dict.fromkeys(name_of(f) for f in _DECLARED if column in f.needs.columns
-                              or column in f.needs.files or column in f.needs.file_needs))
+    return sorted({name_of(f) for f in _DECLARED if column in f.needs.columns
+                   or column in f.needs.files or column in f.needs.file_needs})
 
 
 def using(column: str) -> list[str]:
@@ -410,7 +411,7 @@ def using(column: str) -> list[str]:
     Examples
     --------
     >>> import dabench_analysis as da
-    >>> "tables.main_results" in using("analyst_score")
+    >>> "tables.paper.main_results" in using("analyst_score")
     True
     """
-    return list(dict.fromkeys(name_of(f) for f in _DECLARED if column in f.needs.uses))
+    return sorted({name_of(f) for f in _DECLARED if column in f.needs.uses})
