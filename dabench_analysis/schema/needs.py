@@ -290,6 +290,23 @@ def check(decl: Needs, args: Sequence) -> None:
         sink.extend(a for a in absent if a not in sink)
 
 
+def skips(func: Callable, *inputs) -> list[str]:
+    """What ``inputs`` lack for the declared function ``func`` (empty: it can run), without
+    computing it.
+
+    Examples
+    --------
+    >>> import pandas as pd, dabench_analysis as da
+    >>> skips(da.tables.failures.failure_stages, pd.DataFrame({"final_score": [1.0]}))
+    ['failure_stage']
+    """
+    try:
+        check(func.needs, inputs)
+    except Skipped as exc:
+        return exc.missing
+    return []
+
+
 #: Every declared function, in the order their modules were imported.
 _DECLARED: list[Callable] = []
 
