@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from dabench_analysis.report.compute import compute_part
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from notebook_runs import report_shape
 
 from dabench_analysis import load_run, schema, stats
 from dabench_analysis.report import Context, Sections
-from dabench_analysis.report.compute import compute_part
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"

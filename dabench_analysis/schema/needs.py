@@ -258,6 +258,11 @@ def check(decl: Needs, args: Sequence) -> None:
     """Raise :class:`Skipped` when the inputs ``args`` cannot feed an analysis declaring
     ``decl``; record the optional inputs it runs without (:func:`collect_reduced`).
 
+    Absent columns and files are checked on every call. What a function needs of repeated
+    trials (``trials``) is a report's rule (never average trials silently, pass@k only on
+    repeated trials) and is checked inside a report section (:func:`collect_reduced`); called
+    directly, such a function pools trials with its own warning.
+
     Examples
     --------
     >>> import pandas as pd
@@ -276,23 +281,23 @@ def check(decl: Needs, args: Sequence) -> None:
     missing = decl.missing(got.columns, got.files, got.file_columns)
     if missing:
         raise Skipped(f"needs {_names(missing)}, absent {got.where}", missing=missing)
-    if decl.trials == "one" and got.row_trials > 1:
+    sink = _REDUCED.get()  # None: called outside a report section
+    if decl.trials == "one" and got.row_trials > 1 and sink is not None:
         raise Skipped(f"needs one row per task; {got.where} a task has up to {got.row_trials} "
                       "trials, which this analysis would average silently (see *Repeated "
                       "trials*: pass@k, pass^k, flakiness)", missing=[ONE_ROW])
-    if decl.trials == "several" and got.trials < 2:
+    if decl.trials == "several" and got.trials < 2 and sink is not None:
         raise Skipped("needs repeated trials of a task (a harness's epochs or trials, or runs "
                       f"declaring one configuration and several seeds); {got.where} every task "
                       "has one", missing=[REPEATED])
     absent = decl.absent_uses(got.columns, got.file_columns)
-    sink = _REDUCED.get()
     if absent and sink is not None:
         sink.extend(a for a in absent if a not in sink)
 
 
 def skips(func: Callable, *inputs) -> list[str]:
-    """What ``inputs`` lack for the declared function ``func`` (empty: it can run), without
-    computing it.
+    """What ``inputs`` lack for the declared function ``func`` in a report (empty: it can
+    run), without computing it.
 
     Examples
     --------
@@ -301,7 +306,8 @@ def skips(func: Callable, *inputs) -> list[str]:
     ['failure_stage']
     """
     try:
-        check(func.needs, inputs)
+        with collect_reduced():  # as in a report section: repeated trials checked too
+            check(func.needs, inputs)
     except Skipped as exc:
         return exc.missing
     return []
@@ -331,8 +337,9 @@ def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = 
     uses_at_least : int
         How many of ``uses`` must be present.
     trials : {"one", "any", "several"}
-        ``"one"``: one row per task (skipped on repeated trials, which it would average);
-        ``"any"``; ``"several"``: only with repeated trials (pass@k, flakiness).
+        In a report section: ``"one"``: one row per task (skipped on repeated trials, which it
+        would average); ``"any"``; ``"several"``: only with repeated trials (pass@k,
+        flakiness).
     inputs : int
         How many leading positional arguments are inputs (task frames, runs): two for a
         comparison of two runs.

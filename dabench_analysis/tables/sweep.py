@@ -134,7 +134,7 @@ def _present(t: pd.DataFrame, metric: str | None) -> pd.Series:
         as_float(t[metric], metric).notna()
 
 
-@needs('task_id', 'final_score', trials='any')
+@needs('task_id', trials='any')
 @takes_run(pools=False)
 def task_counts(tasks, *, metric: str | None = None) -> pd.DataFrame:
     """Per run: its own number of tasks, the number all runs share, and the pairing checks.
