@@ -189,13 +189,14 @@ def test_inspect_log_health_is_not_rated_above_what_was_assessed():
 
 def test_page_leaves_out_sections_that_showed_nothing():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
-    shown = code('report.section(ctx, "main_results")')
+    shown = code('with out.section("main_results", "Table 1"): ...')
     shown.outputs = [nbformat.v4.new_output("stream", name="stdout", text="table")]
     nb = nbformat.v4.new_notebook(cells=[
         md("## Failure analysis\n\nShares.\n\n### Score distribution"),
-        code('report.section(ctx, "score_distribution")'),
-        md("### Outcome status"), code('report.section(ctx, "outcome_status")'),
-        md("## MAS\n\n### MAS effectiveness"), code('report.section(ctx, "mas_effectiveness")'),
+        code('with out.section("score_distribution", "Score"): ...'),
+        md("### Outcome status"), code('with out.section("outcome_status", "Status"): ...'),
+        md("## MAS\n\n### MAS effectiveness"), code('with out.section("mas_effectiveness", "MAS"): ...'),
         md("## Table 1"), shown])
     page = prepare_for_page(nb)
-    assert [c.source for c in page.cells] == ["## Table 1", 'report.section(ctx, "main_results")']
+    assert [c.source for c in page.cells] == [
+        "## Table 1", 'with out.section("main_results", "Table 1"): ...']
