@@ -1,3 +1,6 @@
+# Over 400 lines (<= 500): the declaration, the check of a call's inputs (columns, files, trials,
+# duck-typed so that this layer imports no reader) and the lookups validation and the README read
+# are one mechanism; split, the check and what it reports would drift apart.
 """What an analysis needs, declared on the function that computes it, and the one typed skip.
 
 A table or figure function that reads task_metrics columns, optional files or columns of those
