@@ -74,8 +74,8 @@ def test_validate_lists_absent_optional_inputs_with_the_sections_they_disable(ru
     assert got == sorted([
         ("warning", "outcome_error_type",
          "optional column absent: disables tables.failures.outcome_error_types"),
-        ("warning", "analyst_score", "optional column absent: disables "
-         "export.paragraph.reporting_paragraph; figures.relations.correlation_matrix, "
+        ("info", "analyst_score", "optional column absent: "
+         "export.paragraph.reporting_paragraph, figures.relations.correlation_matrix, "
          "stats.multicomp.compare_runs, tables.paper.main_results, "
          "tables.paper.task_type_breakdown run without it"),
         ("info", "", "2 optional catalogue columns absent, which no report section needs: "

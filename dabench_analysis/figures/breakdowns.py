@@ -16,7 +16,7 @@ from dabench_analysis.tables import failures
 from dabench_analysis.tables.common import takes_run
 
 
-@needs('difficulty', 'execution_success', 'final_score', 'execution_time', 'total_tokens')
+@needs("difficulty", "execution_success", "final_score", "execution_time", "total_tokens")
 @takes_run()
 def difficulty_bars(
     tasks: pd.DataFrame,
@@ -89,7 +89,7 @@ def difficulty_bars(
     return ax
 
 
-@needs('final_score', 'failure_stage')
+@needs("final_score", "failure_stage")
 @takes_run()
 def failure_by_stage(
     tasks: pd.DataFrame,

@@ -22,7 +22,7 @@ from dabench_analysis.stats import calibration
 from dabench_analysis.tables.common import takes_run
 
 
-@needs('confidence_score', 'final_score')
+@needs("confidence_score", "final_score")
 @takes_run(needs=["final_score"], named=("confidence",))
 def reliability_diagram(
     tasks: pd.DataFrame,

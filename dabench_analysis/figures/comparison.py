@@ -15,7 +15,7 @@ from dabench_analysis.schema.numbers import format_estimate, format_p
 from dabench_analysis.tables.common import takes_run
 
 
-@needs('task_id', 'final_score', inputs=2)
+@needs("task_id", "final_score", inputs=2)
 @takes_run(paired=True)
 def paired_difference(
     baseline: pd.DataFrame,

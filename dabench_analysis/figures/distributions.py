@@ -136,7 +136,7 @@ def _success_line(arguments: dict) -> bool:
         arguments.get("x", "final_score"))
 
 
-@needs('final_score', 'difficulty')
+@needs("final_score", "difficulty")
 @takes_run(named=("x", "hue"), threshold_if=_success_line)
 def score_distribution(
     tasks: pd.DataFrame,
@@ -267,7 +267,7 @@ def _category_name(value: str, by: str) -> str:
     return label if label != value else shorten(value)
 
 
-@needs('final_score', 'failure_category')
+@needs("final_score", "failure_category")
 @takes_run(needs=["final_score"], named=("by",), grouping=None)
 def failure_distribution(
     tasks: pd.DataFrame,

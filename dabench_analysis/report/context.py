@@ -24,7 +24,7 @@ import pandas as pd
 
 from dabench_analysis import export, schema, tables, validate
 from dabench_analysis.figures import apply_style
-from dabench_analysis.load import Run, Runs
+from dabench_analysis.load import Run, Runs, run_configs
 from dabench_analysis.report.sections import Sections
 from dabench_analysis.report.show import show
 from dabench_analysis.schema.needs import Skipped, collect_reduced
@@ -310,6 +310,7 @@ def sweep_context(runs: Runs, parameters: Mapping[str, Any], *, out: Path,
     _check_threshold(parameters, *runs.runs)
     apply_style()
     tasks = runs.tasks
+    run_configs(runs.runs, tasks)  # a bad run_config.json fails here, before any section
     formats = {r.format for r in runs.runs}
     sections = Sections("sweep", quiet=quiet,
                         fmt=formats.pop() if len(formats) == 1 else "mixed")

@@ -179,7 +179,7 @@ def _errors(tasks, confidence, correct, threshold, n_bins, right, what) -> Score
                  "; ".join(empty))
 
 
-@needs('confidence_score', 'final_score')
+@needs("confidence_score", "final_score")
 def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                       correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                       n_bins: int | None = None, right: bool = False,
@@ -377,7 +377,7 @@ def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_sco
     return Score(b if scale_by_half else 2 * b, int(conf.size), name)
 
 
-@needs('confidence_score', 'final_score')
+@needs("confidence_score", "final_score")
 def calibration_summary(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                         correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                         n_bins: int | None = None, right: bool = False) -> pd.DataFrame:

@@ -213,7 +213,7 @@ def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> 
     return pd.DataFrame(rows)
 
 
-@needs('task_id', 'final_score', inputs=2)
+@needs("task_id", "final_score", inputs=2)
 def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correction: bool = True,
             on: str = "task_id", column: str = "final_score",
             threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from dabench_analysis.stats.inputs import unique_key
 from dabench_analysis.tables.common import TasksLike, takes_run
 
 
-@needs('task_id', 'difficulty', 'final_score', inputs=2)
+@needs("task_id", "difficulty", "final_score", inputs=2)
 @takes_run(paired=True, named=("on", "metric"))
 def by_difficulty(
     baseline: TasksLike,
@@ -70,7 +70,7 @@ def by_difficulty(
     return out
 
 
-@needs('task_id', 'final_score', inputs=2)
+@needs("task_id", "final_score", inputs=2)
 @takes_run(paired=True, named=("on", "metric"))
 def task_changes(
     baseline: TasksLike,

@@ -77,8 +77,8 @@ def _per_task(t: pd.DataFrame, cost: str, threshold: float,
     return ok[keep], cs[keep], units
 
 
-@needs('task_id', 'final_score', uses=('cost', 'total_tokens', 'execution_time'), uses_at_least=1,
-       trials='any')
+@needs("task_id", "final_score", uses=("cost", "total_tokens", "execution_time"), uses_at_least=1,
+       trials="any")
 @takes_run(pools=False)
 def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None = None,
              threshold: float = schema.SUCCESS_THRESHOLD, n_boot: int = 2000, seed: int = 0,

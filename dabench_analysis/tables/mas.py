@@ -26,7 +26,7 @@ def _correctness(tasks: pd.DataFrame, correct: str | None, threshold: float) -> 
     return as_bool(tasks[correct], correct)
 
 
-@needs('final_score', 'schema_agent_used', 'domain_agent_used', 'document_agent_used')
+@needs("final_score", "schema_agent_used", "domain_agent_used", "document_agent_used")
 @takes_run()
 def specialist_value(tasks: TasksLike, *, correct: str | None = None,
                      threshold: float = schema.SUCCESS_THRESHOLD,
@@ -120,8 +120,8 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
     return pd.DataFrame(rows)
 
 
-@needs('initial_answer_correct', 'final_answer_correct',
-       uses=('recovered_after_replan', 'recovered_after_retry'))
+@needs("initial_answer_correct", "final_answer_correct",
+       uses=("recovered_after_replan", "recovered_after_retry"))
 @takes_run(needs=["initial_answer_correct", "final_answer_correct"])
 def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """MAS effectiveness: first-attempt vs final accuracy and recovery (Phase 0 Task 2).
@@ -202,7 +202,7 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
                                             "n_recovered_after_retry": "Int64"})
 
 
-@needs('replan_requested', 'replan_successful', 'retry_requested', 'retry_successful')
+@needs("replan_requested", "replan_successful", "retry_requested", "retry_successful")
 @takes_run()
 def coordinator_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Coordinator intervention effectiveness: replan and retry success rates (Phase 0 Task 3).

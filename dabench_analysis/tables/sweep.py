@@ -134,7 +134,7 @@ def _present(t: pd.DataFrame, metric: str | None) -> pd.Series:
         as_float(t[metric], metric).notna()
 
 
-@needs('task_id', trials='any')
+@needs("task_id", trials="any")
 @takes_run(pools=False)
 def task_counts(tasks, *, metric: str | None = None) -> pd.DataFrame:
     """Per run: its own number of tasks, the number all runs share, and the pairing checks.
@@ -251,7 +251,7 @@ def _cost(sh: pd.DataFrame, runs: list[str], ci: float) -> tuple[dict, list[str]
     return cols, ["; ".join(m) for m in methods]
 
 
-@needs('task_id', 'final_score')
+@needs("task_id", "final_score")
 @takes_run(pools=False)
 def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: int = 2000,
                 seed: int = 0, metric: str = "final_score", ci: float = 0.95) -> pd.DataFrame:

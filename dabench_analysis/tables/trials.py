@@ -84,7 +84,7 @@ def trial_outcomes(tasks, *, configs: pd.DataFrame | None = None,
     return out.astype({"n": "int64", "c": "int64"})
 
 
-@needs('task_id', 'final_score', uses=('trial',), trials='several')
+@needs("task_id", "final_score", uses=("trial",), trials="several")
 def pass_k(tasks, *, configs: pd.DataFrame | None = None, ks=None,
            threshold: float | None = None, n_boot: int = 2000, seed: int = 0,
            ci: float = 0.95) -> pd.DataFrame:
@@ -166,7 +166,7 @@ def _threshold(runs) -> float:
     return run_threshold(runs) or schema.SUCCESS_THRESHOLD
 
 
-@needs('task_id', 'final_score', uses=('trial',), trials='several')
+@needs("task_id", "final_score", uses=("trial",), trials="several")
 def flakiness(tasks, *, configs: pd.DataFrame | None = None, threshold: float | None = None,
               ci: float = 0.95) -> pd.DataFrame:
     """Per run (or configuration): the share of tasks whose trials disagree (some succeed,

@@ -64,7 +64,7 @@ def _approval(tasks: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return flag.fillna(decision), mismatch
 
 
-@needs('final_score', uses=('aat_verification_passed', 'coordinator_final_decision'),
+@needs("final_score", uses=("aat_verification_passed", "coordinator_final_decision"),
        uses_at_least=1)
 @takes_run(needs=["final_score"])
 def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,

@@ -13,7 +13,8 @@ import pandas as pd
 
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
-from dabench_analysis.schema.needs import needs
+from dabench_analysis.schema import TRAJECTORY_FILE
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci
@@ -49,9 +50,8 @@ def _reentries(inp: Inputs) -> pd.DataFrame:
     return out
 
 
-@needs(files=('trajectory.csv',),
-       file_needs=('trajectory.csv:task_id', 'trajectory.csv:step_id', 'trajectory.csv:tool', 'trajectory.csv:action_input'),
-       uses=('difficulty', 'replan_count', 'execution_attempts'))
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "tool",
+       "action_input"), uses=("difficulty", "replan_count", "execution_attempts",))
 def loop_tasks(run: Run | Runs, *, window: int = 3,
                threshold: float | None = None) -> pd.DataFrame:
     """Per task: its loops (an action issued again within ``window`` steps) and unexplained
@@ -118,9 +118,8 @@ def _loop_tasks(inp: Inputs, window: int) -> pd.DataFrame:
     return out if inp.several else out.drop(columns="run_id", errors="ignore")
 
 
-@needs(files=('trajectory.csv',),
-       file_needs=('trajectory.csv:task_id', 'trajectory.csv:step_id', 'trajectory.csv:tool', 'trajectory.csv:action_input'),
-       uses=('difficulty', 'replan_count', 'execution_attempts'))
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "tool",
+       "action_input"), uses=("difficulty", "replan_count", "execution_attempts",))
 def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
           ci: float = 0.95) -> pd.DataFrame:
     """Loops and unexplained re-entries, and the accuracy of tasks with and without a loop.
@@ -193,9 +192,8 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
     return finish(out, inp)
 
 
-@needs(files=('trajectory.csv',),
-       file_needs=('trajectory.csv:task_id', 'trajectory.csv:step_id', 'trajectory.csv:success'),
-       uses=('difficulty',))
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
+       "success"), uses=("difficulty",))
 def recovery(run: Run | Runs, *, threshold: float | None = None,
              ci: float = 0.95) -> pd.DataFrame:
     """Recovery after errors: for every failed step or tool call, whether a later step of the

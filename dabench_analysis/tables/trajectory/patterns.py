@@ -13,7 +13,8 @@ import pandas as pd
 
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
-from dabench_analysis.schema.needs import needs
+from dabench_analysis.schema import TRAJECTORY_FILE
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci, warn
@@ -128,9 +129,8 @@ def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
                      ignore_index=True)
 
 
-@needs(files=('trajectory.csv',),
-       file_needs=('trajectory.csv:task_id', 'trajectory.csv:step_id', 'trajectory.csv:stage'),
-       uses=('difficulty', 'execution_time'))
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
+       uses=("difficulty", "execution_time",))
 def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
              top: int = 10, threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The variants of a run: one row per distinct sequence of ``by`` values, most frequent
@@ -229,9 +229,8 @@ def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp) -
     return out.drop(columns="_o")
 
 
-@needs(files=('trajectory.csv',),
-       file_needs=('trajectory.csv:task_id', 'trajectory.csv:step_id', 'trajectory.csv:stage'),
-       uses=('difficulty', 'execution_time'))
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
+       uses=("difficulty", "execution_time",))
 def conformance(run: Run | Runs, *, threshold: float | None = None,
                 ci: float = 0.95) -> pd.DataFrame:
     """Conformance to the guide's canonical pattern UNDERSTAND→PLAN→EXECUTE→VERIFY→SUMMARIZE:
@@ -316,9 +315,8 @@ def _node_order(values, by: str) -> dict[str, int]:
     return {v: i for i, v in enumerate(order)}
 
 
-@needs(files=('trajectory.csv',),
-       file_needs=('trajectory.csv:task_id', 'trajectory.csv:step_id', 'trajectory.csv:stage'),
-       uses=('difficulty',))
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
+       uses=("difficulty",))
 def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
                 threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The directly-follows relation: one row per (from, to) pair of consecutive blocks,

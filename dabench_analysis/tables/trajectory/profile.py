@@ -14,8 +14,8 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
-from dabench_analysis.schema import TOOL_CALLS_FILE
-from dabench_analysis.schema.needs import needs
+from dabench_analysis.schema import TOOL_CALLS_FILE, TRAJECTORY_FILE
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_intervals
@@ -49,9 +49,8 @@ def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
     return pd.concat([uniques, q], axis=1)
 
 
-@needs(files=('trajectory.csv',),
-       file_needs=('trajectory.csv:task_id', 'trajectory.csv:step_id', 'trajectory.csv:stage', 'trajectory.csv:tool', 'trajectory.csv:duration_seconds'),
-       uses=('difficulty',))
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage",
+       "tool", "duration_seconds"), uses=("difficulty",))
 def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.DataFrame:
     """Step latencies (``duration_seconds``) by stage, agent or tool, with the share of the
     run's step time and the tokens; for tools also the calls' ``latency_seconds``.
@@ -129,8 +128,8 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     return finish(out, inp, sort=["total_s", by], ascending=[False, True])
 
 
-@needs(files=('trajectory.csv',), file_needs=('trajectory.csv:task_id', 'trajectory.csv:step_id'),
-       uses=('difficulty',))
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id"),
+       uses=("difficulty",))
 def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None = None,
                 ci: float = 0.95) -> pd.DataFrame:
     """The share of all tasks that ended correct within k steps (or t seconds).
@@ -245,9 +244,8 @@ def _seconds_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
                  "ci_high"])
 
 
-@needs(files=('tool_calls.csv',),
-       file_needs=('tool_calls.csv:task_id', 'tool_calls.csv:tool_name', 'tool_calls.csv:success'),
-       uses=('difficulty', 'task_type'))
+@needs(files=(TOOL_CALLS_FILE,), file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name",
+       "success"), uses=("difficulty", "task_type",))
 def tool_fit(run: Run | Runs, *, threshold: float | None = None,
              ci: float = 0.95) -> pd.DataFrame:
     """Which tools work best for what: per tool and task type, the accuracy of the tasks that
