@@ -11,7 +11,7 @@ OUT    ?= figures
 # wheel-check works in a fresh folder under here (outside the repository), removed afterwards.
 WHEEL_TMP ?= $(or $(TMPDIR),/tmp)
 
-.PHONY: venv report test wheel-check lint data bench clean compiled
+.PHONY: venv report test docs wheel-check lint data bench clean compiled
 
 # uv (installed into the venv by the venv's own pip) resolves and installs the package and its
 # ~200 dependencies: about 50 s on a clean machine against pip's 90-125 s. --compile-bytecode: the
@@ -20,7 +20,7 @@ WHEEL_TMP ?= $(or $(TMPDIR),/tmp)
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet 'uv>=0.5'
-	$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -e '.[test,lab]'
+	$(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode -e '.[test,lab,dask,explore,inspect,docs]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dabench-analysis)" >/dev/null
 	touch $(STAMP)
 
@@ -42,8 +42,17 @@ test: compiled
 	$(VENV)/bin/lint-imports --no-cache
 	MPLBACKEND=Agg $(PY) -m pytest -q -n 2 --durations=20
 
+## docs: the documentation site (Sphinx, offline: no intersphinx, notebooks not executed) into
+## docs/_build/html; warnings are errors. The report figures in the gallery are those of the
+## last `make report` (figures/); without them the gallery says so.
+SPHINXOPTS ?= -W --keep-going
+docs: compiled
+	MPLBACKEND=Agg $(VENV)/bin/sphinx-build -b html -q $(SPHINXOPTS) docs docs/_build/html
+	@echo "docs: docs/_build/html/index.html"
+
 ## wheel-check: build sdist and wheel, install the wheel into a fresh venv outside the repository
-## and run one report there, from a folder outside it, on a copy of a sample run
+## and run one report there, from a folder outside it, on a copy of a sample run (the bare wheel:
+## the core dependencies only; a run report needs none of the extras)
 wheel-check: $(STAMP)
 	@set -eu; start=$$(date +%s); \
 	tmp=$$(mktemp -d "$(WHEEL_TMP)/dabench-wheel-check.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \

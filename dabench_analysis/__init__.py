@@ -17,44 +17,54 @@ package is imported inside IPython, or with ``%load_ext dabench_analysis``).
 ['Easy', 'Medium', 'Hard', 'Extreme']
 """
 
-# _mplbackend first: it checks MPLBACKEND before matplotlib's own import would fail on it
-from dabench_analysis import (  # noqa: F401
-    _mplbackend,
-    export,
-    figures,
-    load,
-    report,
-    schema,
-    stats,
-    tables,
-    validate,
-)
-from dabench_analysis.load import (
-    Finding,
-    Run,
-    RunLoadError,
-    Runs,
-    load_run,
-    load_runs,
-    load_table,
-)
-from dabench_analysis.report import explore, show
-from dabench_analysis.validate import ValidationReport, validate_run
+import sys
+from typing import TYPE_CHECKING
+
+from dabench_analysis._lazy import attach
+
+# The public API, imported on first use (PEP 562; issue 37: ``import dabench_analysis`` loads
+# no SciPy, statsmodels, matplotlib, papermill, Dask, ipywidgets or inspect_ai).
+if TYPE_CHECKING:
+    from dabench_analysis import (
+        export,
+        figures,
+        load,
+        report,
+        schema,
+        stats,
+        tables,
+        validate,
+    )
+    from dabench_analysis.load import (
+        Finding,
+        Run,
+        RunLoadError,
+        Runs,
+        load_run,
+        load_runs,
+        load_table,
+    )
+    from dabench_analysis.report import explore, show
+    from dabench_analysis.validate import ValidationReport, validate_run
 
 __version__ = "0.1.0"
 __all__ = ["Finding", "Run", "RunLoadError", "Runs", "ValidationReport", "__version__", "explore",
            "export", "figures", "load", "load_run", "load_runs", "load_table", "report", "schema",
            "show", "stats", "tables", "validate", "validate_run"]
 
-
-def __dir__() -> list[str]:
-    """The public API only (``dir(da)``, tab completion)."""
-    return sorted(__all__)
+__getattr__, __dir__ = attach(__name__, __file__)
 
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext dabench_analysis``: HTML displays of runs, tasks and replays."""
-    report.register_displays(ipython)
+    from dabench_analysis.report.display import register
+
+    register(ipython)
 
 
-report.register_displays()  # inside IPython (a notebook): the HTML displays; elsewhere nothing
+if "IPython" in sys.modules:  # inside IPython (a notebook): the HTML displays; else nothing
+    from dabench_analysis.report.display import register as _register
+
+    _register()
+    del _register
+del sys, TYPE_CHECKING

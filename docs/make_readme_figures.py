@@ -1,6 +1,7 @@
-"""The README's figures, drawn by the package: in "Comparing many runs" the leaderboard of a
-synthetic sweep of 12 runs × 120 tasks (bench/sweep_bench.py's generator, seeded); in
-"Trajectories" the directly-follows graph of the sample run baseline_react.
+"""The committed figures of the README and the docs, drawn by the package: the leaderboard of a
+synthetic sweep of 12 runs × 120 tasks (bench/sweep_bench.py's generator, seeded; the README,
+docs/guide/sweeps.md, the gallery) and the directly-follows graph of the sample run
+baseline_react (docs/guide/trajectories.md, the gallery).
 
     .venv/bin/python docs/make_readme_figures.py      # writes docs/leaderboard_forest.png,
                                                       # docs/transition_graph.png

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import warnings
 from pathlib import Path
 
@@ -210,18 +211,12 @@ def test_tool_events_become_tool_calls(tmp_path, suffix):
 
 
 def test_inspect_reader_without_inspect_ai_says_how_to_install(monkeypatch):
-    import builtins
-
-    real = builtins.__import__
-
-    def no_inspect(name, *a, **k):
-        if name.startswith("inspect_ai"):
-            raise ImportError("No module named 'inspect_ai'")
-        return real(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", no_inspect)
-    with pytest.raises(RunLoadError, match=r"dabench-analysis\[inspect\]"):
+    for mod in ("inspect_ai", "inspect_ai.log", "inspect_ai.scorer"):
+        monkeypatch.setitem(sys.modules, mod, None)  # as if not installed
+    with pytest.raises(RunLoadError) as info:
         da.load_run(EPOCHS)
+    assert "reading Inspect logs needs inspect-ai: pip install 'dabench-analysis[inspect]'" \
+        in str(info.value)
 
 
 # --- per-task tables ----------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from the network, warnings as notes.
 
 The sample runs' comparison report (of the batch the suite builds once, conftest.sample_report)
 is parsed with the standard library's ``html.parser``; the rest builds pages from hand-made notebooks without a
-kernel. A look in a real browser is a manual check (README, "Reading the reports").
+kernel. A look in a real browser is a manual check (docs/guide/reports.md, "Reading the reports").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 catalogue's, one summary builder (explore runs end to end in test_explorer.py and, in
 JupyterLab, in test_browser.py). The rules hold for the shipped notebooks
 (``report.runner.SHIPPED_NOTEBOOKS``), never for one a user adds to ``notebooks/`` as the
-README suggests (issue 33, item 6)."""
+docs suggest (docs/guide/python.md) (issue 33, item 6)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_the_shipped_list_is_what_the_batch_runs_and_git_tracks(tmp_path):
 
 
 def test_a_users_notebook_in_notebooks_is_not_held_to_the_rules(tmp_path):
-    """The README says: make a new notebook in notebooks/. One there (with outputs, no
+    """The docs say (docs/guide/python.md): make a new notebook in notebooks/. One there (with outputs, no
     parameters cell, a function) is the user's: not listed, so no rule fails on it."""
     folder = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", folder)

@@ -1,5 +1,5 @@
 """Column tiers and report sections as catalogue data: validate's findings for absent inputs, the
-notebooks' parameter checks, the README's table of inputs."""
+notebooks' parameter checks, the table of inputs in the docs (docs/guide/reports.md)."""
 
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ def test_plain_papermill_with_a_numeric_run_folder_says_to_use_r(tmp_path):
 
 def test_run_report_without_output_dir_writes_to_its_own_folder(tmp_path, monkeypatch):
     """Only run_dir given: the report lands in figures/<that run's folder>, not in the
-    default run's folder (the notebook run in notebooks/ as the README says; its code cells in
+    default run's folder (the notebook run in notebooks/ as the docs say; its code cells in
     this process, notebook_runs.run_cells)."""
     nb_dir = tmp_path / "notebooks"
     nb_dir.mkdir()
@@ -176,10 +176,10 @@ def test_run_report_without_output_dir_writes_to_its_own_folder(tmp_path, monkey
     assert not (tmp_path / "figures" / "proposed_aat").exists()
 
 
-def test_readme_table_of_inputs_is_the_declarations():
+def test_docs_table_of_inputs_is_the_declarations():
     from dabench_analysis.report.inputs_table import columns_markdown
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "guide" / "reports.md").read_text(encoding="utf-8")
     start, end = "<!-- inputs-table:start -->\n", "\n<!-- inputs-table:end -->"
     assert text[text.index(start) + len(start):text.index(end)] == columns_markdown()
     for field in report.SUMMARY_FIELDS:
@@ -216,8 +216,8 @@ def test_a_run_without_a_required_column_fails_naming_it(tmp_path, run_copy, dro
     assert re.search(r"required column\(s\) \[&#x27;final_score&#x27;\] missing", index)
 
 
-def test_readme_table_of_checks_is_the_catalogues():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_docs_table_of_checks_is_the_catalogues():
+    text = (ROOT / "docs" / "guide" / "validation.md").read_text(encoding="utf-8")
     start, end = "<!-- checks-table:start -->\n", "\n<!-- checks-table:end -->"
     assert text[text.index(start) + len(start):text.index(end)] == schema.checks_markdown()
 

@@ -1,11 +1,16 @@
 """Layer 6, export: tables (csv/tex/md), JSON and text, figures (PNG/PDF) and the results
 paragraph, every file written atomically through :func:`atomic_write`."""
 
-from dabench_analysis._atomic import atomic_write
-from dabench_analysis.export.figures import SavedFigure, save_and_show, save_figure
-from dabench_analysis.export.files import write_json, write_text
-from dabench_analysis.export.paragraph import format_p, reporting_paragraph
-from dabench_analysis.export.tables import TABLE_FORMATS, save_table, to_latex, to_markdown
+from typing import TYPE_CHECKING
+
+from dabench_analysis._lazy import attach
+
+if TYPE_CHECKING:
+    from dabench_analysis._atomic import atomic_write
+    from dabench_analysis.export.figures import SavedFigure, save_and_show, save_figure
+    from dabench_analysis.export.files import write_json, write_text
+    from dabench_analysis.export.paragraph import format_p, reporting_paragraph
+    from dabench_analysis.export.tables import TABLE_FORMATS, save_table, to_latex, to_markdown
 
 __all__ = ["TABLE_FORMATS", "SavedFigure", "atomic_write", "format_p", "reporting_paragraph",
            "save_and_show", "save_figure", "save_table", "to_latex", "to_markdown", "write_json",
@@ -13,20 +18,25 @@ __all__ = ["TABLE_FORMATS", "SavedFigure", "atomic_write", "format_p", "reportin
 
 # The one rule for numbers shown to a reader lives in schema/numbers.py (below figures, which
 # use it too); re-exported here beside the tables that apply it.
-from dabench_analysis.schema.numbers import (  # noqa: E402
-    format_estimate,
-    format_interval,
-    format_pvalue,
-)
+if TYPE_CHECKING:
+    from dabench_analysis.schema.numbers import (
+        format_estimate,
+        format_interval,
+        format_pvalue,
+    )
 
 __all__ += ["format_estimate", "format_pvalue"]
 
 # Tables as a reader sees them: estimate and interval in one cell, human labels.
-from dabench_analysis.export.presentation import column_label, find_intervals, present  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.export.presentation import column_label, find_intervals, present
 
 __all__ += ["column_label", "find_intervals", "format_interval", "present"]
 
 # Control characters from the data as visible escapes, in every file written: export/text.py.
-from dabench_analysis.export.text import visible  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.export.text import visible
 
 __all__ += ["visible"]
+
+__getattr__, __dir__ = attach(__name__, __file__)

@@ -12,6 +12,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from dabench_analysis import _mplbackend  # noqa: F401 - MPLBACKEND checked before matplotlib
+
+# isort: split
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure

@@ -10,28 +10,35 @@ changes global matplotlib state: interactive mode, rcParams and pyplot's current
 they were (see :mod:`dabench_analysis.figures.theme`). A figure with nothing to show says so.
 """
 
-from dabench_analysis.figures import research_eval
-from dabench_analysis.figures.breakdowns import difficulty_bars, failure_by_stage
-from dabench_analysis.figures.calibration import reliability_diagram
-from dabench_analysis.figures.comparison import paired_difference
-from dabench_analysis.figures.distributions import (
-    failure_distribution,
-    score_bins,
-    score_distribution,
-)
-from dabench_analysis.figures.judge import plot_configurations
-from dabench_analysis.figures.process import tool_latency
-from dabench_analysis.figures.relations import autonomy_vs_efficiency, correlation_matrix
-from dabench_analysis.figures.theme import (
-    OKABE_ITO,
-    ONE_COLUMN,
-    RC_PARAMS,
-    TWO_COLUMN,
-    apply_style,
-    axes_or_new,
-    empty_note,
-    new_figure,
-)
+from typing import TYPE_CHECKING
+
+# MPLBACKEND checked before matplotlib is first imported (by any module of this folder)
+from dabench_analysis import _mplbackend  # noqa: F401
+from dabench_analysis._lazy import attach
+
+if TYPE_CHECKING:
+    from dabench_analysis.figures import research_eval
+    from dabench_analysis.figures.breakdowns import difficulty_bars, failure_by_stage
+    from dabench_analysis.figures.calibration import reliability_diagram
+    from dabench_analysis.figures.comparison import paired_difference
+    from dabench_analysis.figures.distributions import (
+        failure_distribution,
+        score_bins,
+        score_distribution,
+    )
+    from dabench_analysis.figures.judge import plot_configurations
+    from dabench_analysis.figures.process import tool_latency
+    from dabench_analysis.figures.relations import autonomy_vs_efficiency, correlation_matrix
+    from dabench_analysis.figures.theme import (
+        OKABE_ITO,
+        ONE_COLUMN,
+        RC_PARAMS,
+        TWO_COLUMN,
+        apply_style,
+        axes_or_new,
+        empty_note,
+        new_figure,
+    )
 
 __all__ = ["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
            "autonomy_vs_efficiency", "axes_or_new", "correlation_matrix", "difficulty_bars",
@@ -40,30 +47,35 @@ __all__ = ["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
            "score_bins", "score_distribution", "tool_latency"]
 
 # Sweeps: leaderboard forest plot, pairwise heatmap, item difficulty.
-from dabench_analysis.figures import sweep  # noqa: E402
-from dabench_analysis.figures.sweep import (  # noqa: E402
-    item_difficulty,
-    leaderboard_forest,
-    pairwise_heatmap,
-)
+if TYPE_CHECKING:
+    from dabench_analysis.figures import sweep
+    from dabench_analysis.figures.sweep import (
+        item_difficulty,
+        leaderboard_forest,
+        pairwise_heatmap,
+    )
 
 __all__ += ["item_difficulty", "leaderboard_forest", "pairwise_heatmap", "sweep"]
 
 
 # Trajectories: directly-follows graph, variants, solved within k steps, step latency.
-from dabench_analysis.figures import trajectory  # noqa: E402
-from dabench_analysis.figures.process_graph import transition_graph  # noqa: E402
-from dabench_analysis.figures.trajectory import (  # noqa: E402
-    solve_curve,
-    step_latency,
-    trajectory_variants,
-)
+if TYPE_CHECKING:
+    from dabench_analysis.figures import trajectory
+    from dabench_analysis.figures.process_graph import transition_graph
+    from dabench_analysis.figures.trajectory import (
+        solve_curve,
+        step_latency,
+        trajectory_variants,
+    )
 
 __all__ += ["solve_curve", "step_latency", "trajectory", "trajectory_variants",
             "transition_graph"]
 
 # Repeated trials and costs: pass^k against k, the cost-accuracy frontier.
-from dabench_analysis.figures import trials  # noqa: E402
-from dabench_analysis.figures.trials import frontier, pass_k_curve  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.figures import trials
+    from dabench_analysis.figures.trials import frontier, pass_k_curve
 
 __all__ += ["frontier", "pass_k_curve", "trials"]
+
+__getattr__, __dir__ = attach(__name__, __file__)

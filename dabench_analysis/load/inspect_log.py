@@ -4,7 +4,7 @@ The log is read with :func:`inspect_ai.log.read_eval_log` and its classes (the f
 inspect_ai's, not frozen, so it is never unzipped or parsed here); inspect_ai is the optional
 extra ``dabench-analysis[inspect]``. One log is one run, named after the log file.
 
-Fields (the README's "Other harnesses" lists them too): each sample and epoch is a task row:
+Fields (the docs' "Other harnesses" lists them too): each sample and epoch is a task row:
 ``id`` -> ``task_id``, ``epoch`` -> ``trial`` (repeated trials), the first scorer's value ->
 ``final_score`` through inspect_ai's own ``value_to_float`` (``C`` 1.0, ``I`` 0.0, ``P`` 0.5,
 ``N`` 0.0, yes/no and true/false 1/0, numbers as numbers; a partial 0.5 is below the default
@@ -27,20 +27,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dabench_analysis._lazy import need
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.harness import Declared, Record
 
-#: What to install when inspect_ai is missing.
-EXTRA = "pip install 'dabench-analysis[inspect]'"
-
 
 def _inspect():
-    try:
-        from inspect_ai.log import read_eval_log
-        from inspect_ai.scorer import value_to_float
+    try:  # inspect-ai is the [inspect] extra: one line naming it when missing
+        log = need("inspect_ai.log", what="reading Inspect logs", extra="inspect",
+                   dist="inspect-ai")
+        scorer = need("inspect_ai.scorer", what="reading Inspect logs", extra="inspect",
+                      dist="inspect-ai")
     except ImportError as exc:
-        raise RunLoadError(f"reading Inspect logs needs inspect_ai: {EXTRA} ({exc})") from None
-    return read_eval_log, value_to_float()
+        raise RunLoadError(str(exc)) from None
+    return log.read_eval_log, scorer.value_to_float()
 
 
 def _usage(sample) -> dict:

@@ -56,7 +56,7 @@ def load_run(
         ``artifacts/runs/<RUN_ID>`` holding ``task_metrics.csv`` (or only the legacy
         ``comprehensive_evaluation.csv``), optionally ``trajectory.csv``, ``tool_calls.csv`` and
         ``task_*/task_replay.json`` (seed 000 §Generated Artifacts). Or a file of another
-        harness (the README's "Other harnesses"): an Inspect log (``.eval``, ``.json``), a
+        harness (the docs' "Other harnesses", ``docs/guide/harnesses.md``): an Inspect log (``.eval``, ``.json``), a
         tau-bench or tau2-bench results JSON, a per-task table (CSV, JSON lines, Parquet).
     columns : sequence of str, optional
         Task columns to load, e.g. ``schema.CORRECTNESS + schema.COST``; the required columns

@@ -1,6 +1,8 @@
 """A run folder holding both task files, ``task_metrics.csv`` and the legacy
 ``comprehensive_evaluation.csv`` (:data:`dabench_analysis.schema.files.TASK_FILES`): the loader
-reads the first, and :func:`second_task_files` says so, with whether the other's scores agree.
+reads the first, and :func:`second_task_files` says so when the other's scores differ (the
+eval-v2 guide writes the legacy file beside the new one for backward compatibility: when the two
+agree, as they do in every run the evaluator writes, nothing is said).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ _SHOWN = 3  # differing tasks quoted in the message
 
 def second_task_files(dirs: Sequence[Path], results: Sequence, *, cache: bool = True,
                       mapper: Callable = map) -> dict[int, Finding]:
-    """For each run folder that holds both task files, a finding naming both.
+    """For each run folder that holds both task files whose scores differ, a finding naming both.
 
     Parameters
     ----------
@@ -34,18 +36,18 @@ def second_task_files(dirs: Sequence[Path], results: Sequence, *, cache: bool = 
     Returns
     -------
     dict of int to Finding
-        By position in ``dirs``: check ``second_task_file`` on the file not read: an info
-        finding when its ``task_id`` and ``final_score`` agree with the file used, a warning
+        By position in ``dirs``: check ``second_task_file`` on the file not read: a warning
         naming the tasks whose scores differ (or the tasks in one file only), or that it
-        cannot be read.
+        cannot be read. A folder whose two files agree on ``task_id`` and ``final_score`` has
+        no entry.
 
     Examples
     --------
     >>> from dabench_analysis.schema.files import TASKS
     >>> d = Path("data/sample_runs/baseline_react")
     >>> (res,) = pipeline.read_files([d / TASK_FILE], [TASKS], cache=False)
-    >>> second_task_files([d], [res], cache=False)[0].message  # doctest: +ELLIPSIS
-    'task_metrics.csv and comprehensive_evaluation.csv are both in the folder: ... agree ...'
+    >>> second_task_files([d], [res], cache=False)  # the evaluator's two files agree
+    {}
     """
     both = [i for i, (d, r) in enumerate(zip(dirs, results, strict=True))
             if r is not None and r.table is not None and r.kind.file == TASK_FILE
@@ -55,7 +57,8 @@ def second_task_files(dirs: Sequence[Path], results: Sequence, *, cache: bool = 
     others = pipeline.read_files([dirs[i] / LEGACY_TASK_FILE for i in both],
                                  [LEGACY_TASKS] * len(both), ("task_id", "final_score"),
                                  cache=cache, mapper=mapper)
-    return {i: _compare(results[i], o) for i, o in zip(both, others, strict=True)}
+    found = {i: _compare(results[i], o) for i, o in zip(both, others, strict=True)}
+    return {i: f for i, f in found.items() if f is not None}
 
 
 def _scores(res) -> pd.Series:
@@ -63,7 +66,7 @@ def _scores(res) -> pd.Series:
     return t.drop_duplicates("task_id").set_index("task_id")["final_score"]
 
 
-def _compare(used, other) -> Finding:
+def _compare(used, other) -> Finding | None:
     head = (f"{TASK_FILE} and {LEGACY_TASK_FILE} are both in the folder: {TASK_FILE} is used, "
             f"{LEGACY_TASK_FILE} is not read")
     if other.error is not None:
@@ -72,17 +75,14 @@ def _compare(used, other) -> Finding:
                        f"({other.error.message.splitlines()[0]})")
     if all(used.table.column(c).equals(other.table.column(c))  # the usual case, in O(n)
            for c in ("task_id", "final_score")):
-        return Finding("info", LEGACY_TASK_FILE, None, "final_score", "second_task_file",
-                       f"{head}; they agree (task_id and final_score of all "
-                       f"{used.table.num_rows} tasks)")
+        return None
     a, b = _scores(used), _scores(other)
     common = a.index.intersection(b.index)
     x, y = a[common], b[common]
     differ = common[~((x == y) | (x.isna() & y.isna())).to_numpy()]
     only_a, only_b = a.index.difference(b.index), b.index.difference(a.index)
     if not len(differ) and not len(only_a) and not len(only_b):
-        return Finding("info", LEGACY_TASK_FILE, None, "final_score", "second_task_file",
-                       f"{head}; they agree (task_id and final_score of all {len(a)} tasks)")
+        return None
     parts = []
     if len(differ):
         shown = ", ".join(f"{t}: {x[t]} vs {y[t]}" for t in differ[:_SHOWN])

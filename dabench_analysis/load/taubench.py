@@ -9,7 +9,7 @@ assistant, ``tool`` messages answering them by ``tool_call_id``). tau2-bench
 ``termination_reason`` and ``messages`` (tool calls as ``{id, name, arguments}``, tool
 results as ``tool`` messages with ``error``).
 
-Fields (the README's "Other harnesses" lists them too): ``reward`` -> ``final_score``;
+Fields (the docs' "Other harnesses" lists them too): ``reward`` -> ``final_score``;
 ``trial`` -> ``trial`` (a file with no ``trial`` in any result is one trial per task: no trial
 column; a result without it among results with it is a ``missing_key`` error, left out);
 ``info.user_cost`` -> ``user_cost`` (the simulated user's cost, kept,

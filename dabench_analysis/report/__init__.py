@@ -2,27 +2,37 @@
 manifest of every report's inputs and versions, and the command line (``dabench-analysis``).
 The notebooks live in the top-level ``notebooks/``."""
 
-from dabench_analysis.report.index import write_index
-from dabench_analysis.report.jobs import (
-    STATES,
-    Job,
-    JobResult,
-    execute_job,
-    is_evaluated,
-    plan_jobs,
-    run_jobs,
-    safe_name,
-)
-from dabench_analysis.report.params import (
-    check_parameters,
-    input_dir,
-    input_path,
-    output_dir_for,
-    run_name,
-)
-from dabench_analysis.report.provenance import input_files, manifest, show_manifest
-from dabench_analysis.report.runner import NOTEBOOK_DIR, ReportError, check_notebook, run_notebook
-from dabench_analysis.report.sections import Sections, group_skips
+from typing import TYPE_CHECKING
+
+from dabench_analysis._lazy import attach
+
+if TYPE_CHECKING:
+    from dabench_analysis.report.index import write_index
+    from dabench_analysis.report.jobs import (
+        STATES,
+        Job,
+        JobResult,
+        execute_job,
+        is_evaluated,
+        plan_jobs,
+        run_jobs,
+        safe_name,
+    )
+    from dabench_analysis.report.params import (
+        check_parameters,
+        input_dir,
+        input_path,
+        output_dir_for,
+        run_name,
+    )
+    from dabench_analysis.report.provenance import input_files, manifest, show_manifest
+    from dabench_analysis.report.runner import (
+        NOTEBOOK_DIR,
+        ReportError,
+        check_notebook,
+        run_notebook,
+    )
+    from dabench_analysis.report.sections import Sections, group_skips
 
 __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections", "check_parameters",
            "input_dir", "output_dir_for", "STATES", "Job", "JobResult", "ReportError", "check_notebook",
@@ -34,30 +44,35 @@ __all__ += ["group_skips"]
 __all__ += ["input_files", "manifest", "show_manifest"]
 
 # Report pages that read as reports: tables as a reader sees them, the HTML page.
-from dabench_analysis.report.html import export_html  # noqa: E402
-from dabench_analysis.report.show import show, table_html  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.report.html import export_html
+    from dabench_analysis.report.show import show, table_html
 
 __all__ += ["export_html", "show", "table_html"]
 
 # A report notebook's writer (its context: sections, tables, figures), its summary.json.
-from dabench_analysis.report.context import (  # noqa: E402
-    Context,
-    compare_context,
-    run_context,
-    sweep_context,
-)
-from dabench_analysis.report.summary import (  # noqa: E402
-    SUMMARY_FIELDS,
-    SUMMARY_SCHEMA_VERSION,
-    summary,
-    write_summary,
-)
+if TYPE_CHECKING:
+    from dabench_analysis.report.context import (
+        Context,
+        compare_context,
+        run_context,
+        sweep_context,
+    )
+    from dabench_analysis.report.summary import (
+        SUMMARY_FIELDS,
+        SUMMARY_SCHEMA_VERSION,
+        summary,
+        write_summary,
+    )
 
 __all__ += ["Context", "compare_context", "run_context", "summary",
             "sweep_context", "write_summary"]
 
 # In notebooks: HTML displays of runs, tasks and replays, da.show's tables, the explorer.
-from dabench_analysis.report.display import register as register_displays  # noqa: E402
-from dabench_analysis.report.explorer import Explorer, explore  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.report.display import register as register_displays
+    from dabench_analysis.report.explorer import Explorer, explore
 
 __all__ += ["Explorer", "explore", "register_displays"]
+
+__getattr__, __dir__ = attach(__name__, __file__)

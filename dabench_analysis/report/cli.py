@@ -13,32 +13,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
+# What defining the commands needs, and nothing that imports pandas: the package's layers are
+# imported inside the commands (and `rep`, `export` are lazy namespaces), so that `--help`
+# costs about what importing typer does (issue 37).
+from dabench_analysis import export
 from dabench_analysis import report as rep
-from dabench_analysis.export.text import visible
-from dabench_analysis.report import arguments, edge
+from dabench_analysis._lazy import need
+from dabench_analysis.report import edge
 from dabench_analysis.report.runner import CELL_TIMEOUT
 from dabench_analysis.report.usage import OneLineGroup
-from dabench_analysis.report.validation import KIND as VALIDATE_KIND
-from dabench_analysis.report.validation import NAMES as VALIDATE_NAMES
-from dabench_analysis.report.validation import check_out_dir, write_validation
-from dabench_analysis.schema import CONFIG_FILE, SUCCESS_THRESHOLD, check_threshold
-from dabench_analysis.schema.numbers import format_estimate
-from dabench_analysis.validate import validate_run
-from dabench_analysis.validate.health import (
-    NOT_EVALUATED,
-    _num,
-    _pct,
-    cause_text,
-    health_text,
-)
+from dabench_analysis.schema.columns import SUCCESS_THRESHOLD, check_threshold
+from dabench_analysis.schema.files import CONFIG_FILE
 
 #: Exit codes of ``validate``: no error; an error finding (or a run that cannot be read);
 #: usage (typer, or an --out inside a run directory); no error but a run not evaluated.
@@ -46,6 +36,8 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_NOT_EVALUATED = 0, 1, 2, 3
 
 
 def _health_line(vr) -> Text:
+    from dabench_analysis.validate.health import NOT_EVALUATED, _num, _pct, cause_text, health_text
+
     if vr.state == "not evaluated":
         return Text(NOT_EVALUATED, style="yellow")
     h = vr.health
@@ -104,6 +96,12 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     >>> validate_command(["data/sample_runs/pending_run"], console=Console(file=io.StringIO()))
     3
     """
+    import pandas as pd
+    from rich.table import Table
+
+    from dabench_analysis.report.validation import check_out_dir, write_validation
+    from dabench_analysis.validate import validate_run
+
     if out is not None:
         check_out_dir(out, paths)
     console = console or LogConsole()
@@ -112,7 +110,7 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
     for p in paths:
         vr = validate_run(p, threshold=threshold)
         reports.append(vr)
-        console.print(Text(visible(f"{vr.path} — run {vr.run_id} ({vr.state}, "
+        console.print(Text(export.visible(f"{vr.path} — run {vr.run_id} ({vr.state}, "
                                    f"{vr.n_tasks} tasks)"), style="bold"))
         summary = vr.summary()
         if vr.state == "not evaluated":
@@ -128,7 +126,7 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
                     f" row {r.first_row}" if r.n == 1 else f" rows from {r.first_row}"
                 where = f"{r.files}{row}" + (f" [{_first(r.columns)}]" if r.columns else "")
                 table.add_row(Text(r.severity, style=colour[r.severity]), Text(r.check),
-                              str(r.n), Text(visible(where)), Text(visible(str(r.example))))
+                              str(r.n), Text(export.visible(where)), Text(export.visible(str(r.example))))
             console.print(table)
         console.print(_health_line(vr))
     pending = sum(vr.state == "not evaluated" for vr in reports)
@@ -140,7 +138,7 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
         except OSError as exc:  # the previous set stays as it was
             raise edge.cannot_write("--out", out, exc) from None
         for path in written:
-            console.print(Text(visible(f"wrote {path}")))
+            console.print(Text(export.visible(f"wrote {path}")))
     console.print(Text(f"{len(paths)} run(s) validated; "
                        + ("errors found" if status == EXIT_ERRORS else "no errors")
                        + (f"; {pending} not evaluated" if pending else ""),
@@ -195,11 +193,11 @@ Debug = Annotated[bool, typer.Option("--debug", help="on an error, show the Pyth
 
 
 def _say(line: str) -> None:
-    err.print(Text(visible(line), style="red"), soft_wrap=True)
+    err.print(Text(export.visible(line), style="red"), soft_wrap=True)
 
 
 def _note(line: str) -> None:
-    err.print(Text(visible(line), style="yellow"), soft_wrap=True)
+    err.print(Text(export.visible(line), style="yellow"), soft_wrap=True)
 
 
 def _edge(command):
@@ -229,14 +227,16 @@ def _sample_root() -> Path:
 
 
 def _print_summary(results: list[rep.JobResult]) -> None:
+    from rich.table import Table
+
     table = Table(title="Reports")
     for col in ("kind", "name", "state", "seconds", "reason"):
         table.add_column(col, overflow="fold")
     style = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
     for r in results:
-        table.add_row(r.job.kind, Text(visible(r.job.name)), f"[{style[r.state]}]{r.state}[/]",
-                      "" if r.state == "not evaluated" else format_estimate(r.seconds),
-                      Text(visible(r.reason)))  # as the index: no time for a report not run
+        table.add_row(r.job.kind, Text(export.visible(r.job.name)), f"[{style[r.state]}]{r.state}[/]",
+                      "" if r.state == "not evaluated" else export.format_estimate(r.seconds),
+                      Text(export.visible(r.reason)))  # as the index: no time for a report not run
     console.print(table)
 
 
@@ -324,7 +324,17 @@ def report(
     Other harnesses: RUN_DIR may be an Inspect log, a tau-bench results file or a per-task
     table (CSV, JSON lines, Parquet; --map NAME=COLUMN for its columns).
     """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from dabench_analysis.report import arguments
+
     _check_success_threshold(success_threshold)
+    if scheduler:  # before anything runs: Dask is the [dask] extra
+        try:
+            need("distributed", what="--scheduler", extra="dask")
+        except ImportError as exc:
+            _say(f"error: {exc}")
+            raise typer.Exit(EXIT_USAGE) from None
     mapping = _mapping(run_format, column_map)
     if not run_dirs:
         root = _sample_root()
@@ -373,12 +383,12 @@ def report(
         def done(res: rep.JobResult) -> None:
             bar.advance(task)
             if res.state == "failed":
-                err.print(f"[red]failed[/] {escape(visible(res.job.name))}: "
-                          f"{escape(visible(res.reason))}",
+                err.print(f"[red]failed[/] {escape(export.visible(res.job.name))}: "
+                          f"{escape(export.visible(res.reason))}",
                           highlight=False, soft_wrap=True)  # one line, whatever the width
             elif res.state == "not evaluated":
-                err.print(f"[yellow]not evaluated[/] {escape(visible(res.job.name))}: "
-                          f"{escape(visible(res.reason))}", highlight=False, soft_wrap=True)
+                err.print(f"[yellow]not evaluated[/] {escape(export.visible(res.job.name))}: "
+                          f"{escape(export.visible(res.reason))}", highlight=False, soft_wrap=True)
 
         try:
             results = rep.run_jobs(plan, n_jobs=jobs, scheduler=scheduler, on_done=done,
@@ -391,7 +401,7 @@ def report(
     except OSError as exc:
         raise edge.cannot_write("--out", out, exc) from None
     _print_summary(results)
-    console.print(f"index: {escape(visible(str(index)))}", highlight=False, soft_wrap=True)
+    console.print(f"index: {escape(export.visible(str(index)))}", highlight=False, soft_wrap=True)
     if any(r.state == "failed" for r in results):
         raise typer.Exit(1)
 
@@ -416,6 +426,11 @@ def validate(
     directory.
     Exit 3: no error, but a run is not evaluated (no task_metrics.csv: no health score).
     """
+    from dabench_analysis.report import arguments
+    from dabench_analysis.report.validation import KIND as VALIDATE_KIND
+    from dabench_analysis.report.validation import NAMES as VALIDATE_NAMES
+    from dabench_analysis.report.validation import check_out_dir
+
     _check_success_threshold(success_threshold)
     run_dirs = arguments.check_runs(run_dirs, say=_note)  # each a folder or file, each once
     edge.check_cache()
@@ -449,7 +464,7 @@ def cache_info(debug: Debug = False) -> None:
 
     info = cache.info()
     console.print(f"cache: {escape(str(info['path']))}\nentries: {info['entries']}\n"
-                  f"size: {format_estimate(info['bytes'] / 2**20)} MiB\n"
+                  f"size: {export.format_estimate(info['bytes'] / 2**20)} MiB\n"
                   f"toolkit key: {info['toolkit']}",
                   soft_wrap=True, highlight=False)
 
@@ -465,7 +480,7 @@ def cache_clear(debug: Debug = False) -> None:
         edge.check_folder(cache.cache_dir(), what="cache folder")
 
     done = cache.clear()
-    mib = format_estimate(done["bytes"] / 2**20)
+    mib = export.format_estimate(done["bytes"] / 2**20)
     console.print(f"removed {done['removed']} entries ({mib} MiB) "
                   f"from {escape(str(done['path']))}", soft_wrap=True, highlight=False)
 

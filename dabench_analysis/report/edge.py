@@ -1,5 +1,5 @@
 """Errors at the edge of the command line: every one is one line naming the path and the cause
-(the ``errno`` text), with the README's exit codes: 2 for an output, cache or temporary folder
+(the ``errno`` text), with the exit codes of the docs' "Command line": 2 for an output, cache or temporary folder
 that cannot be used and for bad parameters, 1 for anything else that stops a command. No
 Python traceback unless ``--debug`` or ``DABENCH_DEBUG=1``.
 
@@ -22,7 +22,7 @@ from dabench_analysis.report.outputs import make_dirs, remove_empty
 
 #: Set to 1 (or any value but 0 and empty) to see the traceback of an error at the edge.
 DEBUG_ENV = "DABENCH_DEBUG"
-#: Exit codes (README, "Command line"): usage or an unusable location; a failed command.
+#: Exit codes (docs/guide/cli.md): usage or an unusable location; a failed command.
 EXIT_USAGE, EXIT_FAILED = 2, 1
 _MAX = 400
 

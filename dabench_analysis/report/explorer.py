@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from dabench_analysis._lazy import need
 from dabench_analysis.export import format_estimate
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
@@ -52,6 +53,7 @@ class Explorer:
 
     def __init__(self, run: Run, baseline: Run | None = None, *, task_id: str | None = None,
                  rows: int = 12):
+        need("ipywidgets", what="da.explore", extra="explore")  # before any work
         self.run, self.baseline, self.rows = run, baseline, rows
         self.listing = task_list(run, baseline=baseline)
         self._details: dict[tuple[str, str], TaskDetail] = {}

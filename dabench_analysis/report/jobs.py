@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dabench_analysis._lazy import need
 from dabench_analysis.load import formats
 from dabench_analysis.report import outputs
 from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
@@ -346,8 +347,9 @@ def run_jobs(
         if on_done:
             on_done(res)
 
-    if scheduler:
-        from distributed import Client, as_completed
+    if scheduler:  # Dask is the [dask] extra: one line naming it when missing
+        distributed = need("distributed", what="report --scheduler", extra="dask")
+        Client, as_completed = distributed.Client, distributed.as_completed
 
         try:
             client = Client(scheduler, timeout="15s")

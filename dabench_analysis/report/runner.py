@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from dabench_analysis.report import outputs
 from dabench_analysis.report.edge import cause
-from dabench_analysis.report.html import export_html
 from dabench_analysis.report.kernel import INLINE_BACKEND, _exit_status, _kernel_manager  # noqa: F401
 
 if TYPE_CHECKING:  # imported where used: nbformat's import takes seconds (jsonschema formats),
@@ -35,7 +34,7 @@ NOTEBOOK_DIR = (Path(__file__).resolve().parents[2] / "notebooks"
                 else Path(__file__).resolve().parents[1] / "notebooks")
 
 #: The notebooks the toolkit ships in ``notebooks/``: the report of each kind (the batch's jobs)
-#: and the interactive ones. A notebook a user adds there (README, "Use it from Python /
+#: and the interactive ones. A notebook a user adds there (docs/guide/python.md, "Use it from Python /
 #: JupyterLab") is theirs: the rules the tests hold these to do not apply to it.
 SHIPPED_NOTEBOOKS: tuple[str, ...] = (
     "run_report.ipynb", "compare_runs.ipynb", "sweep.ipynb", "judge_agreement.ipynb",
@@ -176,6 +175,8 @@ def _kernel_exists(kernel_name: str) -> None:
 def _export_html(nb_path: Path, html_path: Path) -> None:
     """The report page: no code, a table of contents, warnings as notes, nothing loaded from
     the network (:func:`dabench_analysis.report.html.export_html`)."""
+    from dabench_analysis.report.html import export_html  # nbconvert: only when a page is written
+
     export_html(nb_path, html_path)
 
 

@@ -21,7 +21,7 @@ from dabench_analysis.tables.pooling import runs_checked
 
 #: Version of the ``summary.json`` layout written by the report notebooks.
 SUMMARY_SCHEMA_VERSION = 1
-#: Fields every report's ``summary.json`` has (beyond its own key numbers, see the README).
+#: Fields every report's ``summary.json`` has (beyond its own key numbers, see docs/guide/reports.md).
 SUMMARY_FIELDS: dict[str, str] = {
     "schema_version": f"layout version of this file ({SUMMARY_SCHEMA_VERSION})",
     "report": "run, compare, sweep, judge or research_eval",

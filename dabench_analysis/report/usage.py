@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from dabench_analysis.export.text import visible
+from dabench_analysis import export
 
 try:  # typer before it carried its own copy of click raised click's exceptions
     from click import ClickException as _ClickException
@@ -84,12 +84,12 @@ def usage_line(exc: Exception) -> str:
     """
     param = getattr(exc, "param", None)
     if param is not None and type(exc).__name__ != "MissingParameter":
-        return visible(f"{_hint(param)}: {_value_error(exc)}")
+        return export.visible(f"{_hint(param)}: {_value_error(exc)}")
     text = " ".join(exc.format_message().split()).rstrip(".")
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:
         text += f" (`{ctx.command_path} --help` shows the usage)"
-    return visible(text)
+    return export.visible(text)
 
 
 class OneLineGroup(TyperGroup):

@@ -1,5 +1,5 @@
 """The checks of :func:`dabench_analysis.validate_run` as data: one entry per check name with its
-severity, tolerance, the section of the eval-v2 guide (seed 000) it comes from and its rule.
+severity, tolerance, the eval-v2 guide's section (``docs/reference/eval-v2.md``) and its rule.
 
 The validate layer reads severities and tolerances from here (never restating them), the tests
 break each check once (``tests/test_validate_rules.py`` fails for an entry without a break
@@ -106,7 +106,7 @@ class Check:
     rule : str
         The rule in one line.
     tolerance : float or None
-        Largest |difference| accepted (None: compared exactly).
+        Largest absolute difference accepted (None: compared exactly).
     unit : str
         Unit of the tolerance ("" for [0, 1] scores, " s", " tokens").
     strict : bool
@@ -208,10 +208,10 @@ _CHECKS = [
        "\"planner\")", reads=_in(TRAJ, "task_id", "action")),
     _c("schema_exploration_steps_count", "warning", _K5, "schema_exploration_steps = "
        "count(trajectory.csv phase = \"explore\")", reads=_in(TRAJ, "task_id", "phase")),
-    _c("control_characters", "warning", "README (Faults)", "free text holds no control "
+    _c("control_characters", "warning", "docs: Faults", "free text holds no control "
        "character (C0 but tab and line ends, DEL, C1) and no lone surrogate; kept as read, written as "
        "visible escapes (\\x00)"),
-    _c("invariant_skipped", "info", "README (Runs from other eval-v2 versions)", "a check "
+    _c("invariant_skipped", "info", "docs: Reports (inputs)", "a check "
        "whose inputs are absent for every task is listed once, not run"),
     # 1. Correctness
     *[_c(f"{lvl}_f1_formula", "error", _K1, f"{lvl}_f1 = 2 P R / (P + R) of {lvl}_precision "

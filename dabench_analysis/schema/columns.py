@@ -3,8 +3,10 @@
 """The eval-v2 column catalogue: every column once, with dtype, group, unit and meaning.
 
 Loaders, validation, tables and axis labels read this catalogue instead of scattering column
-names through the code. Sections cited as "seed 000 §…" refer to the eval-v2 guide
-(``docs/implementation/EVALUATION.md``) the project was created from.
+names through the code. Sections cited as "seed 000 §…" (or "the guide") refer to the eval-v2
+guide the project was created from (``docs/implementation/EVALUATION.md`` of the harness, not
+shipped here): the documentation's eval-v2 column reference (``docs/reference/eval-v2.md``)
+describes it in our words, lists its sections, and renders this catalogue as tables.
 
 Notes
 -----
@@ -27,8 +29,10 @@ import functools
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "Column", "TASK_COLUMNS", "TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS", "ALIASES", "ENUMS",
@@ -132,6 +136,8 @@ class Column:
 @functools.cache
 def _dtype(kind: str, name: str) -> str | pd.CategoricalDtype:
     if kind == "enum":
+        import pandas as pd  # here, not at import: the CLI's --help reads this module
+
         return pd.CategoricalDtype(ENUMS[name], ordered=name in ORDERED_ENUMS)
     return {"id": "string", "text": "string", "timestamp": "string", "score": "float64",
             "float": "float64", "seconds": "float64", "cost": "float64", "count": "Int64",
@@ -411,12 +417,15 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str = "ta
 
     Examples
     --------
+    >>> import pandas as pd
     >>> require_columns(pd.DataFrame({"final_score": [1.0]}), ["final_score"])
     >>> require_columns(pd.DataFrame({"final_score": [1.0]}), ["final_scor"])
     Traceback (most recent call last):
     ...
     ValueError: column 'final_scor' not in tasks; known: final_score
     """
+    import pandas as pd
+
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
     missing = [c for c in columns if c not in frame.columns]

@@ -392,9 +392,29 @@ def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = 
     return decorate
 
 
+#: The namespaces whose functions compute analyses (the layers above this one), walked by
+#: :func:`declared`: the one place this layer reads names of the layers above, at run time.
+ANALYSIS_NAMESPACES = ("stats", "tables", "figures", "export")
+
+
+def _walk(namespace: types.ModuleType, seen: set[str]) -> None:
+    """Load every public name of a (lazy) namespace and of its sub-namespaces."""
+    if namespace.__name__ in seen:
+        return
+    seen.add(namespace.__name__)
+    for name in getattr(namespace, "__all__", ()):
+        try:
+            value = getattr(namespace, name)
+        except ImportError:  # an optional extra not installed: nothing of it is declared
+            continue
+        if isinstance(value, types.ModuleType) and value.__name__.startswith(namespace.__name__):
+            _walk(value, seen)
+
+
 def declared() -> list[Callable]:
-    """Every function declared with :func:`needs` among the modules imported so far
-    (``import dabench_analysis`` imports them all).
+    """Every function declared with :func:`needs`: the public namespaces of the analysis
+    layers (:data:`ANALYSIS_NAMESPACES`) are walked, loading their modules, so that the list
+    does not depend on what was imported before.
 
     Examples
     --------
@@ -402,6 +422,12 @@ def declared() -> list[Callable]:
     >>> da.tables.difficulty_breakdown in declared()
     True
     """
+    import sys
+
+    root = sys.modules[__name__.split(".")[0]]
+    seen: set[str] = set()
+    for name in ANALYSIS_NAMESPACES:
+        _walk(getattr(root, name), seen)
     return list(_DECLARED)
 
 
@@ -428,7 +454,7 @@ def needing(column: str) -> list[str]:
     >>> needing("outcome_error_type")
     ['tables.failures.outcome_error_types']
     """
-    return sorted({name_of(f) for f in _DECLARED if column in f.needs.columns
+    return sorted({name_of(f) for f in declared() if column in f.needs.columns
                    or column in f.needs.files or column in f.needs.file_needs})
 
 
@@ -441,4 +467,4 @@ def using(column: str) -> list[str]:
     >>> "tables.paper.main_results" in using("analyst_score")
     True
     """
-    return sorted({name_of(f) for f in _DECLARED if column in f.needs.uses})
+    return sorted({name_of(f) for f in declared() if column in f.needs.uses})

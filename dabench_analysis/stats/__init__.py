@@ -13,21 +13,26 @@ metrics at once), ``correlation``, ``power`` (clustered SE, power and sample siz
 (trajectories: process mining and step-level events).
 """
 
-from dabench_analysis.stats import agreement, calibration, reliability
-from dabench_analysis.stats.clustered import clustered_mean_ci, clustered_se
-from dabench_analysis.stats.comparison import paired_comparison, unpaired_comparison
-from dabench_analysis.stats.correlation import correlation
-from dabench_analysis.stats.descriptive import bootstrap_ci, describe
-from dabench_analysis.stats.effsize import effect_sizes
-from dabench_analysis.stats.inputs import StatisticsWarning
-from dabench_analysis.stats.multicomp import adjust_pvalues, compare_runs
-from dabench_analysis.stats.power import (
-    miller_min_detectable_effect,
-    miller_required_n,
-    min_detectable_effect,
-    required_n,
-)
-from dabench_analysis.stats.proportions import mcnemar, proportion_ci
+from typing import TYPE_CHECKING
+
+from dabench_analysis._lazy import attach
+
+if TYPE_CHECKING:
+    from dabench_analysis.stats import agreement, calibration, reliability
+    from dabench_analysis.stats.clustered import clustered_mean_ci, clustered_se
+    from dabench_analysis.stats.comparison import paired_comparison, unpaired_comparison
+    from dabench_analysis.stats.correlation import correlation
+    from dabench_analysis.stats.descriptive import bootstrap_ci, describe
+    from dabench_analysis.stats.effsize import effect_sizes
+    from dabench_analysis.stats.inputs import StatisticsWarning
+    from dabench_analysis.stats.multicomp import adjust_pvalues, compare_runs
+    from dabench_analysis.stats.power import (
+        miller_min_detectable_effect,
+        miller_required_n,
+        min_detectable_effect,
+        required_n,
+    )
+    from dabench_analysis.stats.proportions import mcnemar, proportion_ci
 
 __all__ = ["StatisticsWarning", "adjust_pvalues", "agreement", "bootstrap_ci", "calibration",
            "clustered_mean_ci", "clustered_se", "compare_runs", "correlation", "describe",
@@ -36,33 +41,40 @@ __all__ = ["StatisticsWarning", "adjust_pvalues", "agreement", "bootstrap_ci", "
            "required_n", "unpaired_comparison"]
 
 # one binning rule, bounded intervals, one threshold check.
-from dabench_analysis.stats import binning  # noqa: E402
-from dabench_analysis.stats.binning import bin_index  # noqa: E402
-from dabench_analysis.stats.descriptive import interval_method, mean_summary  # noqa: E402
-from dabench_analysis.stats.inputs import check_threshold  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.stats import binning
+    from dabench_analysis.stats.binning import bin_index
+    from dabench_analysis.stats.descriptive import interval_method, mean_summary
+    from dabench_analysis.stats.inputs import check_threshold
 
 __all__ += ["bin_index", "binning", "check_threshold", "interval_method", "mean_summary"]
 
 # Gwet's AC1/AC2, Fleiss, Conger with Gwet's variance, without irrCAC.
-from dabench_analysis.stats import gwet  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.stats import gwet
 
 __all__ += ["gwet"]
 
 # Sweeps: rank intervals of many runs, variance between repetitions.
-from dabench_analysis.stats import ranking, repetitions  # noqa: E402
-from dabench_analysis.stats.ranking import rank_intervals, rank_ties  # noqa: E402
-from dabench_analysis.stats.repetitions import repetition_variance  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.stats import ranking, repetitions
+    from dabench_analysis.stats.ranking import rank_intervals, rank_ties
+    from dabench_analysis.stats.repetitions import repetition_variance
 
 __all__ += ["rank_intervals", "rank_ties", "ranking", "repetition_variance", "repetitions"]
 
 # Trajectories: steps in order, blocks, patterns, conformance, directly-follows; loops,
 # recovery after errors, first failures, latency quantiles, the share solved within k steps.
-from dabench_analysis.stats import step_events, steps  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.stats import step_events, steps
 
 __all__ += ["step_events", "steps"]
 
-# Absent is not zero: whether a run recorded its cost; a result the data cannot give.
-from dabench_analysis.stats import recorded  # noqa: E402
-from dabench_analysis.stats.recorded import cost_recorded  # noqa: E402
+# Absent is not zero: whether a run recorded its cost.
+if TYPE_CHECKING:
+    from dabench_analysis.stats import recorded
+    from dabench_analysis.stats.recorded import cost_recorded
 
 __all__ += ["cost_recorded", "recorded"]
+
+__getattr__, __dir__ = attach(__name__, __file__)

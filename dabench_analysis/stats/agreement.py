@@ -39,7 +39,7 @@ def factoid_scores(n_response: Any, n_ground_truth: Any, n_matched: Any, *,
     Parameters
     ----------
     n_response, n_ground_truth, n_matched : int or array-like of int
-        |F_r| response factoids, |F_g| query-relevant ground-truth factoids and |F_rg| matched
+        ``|F_r|`` response factoids, ``|F_g|`` query-relevant ground-truth factoids and ``|F_rg|`` matched
         (one-to-one) factoids; scalars or equal-length Series/arrays (a Series' index is kept).
         Missing counts give NaN scores.
     scale : float or None
@@ -59,7 +59,7 @@ def factoid_scores(n_response: Any, n_ground_truth: Any, n_matched: Any, *,
 
     Notes
     -----
-    P = |F_rg|/|F_r|, R = |F_rg|/|F_g|, A = |F_rg|/(|F_g| + |F_r| − |F_rg|). An empty side makes
+    ``P = |F_rg|/|F_r|``, ``R = |F_rg|/|F_g|``, ``A = |F_rg|/(|F_g| + |F_r| − |F_rg|)``. An empty side makes
     its ratio undefined (NaN, with a note), not a division error; A is 0 if one side is empty.
 
     References

@@ -145,9 +145,9 @@ def bin_index(values, bins: int | Sequence[float] | np.ndarray, *, right: bool =
     the same tolerance times n / (hi - lo)) is *on* edge k = round(t) and goes to bin k
     ([lo, hi)) or k - 1 ((lo, hi]); any other value goes to ``floor(t)`` ([lo, hi)) or
     ``ceil(t) - 1`` ((lo, hi]). Why this is exact: the double nearest a decimal edge is off by
-    at most 2**-53 |edge| <= 2**-53 max(|lo|, |hi|), and forming t adds at most two more
+    at most ``2**-53 |edge| <= 2**-53 max(|lo|, |hi|)``, and forming t adds at most two more
     roundings of 2**-53 relative size (the subtraction is exact for lo = 0), so the value of an
-    edge lands within 3 * 2**-53 max(|lo|, |hi|) of it, well inside the tolerance; a value
+    edge lands within ``3 * 2**-53 max(|lo|, |hi|)`` of it, well inside the tolerance; a value
     farther than the tolerance from every edge has ``floor(t)`` computed right, because each
     rounding is monotone and too small to cross an integer. Only values within 8 ulps of an
     edge (a band about 2e-15 wide for scores in [0, 1]) are moved onto it; such a value is the

@@ -248,7 +248,7 @@ def expected_calibration_error(tasks: pd.DataFrame | None = None, *,
                                confidence="confidence_score", correct=None,
                                threshold: float = schema.SUCCESS_THRESHOLD,
                                n_bins: int | None = None, right: bool = False) -> Score:
-    """Expected calibration error: Σ_b (n_b/N) |accuracy_b − mean_confidence_b|.
+    """Expected calibration error: Σ_b (n_b/N) abs(accuracy_b − mean_confidence_b).
 
     Parameters
     ----------
@@ -296,7 +296,7 @@ def expected_calibration_error(tasks: pd.DataFrame | None = None, *,
 def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                           correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                           n_bins: int | None = None, right: bool = False) -> Score:
-    """Maximum calibration error: max over non-empty bins of |accuracy_b − mean_confidence_b|.
+    """Maximum calibration error: max over non-empty bins of abs(accuracy_b − mean_confidence_b).
 
     Parameters
     ----------
@@ -316,7 +316,7 @@ def max_calibration_error(tasks: pd.DataFrame | None = None, *, confidence="conf
 
     Notes
     -----
-    MCE = max_b |acc_b − conf_b| over bins with n_b > 0 (Naeini et al. 2015, eq. 2); bins as in
+    MCE = max_b abs(acc_b − conf_b) over bins with n_b > 0 (Naeini et al. 2015, eq. 2); bins as in
     :func:`calibration_table`.
 
     References

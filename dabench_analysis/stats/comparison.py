@@ -86,7 +86,7 @@ def paired_comparison(baseline, proposed, *, metric: str = "final_score", on: st
     never drop NaN per side). Pairs with an infinite value are dropped the same way, with a
     warning naming how many (an inf would otherwise give ``mean_diff = ±inf`` and a false
     "zero variance" note). Signed-rank policy (``method="auto"``), as R ``wilcox.test``: the
-    exact null distribution only when there are no zero differences, no ties among |d| and fewer
+    exact null distribution only when there are no zero differences, no ties among abs(d) and fewer
     than 50 pairs; otherwise the normal approximation with tie correction and (by default)
     continuity correction. Differences from scipy (1.17): scipy's ``method="auto"`` may use the
     exact or a permutation distribution in the presence of ties, defaults to no continuity

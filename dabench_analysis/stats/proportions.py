@@ -149,7 +149,7 @@ def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> 
         ``"clopper-pearson"`` (aliases ``"exact"``, ``"beta"``): R ``binom.test``.
         ``"wilson_cc"``: continuity-corrected Wilson (Newcombe 1998 method 4). It equals R's
         ``prop.test(k, n, correct = TRUE)$conf.int`` for every k except k = n/2, where R's
-        continuity correction min(0.5, |k − n/2|) is 0 and R prints the uncorrected Wilson
+        continuity correction min(0.5, abs(k − n/2)) is 0 and R prints the uncorrected Wilson
         interval (5 of 10: ours [0.2014, 0.7986], R [0.2366, 0.7634]).
     ci : float
         Confidence level.
@@ -253,7 +253,7 @@ def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correctio
     Notes
     -----
     Exact: statistic = min(b, c) and p = min(1, 2·BinomCDF(min(b, c); b + c, ½)) (statsmodels;
-    R ``binom.test(b, b + c)``). Chi-square: (|b − c| − 1)²/(b + c) with correction; when b = c
+    R ``binom.test(b, b + c)``). Chi-square: (abs(b − c) − 1)²/(b + c) with correction; when b = c
     the correction is skipped (statistic 0, p = 1) as in R ``mcnemar.test``; statsmodels would
     report 0.1 for b = c = 5. No discordant pairs: p = 1.0 with a warning.
 

@@ -110,7 +110,7 @@ def rank_intervals(scores: pd.DataFrame, *, n_boot: int = 2000, ci: float = 0.95
     observed ranking compares them on the same tasks). In replicate b each run's mean over the
     drawn tasks is ranked among the runs (rank 1 = best; tied means get the average of their
     ranks, ``scipy.stats.rankdata(method="average")``; means equal to 10 significant digits of the
-    largest |score| count as tied, so the order of floating-point summation cannot break a
+    largest abs(score) count as tied, so the order of floating-point summation cannot break a
     tie). The interval is the percentile interval of the B bootstrap ranks: with α = 1 − ci,
     ``rank_low`` is the ⌈Bα/2⌉-th smallest and ``rank_high`` the ⌈B(1 − α/2)⌉-th smallest
     (Hyndman & Fan 1996, type 1, so both are ranks that occurred). The means are computed as

@@ -193,7 +193,7 @@ def inter_rater(ratings: pd.DataFrame, *, weights: str = "ordinal",
     Fleiss and Conger: :func:`dabench_analysis.stats.gwet.agreement_coefficients` (Gwet 2014,
     formulas of Gwet's R irrCAC), t-intervals on Gwet's variance (df = items − 1, upper bound
     capped at 1); AC1/AC2 use every rated item for the category prevalences. Krippendorff's alpha: ``krippendorff`` package (ordinal
-    metric for "ordinal", interval for "quadratic", |a − b| for "linear"), percentile bootstrap
+    metric for "ordinal", interval for "quadratic", abs(a − b) for "linear"), percentile bootstrap
     over items. Cohen: statsmodels ``cohens_kappa`` with 1 − Gwet weights, Wald interval.
     If all ratings fall in one category, kappa-type coefficients and alpha are 0/0: NaN, note,
     warning; AC1/AC2 and percent agreement are 1. Checked against irrCAC's README (raw4raters:

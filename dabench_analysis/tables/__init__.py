@@ -12,27 +12,32 @@ table with a ``threshold`` called with a Run uses the Run's ``success_threshold`
 (:class:`PooledRunsWarning`).
 """
 
-from dabench_analysis.schema import require_columns
-from dabench_analysis.tables import (
-    ablation,
-    comparison,
-    explore,
-    failures,
-    judge,
-    mas,
-    research_eval,
-    timing,
-    verification,
-)
-from dabench_analysis.tables.common import correct_mask, require_rows
-from dabench_analysis.tables.paper import (
-    difficulty_breakdown,
-    main_results,
-    specialist_participation,
-    task_type_breakdown,
-)
-from dabench_analysis.tables.pooling import PooledRunsWarning, PooledTrialsWarning
-from dabench_analysis.tables.summary import answer_accuracy, key_numbers
+from typing import TYPE_CHECKING
+
+from dabench_analysis._lazy import attach
+
+if TYPE_CHECKING:
+    from dabench_analysis.schema import require_columns
+    from dabench_analysis.tables import (
+        ablation,
+        comparison,
+        explore,
+        failures,
+        judge,
+        mas,
+        research_eval,
+        timing,
+        verification,
+    )
+    from dabench_analysis.tables.common import correct_mask, require_rows
+    from dabench_analysis.tables.paper import (
+        difficulty_breakdown,
+        main_results,
+        specialist_participation,
+        task_type_breakdown,
+    )
+    from dabench_analysis.tables.pooling import PooledRunsWarning, PooledTrialsWarning
+    from dabench_analysis.tables.summary import answer_accuracy, key_numbers
 
 __all__ = ["PooledRunsWarning", "PooledTrialsWarning", "ablation", "answer_accuracy", "comparison", "correct_mask", "difficulty_breakdown",
            "explore", "failures", "judge", "key_numbers", "main_results", "mas",
@@ -41,12 +46,16 @@ __all__ = ["PooledRunsWarning", "PooledTrialsWarning", "ablation", "answer_accur
 
 # Sweeps: leaderboard, pairwise comparisons, flips, items, configurations, the frontier;
 # repeated trials: pass@k, pass^k, flakiness.
-from dabench_analysis.tables import sweep, trials  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.tables import sweep, trials
 
 __all__ += ["sweep", "trials"]
 
 # What the agents did: trajectories and tool calls (variants, transitions, loops, recovery,
 # first failures, step latency, solved within k steps, tool fit; two runs, many runs).
-from dabench_analysis.tables import trajectory  # noqa: E402
+if TYPE_CHECKING:
+    from dabench_analysis.tables import trajectory
 
 __all__ += ["trajectory"]
+
+__getattr__, __dir__ = attach(__name__, __file__)

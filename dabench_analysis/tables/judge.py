@@ -41,7 +41,7 @@ def configuration_table(cases: pd.DataFrame, *, by: str = "configuration",
     DataFrame
         One row per configuration (order of appearance): ``by, n, tp, fp, fn, tn, mcc,
         mcc_ci_low, mcc_ci_high, precision, recall, f1, tokens_mean`` and
-        ``<metric>_rel_change`` = (x − x_ref)/|x_ref| for mcc, precision, recall, f1 and
+        ``<metric>_rel_change`` = (x − x_ref)/abs(x_ref) for mcc, precision, recall, f1 and
         tokens_mean (NaN if the reference value is 0 or undefined), and ``reference`` (the
         configuration they are taken against, in every row; a reader's table names it in its
         note).
@@ -54,7 +54,7 @@ def configuration_table(cases: pd.DataFrame, *, by: str = "configuration",
     Notes
     -----
     The paper reports +29 % MCC (0.427 vs 0.331) and −16 % tokens (24.6k vs 29.2k) against
-    the natural-language baseline; |x_ref| keeps the sign meaningful for a negative MCC.
+    the natural-language baseline; abs(x_ref) keeps the sign meaningful for a negative MCC.
     ``tokens_mean`` is over the rows used for agreement.
 
     Examples

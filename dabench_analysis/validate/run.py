@@ -271,7 +271,7 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
       warning naming the report sections it disables, an info naming the checks it leaves
       not assessable);
     * §Critical Invariants / §Hardening Features 1: tool_calls.csv rows and failed calls per
-      task equal ``tool_calls`` / ``tool_failures``; |trajectory token sum - total_tokens|
+      task equal ``tool_calls`` / ``tool_failures``; abs(trajectory token sum - total_tokens)
       < 100; ``aat_verification_passed`` = 1 exactly when ``coordinator_final_decision`` =
       APPROVE_FINAL; time accounting with component time = sum of the per-stage ``*_time``
       columns (warning if component / ``execution_time`` < 0.05, info if it exceeds it);

@@ -12,22 +12,29 @@ only where a table needs them), uses the run's ``success_threshold``, and is giv
 in :mod:`dabench_analysis.stats.steps` and :mod:`dabench_analysis.stats.step_events`.
 """
 
-from dabench_analysis.tables.trajectory.events import loop_tasks, loops, recovery
-from dabench_analysis.tables.trajectory.failures import (
-    first_failure_agreement,
-    first_failure_counts,
-    first_failures,
-)
-from dabench_analysis.tables.trajectory.patterns import (
-    conformance,
-    task_patterns,
-    transitions,
-    variants,
-)
-from dabench_analysis.tables.trajectory.profile import solve_curve, step_latency, tool_fit
-from dabench_analysis.tables.trajectory.runs import compare, per_run, variant_changes
+from typing import TYPE_CHECKING
+
+from dabench_analysis._lazy import attach
+
+if TYPE_CHECKING:
+    from dabench_analysis.tables.trajectory.events import loop_tasks, loops, recovery
+    from dabench_analysis.tables.trajectory.failures import (
+        first_failure_agreement,
+        first_failure_counts,
+        first_failures,
+    )
+    from dabench_analysis.tables.trajectory.patterns import (
+        conformance,
+        task_patterns,
+        transitions,
+        variants,
+    )
+    from dabench_analysis.tables.trajectory.profile import solve_curve, step_latency, tool_fit
+    from dabench_analysis.tables.trajectory.runs import compare, per_run, variant_changes
 
 __all__ = ["compare", "conformance", "first_failure_agreement", "first_failure_counts",
            "first_failures", "loop_tasks", "loops", "per_run", "recovery", "solve_curve",
            "step_latency", "task_patterns", "tool_fit", "transitions", "variant_changes",
            "variants"]
+
+__getattr__, __dir__ = attach(__name__, __file__)

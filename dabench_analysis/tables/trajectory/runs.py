@@ -171,7 +171,7 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
     Returns
     -------
     DataFrame
-        Per ``difficulty`` ("all", then each level), one row per variant, largest |change|
+        Per ``difficulty`` ("all", then each level), one row per variant, largest abs(change)
         first: ``pattern``, ``reading``, ``n_pairs``,
         ``share_baseline``, ``share_proposed``, ``diff`` (proposed − baseline) with
         ``ci_low``, ``ci_high`` (Newcombe paired), ``p_value`` (McNemar exact: tasks that

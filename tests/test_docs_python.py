@@ -1,5 +1,6 @@
-"""The README's section "Use it from Python / JupyterLab" works as written (issue 27, item 4):
-its Python blocks, taken from README.md itself, are run as the cells of a new notebook in
+"""The docs page "Use it from Python / JupyterLab" (``docs/guide/python.md``, the README's section
+until issue 34) works as written (issue 27, item 4):
+its Python blocks, taken from the page itself, are run as the cells of a new notebook in
 ``notebooks/`` (a Jupyter kernel whose working folder is ``notebooks/``), and show what the text
 says they show: the Run's HTML display, tables through ``da.show``, a figure, the explorer."""
 
@@ -15,18 +16,19 @@ import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTION = "## Use it from Python / JupyterLab\n"
+PAGE = ROOT / "docs" / "guide" / "python.md"
+SECTION = "# Use it from Python / JupyterLab\n"
 
 
 def readme_blocks() -> list[str]:
-    """The ```python blocks of the README's Python / JupyterLab section, in order."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    """The ```python blocks of the page's Python / JupyterLab section, in order."""
+    text = PAGE.read_text(encoding="utf-8")
+    section = text.split(SECTION, 1)[1].split("\n# ", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
 def test_the_section_says_where_to_paste_and_uses_paths_from_notebooks():
-    text = (ROOT / "README.md").read_text(encoding="utf-8").split(SECTION, 1)[1]
+    text = PAGE.read_text(encoding="utf-8").split(SECTION, 1)[1]
     assert "new notebook in `notebooks/`" in text.split("```", 1)[0]
     blocks = readme_blocks()
     paths = re.findall(r'load_runs?\("([^"]+)"', "\n".join(blocks))
