@@ -49,10 +49,18 @@ def test_the_declarations_name_only_known_columns_and_files():
             assert col in {"tool_calls.csv": schema.TOOL_CALL_COLUMNS,
                            "trajectory.csv": schema.TRAJECTORY_COLUMNS}[file], (name, qual)
         assert need.trials in ("one", "any", "several")
-    walked = {schema.needs.name_of(obj) for ns in (da.tables, da.figures, da.stats, da.export)
-              for mod in [ns, *(getattr(ns, m) for m in dir(ns)
-                                if type(getattr(ns, m)).__name__ == "module")]
-              for obj in vars(mod).values() if hasattr(obj, "needs") and callable(obj)}
+    import types
+
+    def walk(ns):  # every public name of a namespace and of its sub-namespaces
+        for name in getattr(ns, "__all__", [n for n in vars(ns) if not n.startswith("_")]):
+            obj = getattr(ns, name)
+            if isinstance(obj, types.ModuleType):
+                if obj.__name__.startswith(ns.__name__ + "."):
+                    yield from walk(obj)
+            elif callable(obj) and hasattr(obj, "needs"):
+                yield schema.needs.name_of(obj)
+
+    walked = {n for ns in (da.tables, da.figures, da.stats, da.export) for n in walk(ns)}
     assert walked == set(decls)
     # tool_usage computes with timing.tool_usage, which documents these tool_calls.csv columns
     # (latency and tokens when recorded: tau-bench and Inspect logs record none; issue 33)
