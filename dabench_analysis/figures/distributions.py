@@ -136,7 +136,7 @@ def _success_line(arguments: dict) -> bool:
         arguments.get("x", "final_score"))
 
 
-@needs("final_score", "difficulty")
+@needs(uses=("difficulty",))  # x and hue: checked by takes_run
 @takes_run(named=("x", "hue"), threshold_if=_success_line)
 def score_distribution(
     tasks: pd.DataFrame,

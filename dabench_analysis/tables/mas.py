@@ -83,6 +83,7 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
     Examples
     --------
     >>> df = pd.DataFrame({"schema_agent_used": [True] * 4 + [False] * 4,
+    ...                    "domain_agent_used": False, "document_agent_used": False,
     ...                    "final_score": [1, 1, 1, 0, 1, 0, 0, 0]})
     >>> out = specialist_value(df, specialists=("schema",))
     >>> float(out.delta[0]), round(float(out.p_value[0]), 4)  # R fisher.test: p = 0.4857
