@@ -72,12 +72,14 @@ def attach(package: str, file: str) -> tuple[Callable[[str], object], Callable[[
     -------
     tuple of callable
         ``__getattr__(name)``: imports the name's module on first use and keeps the value in
-        the namespace (later uses are plain attribute lookups); ``__dir__()``: ``__all__``.
+        the namespace (later uses are plain attribute lookups); a submodule that the namespace
+        does not list is imported when named (``da.tables.paper``); ``__dir__()``: ``__all__``.
 
     Raises
     ------
     AttributeError
-        From ``__getattr__``, for a name the namespace does not list (as a module does).
+        From ``__getattr__``, for a name the namespace neither lists nor holds as a submodule
+        (as a module does).
 
     Examples
     --------
@@ -95,8 +97,12 @@ def attach(package: str, file: str) -> tuple[Callable[[str], object], Callable[[
     def __getattr__(name: str):
         try:
             mod, attr = where[name]
-        except KeyError:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        except KeyError:  # a submodule not listed (``da.tables.paper``), as once imported
+            here = Path(file).parent
+            if not name.isidentifier() or not ((here / f"{name}.py").is_file()
+                                               or (here / name / "__init__.py").is_file()):
+                raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+            mod, attr = package, name
         if mod == package:  # ``from dabench_analysis.stats import agreement``: a submodule
             value = importlib.import_module(f"{package}.{attr}")
         else:

@@ -90,7 +90,7 @@ def test_frontier_leaves_the_uncosted_runs_off_the_plane():
 
 
 def test_frontier_with_one_costed_run_is_a_skip_with_the_reason(tmp_path: Path):
-    t = _sweep(n_runs=6, n_costed=1)
+    t = _sweep(n_runs=6, n_costed=1).drop(columns="execution_time")  # no other cost
     with pytest.raises(Skipped, match=r"only terminal-bench-core-0.1.1__terminus-2__"
                                           r"model-00 has one \(total_tokens not recorded"):
         tables.sweep.frontier(t, n_boot=50)
@@ -100,12 +100,39 @@ def test_frontier_with_one_costed_run_is_a_skip_with_the_reason(tmp_path: Path):
                                                             "n_boot": 50, "seed": 0},
                   out=tmp_path, sections=sections, read=[], subject="six runs")
     with out.section("frontier", "Cost-accuracy frontier"):  # as the sweep notebook's cell
-        out.table(tables.sweep.frontier(t, threshold=0.8, n_boot=50, cost=next(
-            (m for m in ("cost", "total_tokens", "execution_time") if m in t), None)), "frontier")
+        out.table(tables.sweep.frontier(t, threshold=0.8, n_boot=50, cost=(
+            "cost", "total_tokens", "execution_time")), "frontier")
     assert sections.summary()["skipped"] == [{
         "section": "frontier", "title": "Cost-accuracy frontier",
         "missing": ["total_tokens recorded in two runs"]}]
     assert "frontier" not in out.results and not list(tmp_path.rglob("*"))
+
+
+def test_frontier_section_takes_the_first_recorded_cost_column_not_the_first_present(
+        tmp_path: Path):
+    """A ``cost`` column of zeros (dollars not counted) is present but not recorded: the
+    section's frontier is on total_tokens, recorded by 5 runs, and its note says why."""
+    t = _sweep(n_runs=8, n_costed=5).assign(cost=0.0)
+    sections = Sections.from_columns(t.columns, report="sweep", quiet=True)
+    ctx = Context("sweep", inputs={"tasks": t}, parameters={"success_threshold": 0.8,
+                                                            "n_boot": 50, "seed": 0},
+                  out=tmp_path, sections=sections, read=[], subject="eight runs")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        section(ctx, "frontier")
+        direct = tables.sweep.frontier(t, cost="total_tokens", n_boot=50)
+    got = ctx.results["frontier"]
+    assert set(got["cost"]) == {"total_tokens"} and sections.summary()["skipped"] == []
+    # the same numbers as asked for total_tokens by name; the five runs that count tokens
+    costed = sorted(t.loc[t["total_tokens"] > 0, "run_id"].unique())
+    assert sorted(got.loc[got["n_tasks"] > 0, "run_id"]) == costed
+    pd.testing.assert_frame_equal(got.drop(columns="note"), direct.drop(columns="note"))
+    assert got["note"].iloc[0].startswith(
+        "cost column total_tokens: the first of cost, total_tokens, execution_time recorded "
+        "for 5 runs (cost: not recorded)")
+    # the function a notebook calls: the same choice
+    assert tables.frontier.cost_column(t)[0] == "total_tokens"
+    assert tables.frontier.cost_column(t.drop(columns="total_tokens"))[0] == "execution_time"
 
 
 def test_frontier_figure_of_forty_runs_draws_the_costed_ones_without_overlap():

@@ -180,4 +180,4 @@ def test_two_rows_with_one_key_but_other_values_are_both_kept(clean, tmp_path):
         calls = loaded.tool_calls
     assert len(calls) == len(lines)  # every data row, the twin included
     (f,) = [f for f in loaded.findings if f.check == "duplicate_key"]
-    assert f.rows == (1, len(lines)) and "all are kept" in f.message
+    assert f.rows == (1, len(lines)) and "rows kept, told apart by position" in f.message

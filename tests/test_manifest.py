@@ -4,11 +4,11 @@ themselves), the versions as importlib.metadata reports them, the git revision, 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import platform
 import shutil
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import version
 from pathlib import Path
@@ -20,7 +20,7 @@ from dabench_analysis import export, report
 from dabench_analysis.synthetic import generate_run
 
 ROOT = Path(__file__).resolve().parents[1]
-M = sys.modules["dabench_analysis.report.provenance"]
+M = importlib.import_module("dabench_analysis.report.provenance")
 
 
 def _expected(paths) -> list[dict]:

@@ -1,6 +1,6 @@
 """Trajectory tables and sections on runs of other harnesses (tau-bench results written here by
-hand): the steps they record are read from memory, each trial is its own trajectory (with a
-PooledTrialsWarning), and what they lack (stages) skips a section or leaves a noted row, never
+hand): the steps they record are read from memory, each trial is its own trajectory (a note
+in the table; intervals clustered by task), and what they lack (stages) skips a section or leaves a noted row, never
 a crash. Expected values are counted by hand from the messages written below."""
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ def test_loops_and_recovery_count_each_trial_as_a_trajectory(tmp_path):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         loops = tr.loops(run)
-    assert any(issubclass(x.category, PooledTrialsWarning) for x in w)
+    assert not any(issubclass(x.category, PooledTrialsWarning) for x in w)  # said in the table
     row = loops.iloc[0]  # no difficulty column: pooled only
+    assert row["note"] == ("each trial its own trace; intervals clustered by task (2 tasks, "
+                           "4 traces); p-values treat the traces as independent")
     assert len(loops) == 1 and row["difficulty"] == "all"
     # 4 trajectories; the second call repeats the first (2 steps apart, window 3) in 3 of them
     assert (row["n_tasks"], row["n_with_loop"]) == (4, 3)
@@ -47,7 +49,8 @@ def test_sections_skip_what_another_harness_lacks(tmp_path):
     loops = tr.loops(one)
     assert (loops["n_tasks"].iloc[0], loops["n_with_loop"].iloc[0]) == (2, 2)
     several = _run(tmp_path / "two.json", trials=2)
-    assert skips(tr.loops, several) == ["one row per task"]  # never averaged
+    assert skips(tr.loops, several) == []  # repeated trials: each trial its own trace
+    assert skips(tr.recovery, several) == []
 
 
 def test_per_run_notes_a_run_without_stages(tmp_path):

@@ -294,7 +294,8 @@ def present(
         A result table (snake_case columns; a named index becomes leading columns).
     columns : sequence of str, optional
         Machine names of the columns to show, in order (default: all). An interval is merged
-        when its estimate and both bounds are shown.
+        when its estimate and both bounds are shown. A ``note`` column holding one text
+        becomes the note under the table even when not named.
     labels : mapping, optional
         Header for a machine name, overriding :func:`column_label`.
     intervals : mapping, optional
@@ -352,7 +353,9 @@ def present(
     flat = df.reset_index() if any(n is not None for n in df.index.names) else df
     if columns is not None:
         require_columns(flat, columns, "the table")
-        flat = flat[list(columns)]
+        # a table's ``note`` (one text for every row) stays a note under a chosen selection
+        flat = flat[list(columns) + [c for c in ("note",) if c in flat and c not in columns
+                                     and flat[c].astype(str).nunique() == 1]]
     require_columns(flat, list(labels or {}), "the table's shown columns (labels=)")
     flat = visible_frame(flat, names=False)  # control characters as \x00 (export.text)
     labels = dict(labels or {})

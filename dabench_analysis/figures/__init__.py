@@ -78,4 +78,10 @@ if TYPE_CHECKING:
 
 __all__ += ["frontier", "pass_k_curve", "trials"]
 
+# Reliability profile: each metric with its bootstrap interval.
+if TYPE_CHECKING:
+    from dabench_analysis.figures.reliability import reliability_profile, risk_coverage_curve
+
+__all__ += ["reliability_profile", "risk_coverage_curve"]
+
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -111,16 +111,35 @@ def _describe(table: pa.Table, keys: Sequence[str], kind: FileKind, code: np.nda
     groups: dict[int, list[int]] = {}
     for i, p in enumerate(pos):
         groups.setdefault(int(code[p]), []).append(i)
+    reused: dict[int, list[tuple[str, tuple[int, ...]]]] = {}
     for members in groups.values():
         first = pos[members[0]]
         f = int(out.stack.files(np.array([first]))[0])
         rows = tuple(int(out.stack.rows[pos[i]]) for i in members)
         gone = [int(out.stack.rows[pos[i]]) for i in members if dropped[pos[i]]]
+        what = ", ".join(f"{k} {values[k][members[0]]!r}" for k in keys)
+        if not kind.is_tasks and not gone:  # a harness reusing an id: one finding per file
+            reused.setdefault(f, []).append((what, rows))
+            continue
         note = (" (the first is kept)" if kind.is_tasks else
                 f"; row(s) {', '.join(map(str, gone))} repeat an earlier row in every column "
-                "and are left out, so nothing is counted twice" if gone else
-                "; the rows differ, and all are kept")
-        what = ", ".join(f"{k} {values[k][members[0]]!r}" for k in keys)
+                "and are left out, so nothing is counted twice")
         out.findings[f].append(Finding(kind.key_severity, out.stack.names[f], rows[1], keys[-1],
                                        check, f"{what} appears in rows "
                                        f"{', '.join(map(str, rows))}{note}", rows))
+    for f, ids in reused.items():
+        out.findings[f].append(_reused(out.stack.names[f], keys, kind.key_severity, check, ids))
+
+
+def _reused(name: str, keys: Sequence[str], severity: str, check: str,
+            ids: list[tuple[str, tuple[int, ...]]]) -> Finding:
+    """One finding for a side file's keys repeated by rows that differ (a harness reusing a
+    call id within a trace): every row kept, each told apart by its position in the file."""
+    within = ", ".join(k for k in keys[:-1] if k != "run_id") or "file"
+    rows = tuple(sorted({r for _, rs in ids for r in rs}))
+    shown = "; ".join(f"{what} in rows {', '.join(map(str, rs))}" for what, rs in ids[:3])
+    more = f"; {len(ids) - 3} more" if len(ids) > 3 else ""
+    return Finding(severity, name, None, keys[-1], check,
+                   f"{len(ids)} {keys[-1]} value(s) reused within a trace ({within}) by rows "
+                   f"that differ: rows kept, told apart by position ({len(rows)} rows: "
+                   f"{shown}{more})", rows)

@@ -37,6 +37,7 @@ from dabench_analysis.load.findings import Finding, report_rows
 from dabench_analysis.load.keys import repeated_keys
 from dabench_analysis.schema import ENUMS, FLAG_COERCED, FLAG_FALSE, FLAG_TRUE, NULL_VALUES
 from dabench_analysis.schema.files import FileKind
+from dabench_analysis.schema.outcome import errored
 from dabench_analysis.schema.rules import (
     FLOAT_KINDS,
     INTEGER_KINDS,
@@ -161,9 +162,11 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
         arrays.append(_column(name, arr, spec, out))
     typed = pa.Table.from_arrays(arrays, names=table.column_names)
     keys = kind.keys if kind.is_tasks else ()  # a missing key: keys.py's missing_key
+    failed = errored(typed.select([c for c in ("error", "status") if c in typed.column_names])
+                     .to_pandas()).to_numpy(bool) if kind.is_tasks else None
     for name in kind.required:
         if name in typed.column_names and name != "run_id" and name not in keys:
-            _required(typed, name, out)
+            _required(typed, name, out, failed)
     drop = repeated_keys(typed, kind, out)
     _missing_flags(typed, kind, out)
     what = "0 task rows" if kind.is_tasks else "0 rows"
@@ -405,12 +408,17 @@ def _domain(name: str, arr: pa.ChunkedArray, kind: str, out: _Out,
     return pc.if_else(pa.array(failed), pa.scalar(None, arr.type), arr)
 
 
-def _required(table: pa.Table, name: str, out: _Out) -> None:
+def _required(table: pa.Table, name: str, out: _Out, failed=None) -> None:
+    """Missing required values; an errored trial's missing value is an info finding."""
     col = table.column(name)
     if col.null_count:
         mask = np.asarray(pc.is_null(col).to_numpy(zero_copy_only=False), dtype=bool)
         mask &= out.stack.holding(name)  # a file without the column: reported on its header
         mask[out.rejected.get(name, [])] = False  # a value rejected while typing: reported once
+        if failed is not None and failed.any():
+            out.rows(mask & failed, col, name, "errored_trial", "missing: the trial ended in an "
+                     "infrastructure error (its error or status column)", "info")
+            mask &= ~failed
         out.rows(mask, col, name, "required_value", "missing value in a required column")
 
 

@@ -13,7 +13,7 @@ Fields (the docs' "Other harnesses" lists them too): ``reward`` -> ``final_score
 ``trial`` -> ``trial`` (a file with no ``trial`` in any result is one trial per task: no trial
 column; a result without it among results with it is a ``missing_key`` error, left out);
 ``info.user_cost`` -> ``user_cost`` (the simulated user's cost, kept,
-not the agent's); tau2's ``agent_cost`` -> ``cost``, ``duration`` -> ``execution_time``,
+not the agent's); ``info.error`` (a task that raised) -> ``error``; tau2's ``agent_cost`` -> ``cost``, ``duration`` -> ``execution_time``,
 ``termination_reason`` kept; the messages -> trajectory steps (one per message: ``agent`` the
 role, ``action`` ``message`` / ``tool_call`` / ``tool_result``, ``tool``, ``action_input`` the
 call's arguments, ``observation`` the content) and tool calls (``call_id``, ``tool_name``,
@@ -117,7 +117,8 @@ def _tau1(path: Path, results: list) -> Record:
     for r in results:
         info = r.get("info") if isinstance(r.get("info"), dict) else {}
         tasks.append({**_key(r), "final_score": r.get("reward"),
-                      "user_cost": info.get("user_cost"), "source": info.get("source")})
+                      "user_cost": info.get("user_cost"), "source": info.get("source"),
+                      **({"error": str(info["error"])} if info.get("error") else {})})
         s, c = _messages(_key(r), r.get("traj"))
         steps += s
         calls += c

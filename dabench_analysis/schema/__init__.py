@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     )
     from dabench_analysis.schema.labels import LABELS, UNITS, label
     from dabench_analysis.schema.needs import Skipped, needing, using
-    from dabench_analysis.schema.outcome import correct, task_success
+    from dabench_analysis.schema.outcome import ERROR_STATUSES, correct, errored, task_success
     from dabench_analysis.schema.replay import (
         HEALTH_STATUSES,
         REPLAY_FIELDS,
@@ -86,7 +86,7 @@ __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TASK_
            "ReplayField", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
            "Skipped", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
            "TRAJECTORY_COLUMNS", "check_threshold", "checks_markdown", "checks_table", "column",
-           "correct", "task_success", "group", "label", "LABELS", "UNITS", "optional_columns",
-           "replay_field", "require_columns", "needing", "using"]
+           "correct", "errored", "ERROR_STATUSES", "task_success", "group", "label", "LABELS",
+           "UNITS", "optional_columns", "replay_field", "require_columns", "needing", "using"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -27,6 +27,10 @@ LABELS: dict[str, str] = {
     "magnitude": "Magnitude", "method": "Method", "note": "Note", "mean_diff": "Difference",
     "mean_baseline": "Baseline", "mean_proposed": "Proposed", "cohens_d_z": "Cohen's d_z",
     "execution_success_rate": "Execution success", "answer_accuracy": "Answer accuracy",
+    "n_errored": "Errored trials",
+    "answer_accuracy_errors_as_failures": "Answer accuracy, errored trials as failures",
+    "answer_accuracy_errors_as_successes": "Answer accuracy, errored trials as successes",
+    "answer_accuracy_errors_note": "Failure bounds",
     "mean_final_score": "Final score", "mean_runtime_s": "Runtime", "mean_tokens": "Tokens",
     "mean_time_s": "Time", "total_time_s": "Total time", "mean_latency_s": "Latency",
     # sweeps (tables.sweep)
@@ -77,6 +81,14 @@ LABELS: dict[str, str] = {
     "case": "Case", "configuration": "Configuration",
     # McNemar's concordant pairs (stats.mcnemar; b and c are labelled by its section)
     "n_both_correct": "Solved by both", "n_both_wrong": "Solved by neither",
+    # tie groups (tables.sweep.tie_groups), planning (tables.planning), frontier replicates
+    "tie_group": "Tie group", "group_leader": "Group leader",
+    "p_vs_leader_holm": "p vs group leader (McNemar, Holm)",
+    "n_boot_no_solve": "Resamples without a solve", "trials_per_task": "Trials per task",
+    "var_between": "Variance between tasks", "var_within": "Variance within tasks",
+    "sd_per_task": "SD per task", "detectable_diff": "Detectable difference",
+    "power_now": "Power now", "plan_trials": "Planned trials per task",
+    "tasks_needed": "Tasks needed", "trials_needed": "Trials per task needed",
     # repeated trials and the cost-accuracy frontier (tables.trials, tables.sweep.frontier)
     "pass_at_k": "pass@k", "pass_hat_k": "pass^k", "k": "k", "unit": "Unit",
     "n_trials": "Trials (fewest)", "n_flaky": "Flaky tasks", "flaky_share": "Share flaky",

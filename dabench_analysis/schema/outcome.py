@@ -106,3 +106,63 @@ def task_success(scores, tasks=None, threshold: float = SUCCESS_THRESHOLD) -> pd
     frame = frame[~np.isnan(flags)]
     per = frame.groupby("task", sort=False, dropna=False)["ok"].mean()  # a null key: one task
     return per.rename_axis(None).rename("success")
+
+
+#: Values of a ``status`` column that mean an infrastructure error (compared case-insensitively).
+ERROR_STATUSES = frozenset({"error", "errored"})
+
+
+def errored(tasks: pd.DataFrame) -> pd.Series:
+    """Which trials ended in an infrastructure error (not a wrong answer): the one definition
+    every failure bound, key number and leaderboard uses.
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        Task rows (one per task, or per task and trial); the columns read are ``error`` and
+        ``status`` when present (neither: no row errored).
+
+    Returns
+    -------
+    Series of bool
+        Same index as ``tasks``; True where the trial errored.
+
+    Notes
+    -----
+    Sources, per harness:
+
+    * Inspect logs: the sample's ``error`` (its message; the reader writes it to ``error``,
+      :mod:`dabench_analysis.load.inspect_log`); such a sample usually has no score.
+    * tau-bench: a record whose ``info`` holds ``error`` (tau-bench writes ``reward`` 0 and
+      ``info = {"error": ..., "traceback": ...}`` when a task raised); the reader writes it
+      to ``error`` (:mod:`dabench_analysis.load.taubench`).
+    * A per-task table (CSV, JSON lines, Parquet): an ``error`` column (a non-empty message,
+      or a true flag: ``1``/``true``/``yes``), or a ``status`` column whose value is ``error``
+      or ``errored`` (any case; PASS/FAIL/ERROR/HALTED as research-eval writes it: only
+      ERROR; HALTED is a stopped agent, an answer).
+    * eval-v2 ``tasks.csv`` has no error state in its catalogue (``outcome_status`` is
+      correct / partial / failed: an answer's grade, not an infrastructure state); a run's
+      file with an ``error`` or ``status`` column is read as a table above.
+
+    An empty message, ``0``, ``false``, ``no`` and missing values are not errors.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"error": [None, "RateLimitError: 429", "", "0"],
+    ...                   "status": ["PASS", "FAIL", "ERROR", "HALTED"]})
+    >>> errored(t).tolist()
+    [False, True, True, False]
+    """
+    out = pd.Series(False, index=tasks.index)
+    if "error" in tasks:
+        e = tasks["error"]
+        if pd.api.types.is_bool_dtype(e) or pd.api.types.is_numeric_dtype(e):
+            out |= pd.to_numeric(e, errors="coerce").fillna(0).astype(float).to_numpy() != 0
+        else:
+            text = e.astype("string").str.strip().str.lower()
+            out |= (text.notna() & ~text.isin(["", "0", "false", "no", "none", "nan"])
+                    ).fillna(False).to_numpy(bool)
+    if "status" in tasks:
+        s = tasks["status"].astype("string").str.strip().str.lower()
+        out |= s.isin(ERROR_STATUSES).fillna(False).to_numpy(bool)
+    return out

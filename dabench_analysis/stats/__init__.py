@@ -55,6 +55,12 @@ if TYPE_CHECKING:
 
 __all__ += ["gwet"]
 
+# Judge-corrected means: prediction-powered inference (PPI, PPI++).
+if TYPE_CHECKING:
+    from dabench_analysis.stats.ppi import ppi_mean
+
+__all__ += ["ppi_mean"]
+
 # Sweeps: rank intervals of many runs, variance between repetitions.
 if TYPE_CHECKING:
     from dabench_analysis.stats import ranking, repetitions
@@ -76,5 +82,19 @@ if TYPE_CHECKING:
     from dabench_analysis.stats.recorded import cost_recorded
 
 __all__ += ["cost_recorded", "recorded"]
+
+# Reliability profile formulas: outcome, trajectory and resource consistency; AUROC, AuRC.
+if TYPE_CHECKING:
+    from dabench_analysis.stats import consistency
+    from dabench_analysis.stats.consistency import aurc, auroc, risk_coverage
+
+__all__ += ["aurc", "auroc", "consistency", "risk_coverage"]
+
+# Planning from a pilot: variance between and within tasks, the tasks and trials a difference needs.
+if TYPE_CHECKING:
+    from dabench_analysis.stats import planning
+    from dabench_analysis.stats.planning import plan_study, variance_components
+
+__all__ += ["plan_study", "planning", "variance_components"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

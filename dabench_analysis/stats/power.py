@@ -81,8 +81,9 @@ def min_detectable_effect(n: int, *, alpha: float = 0.05, power: float = 0.8,
         kw = {"nobs": n} if paired else {"nobs1": n, "ratio": 1.0}
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            eff = float(_power_cls(paired).solve_power(effect_size=None, alpha=alpha, power=power,
-                                                       alternative=_ALT[alternative], **kw))
+            eff = float(np.ravel(_power_cls(paired).solve_power(  # may be a 1-element array
+                effect_size=None, alpha=alpha, power=power, alternative=_ALT[alternative],
+                **kw))[0])
         eff, note = _checked_effect(eff, n, alpha, power, alternative, paired)
     warn([note])
     return pd.DataFrame([{"n": n, "alpha": alpha, "power": power, "paired": paired,
@@ -201,9 +202,9 @@ def required_n(effect: float, *, alpha: float = 0.05, power: float = 0.8, paired
         kw = {"nobs": None} if paired else {"nobs1": None, "ratio": 1.0}
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            n_exact = float(_power_cls(paired).solve_power(effect_size=e, alpha=alpha,
-                                                           power=power,
-                                                           alternative=_ALT[alternative], **kw))
+            n_exact = float(np.ravel(_power_cls(paired).solve_power(  # may be an array
+                effect_size=e, alpha=alpha, power=power, alternative=_ALT[alternative],
+                **kw))[0])
         n_exact, n, achieved, note = _checked_n(e, n_exact, alpha, power, alternative, paired)
     warn([note])
     return pd.DataFrame([{"effect_size": effect, "effect": "d_z" if paired else "d",

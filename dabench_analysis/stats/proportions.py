@@ -346,3 +346,28 @@ def mcnemar_discordant(b: int, c: int, *, n: int, exact: bool = True,
     meth = "McNemar chi-square" + (", continuity-corrected" if corr else "")
     return TestResult(float(res.statistic), min(1.0, float(res.pvalue)), meth)
 
+
+def discordant_counts(correct) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """McNemar's counts for every pair of runs from one task × run matrix of outcomes.
+
+    Parameters
+    ----------
+    correct : array-like, shape (n_tasks, n_runs)
+        1 (success), 0 (failure) or NaN (no outcome).
+
+    Returns
+    -------
+    n, b, c : numpy.ndarray, shape (n_runs, n_runs)
+        Tasks both runs have an outcome for; tasks run a (row) solves and run b (column) does
+        not; tasks b solves and a does not (the arguments of :func:`mcnemar_discordant`).
+
+    Examples
+    --------
+    >>> n, b, c = discordant_counts([[1, 0], [1, 1], [0, 1], [1, float("nan")]])
+    >>> int(n[0, 1]), int(b[0, 1]), int(c[0, 1])
+    (3, 1, 1)
+    """
+    x = np.asarray(correct, dtype=float)
+    known = ~np.isnan(x)
+    p, f = (known & (x == 1)).astype(float), (known & (x == 0)).astype(float)
+    return known.astype(float).T @ known, p.T @ f, f.T @ p

@@ -1,3 +1,5 @@
+# Over 400 lines (under 500): the step events (loops, errors and their recovery, first failures)
+# share one ordering of the steps and one trace key (task, trial); split, they would drift apart.
 """Events within trajectories (step-level debugging): repeated actions (loops), errors and
 whether they were recovered, each task's first failing step; and two summaries of step data:
 latency quantiles with distribution-free intervals and the empirical share solved within k.
@@ -98,7 +100,8 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
     An error is a step with ``success`` false, or a tool call with ``success`` false (one error
     when both record the same step and tool). It is recovered when a later step of the same
     task (a larger ``step_id``) calls the same tool successfully, in either file; for an error
-    without a tool, when a later step of the same stage succeeds. Steps and calls with a
+    without a tool, when a later step of the same stage succeeds (an error without a stage
+    either: when a later step without a stage succeeds). Steps and calls with a
     missing ``success`` are neither errors nor recoveries.
 
     Raises
@@ -143,15 +146,17 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
             "tool": tool_code[len(steps):],
             "stage": stage_at.reindex(at).fillna(-1).to_numpy(dtype="int64"),
             "ok": _flag_codes(calls["success"]), "src": 2})], ignore_index=True)
-    ev = ev[ev["ok"] >= 0]
+    ev = _at_result_steps(ev[ev["ok"] >= 0])
     # what an error is recovered by: its tool (kind 0), or for an error without one its stage
+    # (a step without a stage is in the stage "none": never left out)
+    stage = np.where(ev["stage"] >= 0, ev["stage"], len(stage_names))
     ev["kind"] = np.where(ev["tool"] >= 0, 0, 1)
-    ev["code"] = np.where(ev["tool"] >= 0, ev["tool"], ev["stage"])
+    ev["code"] = np.where(ev["tool"] >= 0, ev["tool"], stage)
     good = ev[ev["ok"] == 1]
     last = pd.concat([good[good["tool"] >= 0].assign(kind=0, code=good["tool"]),
-                      good[good["stage"] >= 0].assign(kind=1, code=good["stage"])]).groupby(
+                      good.assign(kind=1, code=stage[(ev["ok"] == 1).to_numpy()])]).groupby(
         ["task_index", "kind", "code"])["step_id"].max()
-    bad = ev[(ev["ok"] == 0) & (ev["code"] >= 0)]
+    bad = ev[ev["ok"] == 0]
     errors = bad.assign(by_step=bad["src"] == 1, by_call=bad["src"] == 2).groupby(
         ["task_index", "step_id", "kind", "code"], sort=True).agg(
         tool=("tool", "max"), stage=("stage", "max"), by_step=("by_step", "max"),
@@ -163,6 +168,33 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
         "tool": _names(errors["tool"], tool_names), "stage": _names(errors["stage"], stage_names),
         "source": np.array(["", "step", "tool call", "step, tool call"])[errors["src"]],
         "recovered": later.to_numpy(dtype="float64") > errors["step_id"].to_numpy()})
+
+
+def _at_result_steps(ev: pd.DataFrame) -> pd.DataFrame:
+    """Events with each step recording a tool call's outcome placed at the call's step: within
+    a task and tool, when the steps with an outcome are as many as the calls (none before its
+    call), the k-th such step is the k-th call's result (another harness records a call on one
+    step and its result on the next), so a call and its result step are one event; otherwise
+    every event keeps its step."""
+    tooled = (ev["tool"] >= 0).to_numpy()
+    src = ev["src"].to_numpy()
+    if not ((src == 2) & tooled).any():
+        return ev
+    parts = {}
+    for code in (1, 2):
+        part = ev[(src == code) & tooled].sort_values(["task_index", "tool", "step_id"],
+                                                        kind="stable")
+        part = part.assign(_k=part.groupby(["task_index", "tool"]).cumcount(),
+                           _n=part.groupby(["task_index", "tool"])["step_id"].transform("size"))
+        parts[code] = part
+    calls, steps = parts[2], parts[1]
+    pair = calls.merge(steps[["task_index", "tool", "_k", "_n", "step_id"]].reset_index(),
+                       on=["task_index", "tool", "_k"], suffixes=("", "_s"))
+    move = (pair["_n"] == pair["_n_s"]) & (pair["step_id_s"] >= pair["step_id"])
+    moved = pair[move.groupby([pair["task_index"], pair["tool"]]).transform("all")]
+    ev = ev.copy()  # the result step takes its call's step: the step that made the call
+    ev.loc[moved["index"].to_numpy(), "step_id"] = moved["step_id"].to_numpy()
+    return ev
 
 
 def _flag_codes(values: pd.Series) -> np.ndarray:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
         verification,
     )
     from dabench_analysis.tables.common import correct_mask, require_rows
+    from dabench_analysis.tables.errored import failure_bounds
+    from dabench_analysis.tables.judge import judge_corrected_accuracy
     from dabench_analysis.tables.paper import (
         difficulty_breakdown,
         main_results,
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     from dabench_analysis.tables.summary import answer_accuracy, key_numbers
 
 __all__ = ["PooledRunsWarning", "PooledTrialsWarning", "ablation", "answer_accuracy", "comparison", "correct_mask", "difficulty_breakdown",
-           "explore", "failures", "judge", "key_numbers", "main_results", "mas",
+           "explore", "failure_bounds", "failures", "judge", "judge_corrected_accuracy", "key_numbers", "main_results", "mas",
            "require_columns", "require_rows", "research_eval", "specialist_participation",
            "task_type_breakdown", "timing", "verification"]
 
@@ -57,5 +59,18 @@ if TYPE_CHECKING:
     from dabench_analysis.tables import trajectory
 
 __all__ += ["trajectory"]
+
+# Reliability profile: consistency, predictability, robustness of repeated trials.
+if TYPE_CHECKING:
+    from dabench_analysis.tables import reliability_profile
+    from dabench_analysis.tables.reliability_profile import reliability, risk_coverage
+
+__all__ += ["reliability", "reliability_profile", "risk_coverage"]
+
+# Planning from a pilot run: the detectable difference now, the tasks or trials a difference needs.
+if TYPE_CHECKING:
+    from dabench_analysis.tables.plan import planning
+
+__all__ += ["planning"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -13,14 +13,15 @@ from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.needs import Skipped, needs
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.ranking import bootstrap_counts
-from dabench_analysis.stats.recorded import cost_recorded, not_recorded_note
+from dabench_analysis.stats.recorded import COST_COLUMNS, cost_recorded, not_recorded_note
 from dabench_analysis.tables.common import correct_mask, takes_run
 
-__all__ = ["frontier", "pareto_front"]
+__all__ = ["cost_column", "frontier", "pareto_front"]
 
 _COLUMNS = ["run_id", "n_tasks", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "cost",
             "mean_cost", "mean_cost_ci_low", "mean_cost_ci_high", "cost_per_solved",
-            "cost_per_solved_ci_low", "cost_per_solved_ci_high", "on_frontier", "p_frontier",
+            "cost_per_solved_ci_low", "cost_per_solved_ci_high", "n_boot_no_solve", "on_frontier",
+            "p_frontier",
             "threshold", "n_boot", "boot_seed", "method", "note"]
 
 
@@ -77,10 +78,66 @@ def _per_task(t: pd.DataFrame, cost: str, threshold: float,
     return ok[keep], cs[keep], units
 
 
+def cost_column(tasks, columns=COST_COLUMNS) -> tuple[str, str]:
+    """The cost column of a frontier: the first of ``columns`` recorded for the runs.
+
+    Parameters
+    ----------
+    tasks : DataFrame or Runs
+        Stacked task rows with ``run_id`` (a Runs: its ``tasks``).
+    columns : sequence of str
+        The candidates in order of preference (default ``cost`` in US dollars, then
+        ``total_tokens``, then ``execution_time`` in seconds).
+
+    Returns
+    -------
+    column : str
+        The first candidate recorded (:func:`dabench_analysis.stats.recorded.cost_recorded`:
+        present with a value that is not 0) for at least two runs (a frontier's least); else
+        the first recorded for one run; else the first present; else the first candidate.
+    note : str
+        The choice and why, for a table's note (``"cost column total_tokens: the first of
+        cost, total_tokens, execution_time recorded for 2 runs (cost: not recorded)"``).
+
+    Raises
+    ------
+    ValueError
+        ``columns`` empty.
+
+    Notes
+    -----
+    A column present but all 0 (a harness that does not count dollars) is not a cost: taking
+    the first *present* column would leave every run off the plane although tokens were
+    recorded.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "cost": 0.0,
+    ...                   "total_tokens": [10, 20, 30, 40]})
+    >>> cost_column(t)
+    ('total_tokens', 'cost column total_tokens: the first of cost, total_tokens, execution_time recorded for 2 runs (cost: not recorded)')
+    """
+    columns = list(columns)
+    if not columns:
+        raise ValueError("columns is empty: no cost column to choose from")
+    frame = tasks if isinstance(tasks, pd.DataFrame) else tasks.tasks
+    runs = {c: int(cost_recorded(frame, c).sum()) for c in columns}
+    n_runs = max(1, min(2, frame["run_id"].nunique() if "run_id" in frame else 1))
+    pick = next((c for c in columns if runs[c] >= n_runs), None) or next(
+        (c for c in columns if runs[c]), None) or next(
+        (c for c in columns if c in frame), columns[0])
+    before = [f"{c}: {'absent' if c not in frame else 'not recorded'}"
+              for c in columns[:columns.index(pick)] if runs[c] < n_runs]
+    why = (f"recorded for {runs[pick]} run{'s' if runs[pick] != 1 else ''}" if runs[pick]
+           else "recorded for no run")
+    return pick, (f"cost column {pick}: the first of {', '.join(columns)} {why}"
+                  + (f" ({'; '.join(before)})" if before else ""))
+
+
 @needs("task_id", "final_score", uses=("cost", "total_tokens", "execution_time"), uses_at_least=1,
        trials="any")
 @takes_run(pools=False)
-def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None = None,
+def frontier(tasks, *, cost: str | tuple[str, ...] = "total_tokens", configs: pd.DataFrame | None = None,
              threshold: float = schema.SUCCESS_THRESHOLD, n_boot: int = 2000, seed: int = 0,
              ci: float = 0.95) -> pd.DataFrame:
     """The Pareto frontier of runs on accuracy against mean cost per task, with the bootstrap
@@ -93,7 +150,9 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
         several trials per task are averaged within the task.
     cost : str
         The cost column: ``total_tokens`` (tokens), ``cost`` (US dollars), ``execution_time``
-        (seconds), or any numeric column. A run for which it is absent, all missing or all
+        (seconds), or any numeric column; ``"auto"``: the first of ``cost``,
+        ``total_tokens``, ``execution_time`` recorded for the runs (:func:`cost_column`,
+        the choice named in ``note``); a tuple of columns: the first of them recorded. A run for which it is absent, all missing or all
         0 did not record it (:func:`dabench_analysis.stats.recorded.cost_recorded`): it is
         left off the plane, never taken as free.
     configs : DataFrame, optional
@@ -116,7 +175,9 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
         tasks of the task's success rate) with ``accuracy_ci_low/high``, ``cost`` (the
         column), ``mean_cost`` (per task, in the column's unit) with ``mean_cost_ci_low/high``,
         ``cost_per_solved`` (total cost / tasks solved; NaN when none is) with
-        ``cost_per_solved_ci_low/high``, ``on_frontier`` (no other run has at least its
+        ``cost_per_solved_ci_low/high`` (``inf`` when the percentile falls among replicates
+        that solve nothing: the interval is unbounded), ``n_boot_no_solve`` (replicates in
+        which the run solves no task), ``on_frontier`` (no other run has at least its
         accuracy at most its cost, one strictly), ``p_frontier`` (share of bootstrap
         replicates in which it is on the frontier), ``threshold``, ``n_boot``, ``boot_seed``,
         ``method``, ``note``. Runs that did not record ``cost`` come last, one row each with
@@ -126,7 +187,9 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     Raises
     ------
     Skipped
-        (a ValueError) Fewer than two runs (or configurations) with a recorded ``cost``, or
+        (a ValueError) Fewer than two runs (or configurations) with a recorded ``cost`` (a
+        lone run is on its own frontier by the definition, vacuously: the table says nothing
+        a comparison needs, so it is refused with the reason rather than reporting that), or
         no task that every costed run has with a score and a cost: the reason, which a report
         shows as the section's skip note.
     ValueError
@@ -140,7 +203,10 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     replacement (the same draw for every run), accuracy and mean cost are recomputed, and the
     frontier found again; ``p_frontier`` is the share of replicates on it, the intervals are
     percentiles of the replicates. Cost per solved task is sum(cost) / sum(solved) over the
-    tasks (Kapoor et al.'s cost of a success).
+    tasks (Kapoor et al.'s cost of a success); a replicate in which the run solves nothing
+    has cost per solved task +inf (never dropped: dropping those replicates, 11.8 % of them
+    for a rarely-solving run, made an unbounded upper bound look finite), so the percentile
+    interval is ``inf`` where it reaches them; ``n_boot_no_solve`` counts them.
 
     References
     ----------
@@ -161,6 +227,21 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     if int(n_boot) < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     require_columns(tasks, ["run_id", "task_id", "final_score"])
+    if isinstance(cost, str) and cost != "auto":
+        chosen = ""
+    else:  # candidates: the first recorded for the runs
+        cost, chosen = cost_column(tasks, COST_COLUMNS if cost == "auto" else cost)
+    try:
+        return _frontier(tasks, cost, configs, threshold, int(n_boot), seed, ci, chosen)
+    except Skipped as exc:
+        if not chosen:
+            raise
+        raise Skipped(f"{exc.reason} ({chosen})", missing=exc.missing) from None
+
+
+def _frontier(tasks: pd.DataFrame, cost: str, configs: pd.DataFrame | None,
+              threshold: float, n_boot: int, seed: int, ci: float,
+              chosen: str) -> pd.DataFrame:
     costed, uncosted = _costed(tasks, cost)
     ok, cs, units = _per_task(costed, cost, threshold, configs)
     _check_plane(ok, units, cost, uncosted)
@@ -171,10 +252,10 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     w = bootstrap_counts(len(ok), int(n_boot), seed).astype(float)  # (n_boot, n_tasks)
     b_acc, b_cost = w @ ok.to_numpy() / len(ok), w @ cs.to_numpy() / len(ok)
     b_solved = w @ ok.to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        b_per = np.where(b_solved > 0, (w @ cs.to_numpy()) / b_solved, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):  # no solve: infinite cost per solve
+        b_per = np.where(b_solved > 0, (w @ cs.to_numpy()) / b_solved, np.inf)
     q = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
-    notes = [not_recorded_note(cost, uncosted, what="left out of the frontier")]
+    notes = [chosen, not_recorded_note(cost, uncosted, what="left out of the frontier")]
     p_front = pareto_front(b_acc, b_cost).mean(axis=0)
     out = pd.DataFrame({
         "run_id": units, "n_tasks": len(ok), "accuracy": acc,
@@ -183,10 +264,9 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
         "mean_cost": mean_cost, "mean_cost_ci_low": np.percentile(b_cost, q[0], axis=0),
         "mean_cost_ci_high": np.percentile(b_cost, q[1], axis=0),
         "cost_per_solved": per_solved,
-        "cost_per_solved_ci_low": np.nanpercentile(b_per, q[0], axis=0)
-        if np.isfinite(b_per).any() else np.nan,
-        "cost_per_solved_ci_high": np.nanpercentile(b_per, q[1], axis=0)
-        if np.isfinite(b_per).any() else np.nan,
+        "cost_per_solved_ci_low": np.where(solved > 0, _percentile_inf(b_per, q[0]), np.nan),
+        "cost_per_solved_ci_high": np.where(solved > 0, _percentile_inf(b_per, q[1]), np.nan),
+        "n_boot_no_solve": (b_solved == 0).sum(axis=0),
         "on_frontier": pareto_front(acc, mean_cost),
         "p_frontier": p_front, "threshold": threshold, "n_boot": int(n_boot),
         "boot_seed": seed,
@@ -198,8 +278,42 @@ def frontier(tasks, *, cost: str = "total_tokens", configs: pd.DataFrame | None 
     out = pd.concat([out, _uncosted_rows(uncosted, cost, threshold, n_boot, seed)],
                     ignore_index=True) if uncosted else out
     out["note"] = "; ".join(n for n in notes if n)
-    warn(notes)
+    warn(notes[1:])  # the choice of column is a note, not a warning
     return out[_COLUMNS].reset_index(drop=True)
+
+
+def _percentile_inf(x, q: float) -> np.ndarray:
+    """Percentile (numpy's default, linear) of each column of ``x``, where ``inf`` may occur:
+    a percentile that interpolates towards an ``inf`` is ``inf`` (numpy gives NaN between two
+    ``inf``).
+
+    Parameters
+    ----------
+    x : array-like, shape (n, m)
+        Replicates by column; finite values or ``+inf``, no NaN.
+    q : float
+        Percentile in [0, 100].
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+        ``numpy.percentile(x, q, axis=0)`` where that is finite, else ``inf``.
+
+    Examples
+    --------
+    >>> _percentile_inf([[1.0], [2.0], [np.inf], [np.inf]], 97.5).tolist()
+    [inf]
+    >>> _percentile_inf([[1.0], [2.0], [3.0], [np.inf]], 50).tolist()
+    [2.5]
+    """
+    a = np.sort(np.asarray(x, dtype=float), axis=0)
+    h = (a.shape[0] - 1) * q / 100  # numpy's linear rule: between order statistics lo and hi
+    lo, hi = int(np.floor(h)), int(np.ceil(h))
+    big = np.isinf(a[hi]) & (np.isinf(a[lo]) | (h > lo))
+    finite = np.where(np.isinf(a), np.finfo(float).max, a)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.percentile(finite, q, axis=0)
+    return np.where(big, np.inf, out)
 
 
 def _costed(tasks: pd.DataFrame, cost: str) -> tuple[pd.DataFrame, list[str]]:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats.agreement import judge_agreement
-from dabench_analysis.stats.inputs import as_bool
+from dabench_analysis.stats.inputs import as_bool, check_ci
 
 
 def configuration_table(cases: pd.DataFrame, *, by: str = "configuration",
@@ -107,3 +107,139 @@ def _quiet_agreement(j, h, **kwargs) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return judge_agreement(j, h, **kwargs)
+
+
+#: Fewest labelled and unlabelled cases for which the PPI intervals are given without a warning.
+MIN_SIDE = 10
+
+
+def _budget(h: pd.Series, n_labelled: int | None, seed: int) -> pd.Series:
+    """Human labels kept: all, or a seeded random ``n_labelled`` of them (the others unlabelled)."""
+    known = np.flatnonzero(h.notna().to_numpy())
+    if n_labelled is None:
+        return h
+    if not 2 <= n_labelled <= len(known):
+        raise ValueError(f"n_labelled={n_labelled}: between 2 and the {len(known)} labelled cases")
+    keep = np.random.default_rng(seed).choice(known, size=n_labelled, replace=False)
+    out = pd.Series(pd.NA, index=h.index, dtype="boolean")
+    out.iloc[keep] = h.iloc[keep]
+    return out
+
+
+def _corrected(j: pd.Series, h: pd.Series, ci: float) -> list[dict]:
+    from dabench_analysis.stats import proportion_ci
+    from dabench_analysis.stats.ppi import ppi_mean
+    lab = h.notna().to_numpy()
+    y, yh = h[lab].to_numpy(float), j[lab].to_numpy(float)
+    yu = j[~lab].to_numpy(float)
+    n, N = len(y), len(yu)
+    rows = []
+    for name, k, m, how in (("judge_only", int(j.sum()), len(j), "Wilson on the judge's "
+                             "verdicts of every case (the judge's pass rate, uncorrected)"),
+                            ("human_only", int(y.sum()), n, "Wilson on the human labels")):
+        w = proportion_ci(k, m, ci=ci).iloc[0] if m else {"ci_low": np.nan, "ci_high": np.nan}
+        rows.append({"estimator": name, "estimate": k / m if m else np.nan,
+                     "ci_low": float(w["ci_low"]), "ci_high": float(w["ci_high"]),
+                     "lam": np.nan, "method": how})
+    if 2 <= min(n, N) < MIN_SIDE:
+        warnings.warn(f"judge-corrected accuracy: {n} labelled and {N} unlabelled case(s); the "
+                      f"PPI intervals are CLT intervals and need more (>= {MIN_SIDE} each)",
+                      stacklevel=3)
+    for name, lam in (("ppi", 1.0), ("ppi_plus_plus", None)):
+        if n >= 2 and N >= 1:
+            p = ppi_mean(y, yh, yu, lam=lam, ci=ci).iloc[0]
+            rows.append({"estimator": name, **p[["estimate", "ci_low", "ci_high", "lam",
+                                                  "method"]].to_dict()})
+        else:
+            rows.append({"estimator": name, "estimate": np.nan, "ci_low": np.nan,
+                         "ci_high": np.nan, "lam": np.nan, "method": "undefined: needs >= 2 "
+                         "labelled and >= 1 unlabelled case"})
+    return [r | {"n_labelled": n, "n_unlabelled": N} for r in rows]
+
+
+def judge_corrected_accuracy(cases: pd.DataFrame, *, judge: str = "judge_pass",
+                             human: str = "human_pass", by: str | None = None,
+                             n_labelled: int | None = None, ci: float = 0.95,
+                             seed: int = 0) -> pd.DataFrame:
+    """Accuracy measured by an LLM judge, corrected with a subset of human labels
+    (prediction-powered inference), beside the judge-only and human-only estimates.
+
+    Parameters
+    ----------
+    cases : DataFrame
+        One row per case (per case and configuration with ``by``): ``judge`` (the judge's
+        verdict, bool or 0/1, on every case) and ``human`` (the human verdict; missing where
+        the case was not labelled). Rows without a judge verdict are dropped with a warning.
+    judge, human : str
+        Column names.
+    by : str, optional
+        Column naming the judge configuration: one block of rows per value.
+    n_labelled : int, optional
+        Keep the human labels of only this many labelled cases (a seeded random subset, the
+        rest treated as unlabelled): what a smaller labelling budget would give. Default: all.
+    ci : float
+        Level of every interval.
+    seed : int
+        Seed of the ``n_labelled`` subset.
+
+    Returns
+    -------
+    DataFrame
+        Four rows (per ``by`` value, ``by`` first): ``estimator`` = ``judge_only``,
+        ``human_only``, ``ppi``, ``ppi_plus_plus``; ``estimate``, ``ci_low``, ``ci_high``,
+        ``lam`` (PPI's λ: 1, PPI++'s tuned; NaN otherwise), ``method`` (the interval's),
+        ``n_labelled`` (cases with a human label), ``n_unlabelled`` (cases with only the
+        judge's).
+
+    Raises
+    ------
+    ValueError
+        Missing columns, verdicts that are not booleans, ``n_labelled`` outside
+        [2, labelled cases].
+
+    Notes
+    -----
+    ``judge_only`` is the judge's pass rate over every case (Wilson): it estimates the
+    judge's accuracy, biased by its errors. ``human_only`` is Wilson on the labelled cases:
+    valid, wide. ``ppi`` and ``ppi_plus_plus`` are :func:`dabench_analysis.stats.ppi_mean`
+    (λ = 1 and the power-tuned λ̂; CLT intervals, as ``ppi_py.ppi_mean_ci``): the judge's
+    rate on the unlabelled cases plus the mean human − judge difference on the labelled
+    ones. The human labels must be a random subset of the cases (PPI's assumption). Fewer
+    than :data:`MIN_SIDE` (10) labelled or unlabelled cases: a warning (the CLT interval is
+    not to be trusted; the estimate can leave [0, 1]).
+
+    References
+    ----------
+    Angelopoulos, A. N. et al. (2023). Prediction-powered inference. Science 382, 669–674.
+    Angelopoulos, A. N., Duchi, J. C., Zrnic, T. (2023). PPI++. arXiv:2311.01453.
+
+    Examples
+    --------
+    12 cases labelled by humans and the judge, 30 by the judge only:
+
+    >>> c = pd.DataFrame({
+    ...     "judge_pass": [1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1] + [1, 0, 1, 1, 1, 0, 1, 1, 1, 0] * 3,
+    ...     "human_pass": [1, 1, 0, 1, 0, 1, 1, 0, 1, 1, 0, 1] + [None] * 30})
+    >>> judge_corrected_accuracy(c)[["estimator", "estimate", "ci_low", "lam"]].round(3)
+           estimator  estimate  ci_low    lam
+    0     judge_only     0.714   0.564    NaN
+    1     human_only     0.667   0.391    NaN
+    2            ppi     0.617   0.293  1.000
+    3  ppi_plus_plus     0.652   0.401  0.285
+    """
+    check_ci(ci)
+    require_columns(cases, [c for c in (judge, human, by) if c is not None], "cases")
+    j_all = as_bool(cases[judge], judge)
+    if j_all.isna().any():
+        warnings.warn(f"{int(j_all.isna().sum())} case(s) without a judge verdict were dropped",
+                      stacklevel=2)
+    frame = cases[j_all.notna().to_numpy()]
+    groups = frame.groupby(by, sort=False, observed=True) if by else [(None, frame)]
+    out = []
+    for name, g in groups:
+        j = as_bool(g[judge], judge).astype(bool)
+        h = _budget(as_bool(g[human], human), n_labelled, seed)
+        out += [({by: name} if by else {}) | r for r in _corrected(j, h, ci)]
+    cols = [*([by] if by else []), "estimator", "estimate", "ci_low", "ci_high", "lam",
+            "n_labelled", "n_unlabelled", "method"]
+    return pd.DataFrame(out)[cols]

@@ -48,7 +48,12 @@ def key_numbers(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD
         (seconds) and ``mean_tokens`` with t-intervals (``*_ci_low``, ``*_ci_high``; None
         when the column is absent, or all missing or all 0: not recorded,
         :func:`~dabench_analysis.stats.recorded.cost_recorded`), ``n_failed``, and
-        ``not_recorded`` (the columns present but not recorded) when there are any.
+        ``not_recorded`` (the columns present but not recorded) when there are any; when a
+        trial ended in an infrastructure error (:func:`dabench_analysis.schema.errored`), the
+        labelled range right after the accuracy: ``n_errored``,
+        ``answer_accuracy_errors_as_failures`` and ``answer_accuracy_errors_as_successes``,
+        each with ``_ci_low`` / ``_ci_high``, and ``answer_accuracy_errors_note``
+        (:func:`dabench_analysis.tables.failure_bounds`).
 
     Raises
     ------
@@ -183,6 +188,7 @@ def _accuracy(tasks: pd.DataFrame, threshold: float, ci: float = 0.95, n_boot: i
 
 
 def _key_numbers(tasks: pd.DataFrame, threshold: float) -> dict:
+    from dabench_analysis.tables.errored import _error_range  # it uses answer_accuracy
     correct = correct_mask(tasks, threshold=threshold).dropna().astype(bool)
     acc = _accuracy(tasks, threshold)
     score = stats.describe(tasks, ["final_score"]).iloc[0]
@@ -190,6 +196,7 @@ def _key_numbers(tasks: pd.DataFrame, threshold: float) -> dict:
         "n_tasks": int(len(tasks)),
         "success_threshold": threshold,
         **{k: acc[k] for k in _ACCURACY},
+        **_error_range(tasks, threshold),  # failure bounds beside the headline, when errored
         "mean_final_score": float(score["mean"]),
         "mean_final_score_ci_low": float(score["ci_low"]),
         "mean_final_score_ci_high": float(score["ci_high"]),

@@ -27,6 +27,7 @@ from dabench_analysis.stats.ranking import rank_intervals, rank_ties
 from dabench_analysis.stats.recorded import cost_recorded, not_recorded_note
 from dabench_analysis.stats.repetitions import repetition_variance
 from dabench_analysis.tables.common import takes_run
+from dabench_analysis.tables.errored import _error_columns
 from dabench_analysis.tables.frontier import frontier
 from dabench_analysis.tables.summary import answer_accuracy
 from dabench_analysis.tables.sweep_items import (
@@ -38,13 +39,15 @@ from dabench_analysis.tables.sweep_items import (
     items,
     pairwise,
 )
+from dabench_analysis.tables.ties import _tie_table, tie_groups
 from dabench_analysis.tables.trials import pairing_checks
 
 if TYPE_CHECKING:
     from dabench_analysis.load.sweep import Runs
 
 __all__ = ["check_sweep", "flip_counts", "flips", "frontier", "items", "leaderboard",
-           "leaderboard_by_config", "pairwise", "repetition_table", "shared_tasks", "task_counts"]
+           "leaderboard_by_config", "pairwise", "repetition_table", "shared_tasks", "task_counts",
+           "tie_groups"]
 
 #: Fewest runs a sweep compares.
 MIN_RUNS = 2
@@ -287,8 +290,14 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
         record it: all missing or all 0, :func:`stats.recorded.cost_recorded`, its
         ``cost_method`` saying "not recorded"), ``rank``, ``rank_low``,
         ``rank_high`` (1 = best), ``tied`` (the rank interval overlaps another run's),
-        ``threshold``, ``ci``, ``n_boot``, ``boot_seed`` (the bootstrap's seed, not a run's),
-        ``accuracy_method``, ``score_method``, ``cost_method``, ``rank_method``.
+        ``tie_group`` (1 = not distinguishable from the top run by the paired test, 2 = from
+        the best run outside group 1, ...: :func:`tie_groups`, alpha 0.05), ``threshold``,
+        ``ci``, ``n_boot``, ``boot_seed`` (the bootstrap's seed, not a run's),
+        ``accuracy_method``, ``score_method``, ``cost_method``, ``rank_method``; when a trial
+        of a run ended in an infrastructure error, the failure bounds on each run's own tasks
+        (:func:`dabench_analysis.tables.failure_bounds`): ``n_errored``,
+        ``answer_accuracy_errors_as_failures`` and ``answer_accuracy_errors_as_successes``,
+        each with ``_ci_low`` / ``_ci_high``.
 
     Raises
     ------
@@ -302,7 +311,8 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
     (R ``prop.test(k, n, correct = FALSE)``), logit t for means of [0, 1] scores, t for tokens
     and seconds. Ranks: :func:`stats.ranking.rank_intervals` (bootstrap over the shared tasks,
     resampled jointly across runs, ties averaged, percentile interval); ``tied`` is
-    :func:`stats.ranking.rank_ties`.
+    :func:`stats.ranking.rank_ties`; ``tie_group`` is :func:`tie_groups` in rank order
+    (McNemar exact on success, Holm over all pairs: the pairwise table's ``p_mcnemar_holm``).
 
     Examples
     --------
@@ -341,7 +351,11 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
         "ci": float(ci), "n_boot": int(n_boot), "boot_seed": seed, "accuracy_method": acc["answer_accuracy_ci_method"].to_numpy(),
         "score_method": score_how, "cost_method": cost_how,
         "rank_method": ranks["method"].iloc[0]})
-    return out.sort_values(["rank", "run_id"], kind="stable").reset_index(drop=True)
+    out = out.assign(**_error_columns(t, runs, threshold, ci))  # failure bounds: own tasks
+    out = out.sort_values(["rank", "run_id"], kind="stable").reset_index(drop=True)
+    ties = _tie_table(sh, list(out["run_id"]), threshold, 0.05)
+    out.insert(out.columns.get_loc("tied") + 1, "tie_group", ties["tie_group"].to_numpy())
+    return out
 
 
 def _declared_runs(t: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:

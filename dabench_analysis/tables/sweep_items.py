@@ -19,7 +19,7 @@ from dabench_analysis.stats.descriptive import t_summary
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.multicomp import adjust_pvalues
 from dabench_analysis.stats.nonparametric import signed_rank
-from dabench_analysis.stats.proportions import mcnemar_discordant
+from dabench_analysis.stats.proportions import discordant_counts, mcnemar_discordant
 from dabench_analysis.tables.common import correct_mask, takes_run
 
 
@@ -275,9 +275,8 @@ def pairwise(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, metric: str 
     runs = _run_order(t, metric)
     w = _wide(t, t[metric].rename(metric), runs).to_numpy()
     c = _correct_matrix(t, runs, threshold)
-    ok, known = ~np.isnan(w), ~np.isnan(c)
-    p, f = (known & (c == 1)).astype(float), (known & (c == 0)).astype(float)
-    n_c, pf, fp = known.astype(float).T @ known, p.T @ f, f.T @ p
+    ok = ~np.isnan(w)
+    n_c, pf, fp = discordant_counts(c)
     rows = []
     for a, b in zip(*np.triu_indices(len(runs), k=1), strict=True):
         m = ok[:, a] & ok[:, b]

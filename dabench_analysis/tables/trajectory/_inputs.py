@@ -15,6 +15,10 @@ from dabench_analysis import schema
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import TOOL_CALLS_FILE, TRAJECTORY_FILE, require_columns
+from dabench_analysis.stats.clustered import (
+    cluster_bootstrap_difference,
+    cluster_bootstrap_ratio,
+)
 from dabench_analysis.stats.inputs import warn
 from dabench_analysis.stats.multicomp import adjust_pvalues
 from dabench_analysis.stats.proportions import proportion_intervals
@@ -46,6 +50,10 @@ class Inputs:
     threshold : float
     several : bool
         More than one run: results carry ``run_id``.
+    clusters : ndarray of int64 or None
+        With repeated trials (another harness's, each its own trace): each task row's task,
+        0 … C−1 (``run_id``, ``task_id``), the cluster its intervals resample; None with one
+        row per task.
     """
 
     tasks: pd.DataFrame
@@ -54,6 +62,9 @@ class Inputs:
     threshold: float
     several: bool
     notes: list[str] = field(default_factory=list)
+    clusters: np.ndarray | None = None
+    n_boot: int = 2000
+    seed: int = 0
 
 
 def _runs(run: Run | Runs) -> list[Run]:
@@ -107,7 +118,7 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
            calls: Sequence[str] | None = None, task_columns: Sequence[str] = (),
            threshold: float | None = None, calls_needed: bool = False,
            optional: Sequence[str] = ("duration_seconds",),
-           calls_optional: Sequence[str] = ()) -> Inputs:
+           calls_optional: Sequence[str] = (), traces: bool = True) -> Inputs:
     """The inputs of a trajectory table (see :class:`Inputs`).
 
     Parameters
@@ -131,6 +142,10 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
     optional, calls_optional : sequence of str
         trajectory.csv (default ``duration_seconds``) and tool_calls.csv columns read when the
         file has them.
+    traces : bool
+        The table takes repeated trials, each its own trace (``clusters`` set); False for a
+        table that pairs tasks (a warning, :class:`PooledTrialsWarning`, when a task has
+        several trials).
 
     Raises
     ------
@@ -150,7 +165,9 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
     out["difficulty"] = (tasks["difficulty"].astype("string") if "difficulty" in tasks
                          else pd.Series(pd.NA, index=tasks.index, dtype="string"))
     out["correct"] = schema.correct(tasks["final_score"].astype("float64"), threshold)
-    check_trials(out, what)  # another harness's trials: each trajectory counted as a task
+    clusters = task_clusters(out) if traces else None
+    if clusters is None:
+        check_trials(out, what)  # a table pairing tasks: several trials would be pooled
     ordered = called = None
     if steps is not None:
         frame = _frame(run, runs, "trajectory", TRAJECTORY_FILE,
@@ -172,7 +189,82 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
                 notes.append(f"{int((called['task_index'] < 0).sum())} tool call(s) of tasks "
                              "absent from the task metrics left out")
                 called = called[called["task_index"] >= 0].reset_index(drop=True)
-    return Inputs(out, ordered, called, threshold, len(runs) > 1, notes)
+    return Inputs(out, ordered, called, threshold, len(runs) > 1, notes, clusters)
+
+
+def task_clusters(tasks: pd.DataFrame) -> np.ndarray | None:
+    """Each task row's task (``run_id``, ``task_id``) as 0 … C−1 when a task has several
+    rows (repeated trials, each its own trace), else None."""
+    if "trial" not in tasks or tasks.empty:
+        return None
+    keys = [c for c in ("run_id", "task_id") if c in tasks]
+    codes = tasks.groupby(keys, sort=False, dropna=False).ngroup().to_numpy(dtype=np.int64)
+    return codes if len(np.unique(codes)) < len(codes) else None
+
+
+def shares(frame: pd.DataFrame, keys: Sequence[str], spec: dict, inp: Inputs,
+           ci: float) -> pd.DataFrame:
+    """Per group of ``keys`` (observed, in order of first appearance, as ``groupby(keys,
+    sort=False)``), each ``spec`` entry ``{prefix: (numerator, denominator)}`` (flag columns
+    of ``frame``; denominator None: every row) as ``prefix``, ``prefix_ci_low``,
+    ``prefix_ci_high``: Wilson with one row per task; with repeated trials (``inp.clusters``)
+    a percentile bootstrap over tasks, every trace of a drawn task with it (``frame`` then
+    needs ``task_index``)."""
+    keys = list(keys)
+    codes = frame.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+    out = frame[keys].drop_duplicates().reset_index(drop=True)
+    n_g = len(out)
+    for prefix, (k, n) in spec.items():
+        num = frame[k].to_numpy(dtype="float64", na_value=0.0)
+        den = np.ones(len(frame)) if n is None else frame[n].to_numpy(dtype="float64",
+                                                                      na_value=0.0)
+        if inp.clusters is None:
+            cols = wilson(np.bincount(codes, weights=num, minlength=n_g),
+                          np.bincount(codes, weights=den, minlength=n_g), ci, prefix)
+        else:
+            r = cluster_bootstrap_ratio(num, den, codes,
+                                        inp.clusters[frame["task_index"].to_numpy()], ci=ci,
+                                        n_boot=inp.n_boot, seed=inp.seed)
+            cols = {prefix: r["share"].to_numpy(), f"{prefix}_ci_low": r["ci_low"].to_numpy(),
+                    f"{prefix}_ci_high": r["ci_high"].to_numpy()}
+        for name, values in cols.items():
+            out[name] = values
+    return out
+
+
+def difference(frame: pd.DataFrame, keys: Sequence[str], first: tuple[str, str],
+               second: tuple[str, str], inp: Inputs, ci: float,
+               d: pd.DataFrame) -> pd.DataFrame:
+    """``d`` (a two-proportion comparison per group of ``keys``, in :func:`shares`' order)
+    with ``ci_low``, ``ci_high`` of its ``diff`` from the bootstrap over tasks when the run has
+    repeated trials (``first``, ``second``: the flag columns of each ratio); ``d`` as it is
+    with one row per task."""
+    if inp.clusters is None:
+        return d
+    codes = frame.groupby(list(keys), sort=False, observed=True, dropna=False).ngroup()
+    cols = [tuple(frame[c].to_numpy(dtype="float64", na_value=0.0) for c in pair)
+            for pair in (first, second)]
+    r = cluster_bootstrap_difference(*cols, codes.to_numpy(),
+                                     inp.clusters[frame["task_index"].to_numpy()], ci=ci,
+                                     n_boot=inp.n_boot, seed=inp.seed)
+    return d.assign(ci_low=r["ci_low"].to_numpy(), ci_high=r["ci_high"].to_numpy())
+
+
+def trace_note(inp: Inputs, clustered: bool = True) -> str:
+    """The note of a table on repeated trials ("" with one row per task): each trial its own
+    trace, and whether its intervals are clustered by task; the counts are of traces with
+    steps (or tool calls) when the table reads them."""
+    if inp.clusters is None:
+        return ""
+    t = np.arange(len(inp.tasks))
+    for frame in (inp.steps, inp.calls):
+        if frame is not None:
+            t = np.unique(frame["task_index"].to_numpy())
+            break
+    n_tasks, n_traces = len(np.unique(inp.clusters[t])), len(t)
+    how = ("intervals clustered by task" if clustered else
+           "intervals treat the traces as independent")
+    return f"each trial its own trace; {how} ({n_tasks} tasks, {n_traces} traces)"
 
 
 def stratify(frame: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
@@ -194,9 +286,12 @@ def stratify(frame: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
 
 
 def finish(table: pd.DataFrame, inputs: Inputs, *, sort: Sequence[str] = (),
-           ascending: bool | Sequence[bool] = True) -> pd.DataFrame:
+           ascending: bool | Sequence[bool] = True, clustered: bool = False) -> pd.DataFrame:
     """Order a table (runs, then difficulty "all", Easy … Extreme, then ``sort``), make
-    ``difficulty`` an ordered categorical, drop ``run_id`` for one run, and warn the notes."""
+    ``difficulty`` an ordered categorical, drop ``run_id`` for one run, and warn the notes.
+    With repeated trials, a ``note`` column says each trial is its own trace and whether the
+    intervals are ``clustered`` by task (:func:`trace_note`), and ``method`` names the
+    bootstrap where they are."""
     present = set(pd.unique(table["difficulty"].to_numpy(dtype=object)))
     levels = [lvl for lvl in LEVELS if lvl in present] + sorted(present - set(LEVELS))
     table = table.assign(difficulty=pd.Categorical(table["difficulty"].astype(object),
@@ -207,6 +302,15 @@ def finish(table: pd.DataFrame, inputs: Inputs, *, sort: Sequence[str] = (),
     table = table.sort_values(keys, ascending=asc, kind="stable").reset_index(drop=True)
     if not inputs.several:
         table = table.drop(columns="run_id")
+    note = trace_note(inputs, clustered) if isinstance(inputs, Inputs) else ""
+    if note:
+        if clustered and "method" in table:
+            table["method"] = table["method"].astype(str).str.replace(
+                "Wilson", f"percentile bootstrap over tasks ({inputs.n_boot} draws, seed "
+                          f"{inputs.seed})", regex=False)
+        if clustered and "p_value" in table:
+            note += "; p-values treat the traces as independent"
+        table["note"] = note
     warn(inputs.notes)
     return table
 

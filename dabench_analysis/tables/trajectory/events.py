@@ -21,11 +21,12 @@ from dabench_analysis.stats.inputs import check_ci
 from dabench_analysis.stats.step_events import error_recovery, repeated_actions
 from dabench_analysis.tables.trajectory._inputs import (
     Inputs,
+    difference,
     finish,
     gather,
     holm,
+    shares,
     stratify,
-    wilson,
 )
 
 
@@ -51,7 +52,7 @@ def _reentries(inp: Inputs) -> pd.DataFrame:
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "tool",
-       "action_input"), uses=("difficulty", "replan_count", "execution_attempts",))
+       "action_input"), uses=("difficulty", "replan_count", "execution_attempts",), trials="any")
 def loop_tasks(run: Run | Runs, *, window: int = 3,
                threshold: float | None = None) -> pd.DataFrame:
     """Per task: its loops (an action issued again within ``window`` steps) and unexplained
@@ -73,8 +74,9 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
     Returns
     -------
     DataFrame
-        One row per task: ``run_id`` (several runs only), ``task_id``, ``difficulty``,
-        ``n_steps``, ``n_loops`` (steps that repeat an action), ``plan_blocks``,
+        One row per task (and trial: another harness's repeated trials, each its own trace):
+        ``run_id`` (several runs only), ``task_id``, ``trial`` (when the run has it),
+        ``difficulty``, ``n_steps``, ``n_loops`` (steps that repeat an action), ``plan_blocks``,
         ``plan_reentries`` (PLAN blocks beyond 1 + ``replan_count``), ``execute_blocks``,
         ``execute_reentries`` (EXECUTE blocks beyond ``execution_attempts``), ``correct``.
         Re-entries are <NA> where the column they are checked against (or ``stage``) is
@@ -110,7 +112,8 @@ def _loop_tasks(inp: Inputs, window: int) -> pd.DataFrame:
     n = len(inp.tasks)
     hit = repeated_actions(inp.steps, window=window)
     t = inp.steps["task_index"].to_numpy()
-    out = inp.tasks[[c for c in ("run_id", "task_id", "difficulty") if c in inp.tasks]].copy()
+    out = inp.tasks[[c for c in ("run_id", "task_id", "trial", "difficulty")
+                     if c in inp.tasks]].copy()
     out["n_steps"] = np.bincount(t, minlength=n)
     out["n_loops"] = np.bincount(t[hit], minlength=n)
     out = pd.concat([out, _reentries(inp)], axis=1)
@@ -119,7 +122,7 @@ def _loop_tasks(inp: Inputs, window: int) -> pd.DataFrame:
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "tool",
-       "action_input"), uses=("difficulty", "replan_count", "execution_attempts",))
+       "action_input"), uses=("difficulty", "replan_count", "execution_attempts",), trials="any")
 def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
           ci: float = 0.95) -> pd.DataFrame:
     """Loops and unexplained re-entries, and the accuracy of tasks with and without a loop.
@@ -178,22 +181,23 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
         n_tasks=("task_index", "size"), n_loop_steps=("n_loops", "sum"),
         mean_loops=("n_loops", "mean"), n_with_loop=("loop", "sum"), n_reentry=("re", "sum"),
         k1=("k1", "sum"), n1=("n1", "sum"), k2=("k2", "sum"), n2=("n2", "sum")).reset_index()
-    d = compare_proportions(g["k1"], g["n1"], g["k2"], g["n2"], ci=ci)
+    d = difference(s, ["run_id", "difficulty"], ("k1", "n1"), ("k2", "n2"), inp, ci,
+                   compare_proportions(g["k1"], g["n1"], g["k2"], g["n2"], ci=ci))
+    sh = shares(s, ["run_id", "difficulty"], {"loop_share": ("loop", None),
+                "accuracy_loop": ("k1", "n1"), "accuracy_no_loop": ("k2", "n2")}, inp, ci)
     out = pd.concat([g[["run_id", "difficulty", "n_tasks", "n_loop_steps", "mean_loops",
-                        "n_with_loop"]],
-                     pd.DataFrame(wilson(g["n_with_loop"], g["n_tasks"], ci, "loop_share")),
-                     g[["n_reentry"]], pd.DataFrame(wilson(g["k1"], g["n1"], ci, "accuracy_loop")),
-                     pd.DataFrame(wilson(g["k2"], g["n2"], ci, "accuracy_no_loop")),
+                        "n_with_loop"]], sh.filter(like="loop_share"), g[["n_reentry"]],
+                     sh.filter(like="accuracy_"),
                      d[["diff", "ci_low", "ci_high", "p_value"]]], axis=1)
     strata = (out["difficulty"] != "all").to_numpy()
     out["p_adjusted"] = out["p_value"]
     out.loc[strata, "p_adjusted"] = holm(out[strata], ["run_id"])
     out["method"] = f"window {window}; Wilson; {TWO_PROPORTIONS}; Holm over difficulties"
-    return finish(out, inp)
+    return finish(out, inp, clustered=True)
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
-       "success"), uses=("difficulty",))
+       "success"), uses=("difficulty",), trials="any")
 def recovery(run: Run | Runs, *, threshold: float | None = None,
              ci: float = 0.95) -> pd.DataFrame:
     """Recovery after errors: for every failed step or tool call, whether a later step of the
@@ -259,25 +263,28 @@ def recovery(run: Run | Runs, *, threshold: float | None = None,
     task = task.reset_index()
     e = long.groupby(keys, sort=False, observed=True)["recovered"].agg(n_errors="size",
                                                                          n_recovered="sum")
-    rows = _task_rows(task, keys, ok, ci).join(e, on=keys)
+    rows = _task_rows(task, keys, ok, ci, inp).join(e, on=keys)
     with_steps = np.bincount(inp.steps["task_index"], minlength=len(ok)) > 0
     clean = pd.DataFrame({"task_index": np.flatnonzero(with_steps & ~np.isin(
         np.arange(len(ok)), err["task_index"]))})
     ref = stratify(clean, inp.tasks).assign(level="reference", group="no error",
                                              recovered=np.nan)
-    rows = pd.concat([rows, _task_rows(ref, keys, ok, ci).assign(n_errors=0, n_recovered=0)],
+    rows = pd.concat([rows, _task_rows(ref, keys, ok, ci, inp).assign(n_errors=0,
+                                                                       n_recovered=0)],
                      ignore_index=True)
-    out = pd.concat([rows, pd.DataFrame(wilson(rows["n_recovered"], rows["n_errors"], ci,
-                                               "recovery_rate"))], axis=1)
+    rate = shares(long.assign(recovered=long["recovered"].astype(bool)), keys,
+                  {"recovery_rate": ("recovered", None)}, inp, ci)
+    out = rows.merge(rate, on=keys, how="left")
     out["method"] = "Wilson (recovery rate over errors, accuracies over tasks)"
     out["_l"] = out["level"].map({"all": 0, "tool": 1, "stage": 2, "reference": 3})
     cols = ["run_id", "difficulty", "level", "group", "n_errors", "n_recovered",
             "recovery_rate", "recovery_rate_ci_low", "recovery_rate_ci_high", "n_tasks",
             *[c for c in out if c.startswith("accuracy")], "method", "_l"]
-    return finish(out[cols], inp, sort=["_l", "group"]).drop(columns="_l")
+    return finish(out[cols], inp, sort=["_l", "group"], clustered=True).drop(columns="_l")
 
 
-def _task_rows(task: pd.DataFrame, keys: list[str], ok: pd.Series, ci: float) -> pd.DataFrame:
+def _task_rows(task: pd.DataFrame, keys: list[str], ok: pd.Series, ci: float,
+               inp: Inputs) -> pd.DataFrame:
     """Per group of ``keys``: tasks, their accuracy, and the accuracy of those whose every error
     was recovered and of the others (``recovered`` NaN: the reference, no split)."""
     t = task["task_index"].to_numpy()
@@ -288,9 +295,8 @@ def _task_rows(task: pd.DataFrame, keys: list[str], ok: pd.Series, ci: float) ->
     flags = pd.DataFrame({k: task[k].to_numpy() for k in keys} | {
         "k": good & scored, "n": scored, "k1": good & scored & (rec == 1),
         "n1": scored & (rec == 1), "k2": good & scored & split & (rec == 0),
-        "n2": scored & split & (rec == 0), "n_tasks": 1})
-    g = flags.groupby(keys, sort=False, observed=True).sum().reset_index()
-    return pd.concat([g[[*keys, "n_tasks"]], pd.DataFrame(wilson(g["k"], g["n"], ci, "accuracy")),
-                      pd.DataFrame(wilson(g["k1"], g["n1"], ci, "accuracy_recovered")),
-                      pd.DataFrame(wilson(g["k2"], g["n2"], ci, "accuracy_unrecovered"))],
-                     axis=1)
+        "n2": scored & split & (rec == 0), "n_tasks": 1, "task_index": t})
+    g = flags.groupby(keys, sort=False, observed=True)["n_tasks"].sum().reset_index()
+    sh = shares(flags, keys, {"accuracy": ("k", "n"), "accuracy_recovered": ("k1", "n1"),
+                              "accuracy_unrecovered": ("k2", "n2")}, inp, ci)
+    return pd.concat([g, sh.drop(columns=keys)], axis=1)

@@ -17,10 +17,13 @@ from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.step_events import first_failures as _first
 from dabench_analysis.tables.trajectory._inputs import (
     POOLED,
+    Inputs,
     finish,
     gather,
     per_group,
+    shares,
     stratify,
+    task_clusters,
     wilson,
 )
 
@@ -28,6 +31,10 @@ from dabench_analysis.tables.trajectory._inputs import (
 MESSAGE_CHARS = 80
 #: The stage of a failed task without a failing step.
 NONE = "(no failing step)"
+#: The stage of a failing step that records none (another harness's steps have no stage).
+NO_STAGE = "(no stage)"
+#: The stage of a failed task without a step in trajectory.csv.
+NO_STEPS = "(no steps recorded)"
 
 
 def _evidence(run: Run | Runs, tasks: pd.DataFrame) -> list:
@@ -57,7 +64,7 @@ def _short(text) -> object:
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
-       "success"), uses=("difficulty",))
+       "success"), uses=("difficulty",), trials="any")
 def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.DataFrame:
     """Each failed task's first failing step (step-level debugging).
 
@@ -75,7 +82,8 @@ def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.Dat
     DataFrame
         One row per failed task, in task order: ``run_id`` (several runs only), ``task_id``,
         ``trial`` (another harness's repeated trials only), ``difficulty``, ``final_score``, ``step_id`` (<NA>: no failing step), ``stage``
-        (:data:`NONE` when no step failed), ``agent``, ``tool``, ``error_type``,
+        (:data:`NONE` when no step failed, :data:`NO_STAGE` for a failing step without one,
+        :data:`NO_STEPS` for a task without steps), ``agent``, ``tool``, ``error_type``,
         ``error_message`` (of the step's first failed call, cut to 80 characters),
         ``evidence_step_ids`` (the replay's ``failure_attribution.evidence_trace_step_ids``,
         ", "-joined; <NA> without them), ``in_evidence`` (the first failing step is among
@@ -115,7 +123,10 @@ def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.Dat
     for col in ("step_id", "stage", "agent", "tool", "error_type", "error_message"):
         out[col] = got[col].to_numpy()
     out["step_id"] = out["step_id"].astype("Int64")
-    out["stage"] = out["stage"].astype("string").where(out["step_id"].notna(), NONE)
+    stepped = np.bincount(inp.steps["task_index"], minlength=len(inp.tasks)) > 0
+    out["stage"] = (out["stage"].astype("string").fillna(NO_STAGE)
+                    .where(out["step_id"].notna(), NONE)
+                    .where(stepped[failed], NO_STEPS))
     out["error_message"] = out["error_message"].map(_short).astype("string")
     evidence = _evidence(run, out)
     out["evidence_step_ids"] = pd.array([", ".join(map(str, e)) if e is not None else pd.NA
@@ -143,6 +154,15 @@ class _Several:
         self.several, self.notes = several, []
 
 
+def _inputs(table: pd.DataFrame) -> Inputs:
+    """The failed traces of :func:`first_failures`' table as a table's inputs: with repeated
+    trials (``trial``), each trace's task is its cluster."""
+    keys = [c for c in ("run_id", "task_id", "trial") if c in table]
+    tasks = table[keys].reset_index(drop=True)
+    return Inputs(tasks, None, None, 1.0, "run_id" in table, [],
+                  task_clusters(tasks) if "task_id" in tasks else None)
+
+
 def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     """First failing steps counted by stage × agent.
 
@@ -159,7 +179,8 @@ def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFra
         Per ``run_id`` (when ``table`` has it) and ``difficulty``, one row per (``stage``,
         ``agent``), most frequent first: ``n`` (failed tasks first failing there),
         ``share`` (of the group's failed tasks) with ``share_ci_low``, ``share_ci_high``.
-        Failed tasks without a failing step: stage :data:`NONE`, agent "".
+        Failed tasks without a failing step: stage :data:`NONE`, agent ""; a failing step
+        without a stage counts as :data:`NO_STAGE` (never left out).
 
     Raises
     ------
@@ -187,14 +208,24 @@ def first_failure_counts(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFra
     check_ci(ci)
     s = _failures_frame(table)
     s["agent"] = s["agent"].astype("string").fillna("")
-    g = s.groupby(["run_id", "difficulty", "stage", "agent"], sort=False,
-                  observed=True).size().rename("n")
+    s["stage"] = s["stage"].astype("string").fillna(NO_STAGE)
+    g = s.groupby(["run_id", "difficulty", "stage", "agent"], sort=False, observed=True,
+                  dropna=False).size().rename("n")
     g = g.reset_index()
     g["total"] = g.groupby(["run_id", "difficulty"], observed=True)["n"].transform("sum")
-    out = pd.concat([g.drop(columns="total"), pd.DataFrame(wilson(g["n"], g["total"], ci,
-                                                                  "share"))], axis=1)
-    return finish(out, _Several("run_id" in table), sort=["n", "stage", "agent"],
-                  ascending=[False, True, True])
+    inp = _inputs(table)
+    if inp.clusters is None:
+        share = pd.DataFrame(wilson(g["n"], g["total"], ci, "share"))
+    else:  # each failed trace against every cell of its group: a share of traces
+        cells = ["run_id", "difficulty", "stage", "agent"]
+        cross = s[["run_id", "difficulty", "task_index", "stage", "agent"]].merge(
+            g[cells], on=["run_id", "difficulty"], suffixes=("_t", ""))
+        cross["hit"] = (cross["stage_t"] == cross["stage"]) & (cross["agent_t"] == cross["agent"])
+        share = g[cells].merge(shares(cross, cells, {"share": ("hit", None)}, inp, ci),
+                               on=cells, how="left").drop(columns=cells)
+    out = pd.concat([g.drop(columns="total"), share], axis=1)
+    return finish(out, inp, sort=["n", "stage", "agent"], ascending=[False, True, True],
+                  clustered=True)
 
 
 def first_failure_agreement(table: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
@@ -251,4 +282,4 @@ def first_failure_agreement(table: pd.DataFrame, *, ci: float = 0.95) -> pd.Data
         {"run_id": [""], "difficulty": [POOLED], "n_failed": [0], "n_compared": [0],
          "n_agree": [0], "agreement": [np.nan], "agreement_ci_low": [np.nan],
          "agreement_ci_high": [np.nan]})
-    return finish(out, _Several("run_id" in table))
+    return finish(out, _inputs(table))  # with repeated trials: a note, Wilson over traces

@@ -18,7 +18,15 @@ from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci, warn
-from dabench_analysis.tables.trajectory._inputs import finish, gather, holm, stratify, wilson
+from dabench_analysis.tables.trajectory._inputs import (
+    difference,
+    finish,
+    gather,
+    holm,
+    shares,
+    stratify,
+    wilson,
+)
 
 #: Where the steps' pattern is empty.
 NO_STEPS = "(no steps)"
@@ -130,7 +138,7 @@ def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
-       uses=("difficulty", "execution_time",))
+       uses=("difficulty", "execution_time",), trials="any")
 def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
              top: int = 10, threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The variants of a run: one row per distinct sequence of ``by`` values, most frequent
@@ -230,7 +238,7 @@ def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp) -
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
-       uses=("difficulty", "execution_time",))
+       uses=("difficulty", "execution_time",), trials="any")
 def conformance(run: Run | Runs, *, threshold: float | None = None,
                 ci: float = 0.95) -> pd.DataFrame:
     """Conformance to the guide's canonical pattern UNDERSTAND→PLAN→EXECUTE→VERIFY→SUMMARIZE:
@@ -296,15 +304,16 @@ def conformance(run: Run | Runs, *, threshold: float | None = None,
         n_tasks=("task_index", "size"), n_conform=("conform", "sum"),
         **{f"n_{w}": (col, "sum") for col, w in flags.items()},
         k1=("k1", "sum"), n1=("n1", "sum"), k2=("k2", "sum"), n2=("n2", "sum")).reset_index()
-    d = compare_proportions(g["k1"], g["n1"], g["k2"], g["n2"], ci=ci)
+    d = difference(s, ["run_id", "difficulty"], ("k1", "n1"), ("k2", "n2"), inp, ci,
+                   compare_proportions(g["k1"], g["n1"], g["k2"], g["n2"], ci=ci))
+    sh = shares(s, ["run_id", "difficulty"], {"conform_share": ("conform", None),
+                "accuracy_conform": ("k1", "n1"), "accuracy_deviate": ("k2", "n2")}, inp, ci)
     out = pd.concat([g[["run_id", "difficulty", "n_tasks", "n_conform"]],
-                     pd.DataFrame(wilson(g["n_conform"], g["n_tasks"], ci, "conform_share")),
-                     g[[f"n_{w}" for w in flags.values()]],
-                     pd.DataFrame(wilson(g["k1"], g["n1"], ci, "accuracy_conform")),
-                     pd.DataFrame(wilson(g["k2"], g["n2"], ci, "accuracy_deviate")),
+                     sh.filter(like="conform_share"), g[[f"n_{w}" for w in flags.values()]],
+                     sh.filter(like="accuracy_"),
                      d[["diff", "ci_low", "ci_high", "p_value"]]], axis=1)
     out["method"] = "Wilson; " + TWO_PROPORTIONS
-    return finish(out, inp)
+    return finish(out, inp, clustered=True)
 
 
 def _node_order(values, by: str) -> dict[str, int]:
@@ -316,7 +325,7 @@ def _node_order(values, by: str) -> dict[str, int]:
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
-       uses=("difficulty",))
+       uses=("difficulty",), trials="any")
 def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
                 threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The directly-follows relation: one row per (from, to) pair of consecutive blocks,
@@ -376,16 +385,17 @@ def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = 
     keys = ["run_id", "difficulty", "source", "target"]
     g = s.groupby(keys, sort=False, observed=True).agg(count=("task_index", "size"),
                                         median_source_s=("source_seconds", "median"))
-    u = s.drop_duplicates([*keys, "task_index"]).groupby(keys, sort=False, observed=True).agg(
-        n_tasks=("task_index", "size"), k=("ok", "sum"), n=("scored", "sum"))
-    g = g.join(u).reset_index()
+    once = s.drop_duplicates([*keys, "task_index"])
+    u = once.groupby(keys, sort=False, observed=True).agg(n_tasks=("task_index", "size"))
+    g = g.join(u).reset_index().merge(
+        shares(once, keys, {"accuracy": ("ok", "scored")}, inp, ci), on=keys, how="left")
     exits = g.groupby(["run_id", "difficulty", "source"], observed=True)["count"].transform("sum")
     order = _node_order(pd.concat([g["source"], g["target"]]), by)
     out = pd.DataFrame({
         "run_id": g["run_id"], "difficulty": g["difficulty"], "source": g["source"],
         "target": g["target"], "count": g["count"].astype("int64"),
         "exit_share": g["count"] / exits, "n_tasks": g["n_tasks"].astype("int64"),
-        **wilson(g["k"], g["n"], ci, "accuracy"), "median_source_s": g["median_source_s"],
+        **g.filter(like="accuracy"), "median_source_s": g["median_source_s"],
         "method": "directly-follows counts; Wilson",
         "_s": g["source"].map(order), "_t": g["target"].map(order)})
-    return finish(out, inp, sort=["_s", "_t"]).drop(columns=["_s", "_t"])
+    return finish(out, inp, sort=["_s", "_t"], clustered=True).drop(columns=["_s", "_t"])

@@ -20,12 +20,15 @@ from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proporti
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_intervals
 from dabench_analysis.stats.step_events import cumulative_share, grouped_quantiles
+from dabench_analysis.tables.trajectory._clustered import curve_intervals, fit_intervals
 from dabench_analysis.tables.trajectory._inputs import (
+    Inputs,
     finish,
     gather,
     group_codes,
     holm,
     stratify,
+    trace_note,
     wilson,
 )
 
@@ -50,7 +53,7 @@ def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage",
-       "tool", "duration_seconds"), uses=("difficulty",))
+       "tool", "duration_seconds"), uses=("difficulty",), trials="any")
 def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.DataFrame:
     """Step latencies (``duration_seconds``) by stage, agent or tool, with the share of the
     run's step time and the tokens; for tools also the calls' ``latency_seconds``.
@@ -129,7 +132,7 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id"),
-       uses=("difficulty",))
+       uses=("difficulty",), trials="any")
 def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None = None,
                 ci: float = 0.95) -> pd.DataFrame:
     """The share of all tasks that ended correct within k steps (or t seconds).
@@ -203,14 +206,15 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     frame = pd.DataFrame({"task_index": np.flatnonzero(keep), "end": ends[keep],
                           "solved": t["correct"].fillna(False).to_numpy(dtype=bool)[keep]})
     s = stratify(frame, t)
-    out = _steps_curve(s, ci) if axis == "steps" else _seconds_curve(s, ci)
+    out = _steps_curve(s, ci, inp) if axis == "steps" else _seconds_curve(s, ci)
     out["method"] = SOLVE_METHOD
     cols = ["run_id", "difficulty", axis, "n", "n_solved", "share", "ci_low", "ci_high", "method"]
-    return finish(out[cols], inp, sort=[axis])
+    return finish(out[cols], inp, sort=[axis], clustered=axis == "steps")
 
 
-def _steps_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
-    """For every group of (run_id, difficulty) at once: k = 1 … the run's most steps."""
+def _steps_curve(s: pd.DataFrame, ci: float, inp: Inputs) -> pd.DataFrame:
+    """For every group of (run_id, difficulty) at once: k = 1 … the run's most steps (Wilson;
+    with repeated trials a bootstrap over tasks)."""
     codes, keys = group_codes(s, ["run_id", "difficulty"])
     groups = pd.MultiIndex.from_frame(keys)
     end = s["end"].to_numpy().astype(np.int64)
@@ -224,6 +228,8 @@ def _steps_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
     keep = k[None, :] <= top.reindex(groups.get_level_values(0)).to_numpy()[:, None]
     rows, cols = np.nonzero(keep)
     lo, hi = proportion_intervals(cum[rows, cols], n[rows], ci)
+    if inp.clusters is not None:
+        lo, hi = (b[rows, cols] for b in curve_intervals(s, codes, width, inp, ci))
     return pd.DataFrame({"run_id": groups.get_level_values(0)[rows],
                          "difficulty": groups.get_level_values(1)[rows], "steps": k[cols],
                          "n": n[rows], "n_solved": cum[rows, cols],
@@ -245,7 +251,7 @@ def _seconds_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
 
 
 @needs(files=(TOOL_CALLS_FILE,), file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name",
-       "success"), uses=("difficulty", "task_type",))
+       "success"), uses=("difficulty", "task_type",), trials="any")
 def tool_fit(run: Run | Runs, *, threshold: float | None = None,
              ci: float = 0.95) -> pd.DataFrame:
     """Which tools work best for what: per tool and task type, the accuracy of the tasks that
@@ -321,7 +327,7 @@ def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
     ok &= scored
     run, run_names = pd.factorize(t["run_id"]) if "run_id" in t else (
         np.zeros(len(t), dtype=np.int64), np.array([""], dtype=object))
-    tool, tool_names = pd.factorize(used["tool"])
+    tool, tool_names = pd.factorize(used["tool"].astype("string").fillna(NO_VALUE))
     per_task = pd.DataFrame({"task": used["task_index"].to_numpy(), "tool": tool,
                              "failed": used["success"].astype("boolean").eq(False)
                              .fillna(False).to_numpy(dtype=bool)}).groupby(
@@ -330,7 +336,21 @@ def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
     g = _fit_cells(per_task, fams, run, len(run_names), ok, scored)
     g["run_id"] = np.asarray(run_names, dtype=object)[g.pop("run").to_numpy()]
     g["tool"] = np.asarray(tool_names, dtype=object)[g["tool"].to_numpy()]
-    return _fit_columns(g, inp, ci)
+    out = _fit_columns(g, inp, ci)
+    if inp.clusters is None:
+        return out
+    keys = [k for k in ("run_id", "group_by", "group", "tool") if k in out]
+    boot = fit_intervals(per_task, fams, run, run_names, np.asarray(tool_names, dtype=object),
+                         ok, scored, inp, ci).drop(columns=[] if "run_id" in out else "run_id")
+    at = pd.MultiIndex.from_frame(out[keys].astype(str)).get_indexer(
+        pd.MultiIndex.from_frame(boot[keys].astype(str)))
+    for c in boot.columns.difference(keys):
+        if c.endswith(("_ci_low", "_ci_high")) or c in ("ci_low", "ci_high"):
+            out.loc[at[at >= 0], c] = boot.loc[at >= 0, c].to_numpy()
+    out["method"] = out["method"].str.replace("Wilson", "percentile bootstrap over tasks "
+                                              f"({inp.n_boot} draws, seed {inp.seed})")
+    out["note"] = trace_note(inp) + "; p-values treat the traces as independent"
+    return out
 
 
 def _fit_cells(per_task: pd.DataFrame, fams: list, run: np.ndarray, n_runs: int,

@@ -34,7 +34,8 @@ _STEPS = ["stage", "tool", "action_input", "success"]
 def _per_task(run: Run, window: int, threshold: float | None) -> pd.DataFrame:
     """One run's tasks with n_steps, pattern, conforms, loop and all_recovered."""
     inp = gather(run, "compare", steps=_STEPS, calls=["step_id", "tool_name", "success"],
-                 task_columns=["replan_count", "execution_attempts"], threshold=threshold)
+                 task_columns=["replan_count", "execution_attempts"], threshold=threshold,
+                 traces=False)
     tp = _task_patterns(inp, "stage", True)
     lt = _loop_tasks(inp, window)
     err = error_recovery(inp.steps, inp.calls).groupby("task_index")["recovered"].all()
@@ -281,7 +282,7 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
                          run.side_files else f"{TRAJECTORY_FILE} without {', '.join(missing)}"})
             continue
         inp = gather(run, "per_run", steps=_STEPS, calls=["step_id", "tool_name", "success"],
-                     threshold=threshold)
+                     threshold=threshold, traces=False)
         t = _task_patterns(inp, "stage", True).assign(task_index=np.arange(len(inp.tasks)))
         t["loop"] = _loop_tasks(inp, window)["n_loops"].to_numpy() > 0
         t = t[t["n_steps"] > 0]

@@ -1,0 +1,65 @@
+"""Intervals of the solve curve and of tool fit on repeated trials (another harness's: each
+trial its own trace): a percentile bootstrap over tasks, every trace of a drawn task with it
+(:func:`dabench_analysis.stats.clustered.cluster_bootstrap_ratio`). With one row per task the
+tables keep their Wilson and Newcombe intervals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dabench_analysis.stats.clustered import cluster_bootstrap_ratio
+from dabench_analysis.tables.trajectory._inputs import Inputs, difference, shares
+
+
+def curve_intervals(s: pd.DataFrame, codes: np.ndarray, width: int, inp: Inputs,
+                    ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """The solve curve's interval bounds, shape (groups, width): for group g and k = 1 …
+    width, the share of its traces (rows of ``s``: ``task_index``, ``end``, ``solved``)
+    solved within k steps, resampling tasks."""
+    n_groups = int(codes.max()) + 1 if len(codes) else 0
+    k = np.arange(1, width + 1)
+    hit = s["solved"].to_numpy(dtype=bool)[:, None] & (s["end"].to_numpy()[:, None] <= k)
+    group = codes[:, None] * width + (k - 1)[None, :]
+    task = np.broadcast_to(inp.clusters[s["task_index"].to_numpy()][:, None], hit.shape)
+    r = cluster_bootstrap_ratio(hit.ravel(), np.ones(hit.size), group.ravel(), task.ravel(),
+                                ci=ci, n_boot=inp.n_boot, seed=inp.seed)
+    lo = np.full(n_groups * width, np.nan)
+    hi = np.full(n_groups * width, np.nan)
+    lo[:len(r)], hi[:len(r)] = r["ci_low"].to_numpy(), r["ci_high"].to_numpy()
+    return lo.reshape(n_groups, width), hi.reshape(n_groups, width)
+
+
+def fit_intervals(per_task: pd.DataFrame, fams: list, run: np.ndarray, run_names,
+                  tool_names, ok: np.ndarray, scored: np.ndarray, inp: Inputs,
+                  ci: float) -> pd.DataFrame:
+    """Tool fit's intervals per (``run_id``, ``group_by``, ``group``, ``tool``): accuracy of
+    the traces using the tool and of the group's others, their difference, and the failure
+    rate of its calls, resampling tasks."""
+    parts, calls = [], []
+    uses = set(zip(per_task["task"], per_task["tool"], strict=True))
+    for fam, group, names in fams:
+        traces = np.flatnonzero(group >= 0)
+        for j in range(len(tool_names)):
+            using = np.array([(t, j) in uses for t in traces], dtype=bool)
+            parts.append(pd.DataFrame({
+                "run_id": np.asarray(run_names, dtype=object)[run[traces]], "group_by": fam,
+                "group": names[group[traces]], "tool": tool_names[j], "task_index": traces,
+                "k1": ok[traces] & using, "n1": scored[traces] & using,
+                "k2": ok[traces] & ~using, "n2": scored[traces] & ~using}))
+        t = per_task["task"].to_numpy()
+        calls.append(per_task[group[t] >= 0].assign(
+            run_id=np.asarray(run_names, dtype=object)[run[t[group[t] >= 0]]], group_by=fam,
+            group=names[group[t[group[t] >= 0]]],
+            tool=np.asarray(tool_names, dtype=object)[per_task["tool"][group[t] >= 0]],
+            task_index=t[group[t] >= 0]))
+    keys = ["run_id", "group_by", "group", "tool"]
+    cross = pd.concat(parts, ignore_index=True)
+    acc = shares(cross, keys, {"accuracy_using": ("k1", "n1"),
+                               "accuracy_not_using": ("k2", "n2")}, inp, ci)
+    acc = difference(cross, keys, ("k1", "n1"), ("k2", "n2"), inp, ci,
+                     acc.assign(ci_low=np.nan, ci_high=np.nan))
+    fail = shares(pd.concat(calls, ignore_index=True), keys,
+                  {"failure_rate": ("n_failed", "n_calls")}, inp, ci)
+    return acc.merge(fail, on=keys, how="left")
