@@ -113,13 +113,22 @@ def test_frontier_section_takes_the_first_recorded_cost_column_not_the_first_pre
     """A ``cost`` column of zeros (dollars not counted) is present but not recorded: the
     section's frontier is on total_tokens, recorded by 5 runs, and its note says why."""
     t = _sweep(n_runs=8, n_costed=5).assign(cost=0.0)
-    sections = Sections.from_columns(t.columns, report="sweep", quiet=True)
+    from types import SimpleNamespace
+
+    from notebook_runs import figures_not_rendered, sections_of
+
+    import dabench_analysis as da
+
+    sections = Sections("sweep", quiet=True)
     ctx = Context("sweep", inputs={"tasks": t}, parameters={"success_threshold": 0.8,
                                                             "n_boot": 50, "seed": 0},
                   out=tmp_path, sections=sections, read=[], subject="eight runs")
-    with warnings.catch_warnings():
+    cell = next(s["source"] for s in sections_of(Path(__file__).parents[1] / "notebooks" /
+                                                 "sweep.ipynb") if s["name"] == "frontier")
+    with warnings.catch_warnings(), figures_not_rendered():
         warnings.simplefilter("ignore")
-        section(ctx, "frontier")
+        exec(cell, {"da": da, "out": ctx, "runs": SimpleNamespace(tasks=t),  # noqa: S102
+                    "success_threshold": 0.8, "n_boot": 50, "seed": 0})
         direct = tables.sweep.frontier(t, cost="total_tokens", n_boot=50)
     got = ctx.results["frontier"]
     assert set(got["cost"]) == {"total_tokens"} and sections.summary()["skipped"] == []
