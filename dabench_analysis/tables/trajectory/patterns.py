@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): variants, transitions and conformance share the block reading;
+# each declares its inputs.
 """Process mining of a run's trajectories: the variants (distinct sequences of stages, agents or
 tools), their conformance to the guide's canonical pattern, and the directly-follows relation.
 

@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): latencies, the solve curve and tool fit of one profile; each
+# declares its inputs.
 """Performance profiling and tool selection from a run's steps and tool calls: step latencies
 by stage, agent or tool, the share of tasks solved within k steps (or t seconds), and which
 tools work best for which tasks.
