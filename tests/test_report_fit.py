@@ -150,9 +150,12 @@ def test_skipped_sections_are_one_line_per_reason(tmp_path, capsys):
     assert lines[0].startswith(f"**Not in tau-bench results** ({len(absent)} sections): "
                                "Table 2: breakdown by difficulty, ")
     assert "MAS effectiveness" in lines[0] and "`difficulty`" in lines[0]
-    assert not trials  # the trajectory sections take repeated trials: each its own trace
-    assert lines[1].startswith("*Computed without*")
-    assert len(lines) == 2 and len(s.skipped) == len(absent)
+    # the trajectory sections take repeated trials (each its own trace); the score histogram,
+    # which needs no difficulty (its hue when present), would pool them
+    assert [e["section"] for e in trials] == ["score_distribution"]
+    assert lines[1].startswith("**Needs one row per task**") and "Score distribution" in lines[1]
+    assert lines[2].startswith("*Computed without*")
+    assert len(lines) == 3 and len(s.skipped) == len(absent) + len(trials)
     assert s.summary()["skipped_lines"] == lines == group_skips(s.skipped, "tau-bench",
                                                                 reduced=s.reduced)
     assert group_skips([], "inspect") == []

@@ -170,11 +170,9 @@ def _failure_lines(proposed: pd.DataFrame, threshold: float) -> list[str]:
     return lines
 
 
-@needs("task_id", "final_score", uses=("difficulty", "analyst_score", "first_try_success",
-                                      "replan_count", "tool_efficiency",
-                                      "verification_triggered",
-                                      "verification_failures_detected", "failure_category"),
-       inputs=2)
+@needs("task_id", "final_score", "difficulty", uses=(
+    "analyst_score", "first_try_success", "replan_count", "tool_efficiency",
+    "verification_triggered", "verification_failures_detected", "failure_category"), inputs=2)
 @takes_run(paired=True, needs=["task_id", "final_score"])
 def reporting_paragraph(
     baseline: pd.DataFrame,
