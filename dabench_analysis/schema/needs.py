@@ -186,8 +186,7 @@ def _present(args: Sequence, decl: Needs) -> _Present | None:
     cols, files, fcols, bad, rows, trials = [], [], {}, {}, 1, 1
     for arg in args:
         if hasattr(arg, "runs") and hasattr(arg, "tasks"):  # a sweep: Runs
-            runs = list(arg.runs)
-            files.append(set.intersection(*(set(r.side_files) for r in runs)) if runs else set())
+            runs = list(arg.runs)  # files not checked: a table of runs notes a run without one
             rows = max([rows, *(r.trials for r in runs)])
             trials = max(trials, rows, int(getattr(arg, "trials", 1) or 1))
             cols.append(set(map(str, arg.tasks.columns)))
