@@ -107,6 +107,21 @@ EXCLUDED = {
                      "stats.ranking.bootstrap_counts", "stats.ranking.rank_ties"],
                     "values, counts, p-values or a design"),
     "stats.ranking.rank_intervals": "a tasks x runs score matrix",
+    # reliability formulas (per task arrays), planning designs and PPI label vectors
+    **dict.fromkeys([f"stats.consistency.{n}" for n in (
+        "action_consistency aurc auroc coefficient_of_variation js_divergence "
+        "order_consistency outcome_consistency risk_coverage").split()],
+        "per-task outcomes, action sequences, confidences or arrays (test_reliability_profile)"),
+    **dict.fromkeys(["stats.planning.plan_study", "stats.planning.variance_components"],
+                    "variance components or a per-task outcome matrix (test_planning)"),
+    "stats.ppi.ppi_mean": "label vectors: human, judge on them, judge on the rest "
+                          "(test_judge_ppi)",
+    "tables.judge.judge_corrected_accuracy": "a judge study's cases (test_judge_ppi)",
+    # take a Run, Runs or a frame, and the run's trajectory / configurations beside its tasks
+    **dict.fromkeys(["tables.reliability_profile.reliability",
+                     "tables.reliability_profile.risk_coverage"],
+                    "a Run with its trials, trajectory and configurations "
+                    "(called on real Runs in test_reliability_profile)"),
     "stats.recorded.not_recorded_note": "a column's name and run names",
     # judge studies (ratings, verdicts) and research-eval sessions (cases, by='run_id' already)
     **dict.fromkeys(["stats.agreement.factoid_scores", "stats.agreement.likert_to_scale",

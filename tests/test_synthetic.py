@@ -44,9 +44,10 @@ def test_shape_and_catalogue(run):
     assert set(t["difficulty"].astype(str)) == set(schema.DIFFICULTY_ORDER)
     assert t["task_type"].nunique() >= 4
     assert t["documents_required"].sum() >= 10
-    assert run.trajectory.shape[1] == len(schema.TRAJECTORY_COLUMNS) - len(
-        schema.TEXT_TRAJECTORY_COLUMNS)
-    assert run.tool_calls.shape[1] == len(schema.TOOL_CALL_COLUMNS)
+    written = [set(c) - set(schema.OTHER_HARNESS_COLUMNS)
+               for c in (schema.TRAJECTORY_COLUMNS, schema.TOOL_CALL_COLUMNS)]
+    assert run.trajectory.shape[1] == len(written[0]) - len(schema.TEXT_TRAJECTORY_COLUMNS)
+    assert run.tool_calls.shape[1] == len(written[1])
 
 
 def test_tool_call_rows_and_failures_match(run):

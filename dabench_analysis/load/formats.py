@@ -3,7 +3,7 @@ run), and :func:`read_records` calls the reader of that format.
 
 Formats (:data:`FORMATS`): ``eval-v2`` (a run folder), ``inspect`` (an Inspect log, ``.eval`` or
 ``.json``; :mod:`.inspect_log`), ``tau-bench`` (tau-bench's or tau2-bench's results JSON;
-:mod:`.taubench`) and ``table`` (any per-task table, CSV, JSON lines or Parquet, with a column
+:mod:`.taubench`), ``atif`` (a Harbor ATIF trajectory; :mod:`.atif`) and ``table`` (any per-task table, CSV, JSON lines or Parquet, with a column
 mapping; :mod:`.table`).
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from dabench_analysis.load.findings import RunLoadError
 from dabench_analysis.schema import SUCCESS_THRESHOLD
 
-FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "table")
+FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "atif", "table")
 #: File suffixes read as per-task tables.
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".ndjson", ".parquet", ".pq")
 _HEAD = 1 << 16
@@ -52,7 +52,8 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
         ``"eval-v2"`` for a folder; ``"inspect"`` for a zip named ``.eval`` or a JSON object
         with Inspect's ``version``, ``status`` and ``eval`` keys; ``"tau-bench"`` for a JSON
         list of results with ``task_id`` and ``reward`` (tau-bench) or a JSON object with
-        ``simulations`` (tau2-bench); ``"table"`` for a Parquet file or a ``.csv``,
+        ``simulations`` (tau2-bench); ``"atif"`` for a JSON object whose ``schema_version``
+        names ATIF (``"ATIF-v1.7"``, in its first 64 KiB); ``"table"`` for a Parquet file or a ``.csv``,
         ``.jsonl``/``.ndjson`` file; None otherwise (or for a path that does not exist).
 
     Examples
@@ -83,6 +84,8 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
             return "inspect"
         if _holds(p, b'"simulations"'):
             return "tau-bench"
+        if b'"schema_version"' in text and b'"ATIF-' in text:
+            return "atif"
     return "table" if p.suffix.lower() in TABLE_SUFFIXES else None
 
 
@@ -119,6 +122,10 @@ def read_records(path: Path, fmt: str, mapping: Mapping[str, str] | None = None)
         from dabench_analysis.load.taubench import read_taubench
 
         return [read_taubench(path)]
+    if fmt == "atif":
+        from dabench_analysis.load.atif import read_atif
+
+        return [read_atif(path)]
     if fmt == "table":
         from dabench_analysis.load.table import read_table_records
 
@@ -207,8 +214,8 @@ def run_count(path: str | os.PathLike[str], fmt: str | None = None,
 def not_readable(path: Path) -> RunLoadError:
     """The error for a file of no known format."""
     return RunLoadError(f"{path} is a file, not a run folder, and not a run this toolkit reads "
-                        "(an Inspect log, a tau-bench results file or a per-task table; pass "
-                        f"format= one of {', '.join(FORMATS)})")
+                        "(an Inspect log, a tau-bench results file, an ATIF trajectory or a "
+                        f"per-task table; pass format= one of {', '.join(FORMATS)})")
 
 
 def load_file(path: Path, fmt: str, *, mapping: Mapping[str, str] | None = None,

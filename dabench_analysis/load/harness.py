@@ -56,6 +56,36 @@ EXTRA_COLUMNS: dict[str, Column] = {c.name: c for c in (
            "Cost of tau-bench's simulated user (not the agent's)"))}
 
 
+def step_gaps(timestamps: Sequence, start: str | None = None) -> list[float | None]:
+    """Each step's latency in seconds: the gap from the previous step's timestamp (the first
+    step: from ``start``, the trace's start time where the harness writes one) to its own, the
+    time it took to produce the step, as every reader with per-step timestamps derives
+    ``duration_seconds``. The first step without ``start``, a step without a readable ISO 8601
+    timestamp (or after one) and a negative gap (steps out of time order) get None, never a
+    guess.
+
+    Examples
+    --------
+    >>> step_gaps(["2025-10-11T10:30:00Z", "2025-10-11T10:30:02.5Z", None, "bad"])
+    [None, 2.5, None, None]
+    >>> step_gaps(["2025-10-11T10:30:01"], start="2025-10-11T10:30:00")
+    [1.0]
+    """
+    from datetime import datetime
+
+    out, prev = [], None
+    for ts in [start, *timestamps]:
+        try:
+            t = datetime.fromisoformat(ts) if isinstance(ts, str) else None
+        except ValueError:
+            t = None
+        gap = (t - prev).total_seconds() if t is not None and prev is not None \
+            and (t.tzinfo is None) == (prev.tzinfo is None) else None
+        out.append(gap if gap is not None and gap >= 0 else None)
+        prev = t
+    return out[1:]
+
+
 @dataclass(frozen=True)
 class Declared:
     """How many task rows a file says it holds, and where it says so.

@@ -16,7 +16,17 @@ column; a result without it among results with it is a ``missing_key`` error, le
 not the agent's); ``info.error`` (a task that raised) -> ``error``; tau2's ``agent_cost`` -> ``cost``, ``duration`` -> ``execution_time``,
 ``termination_reason`` kept; the messages -> trajectory steps (one per message: ``agent`` the
 role, ``action`` ``message`` / ``tool_call`` / ``tool_result``, ``tool``, ``action_input`` the
-call's arguments, ``observation`` the content) and tool calls (``call_id``, ``tool_name``,
+call's arguments, ``observation`` the content; ``usage.prompt_tokens`` /
+``completion_tokens`` -> ``prompt_tokens`` / ``completion_tokens`` and ``tokens``
+(``total_tokens``, else their sum: tau2 writes no total); the message's ``cost`` -> ``cost``;
+``timestamp`` kept, and the gap from the previous message's timestamp (the first message:
+from the simulation's ``start_time``) -> ``duration_seconds``, the time it took to produce
+the message: the LLM's for the agent's and the simulated user's, the tool's for a tool
+message (:func:`~dabench_analysis.load.harness.step_gaps`: no gap is guessed); ``actor`` who
+acted: ``agent`` for the assistant, ``user`` for the simulated user, a tool message the
+actor of the call it answers) and tool calls (``actor``: the call's ``requestor``,
+``assistant`` -> ``agent``, ``user`` -> ``user``, else the role of the message holding it; in
+tau2 telecom the simulated user calls tools, in the airline file only the agent; ``call_id``, ``tool_name``,
 ``success``: tau2's ``error`` flag; tau-bench writes no flag, and its environment answers a
 failed call with ``Error: ...``, which is read as a failure). A ``tool`` message answers
 the first unanswered call with its id (``tool_call_id``; tau2: ``id``), or, without an id, the
@@ -31,7 +41,7 @@ import json
 from pathlib import Path
 
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.load.harness import Declared, Record
+from dabench_analysis.load.harness import Declared, Record, step_gaps
 
 
 def _strict(token: str):
@@ -53,9 +63,20 @@ def _arguments(call: dict) -> object:
     return fn.get("arguments") if isinstance(fn, dict) else call.get("arguments")
 
 
-def _usage_tokens(m: dict):
-    usage = m.get("usage")
-    return usage.get("total_tokens") if isinstance(usage, dict) else None
+#: Who acted, from a message's role or a call's ``requestor`` (tau2 telecom's simulated user
+#: calls tools too): the agent or the simulated user.
+ACTORS = {"assistant": "agent", "user": "user"}
+
+
+def _usage(m: dict) -> dict:
+    """A message's ``usage`` as step columns: ``prompt_tokens``, ``completion_tokens`` and
+    ``tokens`` (``total_tokens``, else their sum when both are there; tau2 writes no total)."""
+    usage = m.get("usage") if isinstance(m.get("usage"), dict) else {}
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    total = usage.get("total_tokens")
+    if total is None and isinstance(prompt, int) and isinstance(completion, int):
+        total = prompt + completion
+    return {"tokens": total, "prompt_tokens": prompt, "completion_tokens": completion}
 
 
 def _answered(pending: list[dict], m: dict) -> dict | None:
@@ -71,15 +92,19 @@ def _answered(pending: list[dict], m: dict) -> dict | None:
     return match
 
 
-def _messages(key: dict, messages: list) -> tuple[list[dict], list[dict]]:
+def _messages(key: dict, messages: list, start: str | None = None
+              ) -> tuple[list[dict], list[dict]]:
     """Trajectory steps (one per message) and tool calls of one trial's message list; ``key``
-    the trial's ``task_id`` (and ``trial``)."""
+    the trial's ``task_id`` (and ``trial``), ``start`` its start time (tau2's ``start_time``)."""
     steps, calls, pending = [], [], []
-    for i, m in enumerate(m for m in messages or [] if isinstance(m, dict)):
+    messages = [m for m in messages or [] if isinstance(m, dict)]
+    gaps = step_gaps([m.get("timestamp") for m in messages], start)
+    for i, m in enumerate(messages):
         role, tool_calls = m.get("role"), m.get("tool_calls") or []
-        step = {**key, "step_id": i + 1, "agent": role,
-                "action": "message", "observation": m.get("content"),
-                "tokens": _usage_tokens(m), "timestamp": m.get("timestamp")}
+        step = {**key, "step_id": i + 1, "agent": role, "actor": ACTORS.get(role),
+                "action": "message", "observation": m.get("content"), **_usage(m),
+                "cost": m.get("cost"), "timestamp": m.get("timestamp"),
+                "duration_seconds": gaps[i]}
         if role == "tool":
             call = _answered(pending, m)
             content = m.get("content") or ""
@@ -87,7 +112,8 @@ def _messages(key: dict, messages: list) -> tuple[list[dict], list[dict]]:
             if call is not None:
                 call.update(success=not failed, error_message=content if failed else None)
             step.update(action="tool_result", tool=m.get("name") or (call or {}).get(
-                "tool_name"), success=not failed)
+                "tool_name"), success=not failed, actor=ACTORS.get(m.get("requestor"), (
+                    call or {}).get("actor")))
         elif tool_calls:
             fns = [c.get("function") if isinstance(c.get("function"), dict) else c
                    for c in tool_calls]
@@ -97,6 +123,7 @@ def _messages(key: dict, messages: list) -> tuple[list[dict], list[dict]]:
                 call = {**key, "step_id": i + 1,
                         "call_id": c.get("id") or f"{i + 1}.{j}", "tool_name": fn.get("name"),
                         "success": None, "metadata_json": {"arguments": _arguments(c)},
+                        "actor": ACTORS.get(c.get("requestor"), ACTORS.get(role)),
                         "_ref": c.get("id")}
                 calls.append(call)
                 pending.append(call)
@@ -133,7 +160,7 @@ def _tau2(path: Path, data: dict) -> Record:
                       "user_cost": r.get("user_cost"), "execution_time": r.get("duration"),
                       "termination_reason": r.get("termination_reason"),
                       "simulation_id": r.get("id")})
-        s, c = _messages(_key(r), r.get("messages"))
+        s, c = _messages(_key(r), r.get("messages"), r.get("start_time"))
         steps += s
         calls += c
     info = data.get("info") if isinstance(data.get("info"), dict) else {}

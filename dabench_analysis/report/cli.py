@@ -302,7 +302,7 @@ def report(
         help="the judge study's worked case (Table 4), a test_case_id of its cases.csv; "
              "default: the first case with factoid counts")] = None,
     run_format: Annotated[str | None, typer.Option(
-        "--format", help="format of the files among RUN_DIR: inspect, tau-bench or table "
+        "--format", help="format of the files among RUN_DIR: inspect, tau-bench, atif or table "
                          "(default: detected from the content; folders are eval-v2 runs)")] = None,
     column_map: Annotated[list[str] | None, typer.Option(
         "--map", help="a per-task table's column for a catalogue column, NAME=COLUMN "
@@ -321,8 +321,9 @@ def report(
     --success-threshold 0.7: correctness (accuracy, failures, McNemar, flips, run quality) at
     final_score >= 0.7 instead of the guide's 0.8.
 
-    Other harnesses: RUN_DIR may be an Inspect log, a tau-bench results file or a per-task
-    table (CSV, JSON lines, Parquet; --map NAME=COLUMN for its columns).
+    Other harnesses: RUN_DIR may be an Inspect log, a tau-bench results file, an ATIF
+    trajectory or a per-task table (CSV, JSON lines, Parquet; --map NAME=COLUMN for its
+    columns).
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

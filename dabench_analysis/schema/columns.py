@@ -292,8 +292,10 @@ _T = [
 
 TASK_COLUMNS: dict[str, Column] = {c.name: c for c in _T}
 #: Catalogue columns eval-v2 does not write: read from other harnesses' output (repeated
-#: trials, a cost in dollars).
-OTHER_HARNESS_COLUMNS: tuple[str, ...] = ("trial", "cost")
+#: trials, a cost in dollars; on steps a message's prompt, completion and cached tokens and its
+#: cost; on steps and tool calls who acted, ``actor``: the agent or tau2's simulated user).
+OTHER_HARNESS_COLUMNS: tuple[str, ...] = ("trial", "cost", "prompt_tokens", "completion_tokens",
+                                          "cached_tokens", "actor")
 
 #: Names other eval-v2 versions (or the guide itself) use, read as the catalogue's name and reported
 #: with an info finding. ``*_agent_called``: §AAT Architecture Metrics; ``execution_calls`` /
@@ -313,7 +315,8 @@ _TRAJ = [
     ("decision", "text"), ("review_type", "text"), ("verification_status", "text"),
     ("specialist_selected", "text"), ("success", "flag"), ("duration_seconds", "seconds"),
     ("tokens", "tokens"), ("retries", "count"), ("timestamp", "timestamp"),
-    ("elapsed_seconds", "seconds"), ("thought", "text"), ("action_input", "text"),
+    ("prompt_tokens", "tokens"), ("completion_tokens", "tokens"), ("cached_tokens", "tokens"),
+    ("cost", "cost"), ("actor", "text"), ("elapsed_seconds", "seconds"), ("thought", "text"), ("action_input", "text"),
     ("observation", "text"), ("raw_response", "text"), ("metadata_json", "text"),
 ]
 TRAJECTORY_COLUMNS: dict[str, Column] = {
@@ -329,6 +332,7 @@ _TOOL = [
     ("latency_seconds", "seconds"), ("tokens", "tokens"), ("retry_count", "count"),
     ("input_size", "bytes"), ("output_size", "bytes"), ("error_type", "text"),
     ("error_message", "text"), ("timestamp", "timestamp"), ("metadata_json", "text"),
+    ("actor", "text"),
 ]
 TOOL_CALL_COLUMNS: dict[str, Column] = {
     n: _c(n, k, "Tool Calls", "seed 000 §Data Model Schema 3",

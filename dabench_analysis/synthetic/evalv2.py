@@ -334,6 +334,11 @@ LEGACY_COLUMNS = ("task_id", "difficulty", "final_score", "answer_precision", "a
                   "answer_f1", "execution_success", "execution_time", "total_tokens")
 
 
+def _written(catalogue) -> list[str]:
+    """The catalogue's columns eval-v2 writes (not those read from other harnesses only)."""
+    return [c for c in catalogue if c not in schema.OTHER_HARNESS_COLUMNS]
+
+
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
     out = df.copy()
     for col in out.columns:
@@ -418,13 +423,12 @@ def generate_run(
                 json.dump(_replay(task, row, steps, c_rows, np.random.default_rng([seed, i, 1])),
                           fh, indent=2, ensure_ascii=False)
                 fh.write("\n")
-    tasks = pd.DataFrame(rows)[[c for c in schema.TASK_COLUMNS
-                                if c not in schema.OTHER_HARNESS_COLUMNS]]
+    tasks = pd.DataFrame(rows)[_written(schema.TASK_COLUMNS)]
     _write_csv(tasks, run_dir / schema.TASK_FILE)
     _write_csv(tasks[list(LEGACY_COLUMNS)], run_dir / schema.LEGACY_TASK_FILE)
     if trajectories:
-        _write_csv(pd.DataFrame(traj, columns=list(schema.TRAJECTORY_COLUMNS)),
+        _write_csv(pd.DataFrame(traj, columns=_written(schema.TRAJECTORY_COLUMNS)),
                    run_dir / schema.TRAJECTORY_FILE)
-        _write_csv(pd.DataFrame(calls, columns=list(schema.TOOL_CALL_COLUMNS)),
+        _write_csv(pd.DataFrame(calls, columns=_written(schema.TOOL_CALL_COLUMNS)),
                    run_dir / schema.TOOL_CALLS_FILE)
     return run_dir

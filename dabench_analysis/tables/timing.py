@@ -13,6 +13,7 @@ import pandas as pd
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import TOOL_CALLS_FILE
 from dabench_analysis.schema.needs import in_file, needs
+from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.tables.common import TasksLike, takes_run
 
 #: The per-stage columns of task_metrics.csv that :func:`phase_timing` reads.
@@ -99,7 +100,8 @@ _FROM = {"latency_seconds": ("mean_latency_s", "latency_ci_low", "latency_ci_hig
 @needs(files=(TOOL_CALLS_FILE,), file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name",
        "success"), uses=in_file(TOOL_CALLS_FILE, "latency_seconds", "tokens"), trials="any")
 @takes_run(frame="tool_calls", needs=["tool_name", "success", "task_id"], trials=True)
-def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
+def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95,
+               actor: str | None = "agent") -> pd.DataFrame:
     """Failure rate, latency and tokens per tool, from ``tool_calls.csv``.
 
     Parameters
@@ -110,6 +112,10 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
         A Run or Runs gives its ``tool_calls``; several runs are pooled, with a PooledRunsWarning.
     ci : float
         Level of the Wilson interval of the failure rate and the t-intervals of the means.
+    actor : str or None
+        When the calls' ``actor`` names the agent and another caller (tau2's simulated user),
+        only this actor's calls (:func:`~dabench_analysis.tables.actors.own_actions`; a
+        ``note`` column says how many were left out); None: every call.
 
     Returns
     -------
@@ -144,6 +150,7 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     >>> tool_usage(calls.drop(columns=["latency_seconds", "tokens"])).columns.tolist()[-3:]
     ['failure_rate', 'failure_ci_low', 'failure_ci_high']
     """
+    tool_calls, note = own_actions(tool_calls, actor)
     present = [c for c in _FROM if c in tool_calls]
     rows = []
     for tool, sub in tool_calls.groupby(tool_calls["tool_name"].astype("string"), sort=False):
@@ -171,5 +178,5 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=[
         "tool_name", "n_calls", "n_tasks", "n_failures", "failure_rate", "failure_ci_low",
         "failure_ci_high", *(c for p in present for c in _FROM[p])])
-    return out.sort_values(["n_calls", "tool_name"], ascending=[False, True],
-                           kind="stable").reset_index(drop=True)
+    return with_note(out.sort_values(["n_calls", "tool_name"], ascending=[False, True],
+                                     kind="stable").reset_index(drop=True), note)

@@ -16,7 +16,12 @@ import pandas as pd
 
 from dabench_analysis.load.csv import read_header
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.schema import TASK_FILE, TOOL_CALLS_FILE, TRAJECTORY_FILE
+from dabench_analysis.schema import (
+    OTHER_HARNESS_COLUMNS,
+    TASK_FILE,
+    TOOL_CALLS_FILE,
+    TRAJECTORY_FILE,
+)
 from dabench_analysis.schema.checks import (
     CHECKS,
     CONTROL_BYTES,
@@ -170,7 +175,8 @@ def absent_side_columns(run_dir: Path, file: str) -> list[Finding]:
         return []
     out, unused = [], []
     for name, col in FILE_CATALOGUES[file].items():
-        if col.required or name in header or (file, name) in _SELF_REPORTED:
+        if col.required or name in header or (file, name) in _SELF_REPORTED \
+                or name in OTHER_HARNESS_COLUMNS:  # eval-v2 does not write them
             continue
         off, reads = sections_needing(f"{file}:{name}"), checks_reading(f"{file}:{name}")
         used = sections_using(f"{file}:{name}")

@@ -19,6 +19,7 @@ from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci
 from dabench_analysis.stats.step_events import error_recovery, repeated_actions
+from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.tables.trajectory._inputs import (
     Inputs,
     difference,
@@ -198,8 +199,8 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
        "success"), uses=("difficulty",), trials="any")
-def recovery(run: Run | Runs, *, threshold: float | None = None,
-             ci: float = 0.95) -> pd.DataFrame:
+def recovery(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.95,
+             actor: str | None = "agent") -> pd.DataFrame:
     """Recovery after errors: for every failed step or tool call, whether a later step of the
     task succeeded with the same tool (same stage for an error without a tool), by tool and
     by stage, and the accuracy of the tasks; tasks without an error as the reference.
@@ -214,6 +215,10 @@ def recovery(run: Run | Runs, *, threshold: float | None = None,
         Success threshold; default the run's.
     ci : float
         Level of the Wilson intervals.
+    actor : str or None
+        Errors of this actor's steps and calls only when the run names several (``actor``;
+        a note says how many were left out): :func:`~dabench_analysis.tables.actors.
+        own_actions`.
 
     Returns
     -------
@@ -251,8 +256,10 @@ def recovery(run: Run | Runs, *, threshold: float | None = None,
     """
     check_ci(ci)
     inp = gather(run, "recovery", steps=["success"], calls=["step_id", "tool_name", "success"],
-                 threshold=threshold, optional=("tool", "stage"))
-    err = error_recovery(inp.steps, inp.calls)
+                 threshold=threshold, optional=("tool", "stage", "actor"),
+                 calls_optional=("actor",))
+    (steps, n1), (calls, n2) = own_actions(inp.steps, actor, "step"), own_actions(inp.calls, actor)
+    err = error_recovery(steps, calls)
     parts = [err.assign(level="all", group="all errors"),
              err[err["tool"].notna()].assign(level="tool", group=lambda f: f["tool"]),
              err[err["stage"].notna()].assign(level="stage", group=lambda f: f["stage"])]
@@ -280,7 +287,8 @@ def recovery(run: Run | Runs, *, threshold: float | None = None,
     cols = ["run_id", "difficulty", "level", "group", "n_errors", "n_recovered",
             "recovery_rate", "recovery_rate_ci_low", "recovery_rate_ci_high", "n_tasks",
             *[c for c in out if c.startswith("accuracy")], "method", "_l"]
-    return finish(out[cols], inp, sort=["_l", "group"], clustered=True).drop(columns="_l")
+    out = finish(out[cols], inp, sort=["_l", "group"], clustered=True).drop(columns="_l")
+    return with_note(out, "; ".join(n for n in (n1, n2) if n))
 
 
 def _task_rows(task: pd.DataFrame, keys: list[str], ok: pd.Series, ci: float,

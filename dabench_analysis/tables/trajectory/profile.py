@@ -1,5 +1,5 @@
-# Over 400 lines (<= 500): latencies, the solve curve and tool fit of one profile; each
-# declares its inputs.
+# Over 400 lines (under 500): the three tables share the quantile and grouping helpers here; a split
+# waits for the move of the table functions their decorators (another change) brings.
 """Performance profiling and tool selection from a run's steps and tool calls: step latencies
 by stage, agent or tool, the share of tasks solved within k steps (or t seconds), and which
 tools work best for which tasks.
@@ -22,6 +22,7 @@ from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proporti
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_intervals
 from dabench_analysis.stats.step_events import cumulative_share, grouped_quantiles
+from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.tables.trajectory._clustered import curve_intervals, fit_intervals
 from dabench_analysis.tables.trajectory._inputs import (
     Inputs,
@@ -254,8 +255,8 @@ def _seconds_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
 
 @needs(files=(TOOL_CALLS_FILE,), file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name",
        "success"), uses=("difficulty", "task_type",), trials="any")
-def tool_fit(run: Run | Runs, *, threshold: float | None = None,
-             ci: float = 0.95) -> pd.DataFrame:
+def tool_fit(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.95,
+             actor: str | None = "agent") -> pd.DataFrame:
     """Which tools work best for what: per tool and task type, the accuracy of the tasks that
     use the tool against the tasks of the same type that do not.
 
@@ -269,6 +270,9 @@ def tool_fit(run: Run | Runs, *, threshold: float | None = None,
         Success threshold; default the run's.
     ci : float
         Level of the intervals.
+    actor : str or None
+        Calls (steps) of this actor only when the run names several (``actor``; a note says
+        how many were left out): :func:`~dabench_analysis.tables.actors.own_actions`.
 
     Returns
     -------
@@ -308,14 +312,16 @@ def tool_fit(run: Run | Runs, *, threshold: float | None = None,
     from_calls = all(isinstance(r, Run) and TOOL_CALLS_FILE in r.side_files for r in runs)
     if from_calls:
         inp = gather(run, "tool_fit", steps=None, calls=["tool_name", "success"],
-                     task_columns=["task_type"], threshold=threshold, calls_needed=True)
+                     task_columns=["task_type"], threshold=threshold, calls_needed=True,
+                     calls_optional=("actor",))
         used = inp.calls.rename(columns={"tool_name": "tool"})
     else:
         inp = gather(run, "tool_fit", steps=["tool", "success"], task_columns=["task_type"],
-                     threshold=threshold)
+                     threshold=threshold, optional=("actor",))
         used = inp.steps[inp.steps["tool"].notna()]
+    used, note = own_actions(used, actor)
     used = used[["task_index", "tool", "success"]].assign(tool=lambda f: f["tool"].astype("string"))
-    return _fit(inp, used, ci)
+    return with_note(_fit(inp, used, ci), note)
 
 
 def _fit(inp, used: pd.DataFrame, ci: float) -> pd.DataFrame:
