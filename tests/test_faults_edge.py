@@ -258,7 +258,8 @@ def test_bad_parameters_are_one_line_before_any_report_runs(tmp_path):
         (["report", "/nonexistent/run"], "run directory /nonexistent/run does not exist"),
         (["validate", "/nonexistent/run"], "run directory /nonexistent/run does not exist"),
         (["report", str(a_file)], f"run {a_file} is a file of no format this toolkit "
-         "recognises: pass a run folder, or --format (inspect, tau-bench, atif, table)"),
+         "recognises: pass a run folder, or --format (inspect, tau-bench, atif, table, swe-agent, "
+         "groupchat)"),
         (["report", run, "--baseline", str(empty)],
          f"--baseline {empty}: not a run to compare against: no task_metrics.csv"),
         (["report", run, "--kernel", "no-such-kernel"], "--kernel 'no-such-kernel': no such "

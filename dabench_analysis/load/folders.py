@@ -52,6 +52,16 @@ def _evaluated(path: Path) -> bool:
     return task_file(path) is not None
 
 
+def _harness_dir(path: Path, fmt: str | None) -> bool:
+    """Whether ``path`` is a folder of another harness's files (a folder format of
+    :data:`~dabench_analysis.load.formats.FOLDER_FORMATS`, given or detected)."""
+    from dabench_analysis.load.formats import FOLDER_FORMATS, harness_folder
+
+    if not path.is_dir() or _evaluated(path):
+        return False
+    return fmt in FOLDER_FORMATS if fmt is not None else harness_folder(path) is not None
+
+
 def _harness_file(path: Path, fmt: str | None, *, tables: bool = True) -> bool:
     """Whether ``path`` is a file of another harness (``fmt`` given, or detected; a parent
     folder's files count only when their content says so: no per-task tables)."""
@@ -93,7 +103,7 @@ def candidates(paths, fmt: str | None = None) -> tuple[list[Path], list[tuple[st
             if not root.is_dir():
                 raise RunLoadError(f"{root} does not exist" if not root.exists()
                                    else f"{root} is a file, not a run directory or a folder of runs")
-            if _evaluated(root):
+            if _evaluated(root) or _harness_dir(root, fmt):
                 return [root], skipped
             own = _cache_layout()  # $DABENCH_CACHE_DIR may be the sweep folder itself
             items = sorted(p for p in root.iterdir() if not p.name.startswith(".") and (
@@ -108,7 +118,8 @@ def candidates(paths, fmt: str | None = None) -> tuple[list[Path], list[tuple[st
     dirs, seen = [], set()
     for p in items:
         key = identity(p)  # None (unreadable) is never taken for a path seen before
-        if p.is_file() and _harness_file(p, fmt) and (key is None or key not in seen):
+        if (p.is_file() and _harness_file(p, fmt) or _harness_dir(p, fmt)) and (
+                key is None or key not in seen):
             seen.add(key)
             dirs.append(p)
         elif not p.is_dir():

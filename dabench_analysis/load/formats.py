@@ -3,8 +3,13 @@ run), and :func:`read_records` calls the reader of that format.
 
 Formats (:data:`FORMATS`): ``eval-v2`` (a run folder), ``inspect`` (an Inspect log, ``.eval`` or
 ``.json``; :mod:`.inspect_log`), ``tau-bench`` (tau-bench's or tau2-bench's results JSON;
-:mod:`.taubench`), ``atif`` (a Harbor ATIF trajectory; :mod:`.atif`) and ``table`` (any per-task table, CSV, JSON lines or Parquet, with a column
-mapping; :mod:`.table`).
+``.json``; :mod:`.inspect_log`), ``tau-bench`` (tau-bench's or tau2-bench's results JSON;
+:mod:`.taubench`), ``atif`` (a Harbor ATIF trajectory; :mod:`.atif`), ``table`` (any per-task
+table, CSV, JSON lines or Parquet, with a column mapping; :mod:`.table`), ``swe-agent`` (a folder
+of SWE-agent / mini-swe-agent trajectories, or one; :mod:`.swe_traj`) and ``groupchat`` (a folder
+of AutoGen/AG2 group chats as Who&When publishes them; :mod:`.groupchat`). The last two are
+folders: :func:`harness_folder` tells them apart from an eval-v2 run folder (which holds a task
+file).
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ from pathlib import Path
 from dabench_analysis.load.findings import RunLoadError
 from dabench_analysis.schema import SUCCESS_THRESHOLD
 
-FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "atif", "table")
+FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "atif", "table", "swe-agent",
+                            "groupchat")
+#: Formats read from a folder other than an eval-v2 run folder.
+FOLDER_FORMATS: tuple[str, ...] = ("swe-agent", "groupchat")
 #: File suffixes read as per-task tables.
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".ndjson", ".parquet", ".pq")
 _HEAD = 1 << 16
@@ -38,6 +46,42 @@ def _holds(path: Path, needle: bytes) -> bool:
     return False
 
 
+def harness_folder(path: Path) -> str | None:
+    """The format of a folder of another harness's files, or None (an eval-v2 run folder, one
+    holding a task file, or a folder of runs): ``swe-agent`` when it holds ``*.traj.json`` /
+    ``*.traj`` files (up to three levels down), ``groupchat`` when its own ``*.json`` files are group
+    chats with a ``history`` (the first one is looked at).
+
+    Examples
+    --------
+    >>> harness_folder(Path("tests/data/harness/mini-swe-agent"))
+    'swe-agent'
+    >>> harness_folder(Path("tests/data/harness/whowhen/Hand-Crafted"))
+    'groupchat'
+    >>> harness_folder(Path("data/sample_runs/baseline_react")) is None
+    True
+    """
+    from dabench_analysis.load.folders import task_file
+
+    if not path.is_dir() or task_file(path) is not None:
+        return None
+    from dabench_analysis.load import groupchat, swe_traj
+
+    if swe_traj.trajectory_files(path, first=True):
+        return "swe-agent"
+    first = next(iter(groupchat.chat_files(path)), None)
+    return "groupchat" if first is not None and groupchat.is_chat(first) else None
+
+
+def eval_folder(path: Path, fmt: str | None = None) -> bool:
+    """Whether ``path`` is read as an eval-v2 run folder: a folder, not of a folder format
+    (``fmt`` given, or :func:`harness_folder`)."""
+    if not path.is_dir():
+        return False
+    return fmt in (None, "eval-v2") and harness_folder(path) is None if fmt is None \
+        else fmt == "eval-v2"
+
+
 def detect_format(path: str | os.PathLike[str]) -> str | None:
     """The format of ``path`` from its content (None: no format this toolkit reads).
 
@@ -53,8 +97,11 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
         with Inspect's ``version``, ``status`` and ``eval`` keys; ``"tau-bench"`` for a JSON
         list of results with ``task_id`` and ``reward`` (tau-bench) or a JSON object with
         ``simulations`` (tau2-bench); ``"atif"`` for a JSON object whose ``schema_version``
-        names ATIF (``"ATIF-v1.7"``, in its first 64 KiB); ``"table"`` for a Parquet file or a ``.csv``,
-        ``.jsonl``/``.ndjson`` file; None otherwise (or for a path that does not exist).
+        names ATIF (``"ATIF-v1.7"``, in its first 64 KiB); ``"table"`` for a Parquet file or a
+        ``.csv``, ``.jsonl``/``.ndjson`` file; ``"swe-agent"`` for a ``.traj`` file, a
+        ``.traj.json`` object with ``messages`` or a folder holding such files; ``"groupchat"``
+        for a folder of group chats (:func:`harness_folder`); None otherwise (or for a path that
+        does not exist).
 
     Examples
     --------
@@ -67,9 +114,11 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
     """
     p = Path(path)
     if p.is_dir():
-        return "eval-v2"
+        return harness_folder(p) or "eval-v2"
     if not p.is_file():
         return None
+    if p.name.endswith(".traj"):
+        return "swe-agent"
     with open(p, "rb") as fh:
         head = fh.read(_HEAD)
     if head.startswith(_ZIP):
@@ -82,6 +131,8 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
     if text.startswith(b"{") and p.suffix.lower() not in (".jsonl", ".ndjson"):
         if _json_keys(text, (b"version", b"status", b"eval")):
             return "inspect"
+        if _json_keys(text, (b"messages",)) and p.name.endswith(".traj.json"):
+            return "swe-agent"
         if _holds(p, b'"simulations"'):
             return "tau-bench"
         if b'"schema_version"' in text and b'"ATIF-' in text:
@@ -130,6 +181,14 @@ def read_records(path: Path, fmt: str, mapping: Mapping[str, str] | None = None)
         from dabench_analysis.load.table import read_table_records
 
         return read_table_records(path, mapping or {})
+    if fmt == "swe-agent":
+        from dabench_analysis.load.swe_traj import read_swe
+
+        return [read_swe(path)]
+    if fmt == "groupchat":
+        from dabench_analysis.load.groupchat import read_groupchat
+
+        return [read_groupchat(path)]
     raise ValueError(f"read_records reads files of another harness, not {fmt!r}")
 
 
@@ -154,7 +213,7 @@ def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
 
     p = Path(path)
     fmt = fmt or detect_format(p)
-    if fmt == "eval-v2" or p.is_dir():
+    if fmt == "eval-v2" or (p.is_dir() and fmt not in FOLDER_FORMATS):
         return "" if any((p / f).is_file() for f in TASK_FILES) else NOT_EVALUATED_HINT
     if fmt is None:
         return "not a run this toolkit reads (pass its format)"
@@ -214,8 +273,9 @@ def run_count(path: str | os.PathLike[str], fmt: str | None = None,
 def not_readable(path: Path) -> RunLoadError:
     """The error for a file of no known format."""
     return RunLoadError(f"{path} is a file, not a run folder, and not a run this toolkit reads "
-                        "(an Inspect log, a tau-bench results file, an ATIF trajectory or a "
-                        f"per-task table; pass format= one of {', '.join(FORMATS)})")
+                        "(an Inspect log, a tau-bench results file, an ATIF trajectory, a "
+                        "SWE-agent trajectory or a per-task table; pass "
+                        f"format= one of {', '.join(FORMATS)})")
 
 
 def load_file(path: Path, fmt: str, *, mapping: Mapping[str, str] | None = None,
@@ -263,7 +323,7 @@ def runs_in_place(paths: list[Path], loaded: list, fmt: str | None,
     rows goes to ``skipped`` (with its reason), any other failure stays as its error."""
     it, out = iter(loaded), []
     for p in paths:
-        if p.is_dir():
+        if eval_folder(p, fmt):
             out.append(next(it))
             continue
         try:

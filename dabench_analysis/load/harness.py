@@ -205,8 +205,12 @@ def arrow_table(rows: Sequence[Mapping], catalogue: Mapping) -> pa.Table:
             v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
                           and not (isinstance(v, int) and abs(v) >= MAX_COUNT))
             for v in values)  # a whole number float64 would round: as text, as written
-        cells = [_cell(v, number) for v in values]
-        arrays.append(pa.array(cells, pa.float64() if number else TEXT))
+        if number:  # ints and floats as float64, NaN as missing (as _cell), no per-cell call
+            arrays.append(pa.array(values, pa.float64(), from_pandas=True))
+            continue
+        cells = values if all(v is None or type(v) is str for v in values) \
+            else [_cell(v, number) for v in values]  # text as it is: no per-cell call
+        arrays.append(pa.array(cells, TEXT))
     return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
 
 

@@ -216,7 +216,7 @@ def load_runs(
     fmt = formats.check_format(format)
     dirs, skipped = candidates(paths, fmt)
     mapper = folders.mapper(parallel, progress, len(dirs))
-    folders_ = [d for d in dirs if d.is_dir()]
+    folders_ = [d for d in dirs if formats.eval_folder(d, fmt)]
     loaded, stacked = _load(folders_, columns=columns, strict=strict,
                             include_text=include_text, cache=cache,
                             success_threshold=success_threshold, mapper=mapper, stack=True)

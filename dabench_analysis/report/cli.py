@@ -302,8 +302,9 @@ def report(
         help="the judge study's worked case (Table 4), a test_case_id of its cases.csv; "
              "default: the first case with factoid counts")] = None,
     run_format: Annotated[str | None, typer.Option(
-        "--format", help="format of the files among RUN_DIR: inspect, tau-bench, atif or table "
-                         "(default: detected from the content; folders are eval-v2 runs)")] = None,
+        "--format", help="format of the files among RUN_DIR: inspect, tau-bench, atif, table, "
+                         "swe-agent or groupchat (default: detected from the content; a folder "
+                         "is an eval-v2 run unless it holds trajectories or group chats)")] = None,
     column_map: Annotated[list[str] | None, typer.Option(
         "--map", help="a per-task table's column for a catalogue column, NAME=COLUMN "
                       "(repeat: --map task_id=sample_id --map final_score=score); every "

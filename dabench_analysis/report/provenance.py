@@ -79,9 +79,10 @@ def _present(folder: Path, names: Iterable[str]) -> list[Path]:
 
 def _run_files(run: Run, *, side: bool, replays: bool, config: bool) -> list[Path]:
     """A run's files: task file, run_config.json (``config``), side files (all with ``side``),
-    replays; another harness's run: the one file it was read from."""
+    replays; another harness's run: the one file it was read from (a folder format, such as
+    a folder of trajectories: every file under it)."""
     if run.format != "eval-v2":
-        return [Path(run.path)]
+        return _folder_files(Path(run.path)) if Path(run.path).is_dir() else [Path(run.path)]
     folder, loaded = Path(run.path), vars(run)
     names = [run.task_file or TASK_FILE] + [RUN_CONFIG_FILE] * config
     names += [f for f, attr in ((TRAJECTORY_FILE, "trajectory"), (TOOL_CALLS_FILE, "tool_calls"))

@@ -1,4 +1,4 @@
-# Over 400 lines: the catalogue is data (154 task-metric, 30 trajectory and 17 tool-call columns);
+# Over 400 lines: the catalogue is data (158 task-metric, 30 trajectory and 17 tool-call columns);
 # splitting it by file kind would scatter one table of the eval-v2 guide over three files.
 """The eval-v2 column catalogue: every column once, with dtype, group, unit and meaning.
 
@@ -288,14 +288,25 @@ _T = [
     # 17. Per-Action Metrics
     *[_c(f"{a}_{m}", k, "Per-Action", f"{a} {m}") for a in ACTIONS
       for m, k in (("calls", "count"), ("time", "seconds"))],
+    # Annotations: human failure labels (not eval-v2 columns; e.g. Who&When, arXiv:2505.00212)
+    _c("mistake_step", "count", "Annotations", "Annotation, not eval-v2: the step_id (1-based, "
+       "the trajectory's numbering) of the labelled decisive mistake"),
+    _c("mistake_agent", "text", "Annotations",
+       "Annotation, not eval-v2: the agent labelled responsible for the failure"),
+    _c("mistake_reason", "text", "Annotations", "Annotation, not eval-v2: the label's reason"),
+    _c("mistake_category", "text", "Annotations",
+       "Annotation, not eval-v2: the mistake's category, where the labels give one (optional)"),
 ]
 
 TASK_COLUMNS: dict[str, Column] = {c.name: c for c in _T}
 #: Catalogue columns eval-v2 does not write: read from other harnesses' output (repeated
 #: trials, a cost in dollars; on steps a message's prompt, completion and cached tokens and its
-#: cost; on steps and tool calls who acted, ``actor``: the agent or tau2's simulated user).
+#: cost; on steps and tool calls who acted, ``actor``: the agent or tau2's simulated user) or from
+#: human annotations (the Annotations group).
+ANNOTATION_COLUMNS: tuple[str, ...] = ("mistake_step", "mistake_agent", "mistake_reason",
+                                       "mistake_category")
 OTHER_HARNESS_COLUMNS: tuple[str, ...] = ("trial", "cost", "prompt_tokens", "completion_tokens",
-                                          "cached_tokens", "actor")
+                                          "cached_tokens", "actor", *ANNOTATION_COLUMNS)
 
 #: Names other eval-v2 versions (or the guide itself) use, read as the catalogue's name and reported
 #: with an info finding. ``*_agent_called``: §AAT Architecture Metrics; ``execution_calls`` /
