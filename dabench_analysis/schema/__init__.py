@@ -51,7 +51,6 @@ if TYPE_CHECKING:
         check_threshold,
         column,
         group,
-        optional_columns,
         require_columns,
     )
     from dabench_analysis.schema.files import (
@@ -66,7 +65,7 @@ if TYPE_CHECKING:
         TRAJECTORY_FILE,
     )
     from dabench_analysis.schema.labels import LABELS, UNITS, label
-    from dabench_analysis.schema.needs import Skipped, needing, using
+    from dabench_analysis.schema.needs import Skipped, needing, optional_columns, using
     from dabench_analysis.schema.outcome import ERROR_STATUSES, correct, errored, task_success
     from dabench_analysis.schema.replay import (
         HEALTH_STATUSES,

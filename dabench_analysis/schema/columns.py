@@ -496,14 +496,3 @@ def check_threshold(threshold, *, name: str = "threshold", scale: str = "final_s
         hint = f"; did you mean {t / 100:g}?" if 1 < t <= 100 else ""
         raise ValueError(f"{name} must be in (0, 1] on the {scale} scale, got {t:g}{hint}")
     return t
-
-
-def optional_columns() -> list[str]:
-    """task_metrics columns of the optional tier, in catalogue order.
-
-    Examples
-    --------
-    >>> "difficulty" in optional_columns(), "task_id" in optional_columns()
-    (True, False)
-    """
-    return [c.name for c in TASK_COLUMNS.values() if not c.required]

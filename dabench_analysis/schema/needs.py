@@ -26,7 +26,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from dabench_analysis.schema.columns import TOOL_CALL_COLUMNS, TRAJECTORY_COLUMNS, Column
+from dabench_analysis.schema.columns import (
+    TASK_COLUMNS,
+    TOOL_CALL_COLUMNS,
+    TRAJECTORY_COLUMNS,
+    Column,
+)
 from dabench_analysis.schema.files import REPLAY_FILES, TOOL_CALLS_FILE, TRAJECTORY_FILE
 
 #: What each optional file feeds besides the analyses that declare it.
@@ -427,7 +432,8 @@ def declared() -> list[Callable]:
     seen: set[str] = set()
     for name in ANALYSIS_NAMESPACES:
         _walk(getattr(root, name), seen)
-    return list(_DECLARED)
+    return [f for f in _DECLARED  # not a function of an example or a test
+            if (f.__module__.split(".") + [""])[1] in ANALYSIS_NAMESPACES]
 
 
 def name_of(func: Callable) -> str:
@@ -467,3 +473,13 @@ def using(column: str) -> list[str]:
     True
     """
     return sorted({name_of(f) for f in declared() if column in f.needs.uses})
+
+def optional_columns() -> list[str]:
+    """task_metrics columns of the optional tier, in catalogue order.
+
+    Examples
+    --------
+    >>> "difficulty" in optional_columns(), "task_id" in optional_columns()
+    (True, False)
+    """
+    return [c.name for c in TASK_COLUMNS.values() if not c.required]
