@@ -126,3 +126,43 @@ def report_shape(name: str, run_dir: str, baseline_dir: str, out: str) -> str:
             "baseline_dir": baseline_dir, "proposed_dir": run_dir,
             "output_dir": f"{out}/compare_baseline_vs_{name}"})
     return name
+
+
+def sections_of(notebook: Path) -> list[dict]:
+    """Each section cell of a report notebook (``with out.section(name, title):``), in order:
+    ``name``, ``title``, ``source``, ``functions`` (the declared package functions it calls,
+    each with its ast.Call, found by following ``da.<namespace>.<function>`` attributes) and
+    ``stems`` (what its ``out.table``/``figure``/``text`` calls write)."""
+    import ast
+
+    import nbformat
+
+    import dabench_analysis as da
+
+    found = []
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if cell.cell_type != "code" or not cell.source.startswith("with out.section("):
+            continue
+        tree = ast.parse(cell.source)
+        head = tree.body[0].items[0].context_expr
+        functions, stems = [], []
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            chain, f = [], node.func
+            while isinstance(f, ast.Attribute):
+                chain.append(f.attr)
+                f = f.value
+            if isinstance(f, ast.Name) and f.id == "da":
+                obj = da
+                for attr in reversed(chain):
+                    obj = getattr(obj, attr)
+                if hasattr(obj, "needs"):
+                    functions.append((obj, node))
+            elif isinstance(f, ast.Name) and f.id == "out" and chain[0] in (
+                    "table", "figure", "text") and len(node.args) > 1 and isinstance(
+                    node.args[1], ast.Constant) and node.args[1].value:
+                stems.append(("tables/" if chain[0] == "table" else "") + node.args[1].value)
+        found.append({"name": head.args[0].value, "title": head.args[1].value,
+                      "source": cell.source, "functions": functions, "stems": stems})
+    return found

@@ -141,7 +141,7 @@ def test_specialist_value_correct_column_and_missing_column():
         warnings.simplefilter("ignore", StatisticsWarning)
         out = mas.specialist_value(df, correct="final_answer_correct")
     assert out.delta[0] == 1.0
-    with pytest.raises(ValueError, match="column 'domain_agent_used' not in tasks"):
+    with pytest.raises(ValueError, match="needs `domain_agent_used`"):
         mas.specialist_value(df.drop(columns="domain_agent_used"))
 
 

@@ -18,10 +18,10 @@ import pytest
 from matplotlib.collections import PathCollection
 
 from dabench_analysis import figures, tables
-from dabench_analysis.report.compute import section
 from dabench_analysis.report.context import Context
 from dabench_analysis.report.sections import Sections
-from dabench_analysis.stats.recorded import NotComputed, cost_recorded
+from dabench_analysis.schema.needs import Skipped
+from dabench_analysis.stats.recorded import cost_recorded
 
 AGENTS = ["terminus-2", "claude-code", "codex-cli", "goose", "openhands", "mini-swe-agent",
           "aider", "warp"]
@@ -91,19 +91,21 @@ def test_frontier_leaves_the_uncosted_runs_off_the_plane():
 
 def test_frontier_with_one_costed_run_is_a_skip_with_the_reason(tmp_path: Path):
     t = _sweep(n_runs=6, n_costed=1).drop(columns="execution_time")  # no other cost
-    with pytest.raises(NotComputed, match=r"only terminal-bench-core-0.1.1__terminus-2__"
+    with pytest.raises(Skipped, match=r"only terminal-bench-core-0.1.1__terminus-2__"
                                           r"model-00 has one \(total_tokens not recorded"):
         tables.sweep.frontier(t, n_boot=50)
     # in a report: the section is skipped as for an absent column, nothing written
-    sections = Sections.from_columns(t.columns, report="sweep", quiet=True)
-    ctx = Context("sweep", inputs={"tasks": t}, parameters={"success_threshold": 0.8,
+    sections = Sections("sweep", quiet=True)
+    out = Context("sweep", inputs={"tasks": t}, parameters={"success_threshold": 0.8,
                                                             "n_boot": 50, "seed": 0},
                   out=tmp_path, sections=sections, read=[], subject="six runs")
-    section(ctx, "frontier")
+    with out.section("frontier", "Cost-accuracy frontier"):  # as the sweep notebook's cell
+        out.table(tables.sweep.frontier(t, threshold=0.8, n_boot=50, cost=(
+            "cost", "total_tokens", "execution_time")), "frontier")
     assert sections.summary()["skipped"] == [{
         "section": "frontier", "title": "Cost-accuracy frontier",
         "missing": ["total_tokens recorded in two runs"]}]
-    assert "frontier" not in ctx.results and not list(tmp_path.rglob("*"))
+    assert "frontier" not in out.results and not list(tmp_path.rglob("*"))
 
 
 def test_frontier_section_takes_the_first_recorded_cost_column_not_the_first_present(
@@ -111,13 +113,22 @@ def test_frontier_section_takes_the_first_recorded_cost_column_not_the_first_pre
     """A ``cost`` column of zeros (dollars not counted) is present but not recorded: the
     section's frontier is on total_tokens, recorded by 5 runs, and its note says why."""
     t = _sweep(n_runs=8, n_costed=5).assign(cost=0.0)
-    sections = Sections.from_columns(t.columns, report="sweep", quiet=True)
+    from types import SimpleNamespace
+
+    from notebook_runs import figures_not_rendered, sections_of
+
+    import dabench_analysis as da
+
+    sections = Sections("sweep", quiet=True)
     ctx = Context("sweep", inputs={"tasks": t}, parameters={"success_threshold": 0.8,
                                                             "n_boot": 50, "seed": 0},
                   out=tmp_path, sections=sections, read=[], subject="eight runs")
-    with warnings.catch_warnings():
+    cell = next(s["source"] for s in sections_of(Path(__file__).parents[1] / "notebooks" /
+                                                 "sweep.ipynb") if s["name"] == "frontier")
+    with warnings.catch_warnings(), figures_not_rendered():
         warnings.simplefilter("ignore")
-        section(ctx, "frontier")
+        exec(cell, {"da": da, "out": ctx, "runs": SimpleNamespace(tasks=t),  # noqa: S102
+                    "success_threshold": 0.8, "n_boot": 50, "seed": 0})
         direct = tables.sweep.frontier(t, cost="total_tokens", n_boot=50)
     got = ctx.results["frontier"]
     assert set(got["cost"]) == {"total_tokens"} and sections.summary()["skipped"] == []

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import dabench_analysis as da
-from dabench_analysis.stats.recorded import NotComputed
+from dabench_analysis.schema.needs import Skipped
 from dabench_analysis.tables.frontier import pareto_front
 
 
@@ -70,7 +70,7 @@ def test_a_lone_run_is_on_its_frontier_and_the_table_refuses_it():
     the table refuses a plane of one costed run with the reason (a report's skip note)."""
     assert pareto_front([0.3], [120.0]).tolist() == [True]
     t, _, _ = _rare_sweep()
-    with pytest.raises(NotComputed, match="needs two runs .* only mid has one"):
+    with pytest.raises(Skipped, match="needs two runs .* only mid has one"):
         da.tables.sweep.frontier(t[t["run_id"] == "mid"], n_boot=50)
 
 

@@ -103,8 +103,8 @@ def test_code_is_hidden_in_the_page_and_kept_in_the_notebook(compare_page):
     # input areas are left only for the Markdown cells (the text of the report)
     markdown = sum(c.cell_type == "markdown" for c in executed.cells)
     assert sum("jp-InputArea" in c for c in classes) == markdown
-    assert "report.section(" not in text and "In&nbsp;[" not in text
-    assert any('report.section(ctx, "paired_comparison")' in c.source for c in executed.cells)
+    assert "out.section(" not in text and "In&nbsp;[" not in text
+    assert any("with out.section('paired_comparison'" in c.source for c in executed.cells)
 
 
 def test_table_of_contents_links_every_section_heading(compare_page):

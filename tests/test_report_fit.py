@@ -20,13 +20,13 @@ import pytest
 from trajectory_fixture import write_tau2
 
 import dabench_analysis as da
-from dabench_analysis.report.compute import compute_part
 from dabench_analysis.report.context import run_context
 from dabench_analysis.report.html import prepare_for_page
 from dabench_analysis.report.sections import Sections, group_skips
-from dabench_analysis.schema import SECTIONS
+from dabench_analysis.schema.needs import collect_reduced, skips
 from dabench_analysis.validate.health import health_text
 
+ROOT = Path(__file__).resolve().parents[1]
 HARNESS = Path(__file__).resolve().parent / "data" / "harness"
 INSPECT = HARNESS / "inspect_ai"
 SCORED = INSPECT / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
@@ -59,22 +59,33 @@ RUNS = {
 }
 
 
-def _run_sections(run, tmp_path) -> tuple[list[str], Sections]:
-    """Every run-report section: its parts computed when ready (an exception fails the test)."""
-    ctx = run_context(run, {"success_threshold": 0.8}, out=tmp_path / "out", quiet=True)
-    done = []
-    with warnings.catch_warnings():
+def _section_cells() -> list[tuple[str, str]]:
+    """The run report's section cells: (section name, the cell's code)."""
+    import ast
+
+    cells = nbformat.read(ROOT / "notebooks" / "run_report.ipynb", as_version=4).cells
+    found = []
+    for cell in cells:
+        if cell.cell_type == "code" and cell.source.startswith("with out.section("):
+            found.append((ast.parse(cell.source).body[0].items[0].context_expr.args[0].value,
+                          cell.source))
+    return found
+
+
+def _run_sections(run, tmp_path, *, quiet: bool = True) -> tuple[list[str], Sections]:
+    """The run report's section cells run on ``run`` (an exception fails the test); figures
+    drawn, not rendered."""
+    from notebook_runs import figures_not_rendered
+
+    out = run_context(run, {"success_threshold": 0.8}, out=tmp_path / "out", quiet=quiet)
+    ns = {"da": da, "out": out, "run": run, "success_threshold": 0.8}
+    with warnings.catch_warnings(), figures_not_rendered():
         warnings.simplefilter("ignore")
-        for name, sec in SECTIONS.items():
-            if sec.report != "run" or not ctx.sections.ready(name):
-                continue
-            for part in sec.parts:
-                value = compute_part(ctx, part)
-                if not hasattr(value, "figure"):
-                    ctx.results[part.result_key] = value
+        for name, source in _section_cells():
+            exec(compile(source, name, "exec"), ns)  # noqa: S102
             plt.close("all")
-            done.append(name)
-    return done, ctx.sections
+    skipped = {s["section"] for s in out.sections.skipped}
+    return [n for n, _ in _section_cells() if n not in skipped], out.sections
 
 
 @pytest.mark.parametrize("kind", list(RUNS))
@@ -84,8 +95,8 @@ def test_every_section_computes_or_skips_with_a_reason(tmp_path, kind):
         run = RUNS[kind](tmp_path)
     done, sections = _run_sections(run, tmp_path)
     skipped = {s["section"]: s["missing"] for s in sections.skipped}
-    names = [n for n, s in SECTIONS.items() if s.report == "run"]
-    assert sorted([*done, *skipped]) == sorted(names)  # each section decided once
+    names = [n for n, _ in _section_cells()]
+    assert len(names) == 34 and sorted([*done, *skipped]) == sorted(names)  # each decided once
     assert all(skipped.values()), skipped  # every skip names what it lacks
     assert {"health", "main_results"} <= set(done)
     if run.trials == 1 and "trajectory.csv" in run.side_files and "success" in run.trajectory:
@@ -118,30 +129,33 @@ def test_tool_usage_without_latency_counts_failures_per_tool():
         warnings.simplefilter("error", da.tables.PooledTrialsWarning)  # rows are calls
         warnings.simplefilter("ignore", UserWarning)
         run = da.load_run(TAU)
-        s = Sections(run, quiet=True)
-        assert s.ready("tool_usage")  # four trials a task: calls, not tasks, are the rows
-        table = da.tables.timing.tool_usage(run).set_index("tool_name")
+        assert skips(da.tables.timing.tool_usage, run) == []  # four trials a task: calls
+        with collect_reduced() as absent:
+            table = da.tables.timing.tool_usage(run).set_index("tool_name")
     assert "mean_latency_s" not in table and "mean_tokens" not in table  # absent, not zero
-    assert s.reduced[-1]["absent"] == ["tool_calls.csv:latency_seconds", "tool_calls.csv:tokens"]
+    assert absent == ["tool_calls.csv:latency_seconds", "tool_calls.csv:tokens"]
     assert table["n_calls"].to_dict() == calls
     assert table["n_failures"].to_dict() == fails
 
 
-def test_skipped_sections_are_one_line_per_reason(capsys):
+def test_skipped_sections_are_one_line_per_reason(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run = da.load_run(TAU)
-    s = Sections(run, quiet=False, grouped=True)
-    lines = s.overview()
-    assert capsys.readouterr().out == ""  # no note per section
+    _, s = _run_sections(run, tmp_path, quiet=False)  # another harness's run: grouped
+    lines = s.lines()
+    assert "Skipped" not in capsys.readouterr().out  # no note per section
     absent = [e for e in s.skipped if not set(e["missing"]) & set(TRIAL_REASONS)]
     trials = [e for e in s.skipped if "one row per task" in e["missing"]]
     assert lines[0].startswith(f"**Not in tau-bench results** ({len(absent)} sections): "
                                "Table 2: breakdown by difficulty, ")
     assert "MAS effectiveness" in lines[0] and "`difficulty`" in lines[0]
-    assert not trials  # the trajectory sections take repeated trials: each its own trace
-    assert lines[1].startswith("*Computed without*")
-    assert len(lines) == 2 and len(s.skipped) == len(absent)
+    # the trajectory sections take repeated trials (each its own trace); the score histogram,
+    # which needs no difficulty (its hue when present), would pool them
+    assert [e["section"] for e in trials] == ["score_distribution"]
+    assert lines[1].startswith("**Needs one row per task**") and "Score distribution" in lines[1]
+    assert lines[2].startswith("*Computed without*")
+    assert len(lines) == 3 and len(s.skipped) == len(absent) + len(trials)
     assert s.summary()["skipped_lines"] == lines == group_skips(s.skipped, "tau-bench",
                                                                 reduced=s.reduced)
     assert group_skips([], "inspect") == []
@@ -181,13 +195,14 @@ def test_inspect_log_health_is_not_rated_above_what_was_assessed():
 
 def test_page_leaves_out_sections_that_showed_nothing():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
-    shown = code('report.section(ctx, "main_results")')
+    shown = code('with out.section("main_results", "Table 1"): ...')
     shown.outputs = [nbformat.v4.new_output("stream", name="stdout", text="table")]
     nb = nbformat.v4.new_notebook(cells=[
         md("## Failure analysis\n\nShares.\n\n### Score distribution"),
-        code('report.section(ctx, "score_distribution")'),
-        md("### Outcome status"), code('report.section(ctx, "outcome_status")'),
-        md("## MAS\n\n### MAS effectiveness"), code('report.section(ctx, "mas_effectiveness")'),
+        code('with out.section("score_distribution", "Score"): ...'),
+        md("### Outcome status"), code('with out.section("outcome_status", "Status"): ...'),
+        md("## MAS\n\n### MAS effectiveness"), code('with out.section("mas_effectiveness", "MAS"): ...'),
         md("## Table 1"), shown])
     page = prepare_for_page(nb)
-    assert [c.source for c in page.cells] == ["## Table 1", 'report.section(ctx, "main_results")']
+    assert [c.source for c in page.cells] == [
+        "## Table 1", 'with out.section("main_results", "Table 1"): ...']

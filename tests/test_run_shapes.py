@@ -1,7 +1,7 @@
 """Run directories our generator did not write: the run-shape matrix through the notebooks, and a
-property test on the catalogue's sections over random subsets of optional columns.
+property test on the run report's tables over random subsets of optional columns.
 
-Shapes come from the catalogue, not from a hand-written list: the sample run with each schema
+Shapes come from the column catalogue, not from a hand-written list: the sample run with each schema
 group's optional columns removed, with each optional file removed, and one run written "by another
 eval-v2 version" (columns reordered, two renamed to the names other versions use, an extra column,
 flags spelled True/False). Expected tables come from the complete run; a shape's table must equal
@@ -22,15 +22,18 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from notebook_runs import report_shape
+from notebook_runs import report_shape, sections_of
 
+import dabench_analysis as da
 from dabench_analysis import load_run, schema, stats
-from dabench_analysis.report import Context, Sections
-from dabench_analysis.report.compute import compute_part
+from dabench_analysis.schema.needs import collect_reduced, skips
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"
 NOTEBOOKS = ROOT / "notebooks"
+#: The section cells of the run and comparison notebooks (the reports' one home).
+SECTIONS = {"run": sections_of(NOTEBOOKS / "run_report.ipynb"),
+            "compare": sections_of(NOTEBOOKS / "compare_runs.ipynb")}
 
 
 def slug(text: str) -> str:
@@ -76,8 +79,8 @@ READ_WHEN_PRESENT = {
     "tool_calls.csv": {"first_failures": ["error_type", "error_message"],
                        "step_latency_tools": None}}
 #: The section that writes each table.
-SECTION_OF = {p.stem.removeprefix("tables/"): sec.name for sec in schema.SECTIONS.values()
-              for p in sec.parts if p.stem.startswith("tables/")}
+SECTION_OF = {stem.removeprefix("tables/"): sec["name"] for secs in SECTIONS.values()
+              for sec in secs for stem in sec["stems"] if stem.startswith("tables/")}
 
 
 def _remove(run_dir: Path, files: set[str]) -> None:
@@ -140,8 +143,9 @@ def _tables(folder: Path) -> dict[str, pd.DataFrame]:
 def _expected_skips(cols: set[str], files: set[str], report: str) -> list[str]:
     columns = set(schema.TASK_COLUMNS) - cols
     present = set(schema.OPTIONAL_FILES) - files
-    return [s.name for s in schema.SECTIONS.values()  # eval-v2 runs: one trial per task
-            if s.report == report and (s.missing(columns, present) or s.trials == "several")]
+    return [s["name"] for s in SECTIONS[report]  # eval-v2 runs: one trial per task
+            if any(f.needs.missing(columns, present) or f.needs.trials == "several"
+                   for f, _ in s["functions"])]
 
 
 def test_every_shape_is_reported(matrix):
@@ -163,8 +167,9 @@ def test_each_shape_skips_exactly_what_it_lacks(matrix, shape):
         for entry in skipped:
             assert entry["missing"] and set(entry["missing"]) <= cols | files | {
                 m for m in entry["missing"] if m.startswith("one of:")} | {"repeated trials"}
+        stems = {s["name"]: s["stems"] for s in SECTIONS[report]}
         for sec in skipped:  # nothing of a skipped section is written
-            for output in schema.SECTIONS[sec["section"]].outputs:
+            for output in stems[sec["section"]]:
                 assert not list((out / folder).glob(output + ".*")), output
 
 
@@ -230,26 +235,49 @@ def test_the_other_version_reads_aliases_extra_columns_and_true_false(matrix):
 
 # --- property test on the API -------------------------------------------------------------------
 
-#: The run report's tables computed from task_metrics alone, as its notebook computes them: the
-#: first part of each section in the catalogue.
-TABLES = [n for n, sec in schema.SECTIONS.items() if sec.report == "run" and sec.parts
-          and sec.parts[0].stem.startswith("tables/") and sec.parts[0].inputs == ("tasks",)]
+def _first_table_call(sec: dict):
+    """The declared function and call of a section's first table computed from ``run.tasks``."""
+    import ast
+
+    for func, node in sec["functions"]:
+        if node.args and ast.unparse(node.args[0]) == "run.tasks" and \
+                func.__module__.startswith(("dabench_analysis.tables", "dabench_analysis.stats")):
+            return func, node
+    return None
 
 
-def _api(t: pd.DataFrame, s: Sections) -> dict:
-    """Each table of TABLES computed by the report layer from the catalogue; the correlation
-    matrix (a figure) as the numbers it draws."""
-    ctx = Context("run", inputs={"tasks": t}, out=Path("unused"), sections=s, read=[],
-                  subject="", parameters={"success_threshold": schema.SUCCESS_THRESHOLD})
-    out = {name: (lambda p=schema.SECTIONS[name].parts[0]: compute_part(ctx, p))
-           for name in TABLES}
-    out["correlation_matrix"] = lambda: stats.correlation(t, s.present(schema.CORRELATION_METRICS))
+#: The run report's tables computed from task_metrics alone, as its notebook cells call them.
+TABLES = {s["name"]: c for s in SECTIONS["run"] if (c := _first_table_call(s)) is not None}
+
+
+def _api(t: pd.DataFrame) -> dict:
+    """Each table of TABLES as (function, args, keyword arguments), the arguments evaluated as
+    the notebook cell writes them on the tasks ``t``; the correlation matrix (a figure) as the
+    numbers it draws."""
+    import ast
+    from types import SimpleNamespace
+
+    ns = {"run": SimpleNamespace(tasks=t), "success_threshold": schema.SUCCESS_THRESHOLD}
+
+    def value(node):
+        return eval(compile(ast.Expression(node), "<cell>", "eval"), ns)  # noqa: S307
+
+    out = {name: (func, [value(a) for a in node.args], {k.arg: value(k.value)
+                                                         for k in node.keywords})
+           for name, (func, node) in TABLES.items()}
+    out["correlation_matrix"] = (da.figures.correlation_matrix, [t], {})
     return out
+
+
+def _compute(name, func, args, kw):
+    if name == "correlation_matrix":
+        return stats.correlation(args[0], [c for c in schema.CORRELATION_METRICS if c in args[0]])
+    return func(*args, **kw)
 
 
 FULL = load_run(SAMPLE / "proposed_aat").tasks
 OPTIONAL = [c for c in schema.optional_columns() if c in FULL]
-FULL_TABLES = {k: f() for k, f in _api(FULL, Sections.from_columns(FULL.columns)).items()}
+FULL_TABLES = {k: _compute(k, *v) for k, v in _api(FULL).items()}
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -257,18 +285,20 @@ FULL_TABLES = {k: f() for k, f in _api(FULL, Sections.from_columns(FULL.columns)
 @given(st.sets(st.sampled_from(OPTIONAL), min_size=1, max_size=40))
 def test_any_subset_of_optional_columns_computes_or_skips(dropped):
     t = FULL.drop(columns=sorted(dropped))
-    s = Sections.from_columns(t.columns)
-    for name, compute in _api(t, s).items():
-        if not s.ready(name):  # the catalogue says it cannot run: it really cannot
+    assert len(TABLES) == 18
+    for name, (func, args, kw) in _api(t).items():
+        if skips(func, *args):  # the declaration says it cannot run: it really cannot
             # a named column is "not in tasks"; a table needing one of two: "neither is in tasks"
             with pytest.raises(ValueError, match="(not|neither is) in tasks"):
-                compute()
+                _compute(name, func.__wrapped__, args, kw)
             continue
-        got, full = compute(), FULL_TABLES[name]
+        with collect_reduced() as absent:
+            got = _compute(name, func, args, kw)
+        full = FULL_TABLES[name]
         if name == "correlation_matrix":
             keep = full["x"].isin(t.columns) & full["y"].isin(t.columns)
             pd.testing.assert_frame_equal(got, full[keep].reset_index(drop=True))
-        elif name in REDUCED and schema.SECTIONS[name].absent_uses(t.columns):
+        elif name in REDUCED and (absent or func.needs.absent_uses(t.columns)):
             _same(got, full, REDUCED[name])
         else:
             pd.testing.assert_frame_equal(got, full)

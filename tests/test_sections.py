@@ -16,7 +16,7 @@ from notebook_runs import figures_not_rendered, run_cells
 
 import dabench_analysis as da
 from dabench_analysis import report, schema, validate_run
-from dabench_analysis.report import Sections, check_parameters, input_dir, output_dir_for
+from dabench_analysis.report import check_parameters, input_dir, output_dir_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs" / "proposed_aat"
@@ -29,22 +29,44 @@ def run_copy(tmp_path) -> Path:
     return dest
 
 
-def test_the_catalogue_names_only_known_columns_and_files():
-    for sec in schema.SECTIONS.values():
-        for col in (*sec.needs, *(u for u in sec.uses if ":" not in u)):
-            assert col in schema.TASK_COLUMNS, (sec.name, col)
-        assert set(sec.files) <= set(schema.OPTIONAL_FILES), sec.name
-        for name in (*sec.file_needs, *(u for u in sec.uses if ":" in u)):  # "<file>:<column>"
-            file, _, col = name.partition(":")
-            assert file in sec.files, (sec.name, name)
+def _declared():
+    return {schema.needs.name_of(f): f.needs for f in schema.needs.declared()}
+
+
+def test_the_declarations_name_only_known_columns_and_files():
+    """Every function declared with @needs names catalogue columns, optional files and
+    columns of those files; the public namespaces hold every declared function (the walk and
+    the registry agree)."""
+    decls = _declared()
+    assert len(decls) >= 50
+    for name, need in decls.items():
+        for col in (*need.columns, *(u for u in need.uses if ":" not in u)):
+            assert col in schema.TASK_COLUMNS, (name, col)
+        assert set(need.files) <= set(schema.OPTIONAL_FILES), name
+        for qual in (*need.file_needs, *(u for u in need.uses if ":" in u)):  # "<file>:<column>"
+            file, _, col = qual.partition(":")
+            assert file in need.files, (name, qual)
             assert col in {"tool_calls.csv": schema.TOOL_CALL_COLUMNS,
-                           "trajectory.csv": schema.TRAJECTORY_COLUMNS}[file], (sec.name, name)
-        assert sec.report in ("run", "compare", "sweep")
+                           "trajectory.csv": schema.TRAJECTORY_COLUMNS}[file], (name, qual)
+        assert need.trials in ("one", "any", "several")
+    import types
+
+    def walk(ns):  # every public name of a namespace and of its sub-namespaces
+        for name in getattr(ns, "__all__", [n for n in vars(ns) if not n.startswith("_")]):
+            obj = getattr(ns, name)
+            if isinstance(obj, types.ModuleType):
+                if obj.__name__.startswith(ns.__name__ + "."):
+                    yield from walk(obj)
+            elif callable(obj) and hasattr(obj, "needs"):
+                yield schema.needs.name_of(obj)
+
+    walked = {n for ns in (da.tables, da.figures, da.stats, da.export) for n in walk(ns)}
+    assert walked == set(decls)
     # tool_usage computes with timing.tool_usage, which documents these tool_calls.csv columns
     # (latency and tokens when recorded: tau-bench and Inspect logs record none; issue 33)
-    assert schema.SECTIONS["tool_usage"].file_needs == tuple(
+    assert da.tables.timing.tool_usage.needs.file_needs == tuple(
         f"tool_calls.csv:{c}" for c in ("task_id", "tool_name", "success"))
-    assert schema.SECTIONS["tool_usage"].uses == tuple(
+    assert da.tables.timing.tool_usage.needs.uses == tuple(
         f"tool_calls.csv:{c}" for c in ("latency_seconds", "tokens"))
     required = {c.name for c in schema.TASK_COLUMNS.values() if c.required}
     assert required == {"task_id", "final_score"}
@@ -58,12 +80,16 @@ def test_validate_lists_absent_optional_inputs_with_the_sections_they_disable(ru
     got = sorted(zip(absent["severity"], absent["column"].fillna(""), absent["message"],
                      strict=True))
     assert got == sorted([
-        ("warning", "outcome_error_type", "optional column absent: disables outcome_error_types"),
-        ("warning", "analyst_score", "optional column absent: disables results_paragraph; "
-         "main_results, task_type_breakdown, correlation_matrix, paired_comparison run without it"),
+        ("warning", "outcome_error_type",
+         "optional column absent: disables tables.failures.outcome_error_types"),
+        ("info", "analyst_score", "optional column absent: "
+         "export.paragraph.reporting_paragraph, figures.relations.correlation_matrix, "
+         "stats.multicomp.compare_runs, tables.paper.main_results, "
+         "tables.paper.task_type_breakdown run without it"),
         ("info", "", "2 optional catalogue columns absent, which no report section needs: "
          "trace_id, timestamp"),
-        ("warning", "", "optional file not found; disables tool_usage, tool_fit; invariants that "
+        ("warning", "", "optional file not found; disables figures.process.tool_latency, "
+         "tables.timing.tool_usage, tables.trajectory.profile.tool_fit; invariants that "
          "need it are not checked"),
     ])
     assert not (found["severity"] == "error").any()
@@ -74,16 +100,28 @@ def test_validate_on_the_complete_sample_run_lists_nothing_absent():
     assert not found["check"].isin(["absent_column", "missing_file"]).any()
 
 
-def test_sections_skip_once_and_say_what_is_missing(capsys):
-    s = Sections.from_columns(["task_id", "difficulty", "final_score", "analyst_score"],
-                              files=(), quiet=False)
-    assert s.ready("tool_usage") is False and s.ready("tool_usage") is False
-    assert s.ready("main_results") is True
-    out = capsys.readouterr().out
-    assert out.count("Skipped: Tool latency and failures") == 1
-    assert "Needs `tool_calls.csv`, absent in this run." in out
-    assert "computed without `answer_f1`, `autonomy_score`, `tool_efficiency`" in out
-    assert s.summary() == {
+def test_a_section_skips_once_and_says_what_is_missing(tmp_path, run_copy, drop_columns, capsys):
+    """A declared function lacking its inputs raises Skipped; the writer's section shows the
+    note, writes nothing, and lists it; optional columns it ran without are listed as reduced."""
+    drop_columns(run_copy, {"answer_f1", "autonomy_score", "tool_efficiency"})
+    (run_copy / "tool_calls.csv").unlink()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        run = da.load_run(run_copy)
+        out = report.run_context(run, {"success_threshold": 0.8}, out=tmp_path / "r")
+        with out.section("tool_usage", "Tool latency and failures"):
+            out.table(da.tables.timing.tool_usage(run), "tool_usage")
+            raise AssertionError("not reached: the call above is skipped")
+    with out.section("main_results", "Table 1: main results"):
+        out.table(da.tables.main_results(run.tasks, metrics=[
+            m for m in schema.MAIN_METRICS if m in run.tasks]), "main_results")
+    printed = capsys.readouterr().out
+    assert printed.count("Skipped: Tool latency and failures") == 1
+    assert "Needs `tool_calls.csv`, absent in this run." in printed
+    assert "computed without `answer_f1`, `autonomy_score`, `tool_efficiency`" in printed
+    assert not (tmp_path / "r" / "tables" / "tool_usage.csv").exists()
+    assert (tmp_path / "r" / "tables" / "main_results.csv").is_file()
+    assert out.sections.summary() == {
         "report": "run",
         "skipped": [{"section": "tool_usage", "title": "Tool latency and failures",
                      "missing": ["tool_calls.csv"]}],
@@ -94,8 +132,8 @@ def test_sections_skip_once_and_say_what_is_missing(capsys):
             "`tool_calls.csv`.",
             "*Computed without* `answer_f1`, `autonomy_score`, `tool_efficiency` (absent in "
             "this run): Table 1: main results."]}
-    with pytest.raises(ValueError, match="no section 'mcnemar' in the run report"):
-        s.ready("mcnemar")
+    with pytest.raises(schema.Skipped, match="needs `difficulty`"):
+        da.tables.difficulty_breakdown(run.tasks.drop(columns="difficulty"))
 
 
 @pytest.mark.parametrize(("values", "types", "message"), [
@@ -146,10 +184,12 @@ def test_run_report_without_output_dir_writes_to_its_own_folder(tmp_path, monkey
     assert not (tmp_path / "figures" / "proposed_aat").exists()
 
 
-def test_docs_table_of_inputs_is_the_catalogues():
+def test_docs_table_of_inputs_is_the_declarations():
+    from dabench_analysis.report.inputs_table import columns_markdown
+
     text = (ROOT / "docs" / "guide" / "reports.md").read_text(encoding="utf-8")
     start, end = "<!-- inputs-table:start -->\n", "\n<!-- inputs-table:end -->"
-    assert text[text.index(start) + len(start):text.index(end)] == schema.columns_markdown()
+    assert text[text.index(start) + len(start):text.index(end)] == columns_markdown()
     for field in report.SUMMARY_FIELDS:
         assert f"- `{field}`:" in text
 
@@ -198,10 +238,12 @@ def test_a_finding_never_quotes_megabytes():
 
 
 def test_inputs_table_lists_side_file_columns_with_what_needs_them():
-    rows = {r["input"]: r for r in schema.columns_table()}
+    from dabench_analysis.report.inputs_table import columns_table
+
+    rows = {r["input"]: r for r in columns_table()}
     assert rows["tool_calls.csv:latency_seconds"] == {
         "input": "tool_calls.csv:latency_seconds", "tier": "optional", "needed_by": "",
-        "used_by": "tool_usage"}
+        "used_by": "figures.process.tool_latency, tables.timing.tool_usage"}
     assert rows["tool_calls.csv:tool_name"]["tier"] == "required"  # the catalogue's tier
     assert rows["trajectory.csv:tokens"] == {
         "input": "trajectory.csv:tokens", "tier": "optional", "needed_by": "",
@@ -210,85 +252,64 @@ def test_inputs_table_lists_side_file_columns_with_what_needs_them():
 
 
 NOTEBOOK_OF = {"run": "run_report.ipynb", "compare": "compare_runs.ipynb", "sweep": "sweep.ipynb"}
-#: Inputs each report's context gives its parts (report.run_context, compare_context, sweep_context)
-INPUTS = {"run": {"run", "tasks", "tool_calls", "validation"},
-          "compare": {"baseline", "proposed", "baseline_run", "proposed_run"},
-          "sweep": {"runs", "tasks"}}
 
 
-def _notebook_parameters(report_name: str) -> set[str]:
+def _calls(report_name: str):
+    """The ``out.section``, ``out.table``/``figure``/``text`` calls of a report notebook."""
     import ast
 
     import nbformat
 
     nb = nbformat.read(ROOT / "notebooks" / NOTEBOOK_OF[report_name], as_version=4)
-    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-    return {n.target.id for n in ast.parse(cell.source).body if isinstance(n, ast.AnnAssign)}
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        isinstance(node.func.value, ast.Name) and node.func.value.id == "out":
+                    yield node
 
 
-@pytest.mark.parametrize("name", list(schema.SECTIONS))
-def test_each_part_names_a_function_its_arguments_and_earlier_results(name):
-    """What the catalogue says a section computes resolves: the function exists and takes the
-    keyword arguments given, parameters are the notebook's, inputs are the context's or results
-    of earlier parts, and no two parts write one file."""
-    import inspect
+@pytest.mark.parametrize("name", list(NOTEBOOK_OF))
+def test_each_section_and_output_is_named_once(name):
+    """A notebook's sections have distinct names, and no two calls write one file."""
+    import ast
 
-    from dabench_analysis.schema.parts import Param
-
-    sec = schema.SECTIONS[name]
-    assert sec.parts, name
-    known = set(INPUTS[sec.report])
-    for other in schema.SECTIONS.values():  # results of the sections before it
-        if other is sec:
-            break
-        if other.report == sec.report:
-            known |= {p.result_key for p in other.parts}
-    for part in sec.parts:
-        assert set(part.inputs) <= known, (name, part.inputs)
-        if "." in part.compute:
-            func = report.resolve(part.compute)
-            params = inspect.signature(func).parameters
-            assert {k for k, _ in part.args} <= set(params), (name, part.compute)
-        else:
-            assert part.compute in known and not part.args, (name, part.compute)
-        for _, value in part.args:
-            if isinstance(value, Param):
-                assert value.name in _notebook_parameters(sec.report), (name, value)
-        known.add(part.result_key)
-    all_stems = [p.stem for s in schema.SECTIONS.values() if s.report == sec.report
-                 for p in s.parts if p.stem]
-    assert len(all_stems) == len(set(all_stems))
+    sections, stems = [], []
+    for node in _calls(name):
+        literal = node.args[1].value if len(node.args) > 1 and isinstance(
+            node.args[1], ast.Constant) else None
+        if node.func.attr == "section":
+            sections.append(node.args[0].value)
+        elif literal:
+            stems.append(("tables/" if node.func.attr == "table" else "") + literal)
+    assert sections and len(sections) == len(set(sections))
+    assert len(stems) == len(set(stems))
+    assert stems == report.runner.notebook_outputs(NOTEBOOK_OF[name])
 
 
-def test_the_columns_a_part_shows_are_in_its_table():
-    """A part's shown columns are filtered by the table's; on the complete sample runs each
-    declared column must be there (a misspelt name would silently drop a column)."""
-    from dabench_analysis.report.compute import compute_part
-    from dabench_analysis.report.context import compare_context, run_context
+def test_the_columns_a_table_shows_are_in_it(sample_report):
+    """The columns a notebook cell shows of a written table are among the table's (a misspelt
+    name would silently drop a column): checked on the written sample reports."""
+    import ast
 
-    base, prop = (da.load_run(ROOT / "data" / "sample_runs" / n) for n in
-                  ("baseline_react", "proposed_aat"))
-    params = {"success_threshold": 0.8, "correction": "holm"}
-    contexts = {"run": run_context(prop, params, out=Path("unused"), quiet=True),
-                "compare": compare_context(base, prop, params, out=Path("unused"), quiet=True)}
+    _, out = sample_report
+    folders = {"run": out / "proposed_aat", "compare": out / "compare_baseline_react_vs_"
+               "proposed_aat", "sweep": out / "sweep"}
     checked = 0
-    for sec in schema.SECTIONS.values():
-        for part in sec.parts:
-            if part.columns and sec.report in contexts:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)
-                    table = compute_part(contexts[sec.report], part)
-                assert set(part.columns) <= set(table.columns), (sec.name, part.stem)
-                checked += 1
+    for name, folder in folders.items():
+        for node in _calls(name):
+            kw = {k.arg: k.value for k in node.keywords}
+            if node.func.attr == "table" and "columns" in kw and len(node.args) > 1:
+                written = folder / "tables" / f"{node.args[1].value}.csv"
+                if written.is_file():
+                    header = written.read_text(encoding="utf-8").splitlines()[0].split(",")
+                    assert set(ast.literal_eval(kw["columns"])) <= set(header), written
+                    checked += 1
     # the ten tables whose page shows a subset of their columns, and eight trajectory tables
     assert checked == 18
 
 
-def test_a_section_of_another_report_is_refused_by_section():
-    ctx = report.run_context(da.load_run(SAMPLE), {"success_threshold": 0.8},
-                             out=Path("unused"), quiet=True)
-    with pytest.raises(ValueError, match="no section 'mcnemar' in the run report"):
-        report.section(ctx, "mcnemar")
+def test_a_context_refuses_a_run_loaded_with_another_threshold():
     with pytest.raises(ValueError, match="loaded with success_threshold=0.8, the report's "
                                          "parameter is 0.7"):
         report.run_context(da.load_run(SAMPLE), {"success_threshold": 0.7}, out=Path("unused"))
@@ -316,9 +337,12 @@ def test_a_side_file_that_cannot_be_read_skips_its_sections_with_the_reason(tmp_
     run = Path(shutil.copytree(SAMPLE, tmp_path / "r"))
     (run / "tool_calls.csv").write_bytes(content)
     loaded = da.load_run(run)
-    s = Sections(loaded, quiet=True)
-    assert s.ready("main_results") and not s.ready("tool_usage")
-    assert s.skipped == [{"section": "tool_usage", "title": s.skipped[0]["title"],
-                          "missing": ["tool_calls.csv"]}]
+    out = report.run_context(loaded, {"success_threshold": 0.8}, out=tmp_path / "o", quiet=True)
+    with out.section("tool_usage", "Tool latency and failures"):
+        out.table(da.tables.timing.tool_usage(loaded), "tool_usage")
+    with out.section("main_results", "Table 1: main results"):
+        out.table(da.tables.main_results(loaded.tasks), "main_results", shown=False)
+    assert out.sections.skipped == [{"section": "tool_usage", "title": "Tool latency and "
+                                     "failures", "missing": ["tool_calls.csv"]}]
     found = da.validate_run(loaded).findings
     assert ((found["file"] == "tool_calls.csv") & (found["severity"] == "error")).any()

@@ -21,13 +21,13 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from dabench_analysis import load_run, schema, validate_run
+from dabench_analysis import load_run, report, schema, validate_run
 from dabench_analysis.figures import tool_latency
-from dabench_analysis.report import Sections
 from dabench_analysis.schema.checks import checks_reading
-from dabench_analysis.schema.sections import FILE_CATALOGUES, split_qualified
+from dabench_analysis.schema.needs import FILE_CATALOGUES, skips, split_qualified
 from dabench_analysis.tables import timing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,14 +87,15 @@ def clean(tmp_path_factory):
 
 
 def test_side_needs_and_reads_name_catalogue_columns():
-    named = [n for s in schema.SECTIONS.values() for n in s.file_needs]
+    declared = [f.needs for f in schema.needs.declared()]
+    named = [n for d in declared for n in d.file_needs]
     named += [n for c in schema.CHECKS.values() for n in c.reads]
     assert named
     for name in named:
         file, col = split_qualified(name)
         assert col in FILE_CATALOGUES[file], name
-    for sec in schema.SECTIONS.values():  # a section needing a file's columns names the file
-        assert {split_qualified(n)[0] for n in sec.file_needs} <= set(sec.files), sec.name
+    for d in declared:  # a function needing a file's columns names the file
+        assert {split_qualified(n)[0] for n in d.file_needs} <= set(d.files), d
 
 
 def _expected(file: str, col: str) -> tuple[Counter, set[str]]:
@@ -107,10 +108,10 @@ def _expected(file: str, col: str) -> tuple[Counter, set[str]]:
         return Counter({("required_column", "error", file, col): 1}), skipped
     if col == "duration_seconds":  # §Troubleshooting: missing time data, a warning of its own
         return Counter({("missing_time_data", "warning", file, col): 1}), skipped
-    off = [s.name for s in schema.SECTIONS.values() if name in s.file_needs]
+    off = schema.needing(name)
     if off:
         return Counter({("absent_column", "warning", file, col): 1}), skipped
-    if reads or schema.sections_using(name):  # used when present: named, an info
+    if reads or schema.using(name):  # used when present: named, an info
         return Counter({("absent_column", "info", file, col): 1}), skipped
     return Counter({("absent_column", "info", file, None): 1}), skipped
 
@@ -135,7 +136,7 @@ def test_each_side_column_dropped_is_listed_and_never_crashes(tmp_path, clean, f
     msgs = report.findings.loc[report.findings["check"] == "absent_column", "message"]
     name = f"{file}:{col}"
     named = [] if FILE_CATALOGUES[file][col].required or col == "duration_seconds" else \
-        [s.name for s in schema.SECTIONS.values() if name in s.file_needs] + checks_reading(name)
+        schema.needing(name) + checks_reading(name)
     for part in named:  # required: the loader's error names the column
         assert msgs.str.contains(part, regex=False).any(), (part, msgs.tolist())
     # only what the column feeds may change the score: none of these is a health input
@@ -144,30 +145,32 @@ def test_each_side_column_dropped_is_listed_and_never_crashes(tmp_path, clean, f
 
 
 def _sections_agree_with_the_functions(run_dir: Path, name: str) -> None:
-    """Sections skips tool_usage exactly when timing.tool_usage cannot compute on the frame."""
+    """tool_usage is skipped (Skipped, naming the column) exactly when its declaration says
+    the run lacks what it needs; given the run or its frame alike."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         run = load_run(run_dir, strict=False)
-        s = Sections(run, quiet=True)
-        ready = s.ready("tool_usage")
+        missing = skips(timing.tool_usage, run)
         calls = run.tool_calls
-    off = [x["section"] for x in s.skipped]
-    assert off == ([] if ready else ["tool_usage"])
-    assert ready == (name not in schema.SECTIONS["tool_usage"].file_needs)
+    ready = not missing
+    assert ready == (name not in timing.tool_usage.needs.file_needs)
     if ready:
         assert len(timing.tool_usage(calls)) > 0
     else:
-        assert s.skipped[0]["missing"] == [name]
-        with pytest.raises(ValueError, match="not in tool_calls"):
+        assert missing == [name]
+        col = split_qualified(name)[1]
+        with pytest.raises(schema.Skipped, match=f"needs `{col}` in tool_calls.csv"):
             timing.tool_usage(calls)
-        with pytest.raises(ValueError, match="not in tool_calls"):
-            tool_latency(calls)
+        with pytest.raises(schema.Skipped, match=f"needs `{col}` in tool_calls.csv"):
+            tool_latency(run)
 
 
 @pytest.mark.parametrize(("name", "severity", "message"), [
-    (f"{CALLS}:latency_seconds", "info", "optional column absent: tool_usage run without it"),
-    (f"{CALLS}:success", "warning", "optional column absent: disables tool_usage, tool_fit; "
-     "tool_failure_count_mismatch not assessable"),
+    (f"{CALLS}:latency_seconds", "info", "optional column absent: figures.process.tool_latency, "
+     "tables.timing.tool_usage run without it"),
+    (f"{CALLS}:success", "warning", "optional column absent: disables "
+     "figures.process.tool_latency, tables.timing.tool_usage, tables.trajectory.profile.tool_fit;"
+     " tool_failure_count_mismatch not assessable"),
     (f"{TRAJ}:tokens", "info", "optional column absent: token_conservation not assessable"),
     (f"{TRAJ}:run_id", "info", "optional column absent: run_id_mismatch not assessable"),
 ])
@@ -180,17 +183,23 @@ def test_absent_side_column_messages(tmp_path, name, severity, message):
     assert row[["severity", "column", "message"]].values.tolist() == [[severity, col, message]]
 
 
-def test_sections_note_names_the_file_and_column(capsys):
-    s = Sections.from_columns(["task_id", "final_score"], quiet=False, file_columns={
-        CALLS: ["task_id", "tool", "tokens"]})
-    assert s.ready("tool_usage") is False
-    assert "Needs `tool_name` in tool_calls.csv, `success` in tool_calls.csv, absent " \
-           "in this run." in capsys.readouterr().out
-    assert s.skipped == [{"section": "tool_usage", "title": "Tool latency and failures",
-                          "missing": [f"{CALLS}:tool_name", f"{CALLS}:success"]}]
-    # without the file, the file is what is missing (not each of its columns)
-    s = Sections.from_columns([], files=(), file_columns={CALLS: []})
-    assert not s.ready("tool_usage") and s.skipped[0]["missing"] == [CALLS]
+def test_sections_note_names_the_file_and_column(tmp_path, capsys):
+    calls = pd.DataFrame({"task_id": ["a"], "tool": ["sql"], "tokens": [3]})
+    with pytest.raises(schema.Skipped) as err:
+        timing.tool_usage(calls)
+    assert err.value.missing == [f"{CALLS}:tool_name", f"{CALLS}:success"]
+    run_dir = _csv_copy(tmp_path, "r")
+    (run_dir / CALLS).unlink()  # without the file, the file is what is missing
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        run = load_run(run_dir)
+        out = report.run_context(run, {"success_threshold": 0.8}, out=tmp_path / "o")
+        with out.section("tool_usage", "Tool latency and failures"):
+            out.table(timing.tool_usage(run), "tool_usage")
+    assert "**Skipped: Tool latency and failures**. Needs `tool_calls.csv`, absent in this " \
+           "run." in capsys.readouterr().out
+    assert out.sections.skipped == [{"section": "tool_usage", "title": "Tool latency and "
+                                     "failures", "missing": [CALLS]}]
 
 
 def test_report_without_latency_seconds_computes_tool_failures_and_exits_0(tmp_path):
@@ -207,8 +216,9 @@ def test_report_without_latency_seconds_computes_tool_failures_and_exits_0(tmp_p
     folder = out / "older_harness"
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["skipped"] == [
-        {"section": s, "title": schema.SECTIONS[s].title, "missing": ["repeated trials"]}
-        for s in ("pass_k", "flakiness")]  # an eval-v2 run: one trial per task
+        {"section": s, "title": t, "missing": ["repeated trials"]} for s, t in (
+            ("pass_k", "Repeated trials: pass@k and pass^k"),
+            ("flakiness", "Repeated trials: tasks with mixed outcomes"))]  # an eval-v2 run: one trial per task
     assert {"section": "tool_usage", "title": "Tool latency and failures",
             "absent": [f"{CALLS}:latency_seconds"]} in summary["reduced"]
     with (SAMPLE / CALLS).open(newline="", encoding="utf-8") as fh:  # expected from the file
@@ -225,7 +235,8 @@ def test_report_without_latency_seconds_computes_tool_failures_and_exits_0(tmp_p
     assert (folder / "tool_latency.png").is_file()
     html = (folder / "report.html").read_text(encoding="utf-8")
     assert "is computed without <code>latency_seconds</code> in tool_calls.csv" in html
-    assert "optional column absent: tool_usage run without it" in html  # the findings
+    assert "optional column absent: figures.process.tool_latency, tables.timing.tool_usage run " \
+           "without it" in html  # the findings
 
 
 # --- one run_id per run directory ---------------------------------------------------------------

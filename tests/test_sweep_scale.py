@@ -152,20 +152,21 @@ def test_the_report_heatmap_keeps_the_leaderboard_order(sweep40, tmp_path):
     # runs best first (the sorted rows once replaced the pairs it reads)
     from pathlib import Path
 
-    from dabench_analysis import schema
-    from dabench_analysis.report.compute import compute_part
+    import nbformat
+
     from dabench_analysis.report.context import sweep_context
 
-    ctx = sweep_context(sweep40["runs"], {"success_threshold": 0.8, "n_boot": 200, "seed": 0},
+    out = sweep_context(sweep40["runs"], {"success_threshold": 0.8, "n_boot": 200, "seed": 0},
                         out=Path(tmp_path), quiet=True)
+    cells = nbformat.read(Path(__file__).parents[1] / "notebooks" / "sweep.ipynb", 4).cells
+    cell = next(c.source for c in cells if c.source.startswith("with out.section('pairwise'"))
+    drawn = []
+    out.figure = lambda value, stem: drawn.append(value)  # the Axes the cell draws
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for part in schema.SECTIONS["pairwise"].parts:
-            value = compute_part(ctx, part)
-            if part.compute.startswith("figures."):
-                rows = [t.get_text().split(". ", 1)[1] for t in value.get_yticklabels()]
-            else:
-                ctx.results[part.result_key] = value
+        exec(cell, {"da": da, "out": out, "runs": sweep40["runs"],  # noqa: S102
+                    "success_threshold": 0.8})
+    rows = [t.get_text().split(". ", 1)[1] for t in drawn[0].get_yticklabels()]
     best_first = sweep40["board"].sort_values("mean_score", ascending=False)["run_id"]
     short = [r.removeprefix("dabench-eval-v2-public-sweep-2026-03-14-") for r in best_first]
     assert rows[:5] == [s[:40] for s in short[:5]]

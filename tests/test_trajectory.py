@@ -277,5 +277,5 @@ def test_several_runs_give_one_table_per_run(run, tmp_path):
 def test_a_run_without_trajectory_is_refused_by_name(tmp_path):
     path = write_run(tmp_path)
     (path / "trajectory.csv").unlink()
-    with pytest.raises(ValueError, match="needs trajectory.csv"):
+    with pytest.raises(ValueError, match="needs `trajectory.csv`"):
         tr.variants(da.load_run(path))

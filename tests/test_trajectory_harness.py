@@ -11,7 +11,7 @@ import pytest
 from trajectory_fixture import write_run, write_tau2
 
 import dabench_analysis as da
-from dabench_analysis.report.sections import Sections
+from dabench_analysis.schema.needs import skips
 from dabench_analysis.tables import PooledTrialsWarning
 from dabench_analysis.tables import trajectory as tr
 
@@ -44,15 +44,13 @@ def test_loops_and_recovery_count_each_trial_as_a_trajectory(tmp_path):
 
 def test_sections_skip_what_another_harness_lacks(tmp_path):
     one = _run(tmp_path / "one.json", trials=1)
-    s = Sections(one, quiet=True)
-    assert not s.ready("trajectory_variants")  # no stages recorded
-    assert s.skipped[-1]["missing"] == ["trajectory.csv:stage"]
-    assert s.ready("trajectory_loops")  # tool and action_input are recorded
+    assert skips(tr.variants, one) == ["trajectory.csv:stage"]  # no stages recorded
+    assert skips(tr.loops, one) == []  # tool and action_input are recorded
     loops = tr.loops(one)
     assert (loops["n_tasks"].iloc[0], loops["n_with_loop"].iloc[0]) == (2, 2)
-    several = Sections(_run(tmp_path / "two.json", trials=2), quiet=True)
-    assert several.ready("trajectory_loops")  # repeated trials: each trial its own trace
-    assert several.ready("trajectory_recovery") and not several.skipped
+    several = _run(tmp_path / "two.json", trials=2)
+    assert skips(tr.loops, several) == []  # repeated trials: each trial its own trace
+    assert skips(tr.recovery, several) == []
 
 
 def test_per_run_notes_a_run_without_stages(tmp_path):

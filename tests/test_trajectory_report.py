@@ -14,7 +14,7 @@ from notebook_runs import figures_not_rendered, run_cells
 from trajectory_fixture import write_run, write_tau2
 
 import dabench_analysis as da
-from dabench_analysis.report import Sections
+from dabench_analysis.schema.needs import skips
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"
@@ -94,23 +94,22 @@ def test_sample_blocks_agree_with_replans_and_attempts_and_show_loops(run):
 def test_sections_are_skipped_with_their_note_without_trajectory(tmp_path):
     run_dir = write_run(tmp_path)
     (run_dir / "trajectory.csv").unlink()
-    s = Sections(da.load_run(run_dir), quiet=True)
-    assert not s.ready("trajectory_variants") and s.ready("tool_fit")
-    assert s.skipped[0] == {"section": "trajectory_variants",
-                            "title": "Trajectory variants and conformance",
-                            "missing": ["trajectory.csv"]}
+    run = da.load_run(run_dir)
+    tr = da.tables.trajectory
+    assert skips(tr.variants, run) == ["trajectory.csv"] and skips(tr.tool_fit, run) == []
+    with pytest.raises(da.schema.Skipped, match="needs `trajectory.csv`, absent in this run"):
+        tr.variants(run)
 
 
 def test_a_missing_text_column_skips_only_the_loops(tmp_path):
     run_dir = write_run(tmp_path)
     t = pd.read_csv(run_dir / "trajectory.csv", dtype=str, keep_default_na=False)
     t.drop(columns="action_input").to_csv(run_dir / "trajectory.csv", index=False)
-    s = Sections(da.load_run(run_dir), quiet=True)
-    assert s.ready("trajectory_variants") and not s.ready("trajectory_loops")
-    assert s.skipped[-1]["missing"] == ["trajectory.csv:action_input"]
+    run, tr = da.load_run(run_dir), da.tables.trajectory
+    assert skips(tr.variants, run) == []
+    assert skips(tr.loops, run) == ["trajectory.csv:action_input"]
     # with the column, the section runs (its header is read: the text is not loaded)
-    assert Sections(da.load_run(write_run(tmp_path / "b")), quiet=True).ready(
-        "trajectory_loops")
+    assert skips(tr.loops, da.load_run(write_run(tmp_path / "b"))) == []
 
 
 def test_trajectories_notebook_runs_and_degrades(tmp_path):
@@ -133,6 +132,6 @@ def test_trajectories_notebook_runs_and_degrades(tmp_path):
         ns = run_cells(nb, {"run_dir": str(write_tau2(tmp_path / "tau2.json", 1)), "task_id": "",
                             "by": "stage"})
     assert ns["has_steps"] and not ns["has_by"] and "variants" not in ns
-    skipped = {s["section"]: s["missing"] for s in ns["sections"].skipped}
-    assert skipped["trajectory_variants"] == ["trajectory.csv:stage"]
-    assert "trajectory_loops" not in skipped and "trajectory_recovery" not in skipped
+    tr = da.tables.trajectory  # what the notebook skipped, and why
+    assert skips(tr.conformance, ns["run"]) == ["trajectory.csv:stage"]
+    assert skips(tr.loops, ns["run"]) == [] and skips(tr.recovery, ns["run"]) == []

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import dabench_analysis as da
-from dabench_analysis.report.sections import Sections
+from dabench_analysis.schema.needs import skips
 from dabench_analysis.tables import trajectory as tr
 
 TAU = Path(__file__).parent / "data" / "harness" / "tau-bench" / "gpt-4o-airline.json"
@@ -104,11 +104,8 @@ def test_first_failures_keep_steps_without_a_stage(raw, run):
 
 
 def test_report_sections_run_on_repeated_trials(run):
-    s = Sections(run, quiet=True)
-    for name in ("trajectory_loops", "trajectory_recovery", "first_failures", "solve_curve",
-                 "tool_fit"):
-        assert s.ready(name), s.skipped
-    assert not any("one row per task" in x["missing"] for x in s.skipped)
+    for table in (tr.loops, tr.recovery, tr.first_failures, tr.solve_curve, tr.tool_fit):
+        assert skips(table, run) == [], table.__name__  # in a report: not skipped
     curve = _quiet(tr.solve_curve, run)
     fit = _quiet(tr.tool_fit, run)
     assert curve["note"].iloc[0].startswith("each trial its own trace; intervals clustered")

@@ -21,7 +21,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import dabench_analysis as da
-from dabench_analysis.stats.recorded import NotComputed
+from dabench_analysis.schema.needs import Skipped
 from dabench_analysis.stats.trials import pass_at_k, pass_hat_k
 from dabench_analysis.tables import trials
 
@@ -192,7 +192,7 @@ def test_frontier_on_generated_runs(rng):
 
 def test_frontier_of_one_run_is_not_computed(rng):
     t = _generated(rng)
-    with pytest.raises(NotComputed, match="needs two runs .* recorded total_tokens; only mid"):
+    with pytest.raises(Skipped, match="needs two runs .* recorded total_tokens; only mid"):
         da.tables.sweep.frontier(t[t["run_id"] == "mid"], n_boot=50)
 
 
@@ -202,7 +202,7 @@ def test_frontier_of_runs_sharing_no_task_is_not_computed(rng):
     point says so instead of drawing."""
     t = _generated(rng)
     t = t.assign(task_id=t["task_id"] + "_" + t["run_id"])  # every task its run's own
-    with pytest.raises(NotComputed, match="no task that every costed run has") as exc:
+    with pytest.raises(Skipped, match="no task that every costed run has") as exc:
         da.tables.sweep.frontier(t, n_boot=50)
     assert exc.value.missing == ["a task every costed run has with a total_tokens"]
     out = pd.DataFrame({"run_id": ["a", "b"], "accuracy": np.nan, "accuracy_ci_low": np.nan,

@@ -140,7 +140,7 @@ def test_clean_input_gives_no_warning():
 
 
 def test_bad_input_is_a_clear_error():
-    with pytest.raises(ValueError, match="aat_verification_passed or coordinator_final_decision"):
+    with pytest.raises(ValueError, match="one of: aat_verification_passed, coordinator_final_decision"):
         verification_timeline(pd.DataFrame({"final_score": [0.9]}))
     with pytest.raises(ValueError, match="final_score"):
         verification_timeline(_tasks().drop(columns="final_score"))

@@ -13,6 +13,7 @@ from scipy import stats as st
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate as _est
 from dabench_analysis.schema.numbers import format_p
 from dabench_analysis.tables import failures
@@ -169,6 +170,9 @@ def _failure_lines(proposed: pd.DataFrame, threshold: float) -> list[str]:
     return lines
 
 
+@needs("task_id", "final_score", "difficulty", uses=(
+    "analyst_score", "first_try_success", "replan_count", "tool_efficiency",
+    "verification_triggered", "verification_failures_detected", "failure_category"), inputs=2)
 @takes_run(paired=True, needs=["task_id", "final_score"])
 def reporting_paragraph(
     baseline: pd.DataFrame,

@@ -11,10 +11,12 @@ from dabench_analysis import schema, tables
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note, rate_limit
 from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.tables import failures
 from dabench_analysis.tables.common import takes_run
 
 
+@needs("difficulty", "execution_success", "final_score", "execution_time", "total_tokens")
 @takes_run()
 def difficulty_bars(
     tasks: pd.DataFrame,
@@ -87,6 +89,7 @@ def difficulty_bars(
     return ax
 
 
+@needs("final_score", "failure_stage")
 @takes_run()
 def failure_by_stage(
     tasks: pd.DataFrame,

@@ -10,10 +10,12 @@ from matplotlib.axes import Axes
 from dabench_analysis import schema, stats
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate, format_p
 from dabench_analysis.tables.common import takes_run
 
 
+@needs("task_id", "final_score", inputs=2)
 @takes_run(paired=True)
 def paired_difference(
     baseline: pd.DataFrame,

@@ -20,6 +20,7 @@ from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, count_axis, empty_note
 from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.stats import bin_index, check_threshold
 from dabench_analysis.stats.binning import equal_edges
@@ -135,6 +136,7 @@ def _success_line(arguments: dict) -> bool:
         arguments.get("x", "final_score"))
 
 
+@needs(uses=("difficulty",))  # x and hue: checked by takes_run
 @takes_run(named=("x", "hue"), threshold_if=_success_line)
 def score_distribution(
     tasks: pd.DataFrame,
@@ -265,6 +267,7 @@ def _category_name(value: str, by: str) -> str:
     return label if label != value else shorten(value)
 
 
+@needs("final_score", "failure_category")
 @takes_run(needs=["final_score"], named=("by",), grouping=None)
 def failure_distribution(
     tasks: pd.DataFrame,

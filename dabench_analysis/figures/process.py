@@ -20,6 +20,7 @@ from dabench_analysis.figures.theme import (
     rate_limit,
 )
 from dabench_analysis.schema import TOOL_CALLS_FILE
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.tables import timing as process
 from dabench_analysis.tables.common import takes_run
 
@@ -33,6 +34,8 @@ def _panels(ax: Sequence[Axes] | None, labels: list[str]) -> np.ndarray:
     return axes
 
 
+@needs(files=(TOOL_CALLS_FILE,), file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name",
+       "success"), uses=in_file(TOOL_CALLS_FILE, "latency_seconds", "tokens"), trials="any")
 @takes_run(frame="tool_calls", trials=True)
 def tool_latency(tool_calls: pd.DataFrame, *, top: int = 14, ci: float = 0.95,
                  ax: Sequence[Axes] | None = None) -> np.ndarray:

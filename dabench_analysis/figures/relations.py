@@ -18,10 +18,14 @@ from matplotlib.colorbar import Colorbar
 from dabench_analysis import schema
 from dabench_analysis.figures.theme import RC_PARAMS, SEQUENTIAL, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.tables.common import takes_run
 
 
+@needs("final_score",
+       uses=("analyst_score", "autonomy_score", "tool_efficiency", "verification_score", "data_understanding_score"),
+       uses_at_least=1)
 @takes_run(named=("metrics",))
 def correlation_matrix(
     tasks: pd.DataFrame,
@@ -99,6 +103,7 @@ def _jitter(values: np.ndarray, half_width: float, seed: int = 0) -> np.ndarray:
     return np.where(x < lo, 2 * lo - x, x)
 
 
+@needs("autonomy_score", "tool_efficiency", "final_score")
 @takes_run(needs=["autonomy_score", "tool_efficiency", "final_score"])
 def autonomy_vs_efficiency(tasks: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """Scatter of autonomy_score vs tool_efficiency coloured by final_score (seed §Generate

@@ -77,6 +77,23 @@ class Runs:
         return pd.DataFrame(rows, columns=cols).astype({"row": "Int64"})
 
     @property
+    def trials(self) -> int:
+        """The most trials of a task: rows per task in one run, or the runs of one declared
+        configuration (its repetitions are its trials).
+
+        Examples
+        --------
+        >>> from dabench_analysis import load_runs
+        >>> load_runs(["data/sample_runs/baseline_react", "data/sample_runs/proposed_aat"]).trials
+        1
+        """
+        from dabench_analysis.load.config import run_configs
+
+        per = run_configs(self.runs, self.tasks)["config"].dropna().value_counts() \
+            if self.runs else ()
+        return max([1, *(r.trials for r in self.runs), *([int(per.max())] if len(per) else [])])
+
+    @property
     def run_ids(self) -> list[str]:
         """The run ids, in order."""
         return [r.run_id for r in self.runs]

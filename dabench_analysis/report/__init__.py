@@ -50,9 +50,8 @@ if TYPE_CHECKING:
 
 __all__ += ["export_html", "show", "table_html"]
 
-# A report notebook's context, its sections from the catalogue, its summary.json.
+# A report notebook's writer (its context: sections, tables, figures), its summary.json.
 if TYPE_CHECKING:
-    from dabench_analysis.report.compute import resolve, section
     from dabench_analysis.report.context import (
         Context,
         compare_context,
@@ -66,7 +65,7 @@ if TYPE_CHECKING:
         write_summary,
     )
 
-__all__ += ["Context", "compare_context", "resolve", "run_context", "section", "summary",
+__all__ += ["Context", "compare_context", "run_context", "summary",
             "sweep_context", "write_summary"]
 
 # In notebooks: HTML displays of runs, tasks and replays, da.show's tables, the explorer.

@@ -272,13 +272,12 @@ def check_in_the_way(jobs: Sequence, out: str | os.PathLike[str], *,
     dabench_analysis.report.edge.EdgeError: --out ...: .../index.html is in the way: ...
     """
     from dabench_analysis.report.index import INDEX, INDEX_KIND
-    from dabench_analysis.schema import SECTIONS
+    from dabench_analysis.report.runner import notebook_outputs
 
     found = in_the_way(out, names, kind=kind) if names else \
         in_the_way(out, [INDEX], kind=INDEX_KIND)
     for job in jobs:
-        stems = [o for s in SECTIONS.values() if s.report == job.kind for o in s.outputs]
-        found += in_the_way(job.out_dir, stems=stems)
+        found += in_the_way(job.out_dir, stems=notebook_outputs(job.notebook))
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise EdgeError(f"--out {out}: {found[0]} is in the way{more}: dabench-analysis did "

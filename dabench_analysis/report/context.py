@@ -1,24 +1,33 @@
-"""What one report notebook works on: its inputs, parameters, output folder, which sections it can
-feed and the results computed so far (:class:`Context`).
+"""What one report notebook works on, and its writer: the inputs, parameters, output folder,
+the sections skipped so far and the results computed (:class:`Context`).
 
 A notebook makes one context after loading its runs (:func:`run_context`, :func:`compare_context`,
-:func:`sweep_context`); each section is then one call, ``report.section(ctx, "main_results")``
-(:mod:`dabench_analysis.report.compute`), and ``report.summary(ctx)`` writes ``summary.json``
-(:mod:`dabench_analysis.report.summary`). Displayed as the last expression of a cell, a context
-states the run(s) and the success threshold the report uses.
+:func:`sweep_context`), called ``out``; each section is then a cell that calls the package
+function computing it, inside ``with out.section(name, title):``, and hands the result to
+``out.table``, ``out.figure`` or ``out.text``, which write it (tables as ``.csv`` at full
+precision and ``.tex``/``.md`` rounded, figures as ``.png``/``.pdf``, text as ``.md``) and show
+it. A function whose inputs are absent raises :class:`~dabench_analysis.schema.Skipped`; the
+section shows why instead (:mod:`dabench_analysis.report.sections`). ``report.summary(out)``
+writes ``summary.json`` (:mod:`dabench_analysis.report.summary`). Displayed as the last
+expression of a cell, a context states the run(s) and the success threshold the report uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dabench_analysis import schema, tables, validate
+import numpy as np
+import pandas as pd
+
+from dabench_analysis import export, schema, tables, validate
 from dabench_analysis.figures import apply_style
 from dabench_analysis.load import Run, Runs, run_configs
 from dabench_analysis.report.sections import Sections
-from dabench_analysis.schema.parts import FirstPresent, Param, Present
+from dabench_analysis.report.show import show
+from dabench_analysis.schema.needs import Skipped, collect_reduced
 
 _USES = {"run": "every accuracy, failure share, calibration bucket and the run quality",
          "compare": "McNemar's test, the per-task changes and the results paragraph",
@@ -32,9 +41,10 @@ class Context:
     Parameters
     ----------
     report : {"run", "compare", "sweep"}
-        Which report (the sections of the catalogue it holds).
+        Which report.
     inputs : mapping of str to object
-        The report's inputs by the names the catalogue's parts use (``"tasks"``, ``"run"``, ...).
+        The report's inputs by name (``"run"``, ``"baseline_run"``, ``"runs"``), for the
+        summary's key numbers.
     lazy : mapping of str to callable, optional
         Inputs computed on first use by calling them without arguments (``"validation"``).
     parameters : mapping
@@ -42,7 +52,7 @@ class Context:
     out : Path
         The report folder; tables go to ``out / "tables"``.
     sections : Sections
-        Which sections the inputs can feed.
+        The sections skipped or reduced so far.
     read : sequence
         What the report read (runs, folders), for the manifest.
     subject : str
@@ -53,7 +63,7 @@ class Context:
     Attributes
     ----------
     results : dict
-        Each computed table or text by name (:attr:`~dabench_analysis.schema.parts.Part.result_key`).
+        Each written table or text by its stem.
     threshold : float
         ``parameters["success_threshold"]``: ``final_score >= threshold`` is a correct answer.
     """
@@ -69,6 +79,8 @@ class Context:
                                                 name="success_threshold")
         self._inputs, self._lazy = dict(inputs), dict(lazy or {})
         self.results: dict[str, Any] = {}
+        self._title = ""
+        self._where = "in this run" if report != "compare" else "in one of the runs"
 
     @property
     def tables_dir(self) -> Path:
@@ -93,15 +105,98 @@ class Context:
                            f"section that was skipped or not run yet?); known: {known}")
         return self._inputs[name]
 
-    def argument(self, value: Any) -> Any:
-        """A keyword argument of a part: a literal, a notebook parameter or the present columns."""
-        if isinstance(value, Param):
-            return self.parameters[value.name]
-        if isinstance(value, Present):
-            return self.sections.present(value.columns)
-        if isinstance(value, FirstPresent):  # candidates: the first recorded is used, named
-            return value.columns  # in the note (tables.frontier.cost_column)
+    @property
+    def validation(self) -> Any:
+        """The run's :func:`~dabench_analysis.validate_run` result (computed on first use)."""
+        return self.value("validation")
+
+    @contextmanager
+    def section(self, name: str, title: str) -> Iterator[None]:
+        """Run one section: a :class:`~dabench_analysis.schema.Skipped` raised inside is shown
+        as a note and listed in ``summary.json``; optional inputs it ran without, likewise.
+
+        Parameters
+        ----------
+        name : str
+            Its identifier in ``summary.json`` (the stem of its first table or figure).
+        title : str
+            Its title in notes and the default caption of its written tables.
+
+        Examples
+        --------
+        >>> import tempfile, dabench_analysis as da
+        >>> run = da.load_run("data/sample_runs/proposed_aat")
+        >>> out = run_context(run, {"success_threshold": 0.8}, out=Path(tempfile.mkdtemp()),
+        ...                   quiet=True)
+        >>> with out.section("calibration", "Calibration"):
+        ...     out.table(da.stats.calibration.calibration_table(run.tasks.drop(
+        ...         columns="confidence_score")), "calibration")
+        >>> out.sections.skipped[0]["missing"]
+        ['confidence_score']
+        """
+        self._title = title
+        try:
+            with collect_reduced() as absent:
+                yield
+        except Skipped as exc:
+            reason = exc.reason if exc.reason.startswith(("needs", "`")) else \
+                f"Not computed: {exc.reason}"
+            self.sections.skip(name, title, exc.missing or [exc.reason],
+                               f"**Skipped: {title}**. {reason[0].upper()}{reason[1:]}.")
+        else:
+            if absent:
+                self.sections.reduce(name, title, absent, self._where)
+        finally:
+            self._title = ""
+
+    def table(self, value: pd.DataFrame | pd.Series, stem: str = "", *, caption: str = "",
+              columns: Sequence[str] = (), labels: Mapping[str, str] | None = None,
+              max_rows: int | None = None, shown: bool = True) -> Any:
+        """Write a table to ``tables/<stem>.{csv,tex,md}`` and show it; return it.
+
+        The ``.csv`` keeps every column at full precision; the ``.tex``/``.md`` and the page
+        show ``columns`` (those present; default all), rounded by the number rule
+        (:func:`dabench_analysis.export.save_table`), captioned ``caption`` (default: the
+        section's title). Without ``stem`` the table is only shown. ``shown=False``: written
+        only. The table is kept in ``results[stem]``.
+        """
+        keep = [c for c in columns if c in value] or None
+        heads = {c: h for c, h in (labels or {}).items()
+                 if c in value and (keep is None or c in keep)}
+        if stem:
+            export.save_table(value, self.tables_dir / stem, caption=caption or self._title,
+                              columns=keep, labels=heads)
+            self.results[stem] = value
+        if shown:
+            show(value, columns=keep, max_rows=max_rows, caption=caption or None, labels=heads)
         return value
+
+    def figure(self, value: Any, stem: str) -> Any:
+        """Save a figure function's result (an Axes, Axes, or a Figure) to ``<stem>.{png,pdf}``
+        and show it; return it."""
+        fig = _figure(value)
+        if fig is None:
+            raise TypeError(f"{stem}: not a figure, an Axes or a sequence of Axes: "
+                            f"{type(value).__name__}")
+        _display(export.save_and_show(fig, self.out / stem))
+        return value
+
+    def text(self, value: str, stem: str = "") -> str:
+        """Write Markdown text to ``<stem>`` (``"results_paragraph.md"``) and show it."""
+        if stem:
+            export.write_text(value + "\n", self.out / stem)
+            self.results[stem.removesuffix(".md")] = value
+        if value:
+            from IPython.display import Markdown
+
+            _display(Markdown(value))
+        return value
+
+    def skipped_lines(self) -> str:
+        """The skipped and reduced sections, grouped by reason (:func:`group_skips`), as
+        Markdown ("Every section was computed." when none)."""
+        lines = self.sections.lines()
+        return "\n\n".join(lines) or "Every section was computed."
 
     def statement(self) -> str:
         """The report's subject and the success threshold it uses, as Markdown.
@@ -119,10 +214,8 @@ class Context:
                 f"`success_threshold`); {_USES[self.report]} use it.")
 
     def _repr_markdown_(self) -> str:
-        """The statement, then (another harness's run) the sections it cannot feed, grouped
-        (:meth:`Sections.overview`)."""
-        lines = self.sections.overview() if self.sections.grouped else []
-        return "\n\n".join([self.statement(), *lines])
+        """The statement."""
+        return self.statement()
 
     def __repr__(self) -> str:
         return f"<report context {self.report}: {self.statement()}>"
@@ -159,8 +252,8 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     Context
         Inputs ``run``, ``tasks``, ``tool_calls`` and ``validation`` (:func:`validate_run` of
         the run's folder with the threshold, on first use). For another harness's run, the
-        sections it cannot feed are shown as a few grouped lines where the context is
-        displayed (:meth:`Sections.overview`) instead of a note in each section.
+        sections it cannot feed show no note each: the notebook shows them as a few grouped
+        lines (:meth:`Context.skipped_lines`).
 
     Raises
     ------
@@ -171,16 +264,15 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     tables.require_rows(run.tasks, what=f"run {run.run_id}")
     apply_style()
     threshold = parameters["success_threshold"]
-    lazy = {"tool_calls": lambda: run.tool_calls,
-            "validation": lambda: validate.validate_run(
+    lazy = {"validation": lambda: validate.validate_run(
                 run.path if run.format == "eval-v2" else run, threshold=threshold)}
     trials = run.trials
     size = f"{len(run.tasks)} tasks" if trials < 2 else \
         f"{run.tasks['task_id'].nunique()} tasks, up to {trials} trials each"
-    # another harness's run: what it cannot feed, in a few lines under the statement
     return Context("run", inputs={"run": run, "tasks": run.tasks}, lazy=lazy,
                    parameters=parameters, out=out,
-                   sections=Sections(run, quiet=quiet, grouped=run.format != "eval-v2"),
+                   sections=Sections("run", fmt=run.format, quiet=quiet,
+                                     grouped=run.format != "eval-v2"),
                    read=[run], subject=f"Run `{run.run_id}` ({size}, `{run.path}`)")
 
 
@@ -199,7 +291,8 @@ def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any],
     inputs = {"baseline": baseline.tasks, "proposed": proposed.tasks, "baseline_run": baseline,
               "proposed_run": proposed}
     return Context("compare", inputs=inputs, parameters=parameters, out=out,
-                   sections=Sections(baseline, proposed, report="compare", quiet=quiet),
+                   sections=Sections("compare", quiet=quiet, fmt=baseline.format
+                                     if baseline.format == proposed.format else "mixed"),
                    read=[baseline, proposed],
                    subject=f"Baseline `{baseline.run_id}` vs proposed `{proposed.run_id}` "
                            f"({len(baseline.tasks)} and {len(proposed.tasks)} tasks)")
@@ -217,12 +310,34 @@ def sweep_context(runs: Runs, parameters: Mapping[str, Any], *, out: Path,
     _check_threshold(parameters, *runs.runs)
     apply_style()
     tasks = runs.tasks
-    configs = run_configs(runs.runs, tasks)
-    per_config = configs["config"].dropna().value_counts()
-    sections = Sections.from_columns(tasks.columns, report="sweep", quiet=quiet,
-                                     row_trials=max(r.trials for r in runs.runs),
-                                     trials=int(per_config.max()) if len(per_config) else 1)
+    run_configs(runs.runs, tasks)  # a bad run_config.json fails here, before any section
+    formats = {r.format for r in runs.runs}
+    sections = Sections("sweep", quiet=quiet,
+                        fmt=formats.pop() if len(formats) == 1 else "mixed")
     return Context("sweep", inputs={"runs": runs, "tasks": tasks},
                    parameters=parameters, out=out, sections=sections, read=[runs],
                    subject=f"{len(runs)} runs ({len(tasks)} task rows)",
                    seeds={"bootstrap": parameters["seed"]} if "seed" in parameters else None)
+
+
+def _figure(value: Any) -> Any:
+    """The figure of a figure function's result (an Axes, a sequence of Axes, a Figure)."""
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    if isinstance(value, Figure):
+        return value
+    if isinstance(value, Axes):
+        return value.figure
+    if isinstance(value, (list, tuple, np.ndarray)) and len(value):
+        first = np.ravel(np.asarray(value, dtype=object))[0]  # panels: the first one's figure
+        return first.figure if isinstance(first, Axes) else None
+    return None
+
+
+def _display(obj: Any) -> None:
+    from IPython import get_ipython
+    from IPython.display import display
+
+    if get_ipython() is not None:
+        display(obj)

@@ -150,7 +150,8 @@ def prepare_for_page(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-_SECTION_CALL = re.compile(r"^report\.section\(ctx, \"\w+\"\)\s*$")
+#: A report notebook's section cell (``with out.section(name, title):``).
+_SECTION_CALL = re.compile(r"^with out\.section\(")
 
 
 def _heading_level(source: str) -> int:
@@ -161,7 +162,7 @@ def _heading_level(source: str) -> int:
 
 def _without_silent_sections(cells: list) -> list:
     """The cells without the sections that showed nothing (another harness's run, whose skipped
-    sections are named once, grouped, at the top): each such ``report.section`` cell, the
+    sections are named once, grouped, at the end): each such ``out.section`` cell, the
     heading and text above it, and a parent heading left with no section under it."""
     out: list = []
     for cell in cells:

@@ -350,3 +350,47 @@ def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html
         _export_html(files / "report.ipynb", files / "report.html")
     outputs.install(files, out)
     return out / "report.ipynb"
+
+
+def notebook_outputs(notebook: str | os.PathLike[str]) -> list[str]:
+    """What a report notebook writes, from its cells: the stems its ``out.table``,
+    ``out.figure`` and ``out.text`` calls name (``tables/<stem>`` for a table).
+
+    Parameters
+    ----------
+    notebook : path-like
+        A report notebook (a name under :data:`NOTEBOOK_DIR`, or a path).
+
+    Returns
+    -------
+    list of str
+        Relative paths without extension (``tables/main_results``, ``difficulty_breakdown``),
+        in cell order; a text's name keeps its ``.md``.
+
+    Examples
+    --------
+    >>> notebook_outputs("run_report.ipynb")[:2]
+    ['tables/health', 'tables/main_results']
+    """
+    import json
+
+    path = Path(notebook)
+    path = path if path.is_file() else NOTEBOOK_DIR / path.name
+    if not path.is_file():
+        return []
+    found: list[str] = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        try:
+            tree = ast.parse("".join(cell["source"]))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("table", "figure", "text") \
+                    and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[1].value, str) and node.args[1].value:
+                stem = node.args[1].value
+                found.append(f"tables/{stem}" if node.func.attr == "table" else stem)
+    return list(dict.fromkeys(found))

@@ -1,5 +1,5 @@
-"""Layer 0, the catalogue as data: every eval-v2 column (:mod:`.columns`), which report sections
-need which columns and files (:mod:`.sections`), every check of the guide with its tolerance,
+"""Layer 0, the catalogue as data: every eval-v2 column (:mod:`.columns`), what an analysis
+declares it needs and the one typed skip (:mod:`.needs`), every check of the guide with its tolerance,
 severity and section (:mod:`.checks`) and the fields of ``task_replay.json`` (:mod:`.replay`).
 No other layer restates any of them."""
 
@@ -56,14 +56,16 @@ if TYPE_CHECKING:
     from dabench_analysis.schema.files import (
         CONFIG_FILE,
         LEGACY_TASK_FILE,
+        OPTIONAL_FILES,
         REPLAY_FILE,
+        REPLAY_FILES,
         TASK_FILE,
         TASK_FILES,
         TOOL_CALLS_FILE,
         TRAJECTORY_FILE,
     )
-    from dabench_analysis.schema.inputs_table import columns_markdown, columns_table
     from dabench_analysis.schema.labels import LABELS, UNITS, label
+    from dabench_analysis.schema.needs import Skipped, needing, optional_columns, using
     from dabench_analysis.schema.outcome import ERROR_STATUSES, correct, errored, task_success
     from dabench_analysis.schema.replay import (
         HEALTH_STATUSES,
@@ -71,15 +73,6 @@ if TYPE_CHECKING:
         REPLAY_TYPES,
         ReplayField,
         replay_field,
-    )
-    from dabench_analysis.schema.sections import (
-        OPTIONAL_FILES,
-        REPLAY_FILES,
-        SECTIONS,
-        Section,
-        optional_columns,
-        sections_needing,
-        sections_using,
     )
 
 __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TASK_FILES",
@@ -89,10 +82,10 @@ __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TASK_
            "FAILURE_STAGES", "FLAG_COERCED", "FLAG_FALSE", "FLAG_TRUE", "GROUPS",
            "HEALTH_STATUSES", "IDENTIFICATION", "MAIN_METRICS", "NULL_VALUES", "OPTIONAL_FILES",
            "ORDERED_ENUMS", "OTHER_HARNESS_COLUMNS", "OUTCOME_STATUSES", "REPLAY_FIELDS", "REPLAY_FILES", "REPLAY_TYPES",
-           "ReplayField", "SECTIONS", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
-           "Section", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
+           "ReplayField", "SEVERITIES", "SPECIALISTS", "STAGES", "SUCCESS_THRESHOLD",
+           "Skipped", "TASK_COLUMNS", "TEXT_TRAJECTORY_COLUMNS", "TOOL_CALL_COLUMNS",
            "TRAJECTORY_COLUMNS", "check_threshold", "checks_markdown", "checks_table", "column",
-           "columns_markdown", "columns_table", "correct", "errored", "ERROR_STATUSES", "task_success", "group", "label", "LABELS", "UNITS", "optional_columns",
-           "replay_field", "require_columns", "sections_needing", "sections_using"]
+           "correct", "errored", "ERROR_STATUSES", "task_success", "group", "label", "LABELS",
+           "UNITS", "optional_columns", "replay_field", "require_columns", "needing", "using"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -116,7 +116,7 @@ class Column:
         (task_metrics: ``task_id`` and ``final_score``; trajectory:
         ``task_id``, ``step_id``; tool calls: ``task_id``, ``tool_name``): a file without one is
         rejected. Every other column is optional: an analysis that needs an absent one is skipped
-        with a note (:mod:`dabench_analysis.schema.sections`).
+        with a note (:mod:`dabench_analysis.schema.needs`).
     """
 
     name: str

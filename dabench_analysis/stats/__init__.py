@@ -76,12 +76,12 @@ if TYPE_CHECKING:
 
 __all__ += ["step_events", "steps"]
 
-# Absent is not zero: whether a run recorded its cost; a result the data cannot give.
+# Absent is not zero: whether a run recorded its cost.
 if TYPE_CHECKING:
     from dabench_analysis.stats import recorded
-    from dabench_analysis.stats.recorded import NotComputed, cost_recorded
+    from dabench_analysis.stats.recorded import cost_recorded
 
-__all__ += ["NotComputed", "cost_recorded", "recorded"]
+__all__ += ["cost_recorded", "recorded"]
 
 # Reliability profile formulas: outcome, trajectory and resource consistency; AUROC, AuRC.
 if TYPE_CHECKING:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.binning import bin_index, edge_label, equal_edges
 from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_frame, warn
 from dabench_analysis.stats.proportions import proportion_interval
@@ -178,6 +179,7 @@ def _errors(tasks, confidence, correct, threshold, n_bins, right, what) -> Score
                  "; ".join(empty))
 
 
+@needs("confidence_score", "final_score")
 def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                       correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                       n_bins: int | None = None, right: bool = False,
@@ -375,6 +377,7 @@ def brier_score(tasks: pd.DataFrame | None = None, *, confidence="confidence_sco
     return Score(b if scale_by_half else 2 * b, int(conf.size), name)
 
 
+@needs("confidence_score", "final_score")
 def calibration_summary(tasks: pd.DataFrame | None = None, *, confidence="confidence_score",
                         correct=None, threshold: float = schema.SUCCESS_THRESHOLD,
                         n_bins: int | None = None, right: bool = False) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
 from dabench_analysis import schema
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.comparison import paired_comparison
 from dabench_analysis.stats.descriptive import _as_list
 from dabench_analysis.stats.inputs import StatisticsWarning, check_frame, warn
@@ -80,6 +81,8 @@ def adjust_pvalues(p, *, method: str = "holm") -> AdjustedPValues:
     return AdjustedPValues(out, int(ok.sum()), ADJUSTMENT_NAMES[_ADJUST[method]])
 
 
+@needs("task_id", "final_score",
+       uses=("analyst_score", "answer_f1", "autonomy_score", "tool_efficiency"), inputs=2)
 def compare_runs(baseline: pd.DataFrame, proposed: pd.DataFrame, *,
                  metrics: Sequence[str] | None = None, correction: str = "holm",
                  on: str = "task_id", ci: float = 0.95) -> pd.DataFrame:

@@ -11,6 +11,7 @@ from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from dabench_analysis import schema
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.inputs import (
     as_bool,
     as_float,
@@ -212,6 +213,7 @@ def proportion_ci(successes, n, *, method: str = "wilson", ci: float = 0.95) -> 
     return pd.DataFrame(rows)
 
 
+@needs("task_id", "final_score", inputs=2)
 def mcnemar(baseline_correct, proposed_correct, *, exact: bool = True, correction: bool = True,
             on: str = "task_id", column: str = "final_score",
             threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:

@@ -18,30 +18,12 @@ import pandas as pd
 
 from dabench_analysis.stats.inputs import as_float, check_frame
 
-__all__ = ["COST_COLUMNS", "NotComputed", "cost_recorded", "not_recorded_note"]
+__all__ = ["COST_COLUMNS", "cost_recorded", "not_recorded_note"]
 
 #: The cost columns the rule applies to: dollars, tokens, wall-clock seconds.
 COST_COLUMNS = ("cost", "total_tokens", "execution_time")
 #: Run names a note lists before "and N more".
 _LISTED = 8
-
-
-class NotComputed(ValueError):
-    """A result the data cannot give (not a fault of the input), with the reason.
-
-    The report layer shows a section whose table raises it as skipped, with ``reason`` and
-    ``missing`` (what the section would need), as it does for an absent column.
-
-    Examples
-    --------
-    >>> e = NotComputed("only run a records total_tokens", missing=["total_tokens in two runs"])
-    >>> str(e), e.missing
-    ('only run a records total_tokens', ['total_tokens in two runs'])
-    """
-
-    def __init__(self, reason: str, *, missing: Sequence[str] = ()) -> None:
-        super().__init__(reason)
-        self.reason, self.missing = reason, list(missing)
 
 
 def cost_recorded(tasks: pd.DataFrame, column: str, *, by: str | None = "run_id") -> pd.Series:

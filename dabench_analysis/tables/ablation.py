@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.binning import ULPS, bin_index
 from dabench_analysis.stats.comparison import unpaired_comparison
 from dabench_analysis.stats.descriptive import interval_method, mean_summary
@@ -64,6 +65,7 @@ _GROUP_DOC = """
 """
 
 
+@needs("verification_triggered", "final_score")
 @takes_run(named=("flag", "metric"))
 def verification(tasks: TasksLike, *, metric: str = "final_score",
                  flag: str = "verification_triggered", ci: float = 0.95) -> pd.DataFrame:
@@ -113,6 +115,7 @@ def verification(tasks: TasksLike, *, metric: str = "final_score",
 verification.__doc__ = verification.__doc__.replace("{returns}", _GROUP_DOC.strip("\n"))
 
 
+@needs("first_try_success", "replan_count", "final_score")
 @takes_run(needs=["first_try_success", "replan_count"], named=("metric",))
 def replanning(tasks: TasksLike, *, metric: str = "final_score",
                ci: float = 0.95) -> pd.DataFrame:
@@ -260,6 +263,7 @@ def quantile_bins(values, *, q: int = 4) -> pd.Series:
     return pd.Series(cat, index=x.index, name="quantile_bin")
 
 
+@needs("tool_efficiency", "final_score")
 @takes_run(named=("column", "metric"))
 def efficiency_quartiles(tasks: TasksLike, *, q: int = 4, column: str = "tool_efficiency",
                          metric: str = "final_score", ci: float = 0.95) -> pd.DataFrame:

@@ -9,10 +9,12 @@ import pandas as pd
 
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.inputs import unique_key
 from dabench_analysis.tables.common import TasksLike, takes_run
 
 
+@needs("task_id", "difficulty", "final_score", inputs=2)
 @takes_run(paired=True, named=("on", "metric"))
 def by_difficulty(
     baseline: TasksLike,
@@ -68,6 +70,7 @@ def by_difficulty(
     return out
 
 
+@needs("task_id", "final_score", inputs=2)
 @takes_run(paired=True, named=("on", "metric"))
 def task_changes(
     baseline: TasksLike,

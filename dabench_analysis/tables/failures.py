@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from dabench_analysis import schema, stats
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
 
@@ -97,6 +98,7 @@ def distribution(
     return pd.DataFrame(rows, columns=[column, "count", "share", "ci_low", "ci_high", "n"])
 
 
+@needs("final_score", "failure_category")
 @takes_run(needs=["final_score"])
 def failure_categories(tasks: TasksLike, *,
                        threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
@@ -119,6 +121,7 @@ def failure_categories(tasks: TasksLike, *,
                         order=schema.FAILURE_CATEGORIES)
 
 
+@needs("final_score", "failure_stage")
 @takes_run(needs=["final_score"])
 def failure_stages(tasks: TasksLike, *,
                    threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
@@ -139,6 +142,7 @@ def failure_stages(tasks: TasksLike, *,
                         order=schema.FAILURE_STAGES)
 
 
+@needs("final_score", "outcome_error_type")
 @takes_run(needs=["final_score"])
 def outcome_error_types(tasks: TasksLike, *,
                         threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
@@ -158,6 +162,7 @@ def outcome_error_types(tasks: TasksLike, *,
     return distribution(failed_tasks(tasks, threshold=threshold), "outcome_error_type")
 
 
+@needs("outcome_status")
 @takes_run(needs=["outcome_status"])
 def outcome_status(tasks: TasksLike) -> pd.DataFrame:
     """All tasks by outcome_status (correct, partial, failed; seed V2.1 item 4).
@@ -175,6 +180,7 @@ def outcome_status(tasks: TasksLike) -> pd.DataFrame:
     return distribution(tasks, "outcome_status", order=schema.OUTCOME_STATUSES)
 
 
+@needs("root_cause", "final_score", uses=("failure_category",))
 @takes_run(needs=["final_score", "root_cause"])
 def root_causes(tasks: TasksLike, *, top: int = 10,
                 threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:

@@ -10,14 +10,10 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.needs import Skipped, needs
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.ranking import bootstrap_counts
-from dabench_analysis.stats.recorded import (
-    COST_COLUMNS,
-    NotComputed,
-    cost_recorded,
-    not_recorded_note,
-)
+from dabench_analysis.stats.recorded import COST_COLUMNS, cost_recorded, not_recorded_note
 from dabench_analysis.tables.common import correct_mask, takes_run
 
 __all__ = ["cost_column", "frontier", "pareto_front"]
@@ -138,6 +134,8 @@ def cost_column(tasks, columns=COST_COLUMNS) -> tuple[str, str]:
                   + (f" ({'; '.join(before)})" if before else ""))
 
 
+@needs("task_id", "final_score", uses=("cost", "total_tokens", "execution_time"), uses_at_least=1,
+       trials="any")
 @takes_run(pools=False)
 def frontier(tasks, *, cost: str | tuple[str, ...] = "total_tokens", configs: pd.DataFrame | None = None,
              threshold: float = schema.SUCCESS_THRESHOLD, n_boot: int = 2000, seed: int = 0,
@@ -188,7 +186,7 @@ def frontier(tasks, *, cost: str | tuple[str, ...] = "total_tokens", configs: pd
 
     Raises
     ------
-    NotComputed
+    Skipped
         (a ValueError) Fewer than two runs (or configurations) with a recorded ``cost`` (a
         lone run is on its own frontier by the definition, vacuously: the table says nothing
         a comparison needs, so it is refused with the reason rather than reporting that), or
@@ -235,10 +233,10 @@ def frontier(tasks, *, cost: str | tuple[str, ...] = "total_tokens", configs: pd
         cost, chosen = cost_column(tasks, COST_COLUMNS if cost == "auto" else cost)
     try:
         return _frontier(tasks, cost, configs, threshold, int(n_boot), seed, ci, chosen)
-    except NotComputed as exc:
+    except Skipped as exc:
         if not chosen:
             raise
-        raise NotComputed(f"{exc.reason} ({chosen})", missing=exc.missing) from None
+        raise Skipped(f"{exc.reason} ({chosen})", missing=exc.missing) from None
 
 
 def _frontier(tasks: pd.DataFrame, cost: str, configs: pd.DataFrame | None,
@@ -329,15 +327,15 @@ def _costed(tasks: pd.DataFrame, cost: str) -> tuple[pd.DataFrame, list[str]]:
 
 
 def _check_plane(ok: pd.DataFrame, units: list[str], cost: str, uncosted: list[str]) -> None:
-    """Refuse (:class:`NotComputed`) a plane with fewer than two costed runs or no shared task."""
+    """Refuse (:class:`Skipped`) a plane with fewer than two costed runs or no shared task."""
     left = not_recorded_note(cost, uncosted, what="no point on the cost axis")
     if len(units) < 2:
         has = f"only {units[0]} has one" if units else "none has one"
-        raise NotComputed(f"the frontier needs two runs (or configurations) with a recorded "
+        raise Skipped(f"the frontier needs two runs (or configurations) with a recorded "
                           f"{cost}; {has}" + (f" ({left})" if left else ""),
                           missing=[f"{cost} recorded in two runs"])
     if ok.empty:  # e.g. runs of other benchmarks: nothing to compare them on
-        raise NotComputed(f"no task that every costed run has with a final_score and a {cost}"
+        raise Skipped(f"no task that every costed run has with a final_score and a {cost}"
                           + (f" ({left})" if left else ""),
                           missing=[f"a task every costed run has with a {cost}"])
 

@@ -11,6 +11,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.differences import two_proportions
 from dabench_analysis.stats.inputs import as_bool, check_ci, warn
 from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
@@ -25,6 +26,7 @@ def _correctness(tasks: pd.DataFrame, correct: str | None, threshold: float) -> 
     return as_bool(tasks[correct], correct)
 
 
+@needs("final_score", "schema_agent_used", "domain_agent_used", "document_agent_used")
 @takes_run()
 def specialist_value(tasks: TasksLike, *, correct: str | None = None,
                      threshold: float = schema.SUCCESS_THRESHOLD,
@@ -81,6 +83,7 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
     Examples
     --------
     >>> df = pd.DataFrame({"schema_agent_used": [True] * 4 + [False] * 4,
+    ...                    "domain_agent_used": False, "document_agent_used": False,
     ...                    "final_score": [1, 1, 1, 0, 1, 0, 0, 0]})
     >>> out = specialist_value(df, specialists=("schema",))
     >>> float(out.delta[0]), round(float(out.p_value[0]), 4)  # R fisher.test: p = 0.4857
@@ -118,6 +121,8 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
     return pd.DataFrame(rows)
 
 
+@needs("initial_answer_correct", "final_answer_correct",
+       uses=("recovered_after_replan", "recovered_after_retry"))
 @takes_run(needs=["initial_answer_correct", "final_answer_correct"])
 def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """MAS effectiveness: first-attempt vs final accuracy and recovery (Phase 0 Task 2).
@@ -198,6 +203,7 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
                                             "n_recovered_after_retry": "Int64"})
 
 
+@needs("replan_requested", "replan_successful", "retry_requested", "retry_successful")
 @takes_run()
 def coordinator_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Coordinator intervention effectiveness: replan and retry success rates (Phase 0 Task 3).

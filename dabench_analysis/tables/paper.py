@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): the paper's Tables 1-4 side by side, each with its declared inputs.
 """The paper's tables (seed 000 §Statistical Analysis for Papers), as tidy frames.
 
 Frames in, frames out: no IO and no plotting. Every mean comes with an interval computed by
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema, stats
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.recorded import cost_recorded
 from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
@@ -27,6 +29,8 @@ _BY_DOC = """by : str, sequence of str or None
         several runs they are pooled, with a PooledRunsWarning naming them."""
 
 
+@needs("final_score", uses=("analyst_score", "answer_f1", "autonomy_score", "tool_efficiency"),
+       trials="any")
 @takes_run(named=("metrics", "by"), trials=True)
 def main_results(
     tasks: TasksLike,
@@ -113,6 +117,7 @@ _T2_COLUMNS = ["difficulty", "n", "execution_success_rate", "answer_accuracy",
                "mean_tokens_ci_low", "mean_tokens_ci_high", "method"]
 
 
+@needs("difficulty", "execution_success", "final_score", "execution_time", "total_tokens")
 @takes_run(needs=["difficulty", "execution_success", "final_score", "execution_time",
                   "total_tokens"], grouped=True)
 def difficulty_breakdown(
@@ -260,6 +265,7 @@ def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:
     return pd.concat([n, *parts], axis=1).reset_index()
 
 
+@needs("task_type", "final_score", uses=("analyst_score",))
 @takes_run(needs=["task_type"], named=("metrics",), grouped=True)
 def task_type_breakdown(
     tasks: TasksLike,
@@ -315,6 +321,7 @@ def task_type_breakdown(
 task_type_breakdown.__doc__ = task_type_breakdown.__doc__.replace("{by}", _BY_DOC)
 
 
+@needs("specialist_participation", "final_score", uses=("autonomy_score",))
 @takes_run(needs=["specialist_participation", "final_score"], named=("metrics",), grouped=True)
 def specialist_participation(
     tasks: TasksLike,

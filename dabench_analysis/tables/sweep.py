@@ -20,6 +20,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.descriptive import interval_method, mean_summary
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.ranking import rank_intervals, rank_ties
@@ -136,6 +137,7 @@ def _present(t: pd.DataFrame, metric: str | None) -> pd.Series:
         as_float(t[metric], metric).notna()
 
 
+@needs("task_id", trials="any")
 @takes_run(pools=False)
 def task_counts(tasks, *, metric: str | None = None) -> pd.DataFrame:
     """Per run: its own number of tasks, the number all runs share, and the pairing checks.
@@ -252,6 +254,7 @@ def _cost(sh: pd.DataFrame, runs: list[str], ci: float) -> tuple[dict, list[str]
     return cols, ["; ".join(m) for m in methods]
 
 
+@needs("task_id", "final_score")
 @takes_run(pools=False)
 def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: int = 2000,
                 seed: int = 0, metric: str = "final_score", ci: float = 0.95) -> pd.DataFrame:

@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): the pairwise, flip and item tables of a sweep, with their declared inputs.
 """Many runs task by task: all-pairs paired comparisons, flips between two runs, and item
 analysis (how many runs solve each task). The leaderboards are in :mod:`.sweep`, which also
 re-exports these functions. Every ``threshold`` defaults to the Runs' ``success_threshold``.
@@ -13,6 +14,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.descriptive import t_summary
 from dabench_analysis.stats.inputs import as_float, check_ci, warn
 from dabench_analysis.stats.multicomp import adjust_pvalues
@@ -78,6 +80,7 @@ def _correct_matrix(tasks: pd.DataFrame, runs: list[str], threshold: float) -> n
     return _wide(tasks, flags.rename("correct"), runs).to_numpy()
 
 
+@needs("task_id", "final_score")
 @takes_run(pools=False)
 def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """For every pair of runs, how many shared tasks pass in both, fail in both, or flip.
@@ -212,6 +215,7 @@ def _pair_row(x: np.ndarray, y: np.ndarray, ci: float) -> dict:
                                            f"mean difference: {summ['note']}") if n)}
 
 
+@needs("task_id", "final_score")
 @takes_run(pools=False)
 def pairwise(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, metric: str = "final_score",
              ci: float = 0.95) -> pd.DataFrame:
@@ -332,6 +336,7 @@ def _labels(t: pd.DataFrame) -> tuple[pd.Series, int]:
     return best.set_index("task_id")["difficulty"], n_multi
 
 
+@needs("task_id", "final_score", uses=("difficulty",))
 @takes_run(pools=False)
 def items(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Item analysis across a sweep: per task, how many runs solve it (observed difficulty)

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema, stats
+from dabench_analysis.schema import TOOL_CALLS_FILE
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.tables.common import TasksLike, takes_run
 
@@ -18,6 +20,10 @@ from dabench_analysis.tables.common import TasksLike, takes_run
 _STAGE_COLUMNS = [f"{p}_{m}" for p in schema.STAGES.values() for m in ("time", "calls", "tokens")]
 
 
+@needs("understanding_time", "understanding_calls", "understanding_tokens", "planning_time",
+       "planning_calls", "planning_tokens", "execution_stage_time", "execution_stage_calls",
+       "execution_stage_tokens", "verification_time", "verification_calls", "verification_tokens",
+       "summary_time", "summary_calls", "summary_tokens", "execution_time")
 @takes_run(needs=[*_STAGE_COLUMNS, "execution_time"])
 def phase_timing(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Per-stage time, calls and tokens per task, and the unaccounted overhead.
@@ -91,6 +97,8 @@ _FROM = {"latency_seconds": ("mean_latency_s", "latency_ci_low", "latency_ci_hig
          "tokens": ("mean_tokens", "tokens_ci_low", "tokens_ci_high")}
 
 
+@needs(files=(TOOL_CALLS_FILE,), file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name",
+       "success"), uses=in_file(TOOL_CALLS_FILE, "latency_seconds", "tokens"), trials="any")
 @takes_run(frame="tool_calls", needs=["tool_name", "success", "task_id"], trials=True)
 def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95,
                actor: str | None = "agent") -> pd.DataFrame:

@@ -15,6 +15,7 @@ from dabench_analysis import schema
 from dabench_analysis.load.config import run_configs
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_ci
 from dabench_analysis.stats.trials import pass_k_summary
@@ -83,6 +84,7 @@ def trial_outcomes(tasks, *, configs: pd.DataFrame | None = None,
     return out.astype({"n": "int64", "c": "int64"})
 
 
+@needs("task_id", "final_score", uses=("trial",), trials="several")
 def pass_k(tasks, *, configs: pd.DataFrame | None = None, ks=None,
            threshold: float | None = None, n_boot: int = 2000, seed: int = 0,
            ci: float = 0.95) -> pd.DataFrame:
@@ -164,6 +166,7 @@ def _threshold(runs) -> float:
     return run_threshold(runs) or schema.SUCCESS_THRESHOLD
 
 
+@needs("task_id", "final_score", uses=("trial",), trials="several")
 def flakiness(tasks, *, configs: pd.DataFrame | None = None, threshold: float | None = None,
               ci: float = 0.95) -> pd.DataFrame:
     """Per run (or configuration): the share of tasks whose trials disagree (some succeed,

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.inputs import as_bool, check_ci, warn
 from dabench_analysis.stats.proportions import proportion_ci
 from dabench_analysis.tables.common import TasksLike, require_rows, takes_run
@@ -63,6 +64,8 @@ def _approval(tasks: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return flag.fillna(decision), mismatch
 
 
+@needs("final_score", uses=("aat_verification_passed", "coordinator_final_decision"),
+       uses_at_least=1)
 @takes_run(needs=["final_score"])
 def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,
                           ci: float = 0.95) -> pd.DataFrame:

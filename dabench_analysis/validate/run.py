@@ -23,9 +23,9 @@ from dabench_analysis.schema import (
     TRAJECTORY_FILE,
     check_threshold,
     optional_columns,
-    sections_needing,
-    sections_using,
 )
+from dabench_analysis.schema.needs import needing as sections_needing
+from dabench_analysis.schema.needs import using as sections_using
 from dabench_analysis.validate import files as fl
 from dabench_analysis.validate import invariants as inv
 from dabench_analysis.validate import replay as rp

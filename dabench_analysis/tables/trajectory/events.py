@@ -13,6 +13,8 @@ import pandas as pd
 
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import TRAJECTORY_FILE
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci
@@ -50,6 +52,8 @@ def _reentries(inp: Inputs) -> pd.DataFrame:
     return out
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "tool",
+       "action_input"), uses=("difficulty", "replan_count", "execution_attempts",), trials="any")
 def loop_tasks(run: Run | Runs, *, window: int = 3,
                threshold: float | None = None) -> pd.DataFrame:
     """Per task: its loops (an action issued again within ``window`` steps) and unexplained
@@ -118,6 +122,8 @@ def _loop_tasks(inp: Inputs, window: int) -> pd.DataFrame:
     return out if inp.several else out.drop(columns="run_id", errors="ignore")
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "tool",
+       "action_input"), uses=("difficulty", "replan_count", "execution_attempts",), trials="any")
 def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
           ci: float = 0.95) -> pd.DataFrame:
     """Loops and unexplained re-entries, and the accuracy of tasks with and without a loop.
@@ -191,6 +197,8 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
     return finish(out, inp, clustered=True)
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
+       "success"), uses=("difficulty",), trials="any")
 def recovery(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.95,
              actor: str | None = "agent") -> pd.DataFrame:
     """Recovery after errors: for every failed step or tool call, whether a later step of the

@@ -11,7 +11,8 @@ import pandas as pd
 from dabench_analysis.load.findings import RunLoadError
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
-from dabench_analysis.schema import require_columns
+from dabench_analysis.schema import TRAJECTORY_FILE, require_columns
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.step_events import first_failures as _first
 from dabench_analysis.tables.trajectory._inputs import (
@@ -62,6 +63,8 @@ def _short(text) -> object:
     return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS - 1] + "…"
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
+       "success"), uses=("difficulty",), trials="any")
 def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.DataFrame:
     """Each failed task's first failing step (step-level debugging).
 

@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): variants, transitions and conformance share the block reading;
+# each declares its inputs.
 """Process mining of a run's trajectories: the variants (distinct sequences of stages, agents or
 tools), their conformance to the guide's canonical pattern, and the directly-follows relation.
 
@@ -13,6 +15,8 @@ import pandas as pd
 
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema import TRAJECTORY_FILE
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci, warn
@@ -135,6 +139,8 @@ def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
                      ignore_index=True)
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
+       uses=("difficulty", "execution_time",), trials="any")
 def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
              top: int = 10, threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The variants of a run: one row per distinct sequence of ``by`` values, most frequent
@@ -233,6 +239,8 @@ def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp) -
     return out.drop(columns="_o")
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
+       uses=("difficulty", "execution_time",), trials="any")
 def conformance(run: Run | Runs, *, threshold: float | None = None,
                 ci: float = 0.95) -> pd.DataFrame:
     """Conformance to the guide's canonical pattern UNDERSTAND→PLAN→EXECUTE→VERIFY→SUMMARIZE:
@@ -318,6 +326,8 @@ def _node_order(values, by: str) -> dict[str, int]:
     return {v: i for i, v in enumerate(order)}
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
+       uses=("difficulty",), trials="any")
 def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
                 threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The directly-follows relation: one row per (from, to) pair of consecutive blocks,

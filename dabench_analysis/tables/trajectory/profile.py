@@ -16,7 +16,8 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
-from dabench_analysis.schema import TOOL_CALLS_FILE
+from dabench_analysis.schema import TOOL_CALLS_FILE, TRAJECTORY_FILE
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_intervals
@@ -54,6 +55,8 @@ def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
     return pd.concat([uniques, q], axis=1)
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage",
+       "tool", "duration_seconds"), uses=("difficulty",), trials="any")
 def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.DataFrame:
     """Step latencies (``duration_seconds``) by stage, agent or tool, with the share of the
     run's step time and the tokens; for tools also the calls' ``latency_seconds``.
@@ -131,6 +134,8 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     return finish(out, inp, sort=["total_s", by], ascending=[False, True])
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id"),
+       uses=("difficulty",), trials="any")
 def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None = None,
                 ci: float = 0.95) -> pd.DataFrame:
     """The share of all tasks that ended correct within k steps (or t seconds).
@@ -248,6 +253,8 @@ def _seconds_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
                  "ci_high"])
 
 
+@needs(files=(TOOL_CALLS_FILE,), file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name",
+       "success"), uses=("difficulty", "task_type",), trials="any")
 def tool_fit(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.95,
              actor: str | None = "agent") -> pd.DataFrame:
     """Which tools work best for what: per tool and task type, the accuracy of the tasks that

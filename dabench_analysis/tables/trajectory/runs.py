@@ -17,6 +17,7 @@ from dabench_analysis import schema
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats.comparison import paired_comparison
 from dabench_analysis.stats.descriptive import mean_summary
 from dabench_analysis.stats.differences import newcombe_paired
@@ -91,6 +92,8 @@ def _compare_rows(m: pd.DataFrame, ci: float) -> list[dict]:
     return rows
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage",
+       "tool", "action_input", "success"), uses=("difficulty",), inputs=2)
 def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float | None = None,
             ci: float = 0.95) -> pd.DataFrame:
     """The trajectories of two runs, paired on the tasks both have steps for.
@@ -151,6 +154,8 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
     return pd.DataFrame(rows)
 
 
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage",
+       "tool", "action_input", "success"), uses=("difficulty",), inputs=2)
 def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int = 3,
                     threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The stage variants whose share changed most between two runs, paired on shared tasks.
@@ -224,6 +229,7 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
 
+@needs(files=(TRAJECTORY_FILE,), uses=("difficulty",))
 def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
             ci: float = 0.95) -> pd.DataFrame:
     """Each run of a sweep: steps, loops, recovery and conformance, with intervals.

@@ -1,6 +1,7 @@
-"""The README's table of inputs, from the catalogue: every task_metrics column a section needs
-or uses, every optional file and the columns of those files that a section or a check reads
-(:func:`columns_table`, :func:`columns_markdown`; a test keeps the README equal to it)."""
+"""The README's table of inputs, from the functions' declarations (:func:`dabench_analysis.schema.needs`):
+every task_metrics column an analysis needs or uses, every optional file and the columns of those
+files that an analysis or a check reads (:func:`columns_table`, :func:`columns_markdown`; a test
+keeps the README equal to it)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,9 @@ from collections.abc import Iterable
 from dabench_analysis.schema.checks import checks_reading
 from dabench_analysis.schema.columns import TASK_COLUMNS
 from dabench_analysis.schema.files import OPTIONAL_FILES
-from dabench_analysis.schema.sections import (
-    FILE_CATALOGUES,
-    FILE_USES,
-    sections_needing,
-    sections_using,
-    split_qualified,
-)
+from dabench_analysis.schema.needs import FILE_CATALOGUES, FILE_USES, split_qualified
+from dabench_analysis.schema.needs import needing as sections_needing
+from dabench_analysis.schema.needs import using as sections_using
 
 
 def file_columns_read(file: str) -> list[str]:
