@@ -81,7 +81,7 @@ def _row(a: str, b: str | None, per: pd.DataFrame, delta, plan_trials, alpha, po
 
 
 @takes_run(pools=False, trials=True)
-@needs("task_id", "final_score", uses=("trial",), trials="any")
+@needs("task_id", "final_score", trials="any")
 def planning(tasks, *, delta: float | None = None, n_trials: float | None = None,
              power: float = 0.8, alpha: float = 0.05, baseline: str | None = None,
              threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:

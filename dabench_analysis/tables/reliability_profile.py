@@ -263,7 +263,7 @@ def _read(run, configs, threshold, baseline: str, trajectory=None, tool_calls=No
     return trials, condition
 
 
-@needs("task_id", "final_score", uses=("trial",), trials="any")
+@needs("task_id", "final_score", trials="any")
 def reliability(run, *, trajectory: pd.DataFrame | None = None,
                 tool_calls: pd.DataFrame | None = None, configs: pd.DataFrame | None = None,
                 threshold: float | None = None, baseline: str = "baseline",
