@@ -284,6 +284,23 @@ def collect_reduced() -> Iterator[list[str]]:
         _REDUCED.reset(token)
 
 
+def in_report() -> bool:
+    """Whether the caller runs inside a report section (:func:`collect_reduced`).
+
+    A table whose result would only repeat another number (failure bounds of a run without an
+    errored trial) raises :class:`Skipped` there; called directly, it returns its rows.
+
+    Examples
+    --------
+    >>> in_report()
+    False
+    >>> with collect_reduced():
+    ...     in_report()
+    True
+    """
+    return _REDUCED.get() is not None
+
+
 def check(decl: Needs, args: Sequence) -> None:
     """Raise :class:`Skipped` when the inputs ``args`` cannot feed an analysis declaring
     ``decl``; record the optional inputs it runs without (:func:`collect_reduced`).
