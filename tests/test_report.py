@@ -98,7 +98,9 @@ RUN_FIGURES = ["score_distribution", "failure_distribution", "correlation_matrix
                "autonomy_vs_efficiency", "reliability_diagram", "difficulty_breakdown",
                "failure_by_stage", "tool_latency",
                # the Trajectories part (issue 23)
-               "trajectory_variants", "transition_graph", "step_latency", "solve_curve"]
+               "trajectory_variants", "transition_graph", "step_latency", "solve_curve",
+               # the Reliability part (issue 36): a confidence, no repeated trials
+               "reliability_profile", "risk_coverage_curve"]
 RUN_TABLES = ["main_results", "difficulty_breakdown", "task_type_breakdown",
               "specialist_participation", "root_causes", "failure_categories", "failure_stages",
               "outcome_error_types", "outcome_status", "mas_effectiveness",

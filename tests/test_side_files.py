@@ -215,10 +215,12 @@ def test_report_without_latency_seconds_computes_tool_failures_and_exits_0(tmp_p
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     folder = out / "older_harness"
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["skipped"] == [
-        {"section": s, "title": t, "missing": ["repeated trials"]} for s, t in (
+    assert summary["skipped"] == [  # no trial errored; an eval-v2 run: one trial per task
+        {"section": "failure_bounds", "title": "Failure bounds: accuracy with errored trials",
+         "missing": ["an errored trial"]},
+        *({"section": s, "title": t, "missing": ["repeated trials"]} for s, t in (
             ("pass_k", "Repeated trials: pass@k and pass^k"),
-            ("flakiness", "Repeated trials: tasks with mixed outcomes"))]  # an eval-v2 run: one trial per task
+            ("flakiness", "Repeated trials: tasks with mixed outcomes")))]
     assert {"section": "tool_usage", "title": "Tool latency and failures",
             "absent": [f"{CALLS}:latency_seconds"]} in summary["reduced"]
     with (SAMPLE / CALLS).open(newline="", encoding="utf-8") as fh:  # expected from the file
