@@ -17,6 +17,11 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
+    from dabench_analysis.tables.trajectory.attribution import (
+        labelled_failures,
+        mistake_agreement,
+        mistake_offsets,
+    )
     from dabench_analysis.tables.trajectory.events import loop_tasks, loops, recovery
     from dabench_analysis.tables.trajectory.failures import (
         first_failure_agreement,
@@ -33,7 +38,8 @@ if TYPE_CHECKING:
     from dabench_analysis.tables.trajectory.runs import compare, per_run, variant_changes
 
 __all__ = ["compare", "conformance", "first_failure_agreement", "first_failure_counts",
-           "first_failures", "loop_tasks", "loops", "per_run", "recovery", "solve_curve",
+           "first_failures", "labelled_failures", "loop_tasks", "loops", "mistake_agreement",
+           "mistake_offsets", "per_run", "recovery", "solve_curve",
            "step_latency", "task_patterns", "tool_fit", "transitions", "variant_changes",
            "variants"]
 

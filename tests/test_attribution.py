@@ -1,0 +1,99 @@
+"""Attribution against human labels (issue 35 item 3) on the Who&When CaptainAgent runs, with
+the expected numbers computed here from the raw JSON.
+
+Rule for the first failing step, stated here and applied to the raw ``history``: the first
+message whose content starts ``exitcode: N`` with N != 0 (a failed code execution); its step is
+its 0-based position + 1. The labelled step is ``int(mistake_step) + 1`` (Who&When writes a
+0-based index into ``history``). A task is failed when ``is_correct`` is false.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import dabench_analysis as da
+from dabench_analysis.schema.needs import Skipped
+
+HERE = Path(__file__).parent
+TRIMMED = HERE / "data" / "harness" / "whowhen" / "Algorithm-Generated"
+SHARED = Path("/work/shared/realdata/whowhen/Algorithm-Generated")
+EXIT = re.compile(r"\s*exitcode:\s*(-?\d+)")
+
+
+def _raw(folder: Path) -> list[tuple[int | None, int, str | None, str]]:
+    """(first failing step, labelled step, agent labelled, agent of the failing message)."""
+    out = []
+    for f in sorted(folder.glob("*.json")):
+        d = json.loads(f.read_text())
+        if d.get("is_correct", d.get("is_corrected")):
+            continue
+        first = next((i + 1 for i, m in enumerate(d["history"])
+                      if (x := EXIT.match(str(m.get("content", "")))) and int(x.group(1)) != 0),
+                     None)
+        speaker = (d["history"][first - 1].get("name") or d["history"][first - 1]["role"]
+                   if first else None)
+        out.append((first, int(d["mistake_step"]) + 1, d["mistake_agent"], speaker))
+    return out
+
+
+def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    p = k / n
+    c = (p + z * z / (2 * n)) / (1 + z * z / n)
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return c - h, c + h
+
+
+@pytest.mark.parametrize("folder", [TRIMMED, SHARED])
+def test_mistake_agreement_who_when(folder):
+    if not folder.exists():
+        pytest.skip("shared Who&When runs absent")
+    raw = _raw(folder)
+    off = [None if f is None else f - m for f, m, _, _ in raw]
+    n = len(raw)
+    want = {"exact step": sum(o == 0 for o in off if o is not None),
+            "within 1 step": sum(abs(o) <= 1 for o in off if o is not None),
+            "within 3 steps": sum(abs(o) <= 3 for o in off if o is not None),
+            "agent": sum(a == s for _, _, a, s in raw),
+            "earlier": sum(o < 0 for o in off if o is not None),
+            "later": sum(o > 0 for o in off if o is not None),
+            "no failing step": sum(o is None for o in off)}
+    got = da.tables.trajectory.mistake_agreement(da.load_run(folder)).set_index("measure")
+    assert got["k"].to_dict() == want
+    assert (got["n"] == n).all()
+    lo, hi = _wilson(want["within 3 steps"], n)
+    assert got.loc["within 3 steps", "share_ci_low"] == pytest.approx(lo)
+    assert got.loc["within 3 steps", "share_ci_high"] == pytest.approx(hi)
+    mo = da.tables.trajectory.mistake_offsets(da.load_run(folder))
+    counts = pd.Series([o for o in off if o is not None]).value_counts()
+    assert dict(zip(mo["offset"].dropna().astype(int), mo["n_tasks"][mo["offset"].notna()],
+                    strict=True)) == counts.to_dict()
+    assert mo["n_tasks"].sum() == n
+
+
+def test_mistake_agreement_annotations_csv(tmp_path):
+    """Labels from a per-task CSV the user passes (step_id numbering) replace the run's."""
+    raw = _raw(TRIMMED)
+    files = [f.stem for f in sorted(TRIMMED.glob("*.json"))
+             if not json.loads(f.read_text()).get("is_correct")]
+    firsts = [f for f, _, _, _ in raw]
+    labels = pd.DataFrame({"task_id": files, "mistake_step": [f or 1 for f in firsts],
+                           "mistake_agent": "Computer_terminal"})
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    got = da.tables.trajectory.mistake_agreement(da.load_run(TRIMMED),
+                                                 annotations=tmp_path / "labels.csv")
+    got = got.set_index("measure")
+    assert got.loc["exact step", "k"] == sum(f is not None for f in firsts)
+    with pytest.raises(ValueError, match="mistake_step"):
+        da.tables.trajectory.mistake_agreement(da.load_run(TRIMMED),
+                                               annotations=labels[["task_id"]])
+
+
+def test_mistake_agreement_without_labels_is_skipped():
+    with pytest.raises(Skipped, match="mistake_step"):
+        da.tables.trajectory.mistake_agreement(da.load_run("data/sample_runs/baseline_react"))
