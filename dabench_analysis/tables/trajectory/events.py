@@ -18,7 +18,7 @@ from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci
-from dabench_analysis.stats.step_events import error_recovery, repeated_actions
+from dabench_analysis.stats.step_events import error_recovery, repeat_kinds, repeated_actions
 from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.tables.trajectory._inputs import (
     Inputs,
@@ -77,7 +77,10 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
     DataFrame
         One row per task (and trial: another harness's repeated trials, each its own trace):
         ``run_id`` (several runs only), ``task_id``, ``trial`` (when the run has it),
-        ``difficulty``, ``n_steps``, ``n_loops`` (steps that repeat an action), ``plan_blocks``,
+        ``difficulty``, ``n_steps``, ``n_loops`` (steps that repeat an action exactly),
+        ``n_stuck`` (near-identical input, same observation: stuck), ``n_retry`` (same input,
+        a different observation: a retry after change; :func:`~dabench_analysis.stats.
+        step_events.repeat_kinds`; both 0 without ``observation``), ``plan_blocks``,
         ``plan_reentries`` (PLAN blocks beyond 1 + ``replan_count``), ``execute_blocks``,
         ``execute_reentries`` (EXECUTE blocks beyond ``execution_attempts``), ``correct``.
         Re-entries are <NA> where the column they are checked against (or ``stage``) is
@@ -105,7 +108,8 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
     (0, 0)
     """
     inp = gather(run, "loop_tasks", steps=["tool", "action_input"], threshold=threshold,
-                 task_columns=["replan_count", "execution_attempts"], optional=("stage",))
+                 task_columns=["replan_count", "execution_attempts"],
+                 optional=("stage", "observation"))
     return _loop_tasks(inp, window)
 
 
@@ -117,6 +121,9 @@ def _loop_tasks(inp: Inputs, window: int) -> pd.DataFrame:
                      if c in inp.tasks]].copy()
     out["n_steps"] = np.bincount(t, minlength=n)
     out["n_loops"] = np.bincount(t[hit], minlength=n)
+    kind = repeat_kinds(inp.steps, window=window)
+    out["n_stuck"] = np.bincount(t[kind == 1], minlength=n)
+    out["n_retry"] = np.bincount(t[kind == 2], minlength=n)
     out = pd.concat([out, _reentries(inp)], axis=1)
     out["correct"] = inp.tasks["correct"].to_numpy()
     return out if inp.several else out.drop(columns="run_id", errors="ignore")
@@ -140,7 +147,9 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
     DataFrame
         Per ``run_id`` (several runs only) and ``difficulty``: ``n_tasks`` (tasks with
         steps), ``n_loop_steps``, ``mean_loops`` (per task), ``n_with_loop``, ``loop_share``
-        with ``loop_share_ci_low``, ``loop_share_ci_high`` (Wilson), ``n_reentry`` (tasks with
+        with ``loop_share_ci_low``, ``loop_share_ci_high`` (Wilson), ``n_stuck_steps``,
+        ``n_retry_steps`` (repeats stuck / retried after change, :func:`loop_tasks`),
+        ``n_with_stuck`` (tasks with a stuck repeat), ``n_reentry`` (tasks with
         an unexplained PLAN or EXECUTE re-entry), ``accuracy_loop``, ``accuracy_no_loop``
         (Wilson intervals), ``diff`` (loop − no loop) with ``ci_low``, ``ci_high`` (Newcombe
         hybrid score), ``p_value`` (Fisher's exact test), ``p_adjusted`` (Holm over the
@@ -169,25 +178,29 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
     """
     check_ci(ci)
     inp = gather(run, "loops", steps=["tool", "action_input"], threshold=threshold,
-                 task_columns=["replan_count", "execution_attempts"], optional=("stage",))
+                 task_columns=["replan_count", "execution_attempts"],
+                 optional=("stage", "observation"))
     lt = _loop_tasks(inp, window).assign(task_index=np.arange(len(inp.tasks)))
     lt = lt[lt["n_steps"] > 0]
     s = stratify(lt.drop(columns=["run_id", "difficulty"], errors="ignore"), inp.tasks)
     ok, scored = s["correct"].fillna(False).astype(bool), s["correct"].notna()
     loop = s["n_loops"].gt(0)
     re = (s["plan_reentries"].fillna(0) + s["execute_reentries"].fillna(0)).gt(0)
-    s = s.assign(loop=loop, re=re, k1=ok & loop, n1=scored & loop, k2=ok & ~loop,
+    s = s.assign(loop=loop, re=re, stuck=s["n_stuck"].gt(0), k1=ok & loop, n1=scored & loop, k2=ok & ~loop,
                  n2=scored & ~loop)
     g = s.groupby(["run_id", "difficulty"], sort=False, observed=True).agg(
         n_tasks=("task_index", "size"), n_loop_steps=("n_loops", "sum"),
         mean_loops=("n_loops", "mean"), n_with_loop=("loop", "sum"), n_reentry=("re", "sum"),
+        n_stuck_steps=("n_stuck", "sum"), n_retry_steps=("n_retry", "sum"),
+        n_with_stuck=("stuck", "sum"),
         k1=("k1", "sum"), n1=("n1", "sum"), k2=("k2", "sum"), n2=("n2", "sum")).reset_index()
     d = difference(s, ["run_id", "difficulty"], ("k1", "n1"), ("k2", "n2"), inp, ci,
                    compare_proportions(g["k1"], g["n1"], g["k2"], g["n2"], ci=ci))
     sh = shares(s, ["run_id", "difficulty"], {"loop_share": ("loop", None),
                 "accuracy_loop": ("k1", "n1"), "accuracy_no_loop": ("k2", "n2")}, inp, ci)
     out = pd.concat([g[["run_id", "difficulty", "n_tasks", "n_loop_steps", "mean_loops",
-                        "n_with_loop"]], sh.filter(like="loop_share"), g[["n_reentry"]],
+                        "n_with_loop"]], sh.filter(like="loop_share"),
+                     g[["n_stuck_steps", "n_retry_steps", "n_with_stuck", "n_reentry"]],
                      sh.filter(like="accuracy_"),
                      d[["diff", "ci_low", "ci_high", "p_value"]]], axis=1)
     strata = (out["difficulty"] != "all").to_numpy()
