@@ -57,3 +57,31 @@ def test_stuck_and_retry_counts_swe():
     lp = da.tables.trajectory.loops(da.load_run(SWE)).iloc[0]
     assert lp["n_stuck_steps"] == sum(s for s, _ in want.values())
     assert lp["n_retry_steps"] == sum(r for _, r in want.values())
+
+
+def _program(cmd: str) -> str:
+    """First word of the command after comment lines, VAR=value and a leading ``cd DIR &&``."""
+    cmd = re.sub(r"(?m)^\s*#.*(\n|$)", "", cmd)
+    m = re.match(r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:cd\s+\S+\s*&&\s*)?([^\s;|&]+)", cmd)
+    return m.group(1) if m else "bash"
+
+
+def test_variants_by_program_with_cycles_swe():
+    """by="program": consecutive equal programs one block; variants say "not tested" when every
+    task has its own sequence; by="auto" without stages is the agent."""
+    want = {}
+    for f in sorted((SWE / "trajs").glob("*/*.traj.json")):
+        progs = []
+        for m in json.loads(f.read_text())["messages"]:
+            blocks = BLOCK.findall(m["content"]) if m["role"] == "assistant" else []
+            if len(blocks) == 1 and (not progs or progs[-1] != _program(blocks[0])):
+                progs.append(_program(blocks[0]))
+        want[f.parent.name] = "→".join(progs)
+    run = da.load_run(SWE)
+    tp = da.tables.trajectory.task_patterns(run, by="program").set_index("task_id")
+    assert tp["pattern"].to_dict() == want
+    v = da.tables.trajectory.variants(run, by="program", collapse_cycles=True)
+    assert len(set(want.values())) == len(want)  # one sequence per task
+    assert v["p_value"].isna().all() and "not tested" in v["method"].iloc[0]
+    assert da.tables.trajectory.transitions(run, by="auto")["method"].iloc[0].startswith(
+        "by=agent")
