@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
+    from dabench_analysis.tables.trajectory.agents import agent_attribution
     from dabench_analysis.tables.trajectory.attribution import (
         labelled_failures,
         mistake_agreement,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from dabench_analysis.tables.trajectory.profile import solve_curve, step_latency, tool_fit
     from dabench_analysis.tables.trajectory.runs import compare, per_run, variant_changes
 
-__all__ = ["compare", "conformance", "first_failure_agreement", "first_failure_counts",
+__all__ = ["agent_attribution", "compare", "conformance", "first_failure_agreement", "first_failure_counts",
            "first_failures", "labelled_failures", "loop_tasks", "loops", "mistake_agreement",
            "mistake_offsets", "per_run", "recovery", "solve_curve",
            "step_latency", "task_patterns", "tool_fit", "transitions", "variant_changes",
