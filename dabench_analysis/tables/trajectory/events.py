@@ -17,8 +17,8 @@ from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
-from dabench_analysis.stats.loop_flags import loop_flags
 from dabench_analysis.stats.inputs import check_ci
+from dabench_analysis.stats.loop_flags import loop_flags
 from dabench_analysis.stats.step_events import error_recovery, repeat_kinds, repeated_actions
 from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.tables.trajectory._inputs import (
