@@ -97,3 +97,33 @@ def test_mistake_agreement_annotations_csv(tmp_path):
 def test_mistake_agreement_without_labels_is_skipped():
     with pytest.raises(Skipped, match="mistake_step"):
         da.tables.trajectory.mistake_agreement(da.load_run("data/sample_runs/baseline_react"))
+
+
+def test_run_report_writes_the_attribution_sections(tmp_path):
+    """The run report's code on the trimmed CaptainAgent runs (no stages): the new sections and
+    the process-mining sections by agent are written (code cells in this process)."""
+    import warnings
+
+    from notebook_runs import figures_not_rendered, run_cells
+
+    root = HERE.parent
+    with figures_not_rendered(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_cells(root / "notebooks" / "run_report.ipynb",
+                  {"run_dir": str(TRIMMED), "output_dir": str(tmp_path)})
+    tables = tmp_path / "tables"
+    ma = pd.read_csv(tables / "mistake_agreement.csv").set_index("measure")
+    raw = _raw(TRIMMED)
+    assert ma.loc["within 3 steps", "k"] == sum(f is not None and abs(f - m) <= 3
+                                                for f, m, _, _ in raw)
+    assert (tables / "mistake_offsets.csv").is_file()
+    aa = pd.read_csv(tables / "agent_attribution.csv").set_index("agent")
+    assert aa.loc["Computer_terminal", "first_failures_acted"] == sum(
+        f is not None for f, _, _, _ in raw)
+    for stem in ("trajectory_variants", "trajectory_transitions"):  # by agent: no stages
+        assert pd.read_csv(tables / f"{stem}.csv")["method"].iloc[0].startswith("by=agent")
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    skipped = {s["section"] for s in summary["skipped"]}
+    assert {"mistake_agreement", "agent_attribution", "trajectory_variants",
+            "trajectory_transitions"}.isdisjoint(skipped)
+    assert "trajectory_conformance" in skipped  # the stage model needs stages
