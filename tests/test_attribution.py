@@ -77,7 +77,7 @@ def test_mistake_agreement_who_when(folder):
 
 
 def test_mistake_agreement_annotations_csv(tmp_path):
-    """Labels from a per-task CSV the user passes (step_id numbering) replace the run's."""
+    """Labels from a per-task CSV (step_id numbering) added with with_labels replace the run's."""
     raw = _raw(TRIMMED)
     files = [f.stem for f in sorted(TRIMMED.glob("*.json"))
              if not json.loads(f.read_text()).get("is_correct")]
@@ -85,13 +85,15 @@ def test_mistake_agreement_annotations_csv(tmp_path):
     labels = pd.DataFrame({"task_id": files, "mistake_step": [f or 1 for f in firsts],
                            "mistake_agent": "Computer_terminal"})
     labels.to_csv(tmp_path / "labels.csv", index=False)
-    got = da.tables.trajectory.mistake_agreement(da.load_run(TRIMMED),
-                                                 annotations=tmp_path / "labels.csv")
-    got = got.set_index("measure")
+    tr = da.tables.trajectory
+    run = tr.with_labels(da.load_run(TRIMMED), tmp_path / "labels.csv")
+    got = tr.mistake_agreement(run).set_index("measure")
     assert got.loc["exact step", "k"] == sum(f is not None for f in firsts)
+    assert got.loc["agent", "k"] == sum(f is not None for f in firsts)  # the terminal's steps
     with pytest.raises(ValueError, match="mistake_step"):
-        da.tables.trajectory.mistake_agreement(da.load_run(TRIMMED),
-                                               annotations=labels[["task_id"]])
+        tr.with_labels(da.load_run(TRIMMED), labels[["task_id"]])
+    with pytest.raises(ValueError, match="does not have"):
+        tr.with_labels(da.load_run(TRIMMED), labels.head(1).assign(task_id="999"))
 
 
 def test_mistake_agreement_without_labels_is_skipped():

@@ -230,7 +230,8 @@ def test_the_other_version_reads_aliases_extra_columns_and_true_false(matrix):
     assert run.tasks["execution_success"].equals(full["execution_success"])
     skipped = [s["section"] for s in _summary(out, "other_version")["skipped"]]
     assert skipped == ["specialist_participation", "failure_stages", "outcome_error_types",
-                       "calibration", "ablation_verification", "pass_k", "flakiness"]
+                       "calibration", "ablation_verification", "pass_k", "flakiness",
+                       "mistake_agreement"]
 
 
 # --- property test on the API -------------------------------------------------------------------

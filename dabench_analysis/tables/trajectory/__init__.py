@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         labelled_failures,
         mistake_agreement,
         mistake_offsets,
+        with_labels,
     )
     from dabench_analysis.tables.trajectory.events import loop_tasks, loops, recovery
     from dabench_analysis.tables.trajectory.failures import (
@@ -42,6 +43,6 @@ __all__ = ["agent_attribution", "compare", "conformance", "first_failure_agreeme
            "first_failures", "labelled_failures", "loop_tasks", "loops", "mistake_agreement",
            "mistake_offsets", "per_run", "recovery", "solve_curve",
            "step_latency", "task_patterns", "tool_fit", "transitions", "variant_changes",
-           "variants"]
+           "variants", "with_labels"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

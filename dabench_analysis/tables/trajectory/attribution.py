@@ -5,7 +5,7 @@ trace.
 Labels (annotations): the task columns ``mistake_step`` (the labelled step's ``step_id``, the
 trajectory's own 1-based numbering), ``mistake_agent`` and optional ``mistake_category``, as the
 Who&When reader fills them (:mod:`dabench_analysis.load.groupchat`), or a per-task CSV the user
-passes as ``annotations=`` (columns ``task_id``, ``mistake_step``, ``mistake_agent``, optional
+adds with :func:`with_labels` (columns ``task_id``, ``mistake_step``, ``mistake_agent``, optional
 ``mistake_category``; ``mistake_step`` in the trajectory's ``step_id`` numbering: a 0-based index
 into a chat is converted by adding 1 before it is written). Who&When (Zhang et al. 2025,
 arXiv:2505.00212) reports step-level and agent-level accuracy of an attribution this way.
@@ -13,6 +13,7 @@ arXiv:2505.00212) reports step-level and agent-level accuracy of an attribution 
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +22,13 @@ import pandas as pd
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
-from dabench_analysis.schema.needs import Skipped, in_file, needs
+from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats.inputs import check_ci
 from dabench_analysis.tables.trajectory._inputs import wilson
 from dabench_analysis.tables.trajectory.failures import first_failures
 
+#: The label columns (task columns of the catalogue).
+LABELS = ("mistake_step", "mistake_agent", "mistake_category")
 #: The measures of :func:`mistake_agreement`, in order, with what each counts.
 MEASURES = (("exact step", "first failing step == labelled step"),
             ("within 1 step", "|first failing step - labelled step| <= 1"),
@@ -36,16 +39,37 @@ MEASURES = (("exact step", "first failing step == labelled step"),
             ("no failing step", "a failed task with no failing step"))
 
 
-def _labels(run: Run | Runs, annotations) -> pd.DataFrame:
-    """task_id (and run_id) -> mistake_step, mistake_agent from the run or ``annotations``."""
-    if annotations is None:
-        tasks = (pd.concat([r.tasks for r in run.runs]) if isinstance(run, Runs) else run.tasks)
-        if "mistake_step" not in tasks:
-            raise Skipped("needs labels: the task column `mistake_step` or annotations=",
-                          missing=("mistake_step",))
-        cols = [c for c in ("run_id", "task_id", "trial", "mistake_step", "mistake_agent")
-                if c in tasks]
-        return tasks[cols].copy()
+def with_labels(run: Run, annotations) -> Run:
+    """``run`` with its tasks' labels taken from a per-task table (the run's own labels, if
+    any, replaced).
+
+    Parameters
+    ----------
+    run : Run
+    annotations : DataFrame or path of a CSV
+        ``task_id``, ``mistake_step`` (the trajectory's ``step_id`` numbering, 1-based),
+        optional ``mistake_agent``, ``mistake_category``; one row per task. A task without a
+        row is unlabelled.
+
+    Returns
+    -------
+    Run
+        A copy whose ``tasks`` carry ``mistake_step``, ``mistake_agent``, ``mistake_category``.
+
+    Raises
+    ------
+    ValueError
+        No ``task_id`` or ``mistake_step`` column, a task labelled twice, or a label naming a
+        task the run does not have.
+
+    Examples
+    --------
+    >>> import dabench_analysis as da
+    >>> run = da.load_run("tests/data/harness/whowhen/Algorithm-Generated")
+    >>> lab = pd.DataFrame({"task_id": ["3"], "mistake_step": [4]})
+    >>> int(with_labels(run, lab).tasks["mistake_step"].notna().sum())
+    1
+    """
     lab = (pd.read_csv(annotations, dtype={"task_id": str})
            if isinstance(annotations, str | Path) else annotations.copy())
     missing = [c for c in ("task_id", "mistake_step") if c not in lab]
@@ -56,21 +80,32 @@ def _labels(run: Run | Runs, annotations) -> pd.DataFrame:
     if lab["task_id"].duplicated().any():
         twice = lab["task_id"][lab["task_id"].duplicated()].iloc[0]
         raise ValueError(f"annotations: task_id {twice!r} is labelled twice")
-    return lab[[c for c in ("task_id", "mistake_step", "mistake_agent") if c in lab]]
+    unknown = sorted(set(lab["task_id"]) - set(run.tasks["task_id"].astype(str)))
+    if unknown:
+        raise ValueError(f"annotations name task(s) the run does not have: {unknown[:5]}")
+    cols = [c for c in LABELS if c in lab]
+    tasks = run.tasks.drop(columns=[c for c in LABELS if c in run.tasks])
+    tasks = tasks.merge(lab[["task_id", *cols]], on="task_id", how="left", validate="many_to_one")
+    tasks["mistake_step"] = pd.to_numeric(tasks["mistake_step"], errors="coerce").astype("Int64")
+    for c in LABELS[1:]:
+        tasks[c] = tasks[c].astype("string") if c in tasks else pd.array(
+            [pd.NA] * len(tasks), dtype="string")
+    out = copy.copy(run)  # shares the loaded steps and calls (another harness's are not on disk)
+    out.tasks = tasks.set_axis(run.tasks.index)
+    return out
 
 
-def labelled_failures(run: Run | Runs, *, annotations=None,
-                      threshold: float | None = None) -> pd.DataFrame:
+@needs("mistake_step", files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id",
+       "step_id", "success"), uses=("mistake_agent",), trials="any")
+def labelled_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.DataFrame:
     """Each failed, labelled task: its first failing step beside its labelled mistake.
 
     Parameters
     ----------
     run : Run or Runs
-        As :func:`~dabench_analysis.tables.trajectory.first_failures`; the labels from its task
-        columns ``mistake_step``, ``mistake_agent`` unless ``annotations`` is given.
-    annotations : DataFrame or path, optional
-        Per-task labels: ``task_id``, ``mistake_step`` (the trajectory's ``step_id``),
-        ``mistake_agent`` (optional), one row per task.
+        As :func:`~dabench_analysis.tables.trajectory.first_failures`, with the labels in its
+        task columns ``mistake_step``, ``mistake_agent`` (the Who&When reader fills them; for
+        any run, :func:`with_labels` adds them from a per-task CSV).
     threshold : float, optional
         A task failed when ``final_score < threshold``; default the run's.
 
@@ -84,9 +119,7 @@ def labelled_failures(run: Run | Runs, *, annotations=None,
     Raises
     ------
     Skipped
-        No labels in the run and no ``annotations``.
-    ValueError
-        ``annotations`` without ``task_id`` or ``mistake_step``, or a task labelled twice.
+        No ``mistake_step`` column in the run.
 
     Examples
     --------
@@ -95,7 +128,11 @@ def labelled_failures(run: Run | Runs, *, annotations=None,
     >>> lf[["task_id", "step_id", "mistake_step"]].head(1).values.tolist()
     [['3', 4, 5]]
     """
-    lab = _labels(run, annotations)
+    runs = run.runs if isinstance(run, Runs) else [run]
+    lab = pd.concat([r.tasks.assign(run_id=r.run_id) if "run_id" not in r.tasks else r.tasks
+                     for r in runs])
+    lab = lab[[c for c in ("run_id", "task_id", "trial", "mistake_step", "mistake_agent")
+               if c in lab]]
     ff = first_failures(run, threshold=threshold)
     keys = [k for k in ("run_id", "task_id", "trial") if k in ff and k in lab]
     lab = lab.drop_duplicates(keys)
@@ -108,15 +145,15 @@ def labelled_failures(run: Run | Runs, *, annotations=None,
     return out
 
 
-@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
-       "success"), uses=("mistake_step", "mistake_agent", "mistake_category"), trials="any")
-def mistake_agreement(run: Run | Runs, *, annotations=None, threshold: float | None = None,
+@needs("mistake_step", files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id",
+       "step_id", "success"), uses=("mistake_agent",), trials="any")
+def mistake_agreement(run: Run | Runs, *, threshold: float | None = None,
                       ci: float = 0.95) -> pd.DataFrame:
     """How the first failing step and its agent agree with the labelled decisive mistake.
 
     Parameters
     ----------
-    run, annotations, threshold
+    run, threshold
         As :func:`labelled_failures`.
     ci : float
         Level of the Wilson intervals.
@@ -131,7 +168,7 @@ def mistake_agreement(run: Run | Runs, *, annotations=None, threshold: float | N
 
     Raises
     ------
-    Skipped, ValueError
+    Skipped
         As :func:`labelled_failures`.
 
     Notes
@@ -153,7 +190,7 @@ def mistake_agreement(run: Run | Runs, *, annotations=None, threshold: float | N
     ('exact step', 0, 4)
     """
     check_ci(ci)
-    lf = labelled_failures(run, annotations=annotations, threshold=threshold)
+    lf = labelled_failures(run, threshold=threshold)
     off = lf["offset"].astype("Float64")
     has = off.notna()
     agent_known = lf["mistake_agent"].notna()
@@ -168,15 +205,14 @@ def mistake_agreement(run: Run | Runs, *, annotations=None, threshold: float | N
     return out
 
 
-@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
-       "success"), uses=("mistake_step",), trials="any")
-def mistake_offsets(run: Run | Runs, *, annotations=None,
-                    threshold: float | None = None) -> pd.DataFrame:
+@needs("mistake_step", files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id",
+       "step_id", "success"), trials="any")
+def mistake_offsets(run: Run | Runs, *, threshold: float | None = None) -> pd.DataFrame:
     """The distribution of (first failing step − labelled mistake step) over failed tasks.
 
     Parameters
     ----------
-    run, annotations, threshold
+    run, threshold
         As :func:`labelled_failures`.
 
     Returns
@@ -187,7 +223,7 @@ def mistake_offsets(run: Run | Runs, *, annotations=None,
 
     Raises
     ------
-    Skipped, ValueError
+    Skipped
         As :func:`labelled_failures`.
 
     Examples
@@ -197,7 +233,7 @@ def mistake_offsets(run: Run | Runs, *, annotations=None,
     >>> int(mo["n_tasks"].sum())
     4
     """
-    lf = labelled_failures(run, annotations=annotations, threshold=threshold)
+    lf = labelled_failures(run, threshold=threshold)
     counts = lf["offset"].value_counts(dropna=False)
     out = pd.DataFrame({"offset": pd.array(counts.index, dtype="Int64"),
                         "n_tasks": counts.to_numpy(dtype="int64")})
