@@ -141,7 +141,7 @@ def _tables(folder: Path) -> dict[str, pd.DataFrame]:
 
 
 def _expected_skips(cols: set[str], files: set[str], report: str) -> list[str]:
-    columns = set(schema.TASK_COLUMNS) - cols
+    columns = set(schema.TASK_COLUMNS) - cols - set(schema.ANNOTATION_COLUMNS)  # no labels
     present = set(schema.OPTIONAL_FILES) - files
     return [s["name"] for s in SECTIONS[report]  # eval-v2 runs: one trial per task
             if any(f.needs.missing(columns, present) or f.needs.trials == "several"
@@ -165,7 +165,8 @@ def test_each_shape_skips_exactly_what_it_lacks(matrix, shape):
         skipped = _summary(out, folder)["skipped"]
         assert [s["section"] for s in skipped] == _expected_skips(cols, files, report)
         for entry in skipped:
-            assert entry["missing"] and set(entry["missing"]) <= cols | files | {
+            assert entry["missing"] and set(entry["missing"]) <= cols | files | set(
+                schema.ANNOTATION_COLUMNS) | {
                 m for m in entry["missing"] if m.startswith("one of:")} | {"repeated trials"}
         stems = {s["name"]: s["stems"] for s in SECTIONS[report]}
         for sec in skipped:  # nothing of a skipped section is written
