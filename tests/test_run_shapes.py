@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from notebook_runs import report_shape, sections_of
 
 import dabench_analysis as da
+from dabench_analysis.schema.columns import ANNOTATION_COLUMNS
 from dabench_analysis import load_run, schema, stats
 from dabench_analysis.schema.needs import collect_reduced, skips
 
@@ -141,7 +142,7 @@ def _tables(folder: Path) -> dict[str, pd.DataFrame]:
 
 
 def _expected_skips(cols: set[str], files: set[str], report: str) -> list[str]:
-    columns = set(schema.TASK_COLUMNS) - cols - set(schema.ANNOTATION_COLUMNS)  # no labels
+    columns = set(schema.TASK_COLUMNS) - cols - set(ANNOTATION_COLUMNS)  # no labels
     present = set(schema.OPTIONAL_FILES) - files
     return [s["name"] for s in SECTIONS[report]  # eval-v2 runs: one trial per task
             if any(f.needs.missing(columns, present) or f.needs.trials == "several"
