@@ -557,3 +557,23 @@ def test_judge_agreement_notebook_end_to_end(tmp_path):
     assert (out / "configuration_mcc.png").is_file() and (out / "configuration_mcc.pdf").is_file()
     t4 = pd.read_csv(out / "tables" / "table4_worked_case.csv")
     assert t4["dimension"].tolist()[:3] == ["Precision", "Recall", "Accuracy"]
+    # the judge-corrected accuracy the notebook writes is the function's, on the notebook's cases
+    from dabench_analysis.load import read_judge_study
+    study = read_judge_study(JUDGE_DATA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the two cases without a majority, as in the notebook
+        human = reliability.aggregate_annotators(study.case_scores(), rule="majority",
+                                                 pass_threshold=4.5)
+        cases = study.verdicts.assign(judge_pass=study.verdicts["exec_score"] >= 4.5).join(
+            human, on="test_case_id")
+        direct = judge.judge_corrected_accuracy(cases, by="configuration", n_labelled=20, seed=0)
+    written = pd.read_csv(out / "tables" / "judge_corrected_accuracy.csv")
+    assert written["configuration"].tolist() == direct["configuration"].tolist()
+    assert written["estimator"].tolist() == ["judge_only", "human_only", "ppi",
+                                             "ppi_plus_plus"] * 3
+    for col in ("estimate", "ci_low", "ci_high", "lam", "n_labelled", "n_unlabelled"):
+        assert written[col].to_numpy(float) == pytest.approx(direct[col].to_numpy(float),
+                                                             rel=1e-12, nan_ok=True), col
+    assert (written["n_labelled"] == 20).all()
+    assert (written["n_labelled"] + written["n_unlabelled"]).tolist() == [55] * 12
+    assert summary["manifest"]["parameters"]["n_labelled"] == 20

@@ -212,7 +212,7 @@ CASES = [
     Case("difficulty_unknown", set_cell("difficulty", 7, "Trivial"), "error", "enum_value",
          row=7, column="difficulty", text="Easy, Medium, Hard, Extreme"),
     Case("missing_difficulty", drop_col("difficulty"), "warning", "absent_column",
-         column="difficulty", text="disables difficulty_breakdown"),  # optional (issue 26)
+         column="difficulty", text="tables.paper.difficulty_breakdown"),  # optional (issue 26)
     Case("missing_required_final_score", drop_col("final_score"), "raise", "required_column",
          column="final_score"),
     Case("extra_column", add_col("my_extra_metric", "3"), "info", "unknown_column",

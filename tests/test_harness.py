@@ -299,7 +299,8 @@ def test_an_eval_v2_run_without_difficulty_and_run_id_loads(tmp_path, drop_colum
     found = da.validate_run(run_dir).findings
     row = found[(found["check"] == "absent_column") & (found["column"] == "difficulty")]
     assert row["severity"].tolist() == ["warning"]
-    assert "disables difficulty_breakdown" in row["message"].iloc[0]
+    assert "disables " in row["message"].iloc[0]
+    assert "tables.paper.difficulty_breakdown" in row["message"].iloc[0]
 
 
 def test_another_harness_run_names_what_its_file_holds_and_lacks():

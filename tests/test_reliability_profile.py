@@ -20,6 +20,7 @@ from scipy.spatial.distance import jensenshannon
 from sklearn.metrics import roc_auc_score
 
 import dabench_analysis as da
+from dabench_analysis.schema import Skipped
 from dabench_analysis.stats import consistency as cs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -296,4 +297,5 @@ def test_risk_coverage_curve_table_and_figure():
     assert len(ax.lines) == 2 and ax.lines[1].get_linestyle() == "--"
     assert ax.lines[0].get_ydata().tolist() == pytest.approx(curve["risk"].tolist())
     assert ax.get_xlabel().startswith("Coverage") and ax.get_ylabel().startswith("Risk")
-    assert da.tables.risk_coverage(frame.drop(columns="confidence_score")).empty
+    with pytest.raises(Skipped, match="confidence_score"):
+        da.tables.risk_coverage(frame.drop(columns="confidence_score"))

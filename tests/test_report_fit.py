@@ -96,7 +96,7 @@ def test_every_section_computes_or_skips_with_a_reason(tmp_path, kind):
     done, sections = _run_sections(run, tmp_path)
     skipped = {s["section"]: s["missing"] for s in sections.skipped}
     names = [n for n, _ in _section_cells()]
-    assert len(names) == 34 and sorted([*done, *skipped]) == sorted(names)  # each decided once
+    assert len(names) == 37 and sorted([*done, *skipped]) == sorted(names)  # each decided once
     assert all(skipped.values()), skipped  # every skip names what it lacks
     assert {"health", "main_results"} <= set(done)
     if run.trials == 1 and "trajectory.csv" in run.side_files and "success" in run.trajectory:
@@ -206,3 +206,89 @@ def test_page_leaves_out_sections_that_showed_nothing():
     page = prepare_for_page(nb)
     assert [c.source for c in page.cells] == [
         "## Table 1", 'with out.section("main_results", "Table 1"): ...']
+
+
+def _sections(run, tmp_path, names):
+    """Only the named section cells of the run report, run on ``run``: the context."""
+    from notebook_runs import figures_not_rendered
+
+    out = run_context(run, {"success_threshold": 0.8}, out=tmp_path / "out", quiet=True)
+    ns = {"da": da, "out": out, "run": run, "success_threshold": 0.8}
+    with warnings.catch_warnings(), figures_not_rendered():
+        warnings.simplefilter("ignore")
+        for name, source in _section_cells():
+            if name in names:
+                exec(compile(source, name, "exec"), ns)  # noqa: S102
+                plt.close("all")
+    return out
+
+
+RELIABILITY = ("reliability", "risk_coverage", "failure_bounds")
+
+
+def _written(out, stem):
+    import pandas as pd
+    return pd.read_csv(out.tables_dir / f"{stem}.csv")
+
+
+def _equal(written, direct):
+    """A table as read back from its .csv equals the direct call's (full precision)."""
+    import pandas as pd
+    direct = direct.reset_index(drop=True)
+    for col in direct:
+        if pd.api.types.is_numeric_dtype(direct[col]):
+            assert written[col].to_numpy(float) == pytest.approx(
+                direct[col].to_numpy(float), rel=1e-12, nan_ok=True), col
+        else:
+            assert written[col].fillna("").astype(str).tolist() == \
+                direct[col].fillna("").astype(str).tolist(), col
+
+
+def test_reliability_sections_on_tau_bench(tmp_path):
+    raw = json.loads(TAU.read_text())  # 50 tasks x 4 trials, no confidence, no error
+    assert not any(r.get("info", {}).get("error") for r in raw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = da.load_run(TAU)
+        direct = da.tables.reliability(run, threshold=0.8)
+    out = _sections(run, tmp_path, RELIABILITY)
+    written = _written(out, "reliability")
+    _equal(written, direct)
+    ok = {}
+    for r in raw:  # outcome consistency from the raw records: mean of (2p - 1)^2
+        ok.setdefault(r["task_id"], []).append(r["reward"] >= 0.8)
+    expect = sum((2 * sum(v) / len(v) - 1) ** 2 for v in ok.values()) / len(ok)
+    got = written.set_index("metric").loc["outcome_consistency", "value"]
+    assert got == pytest.approx(expect) == pytest.approx(0.56)
+    assert (out.tables_dir.parent / "reliability_profile.png").exists()
+    skipped = {s["section"]: s["missing"] for s in out.sections.skipped}
+    assert skipped == {"risk_coverage": ["confidence_score"],
+                       "failure_bounds": ["an errored trial"]}
+    assert not list(out.tables_dir.glob("risk_coverage.*"))
+    assert not list(out.tables_dir.glob("failure_bounds.*"))
+
+
+def test_reliability_sections_on_a_table_with_errors_and_confidence(tmp_path):
+    f = tmp_path / "cases.csv"
+    f.write_text("task_id,final_score,status,confidence_score\na,1,PASS,0.9\nb,,ERROR,0.5\n"
+                 "c,0,FAIL,0.7\nd,1,PASS,0.8\ne,1,PASS,0.4\nf,0,FAIL,0.2\n")
+    run = da.load_run(f)
+    out = _sections(run, tmp_path, RELIABILITY)
+    assert out.sections.skipped == []
+    _equal(_written(out, "reliability"), da.tables.reliability(run, threshold=0.8))
+    _equal(_written(out, "risk_coverage"), da.tables.risk_coverage(run, threshold=0.8))
+    bounds = _written(out, "failure_bounds").set_index("errors")["estimate"]
+    _equal(_written(out, "failure_bounds"), da.tables.failure_bounds(run, threshold=0.8))
+    # 3 of 6 solved, b errored: 3/6 as failures, 4/6 as successes, 3/5 left out
+    assert bounds.tolist() == pytest.approx([3 / 6, 4 / 6, 3 / 5])
+
+
+def test_reliability_section_without_any_metric_is_a_skip(tmp_path):
+    run = _csv(tmp_path / "tasks.csv")  # one trial, no confidence, no condition
+    out = _sections(run, tmp_path, RELIABILITY)
+    skipped = {s["section"]: s["missing"] for s in out.sections.skipped}
+    assert skipped["reliability"] == ["repeated trials", "confidence_score", "condition"]
+    assert set(skipped) == set(RELIABILITY)
+    assert not list(out.tables_dir.glob("*.csv"))
+    with pytest.raises(da.schema.Skipped, match="consistency needs repeated trials"):
+        da.tables.reliability(run)

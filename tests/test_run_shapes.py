@@ -18,6 +18,7 @@ import shutil
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,8 +26,8 @@ from hypothesis import strategies as st
 from notebook_runs import report_shape, sections_of
 
 import dabench_analysis as da
-from dabench_analysis.schema.columns import ANNOTATION_COLUMNS
 from dabench_analysis import load_run, schema, stats
+from dabench_analysis.schema.columns import ANNOTATION_COLUMNS
 from dabench_analysis.schema.needs import collect_reduced, skips
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,12 +142,22 @@ def _tables(folder: Path) -> dict[str, pd.DataFrame]:
     return {p.stem: pd.read_csv(p) for p in sorted((folder / "tables").glob("*.csv"))}
 
 
+#: Sections skipped by what the data hold, not by a declared column: the sample run has no
+#: errored trial, one trial per task and no condition, so its reliability profile and
+#: risk-coverage curve stand on its confidence alone. section -> (skipped when, what it lacks)
+DATA_SKIPS = {"reliability": (lambda cols: "confidence_score" in cols,
+                              {"repeated trials", "confidence_score", "condition"}),
+              "risk_coverage": (lambda cols: "confidence_score" in cols, {"confidence_score"}),
+              "failure_bounds": (lambda cols: True, {"an errored trial"})}
+
+
 def _expected_skips(cols: set[str], files: set[str], report: str) -> list[str]:
     columns = set(schema.TASK_COLUMNS) - cols - set(ANNOTATION_COLUMNS)  # no labels
     present = set(schema.OPTIONAL_FILES) - files
     return [s["name"] for s in SECTIONS[report]  # eval-v2 runs: one trial per task
             if any(f.needs.missing(columns, present) or f.needs.trials == "several"
-                   for f, _ in s["functions"])]
+                   for f, _ in s["functions"])
+            or (s["name"] in DATA_SKIPS and DATA_SKIPS[s["name"]][0](cols))]
 
 
 def test_every_shape_is_reported(matrix):
@@ -166,9 +177,10 @@ def test_each_shape_skips_exactly_what_it_lacks(matrix, shape):
         skipped = _summary(out, folder)["skipped"]
         assert [s["section"] for s in skipped] == _expected_skips(cols, files, report)
         for entry in skipped:
-            assert entry["missing"] and set(entry["missing"]) <= cols | files | set(
-                schema.ANNOTATION_COLUMNS) | {
-                m for m in entry["missing"] if m.startswith("one of:")} | {"repeated trials"}
+            data = DATA_SKIPS.get(entry["section"], (None, set()))[1]
+            assert entry["missing"] and set(entry["missing"]) <= cols | files | {
+                m for m in entry["missing"] if m.startswith("one of:")} | {"repeated trials"} | \
+                data | set(ANNOTATION_COLUMNS)
         stems = {s["name"]: s["stems"] for s in SECTIONS[report]}
         for sec in skipped:  # nothing of a skipped section is written
             for output in stems[sec["section"]]:
@@ -217,6 +229,9 @@ def test_every_table_a_shape_writes_equals_the_complete_runs(matrix, shape):
             for f in files & set(READ_WHEN_PRESENT):
                 if name in READ_WHEN_PRESENT[f]:
                     how = READ_WHEN_PRESENT[f][name] or "columns"
+            if name in ("reliability", "risk_coverage") and shape in SHAPES and \
+                    "run_id" in SHAPES[shape][0]:
+                how = ["run_id"]  # without a run_id column the run is named by its folder
             _same(table, full[name], how)
 
 
@@ -232,8 +247,45 @@ def test_the_other_version_reads_aliases_extra_columns_and_true_false(matrix):
     assert run.tasks["execution_success"].equals(full["execution_success"])
     skipped = [s["section"] for s in _summary(out, "other_version")["skipped"]]
     assert skipped == ["specialist_participation", "failure_stages", "outcome_error_types",
-                       "calibration", "ablation_verification", "pass_k", "flakiness",
-                       "mistake_agreement"]
+                       "calibration", "reliability", "risk_coverage", "failure_bounds",
+                       "ablation_verification", "pass_k", "flakiness", "mistake_agreement"]
+
+
+def test_the_new_tables_equal_a_direct_call(matrix):
+    """The reliability profile, risk-coverage and planning tables the reports write are the
+    functions' own, at full precision; the values recomputed from task_metrics.csv."""
+    runs, out = matrix
+    run = load_run(runs["complete"])
+    tables = _tables(out / "complete")
+    for stem, direct in (("reliability", da.tables.reliability(run, threshold=0.8)),
+                         ("risk_coverage", da.tables.risk_coverage(run, threshold=0.8))):
+        written = tables[stem]
+        for col in direct:
+            if pd.api.types.is_numeric_dtype(direct[col]):
+                assert written[col].to_numpy(float) == pytest.approx(
+                    direct[col].to_numpy(float), rel=1e-12, nan_ok=True), (stem, col)
+            else:
+                assert written[col].fillna("").astype(str).tolist() == \
+                    direct[col].fillna("").astype(str).tolist(), (stem, col)
+    raw = pd.read_csv(runs["complete"] / "task_metrics.csv")
+    ok = (raw["final_score"] >= 0.8).to_numpy(float)
+    conf = raw["confidence_score"].to_numpy(float)
+    order = np.argsort(-conf, kind="stable")  # AuRC without ties: mean risk over coverages
+    risk = np.cumsum(1 - ok[order]) / np.arange(1, len(ok) + 1)
+    aurc = tables["reliability"].set_index("metric").loc["aurc", "value"]
+    if len(set(conf)) == len(conf):
+        assert aurc == pytest.approx(risk.mean())
+    assert aurc == pytest.approx(tables["risk_coverage"]["risk"].mean()) == pytest.approx(
+        0.0256, abs=5e-5)
+    base = pd.read_csv(SAMPLE / "baseline_react" / "task_metrics.csv").set_index("task_id")
+    pair = base.reset_index().merge(raw, on="task_id", suffixes=("_b", "_p"))
+    d = (pair["final_score_b"] >= 0.8).astype(float) - (pair["final_score_p"] >= 0.8)
+    plan = _tables(out / "compare_baseline_vs_complete")["planning"].iloc[0]
+    assert (plan["design"], plan["run_a"], plan["run_b"]) == ("paired", "baseline", "proposed")
+    assert plan["n_tasks"] == len(d) == 80
+    assert plan["diff"] == pytest.approx(d.mean()) == pytest.approx(-0.1375)
+    assert plan["var_between"] == pytest.approx(d.var(ddof=1))
+    assert plan["detectable_diff"] == pytest.approx(0.140, abs=5e-4)
 
 
 # --- property test on the API -------------------------------------------------------------------

@@ -30,7 +30,7 @@ def run_copy(tmp_path) -> Path:
 
 
 def _declared():
-    return {schema.needs.name_of(f): f.needs for f in schema.needs.declared()}
+    return {schema.declared.name_of(f): f.needs for f in schema.declared.declared()}
 
 
 def test_the_declarations_name_only_known_columns_and_files():
@@ -58,7 +58,7 @@ def test_the_declarations_name_only_known_columns_and_files():
                 if obj.__name__.startswith(ns.__name__ + "."):
                     yield from walk(obj)
             elif callable(obj) and hasattr(obj, "needs"):
-                yield schema.needs.name_of(obj)
+                yield schema.declared.name_of(obj)
 
     walked = {n for ns in (da.tables, da.figures, da.stats, da.export) for n in walk(ns)}
     assert walked == set(decls)

@@ -87,7 +87,7 @@ def clean(tmp_path_factory):
 
 
 def test_side_needs_and_reads_name_catalogue_columns():
-    declared = [f.needs for f in schema.needs.declared()]
+    declared = [f.needs for f in schema.declared.declared()]
     named = [n for d in declared for n in d.file_needs]
     named += [n for c in schema.CHECKS.values() for n in c.reads]
     assert named

@@ -21,7 +21,7 @@ from dabench_analysis.synthetic import generate_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"
-SWEEP_TABLES = ["task_counts", "leaderboard", "pairwise", "flip_counts", "flips", "items"]
+SWEEP_TABLES = ["task_counts", "leaderboard", "pairwise", "flip_counts", "flips", "items", "planning"]
 SWEEP_FIGURES = ["leaderboard_forest", "pairwise_heatmap", "item_difficulty"]
 
 
@@ -312,3 +312,24 @@ def test_declared_configurations_give_the_repetition_tables(configured_sweep):
     assert (by_config["mean"] <= by_config["ci_high"]).all()
     files = [Path(f["path"]).name for f in summary["manifest"]["files"]]
     assert files == ["task_metrics.csv", "run_config.json"] * 4
+
+
+@pytest.mark.filterwarnings("ignore:trials needed:UserWarning")
+def test_cli_sweep_planning_against_the_top_run_and_tie_groups_shown(cli_sweep):
+    import dabench_analysis as da
+
+    _, out = cli_sweep
+    board = pd.read_csv(out / "sweep" / "tables" / "leaderboard.csv")
+    assert board["tie_group"].tolist() == [1, 2]  # McNemar-Holm separates the two sample runs
+    assert "Tie group" in (out / "sweep" / "report.html").read_text()  # the column is shown
+    written = pd.read_csv(out / "sweep" / "tables" / "planning.csv")
+    runs = da.load_runs([SAMPLE / "baseline_react", SAMPLE / "proposed_aat"], progress=False)
+    direct = da.tables.planning(runs, baseline=board["run_id"].iloc[0], threshold=0.8)
+    assert written["run_a"].tolist() == direct["run_a"].tolist() == ["proposed_aat"]
+    num = [c for c in direct if pd.api.types.is_numeric_dtype(direct[c])]
+    assert written[num].to_numpy(float) == pytest.approx(direct[num].to_numpy(float),
+                                                         rel=1e-12, nan_ok=True)
+    base, prop = _scores(SAMPLE / "baseline_react"), _scores(SAMPLE / "proposed_aat")
+    diff = [(prop[t] >= 0.8) - (base[t] >= 0.8) for t in base]  # paired, a - b
+    assert written.at[0, "diff"] == pytest.approx(sum(diff) / len(diff)) == pytest.approx(0.1375)
+    assert written.at[0, "tasks_needed"] == 84

@@ -267,7 +267,7 @@ def _category_name(value: str, by: str) -> str:
     return label if label != value else shorten(value)
 
 
-@needs("final_score", "failure_category")
+@needs("final_score", "failure_category", by_argument={"by": "{}"})
 @takes_run(needs=["final_score"], named=("by",), grouping=None)
 def failure_distribution(
     tasks: pd.DataFrame,

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         group,
         require_columns,
     )
+    from dabench_analysis.schema.declared import needing, optional_columns, using
     from dabench_analysis.schema.files import (
         CONFIG_FILE,
         LEGACY_TASK_FILE,
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
         TRAJECTORY_FILE,
     )
     from dabench_analysis.schema.labels import LABELS, UNITS, label
-    from dabench_analysis.schema.needs import Skipped, needing, optional_columns, using
+    from dabench_analysis.schema.needs import Skipped
     from dabench_analysis.schema.outcome import ERROR_STATUSES, correct, errored, task_success
     from dabench_analysis.schema.replay import (
         HEALTH_STATUSES,

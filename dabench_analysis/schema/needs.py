@@ -20,14 +20,14 @@ README's table of inputs read them (:func:`declared`, :func:`needing`, :func:`us
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dabench_analysis.schema.columns import (
-    TASK_COLUMNS,
     TOOL_CALL_COLUMNS,
     TRAJECTORY_COLUMNS,
     Column,
@@ -122,6 +122,29 @@ class Needs:
     uses_at_least: int = 0
     trials: str = "one"
     inputs: int = 1
+    #: ``(parameter, template)`` pairs: the columns a keyword argument names
+    #: (``("by", "{}")``: the column ``by`` names; ``("specialists", "{}_agent_used")``: one
+    #: column per entry): a call giving the parameter is not held to those of its default.
+    by_argument: tuple[tuple[str, str], ...] = ()
+
+    def for_call(self, defaults: Mapping[str, object], kwargs: Mapping[str, object]) -> Needs:
+        """The declaration for one call: a keyword argument of :attr:`by_argument` that the
+        call gives frees the columns its default names (the function checks the columns it is
+        given itself, naming the known ones).
+
+        Examples
+        --------
+        >>> d = Needs(("final_score", "failure_category"), by_argument=(("by", "{}"),))
+        >>> d.for_call({"by": "failure_category"}, {"by": "failure_stage"}).columns
+        ('final_score',)
+        """
+        columns = list(self.columns)
+        for param, template in self.by_argument:
+            if param in kwargs and kwargs[param] is not None:
+                old = _named(defaults.get(param), template)
+                columns = [c for c in columns if c not in old or c in _named(kwargs[param],
+                                                                             template)]
+        return replace(self, columns=tuple(columns)) if self.by_argument else self
 
     def missing(self, columns: Collection[str], files: Collection[str] | None = None,
                 file_columns: Mapping[str, Collection[str]] | None = None) -> list[str]:
@@ -261,6 +284,23 @@ def collect_reduced() -> Iterator[list[str]]:
         _REDUCED.reset(token)
 
 
+def in_report() -> bool:
+    """Whether the caller runs inside a report section (:func:`collect_reduced`).
+
+    A table whose result would only repeat another number (failure bounds of a run without an
+    errored trial) raises :class:`Skipped` there; called directly, it returns its rows.
+
+    Examples
+    --------
+    >>> in_report()
+    False
+    >>> with collect_reduced():
+    ...     in_report()
+    True
+    """
+    return _REDUCED.get() is not None
+
+
 def check(decl: Needs, args: Sequence) -> None:
     """Raise :class:`Skipped` when the inputs ``args`` cannot feed an analysis declaring
     ``decl``; record the optional inputs it runs without (:func:`collect_reduced`).
@@ -320,13 +360,22 @@ def skips(func: Callable, *inputs) -> list[str]:
     return []
 
 
+def _named(value, template: str) -> list[str]:
+    """The columns an argument names through a template (a name, or a sequence of names)."""
+    if value is None:
+        return []
+    values = [value] if isinstance(value, str) else list(value)
+    return [template.format(v) for v in values]
+
+
 #: Every declared function, in the order their modules were imported.
 _DECLARED: list[Callable] = []
 
 
 def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = (),
           uses: Sequence[str] = (), uses_at_least: int = 0, trials: str = "one",
-          inputs: int = 1) -> Callable[[Callable], Callable]:
+          inputs: int = 1, by_argument: Mapping[str, str] | None = None
+          ) -> Callable[[Callable], Callable]:
     """Declare the inputs a table or figure function needs; calls lacking one raise
     :class:`Skipped`.
 
@@ -350,6 +399,12 @@ def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = 
     inputs : int
         How many leading positional arguments are inputs (task frames, runs): two for a
         comparison of two runs.
+    by_argument : mapping of str to str, optional
+        Keyword parameters that name columns, each with a template (``{"by": "{}"}``,
+        ``{"specialists": "{}_agent_used"}``): ``columns`` lists those of the parameter's
+        default (what a report's call needs); a call giving the parameter is not held to them
+        (the function checks the columns it is given, naming the known ones). A keyword parameter whose default is a declared column (``metric=
+        "final_score"``) or a tuple holding one (``metrics=(...)``) is taken as ``"{}"``.
 
     Returns
     -------
@@ -375,13 +430,22 @@ def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = 
     if trials not in ("one", "any", "several"):
         raise ValueError(f"trials must be 'one', 'any' or 'several', got {trials!r}")
     decl = Needs(tuple(columns), tuple(files), tuple(file_needs), tuple(uses), uses_at_least,
-                 trials, inputs)
+                 trials, inputs, tuple((by_argument or {}).items()))
 
     def decorate(func: Callable) -> Callable:
         test = check
 
+        defaults = {k: p.default for k, p in inspect.signature(func).parameters.items()
+                    if p.default is not p.empty}
+        named = dict(decl.by_argument)  # a default that names declared columns names them
+        for k, v in defaults.items():
+            values = [v] if isinstance(v, str) else list(v) if isinstance(v, tuple) else []
+            if k not in named and any(isinstance(x, str) and x in decl.columns for x in values):
+                named[k] = "{}"
+        this = replace(decl, by_argument=tuple(named.items()))
+
         def wrapper(*args, **kwargs):  # only closure names: rebuilt in func's module below
-            test(decl, args)
+            test(this.for_call(defaults, kwargs), args)
             return func(*args, **kwargs)
 
         # in the declaring module's namespace, so that doctest finds the docstring's examples
@@ -390,96 +454,7 @@ def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = 
         for attr in ("__doc__", "__module__", "__qualname__", "__annotations__"):
             setattr(out, attr, getattr(func, attr))
         out.__dict__.update(func.__dict__)
-        out.__wrapped__, out.needs = func, decl
+        out.__wrapped__, out.needs = func, this
         _DECLARED.append(out)
         return out
     return decorate
-
-
-#: The namespaces whose functions compute analyses (the layers above this one), walked by
-#: :func:`declared`: the one place this layer reads names of the layers above, at run time.
-ANALYSIS_NAMESPACES = ("stats", "tables", "figures", "export")
-
-
-def _walk(namespace: types.ModuleType, seen: set[str]) -> None:
-    """Load every public name of a (lazy) namespace and of its sub-namespaces."""
-    if namespace.__name__ in seen:
-        return
-    seen.add(namespace.__name__)
-    for name in getattr(namespace, "__all__", ()):
-        try:
-            value = getattr(namespace, name)
-        except ImportError:  # an optional extra not installed: nothing of it is declared
-            continue
-        if isinstance(value, types.ModuleType) and value.__name__.startswith(namespace.__name__):
-            _walk(value, seen)
-
-
-def declared() -> list[Callable]:
-    """Every function declared with :func:`needs`: the public namespaces of the analysis
-    layers (:data:`ANALYSIS_NAMESPACES`) are walked, loading their modules, so that the list
-    does not depend on what was imported before.
-
-    Examples
-    --------
-    >>> import dabench_analysis as da
-    >>> da.tables.difficulty_breakdown in declared()
-    True
-    """
-    import sys
-
-    root = sys.modules[__name__.split(".")[0]]
-    seen: set[str] = set()
-    for name in ANALYSIS_NAMESPACES:
-        _walk(getattr(root, name), seen)
-    return [f for f in _DECLARED  # not a function of an example or a test
-            if (f.__module__.split(".") + [""])[1] in ANALYSIS_NAMESPACES]
-
-
-def name_of(func: Callable) -> str:
-    """How validation and the README name a declared function: its module below the package.
-
-    Examples
-    --------
-    >>> import dabench_analysis as da
-    >>> name_of(da.tables.failures.root_causes)
-    'tables.failures.root_causes'
-    """
-    module = func.__module__.removeprefix("dabench_analysis.")
-    return f"{module}.{func.__name__}"
-
-
-def needing(column: str) -> list[str]:
-    """Names of the declared functions an absent ``column`` (or optional file, or
-    ``"<file>:<column>"``) disables, sorted (whatever order their modules were imported in).
-
-    Examples
-    --------
-    >>> import dabench_analysis as da
-    >>> needing("outcome_error_type")
-    ['tables.failures.outcome_error_types']
-    """
-    return sorted({name_of(f) for f in declared() if column in f.needs.columns
-                   or column in f.needs.files or column in f.needs.file_needs})
-
-
-def using(column: str) -> list[str]:
-    """Names of the declared functions that use ``column`` when present (without needing it).
-
-    Examples
-    --------
-    >>> import dabench_analysis as da
-    >>> "tables.paper.main_results" in using("analyst_score")
-    True
-    """
-    return sorted({name_of(f) for f in declared() if column in f.needs.uses})
-
-def optional_columns() -> list[str]:
-    """task_metrics columns of the optional tier, in catalogue order.
-
-    Examples
-    --------
-    >>> "difficulty" in optional_columns(), "task_id" in optional_columns()
-    (True, False)
-    """
-    return [c.name for c in TASK_COLUMNS.values() if not c.required]

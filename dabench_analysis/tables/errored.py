@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
+from dabench_analysis.schema.needs import Skipped, in_report, needs
 from dabench_analysis.tables.common import TasksLike, takes_run
 from dabench_analysis.tables.summary import answer_accuracy
 
@@ -26,6 +27,7 @@ def _treated(tasks: pd.DataFrame, failed: np.ndarray, how: str) -> pd.DataFrame:
     return tasks.assign(final_score=score)
 
 
+@needs("final_score", trials="any")
 @takes_run(needs=["final_score"], trials=True)
 def failure_bounds(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,
                    ci: float = 0.95, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
@@ -57,6 +59,8 @@ def failure_bounds(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESH
     ------
     ValueError
         No ``final_score``; ``threshold`` or ``ci`` out of range.
+    Skipped
+        In a report section only, a run without an errored trial (three equal rows).
 
     Notes
     -----
@@ -85,6 +89,10 @@ def failure_bounds(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESH
     2      left_out      0.75         4          1
     """
     failed = schema.errored(tasks).to_numpy(bool)
+    if not failed.any() and in_report():
+        raise Skipped("no trial ended in an infrastructure error (an `error`, a `status` of "
+                      "error, a record whose `info` holds one): the three accuracies would equal "
+                      "the headline one", missing=["an errored trial"])
     rows = []
     for how, label in TREATMENTS.items():
         a = answer_accuracy(_treated(tasks, failed, how), threshold=threshold, ci=ci,

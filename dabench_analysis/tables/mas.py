@@ -26,7 +26,8 @@ def _correctness(tasks: pd.DataFrame, correct: str | None, threshold: float) -> 
     return as_bool(tasks[correct], correct)
 
 
-@needs("final_score", "schema_agent_used", "domain_agent_used", "document_agent_used")
+@needs("final_score", "schema_agent_used", "domain_agent_used", "document_agent_used",
+       by_argument={"specialists": "{}_agent_used"})
 @takes_run()
 def specialist_value(tasks: TasksLike, *, correct: str | None = None,
                      threshold: float = schema.SUCCESS_THRESHOLD,

@@ -12,6 +12,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.inputs import warn
 from dabench_analysis.stats.planning import plan_study, variance_components
 from dabench_analysis.tables.common import correct_mask, takes_run
@@ -80,6 +81,7 @@ def _row(a: str, b: str | None, per: pd.DataFrame, delta, plan_trials, alpha, po
 
 
 @takes_run(pools=False, trials=True)
+@needs("task_id", "final_score", trials="any")
 def planning(tasks, *, delta: float | None = None, n_trials: float | None = None,
              power: float = 0.8, alpha: float = 0.05, baseline: str | None = None,
              threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:

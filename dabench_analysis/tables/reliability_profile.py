@@ -17,6 +17,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
+from dabench_analysis.schema.needs import REPEATED, Skipped, needs
 from dabench_analysis.stats import consistency as cs
 from dabench_analysis.stats.inputs import check_ci
 from dabench_analysis.stats.recorded import cost_recorded
@@ -262,6 +263,7 @@ def _read(run, configs, threshold, baseline: str, trajectory=None, tool_calls=No
     return trials, condition
 
 
+@needs("task_id", "final_score", trials="any")
 def reliability(run, *, trajectory: pd.DataFrame | None = None,
                 tool_calls: pd.DataFrame | None = None, configs: pd.DataFrame | None = None,
                 threshold: float | None = None, baseline: str = "baseline",
@@ -314,6 +316,8 @@ def reliability(run, *, trajectory: pd.DataFrame | None = None,
     ValueError
         No ``task_id`` or ``final_score``; a ``condition`` column without ``baseline`` rows; a
         threshold outside (0, 1] or ``ci`` outside (0, 1).
+    Skipped
+        Not one metric can be computed (one trial per task, no confidence, no condition).
 
     Notes
     -----
@@ -363,9 +367,16 @@ def reliability(run, *, trajectory: pd.DataFrame | None = None,
         parts.append(pd.DataFrame(rows).assign(run_id=unit))
     if not parts:
         return pd.DataFrame(columns=COLUMNS)
-    return pd.concat(parts, ignore_index=True)[COLUMNS]
+    out = pd.concat(parts, ignore_index=True)[COLUMNS]
+    if out["value"].isna().all():
+        raise Skipped("no reliability metric can be computed: consistency needs repeated trials "
+                      "of a task (a trial column, or runs of one configuration with seeds), "
+                      "predictability a `confidence_score`, robustness a `condition` column",
+                      missing=[REPEATED, "confidence_score", "condition"])
+    return out
 
 
+@needs("task_id", "final_score", trials="any")
 def risk_coverage(run, *, configs: pd.DataFrame | None = None, threshold: float | None = None,
                   baseline: str = "baseline") -> pd.DataFrame:
     """The risk–coverage curve of each run (or configuration): answering only the most confident
@@ -391,6 +402,8 @@ def risk_coverage(run, *, configs: pd.DataFrame | None = None, threshold: float 
     ------
     ValueError
         As :func:`reliability`.
+    Skipped
+        No run has a confidence (``confidence_score`` or ``confidence``), or the input has no row.
 
     Notes
     -----
@@ -414,5 +427,7 @@ def risk_coverage(run, *, configs: pd.DataFrame | None = None, threshold: float 
             curve = cs.risk_coverage(base["confidence"].to_numpy(float),
                                      base["ok"].to_numpy(float))
             parts.append(curve.assign(run_id=unit))
-    cols = ["run_id", "coverage", "risk", "optimal_risk"]
-    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+    if not parts:
+        raise Skipped("needs the agent's stated confidence (`confidence_score`), absent or "
+                      "all missing in this run", missing=["confidence_score"])
+    return pd.concat(parts, ignore_index=True)[["run_id", "coverage", "risk", "optimal_risk"]]

@@ -29,9 +29,9 @@ from dabench_analysis.schema.checks import (
     checks_reading,
     control_mask,
 )
+from dabench_analysis.schema.declared import needing as sections_needing
+from dabench_analysis.schema.declared import using as sections_using
 from dabench_analysis.schema.needs import FILE_CATALOGUES
-from dabench_analysis.schema.needs import needing as sections_needing
-from dabench_analysis.schema.needs import using as sections_using
 
 
 def orphan_findings(task_ids: pd.Series, table: pd.DataFrame, file: str) -> list[Finding]:

@@ -24,8 +24,8 @@ from dabench_analysis.schema import (
     check_threshold,
     optional_columns,
 )
-from dabench_analysis.schema.needs import needing as sections_needing
-from dabench_analysis.schema.needs import using as sections_using
+from dabench_analysis.schema.declared import needing as sections_needing
+from dabench_analysis.schema.declared import using as sections_using
 from dabench_analysis.validate import files as fl
 from dabench_analysis.validate import invariants as inv
 from dabench_analysis.validate import replay as rp
