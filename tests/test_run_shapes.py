@@ -27,6 +27,7 @@ from notebook_runs import report_shape, sections_of
 
 import dabench_analysis as da
 from dabench_analysis import load_run, schema, stats
+from dabench_analysis.schema.columns import ANNOTATION_COLUMNS
 from dabench_analysis.schema.needs import collect_reduced, skips
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,7 +152,7 @@ DATA_SKIPS = {"reliability": (lambda cols: "confidence_score" in cols,
 
 
 def _expected_skips(cols: set[str], files: set[str], report: str) -> list[str]:
-    columns = set(schema.TASK_COLUMNS) - cols
+    columns = set(schema.TASK_COLUMNS) - cols - set(ANNOTATION_COLUMNS)  # no labels
     present = set(schema.OPTIONAL_FILES) - files
     return [s["name"] for s in SECTIONS[report]  # eval-v2 runs: one trial per task
             if any(f.needs.missing(columns, present) or f.needs.trials == "several"
@@ -178,7 +179,8 @@ def test_each_shape_skips_exactly_what_it_lacks(matrix, shape):
         for entry in skipped:
             data = DATA_SKIPS.get(entry["section"], (None, set()))[1]
             assert entry["missing"] and set(entry["missing"]) <= cols | files | {
-                m for m in entry["missing"] if m.startswith("one of:")} | {"repeated trials"} | data
+                m for m in entry["missing"] if m.startswith("one of:")} | {"repeated trials"} | \
+                data | set(ANNOTATION_COLUMNS)
         stems = {s["name"]: s["stems"] for s in SECTIONS[report]}
         for sec in skipped:  # nothing of a skipped section is written
             for output in stems[sec["section"]]:
@@ -246,7 +248,7 @@ def test_the_other_version_reads_aliases_extra_columns_and_true_false(matrix):
     skipped = [s["section"] for s in _summary(out, "other_version")["skipped"]]
     assert skipped == ["specialist_participation", "failure_stages", "outcome_error_types",
                        "calibration", "reliability", "risk_coverage", "failure_bounds",
-                       "ablation_verification", "pass_k", "flakiness"]
+                       "ablation_verification", "pass_k", "flakiness", "mistake_agreement"]
 
 
 def test_the_new_tables_equal_a_direct_call(matrix):

@@ -75,6 +75,77 @@ def repeated_actions(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
     return hit
 
 
+def normalise_inputs(text: pd.Series) -> pd.Series:
+    """Action inputs with near-duplicates made equal: quotes (``'"`` and backticks) removed,
+    every run of digits written ``0``, whitespace runs one space, ends stripped.
+
+    Examples
+    --------
+    >>> normalise_inputs(pd.Series(["sed -n '10,20p' a.py", 'sed  -n "11,40p" a.py'])).tolist()
+    ['sed -n 0,0p a.py', 'sed -n 0,0p a.py']
+    """
+    t = text.astype("string").str.replace(r"[\'\"`]", "", regex=True)
+    return t.str.replace(r"\d+", "0", regex=True).str.replace(r"\s+", " ",
+                                                             regex=True).str.strip()
+
+
+def repeat_kinds(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
+    """Each step's repeat kind: 0 none, 1 *stuck* (the same ``tool`` on a near-identical
+    ``action_input`` with the same ``observation`` as one of the ``window`` steps before it),
+    2 *retry after change* (same tool and input, a different observation: the edit-and-rerun
+    cycle), 3 a repeat whose observations are unknown.
+
+    Parameters
+    ----------
+    steps : DataFrame
+        As :func:`repeated_actions`; ``observation`` (text, compared whole) when present.
+    window : int
+        How many preceding steps are compared, >= 1.
+
+    Returns
+    -------
+    ndarray of int8
+        One per row of ``steps``.
+
+    Notes
+    -----
+    Inputs are compared after :func:`normalise_inputs` (whitespace, numbers, quoting), so a
+    reworded-by-numbers command matches. A step is stuck when any earlier match in the window
+    saw the same observation; else a retry when the observations of both are known. Stuck
+    repeats are MAST's "step repetition" (Cemri et al. 2025); the re-run after an edit is the
+    normal SWE-agent loop (Yang et al. 2024, SWE-agent, arXiv:2405.15793), not being stuck.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"task_index": [0, 0, 0, 0], "tool": ["sh"] * 4,
+    ...                   "action_input": ["pytest", "pytest ", "pytest", "ls"],
+    ...                   "observation": ["1 failed", "1 failed", "ok", "a"]})
+    >>> repeat_kinds(s).tolist()
+    [0, 1, 2, 0]
+    """
+    if not isinstance(window, int | np.integer) or window < 1:
+        raise ValueError(f"window must be a whole number >= 1, got {window!r}")
+    require_columns(steps, ["task_index", "tool", "action_input"], "steps")
+    t = steps["task_index"].to_numpy()
+    tool, text = steps["tool"].astype("string"), normalise_inputs(steps["action_input"])
+    known = (tool.notna() & text.fillna("").str.len().gt(0)).to_numpy()
+    code = np.where(known, pd.factorize(tool.fillna("") + "\x1f" + text.fillna(""))[0], -1)
+    obs = (steps["observation"].astype("string") if "observation" in steps
+           else pd.Series(pd.NA, index=steps.index, dtype="string"))
+    seen = obs.notna().to_numpy()
+    oc = pd.factorize(obs)[0]
+    same = np.zeros(len(t), dtype=bool)
+    differ = np.zeros(len(t), dtype=bool)
+    unknown = np.zeros(len(t), dtype=bool)
+    for d in range(1, min(window, max(len(t) - 1, 0)) + 1):
+        hit = (code[d:] >= 0) & (code[d:] == code[:-d]) & (t[d:] == t[:-d])
+        both = seen[d:] & seen[:-d]
+        same[d:] |= hit & both & (oc[d:] == oc[:-d])
+        differ[d:] |= hit & both & (oc[d:] != oc[:-d])
+        unknown[d:] |= hit & ~both
+    return np.select([same, differ, unknown], [1, 2, 3], 0).astype(np.int8)
+
+
 def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every failed step and failed tool call, and whether its task recovered from it.
 

@@ -17,6 +17,13 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
+    from dabench_analysis.tables.trajectory.agents import agent_attribution
+    from dabench_analysis.tables.trajectory.attribution import (
+        labelled_failures,
+        mistake_agreement,
+        mistake_offsets,
+        with_labels,
+    )
     from dabench_analysis.tables.trajectory.events import loop_tasks, loops, recovery
     from dabench_analysis.tables.trajectory.failures import (
         first_failure_agreement,
@@ -32,9 +39,10 @@ if TYPE_CHECKING:
     from dabench_analysis.tables.trajectory.profile import solve_curve, step_latency, tool_fit
     from dabench_analysis.tables.trajectory.runs import compare, per_run, variant_changes
 
-__all__ = ["compare", "conformance", "first_failure_agreement", "first_failure_counts",
-           "first_failures", "loop_tasks", "loops", "per_run", "recovery", "solve_curve",
+__all__ = ["agent_attribution", "compare", "conformance", "first_failure_agreement", "first_failure_counts",
+           "first_failures", "labelled_failures", "loop_tasks", "loops", "mistake_agreement",
+           "mistake_offsets", "per_run", "recovery", "solve_curve",
            "step_latency", "task_patterns", "tool_fit", "transitions", "variant_changes",
-           "variants"]
+           "variants", "with_labels"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

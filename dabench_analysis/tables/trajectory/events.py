@@ -18,7 +18,8 @@ from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci
-from dabench_analysis.stats.step_events import error_recovery, repeated_actions
+from dabench_analysis.stats.loop_flags import loop_flags
+from dabench_analysis.stats.step_events import error_recovery, repeat_kinds, repeated_actions
 from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.tables.trajectory._inputs import (
     Inputs,
@@ -52,8 +53,9 @@ def _reentries(inp: Inputs) -> pd.DataFrame:
     return out
 
 
-@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "tool",
-       "action_input"), uses=("difficulty", "replan_count", "execution_attempts",), trials="any")
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id"),
+       uses=("difficulty", "replan_count", "execution_attempts",
+             *in_file(TRAJECTORY_FILE, "tool", "action_input", "observation")), trials="any")
 def loop_tasks(run: Run | Runs, *, window: int = 3,
                threshold: float | None = None) -> pd.DataFrame:
     """Per task: its loops (an action issued again within ``window`` steps) and unexplained
@@ -77,7 +79,14 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
     DataFrame
         One row per task (and trial: another harness's repeated trials, each its own trace):
         ``run_id`` (several runs only), ``task_id``, ``trial`` (when the run has it),
-        ``difficulty``, ``n_steps``, ``n_loops`` (steps that repeat an action), ``plan_blocks``,
+        ``difficulty``, ``n_steps``, ``n_loops`` (steps that repeat an action exactly; this
+        and the next two <NA> without ``tool`` and ``action_input``),
+        ``n_stuck`` (near-identical input, same observation: stuck), ``n_retry`` (same input,
+        a different observation: a retry after change; :func:`~dabench_analysis.stats.
+        step_events.repeat_kinds`; both 0 without ``observation``), ``n_flagged`` (steps
+        whose text says the agent itself is looping: Magentic-One's ledger,
+        :func:`~dabench_analysis.stats.loop_flags.loop_flags`; <NA> without ``observation``),
+        ``plan_blocks``,
         ``plan_reentries`` (PLAN blocks beyond 1 + ``replan_count``), ``execute_blocks``,
         ``execute_reentries`` (EXECUTE blocks beyond ``execution_attempts``), ``correct``.
         Re-entries are <NA> where the column they are checked against (or ``stage``) is
@@ -104,19 +113,31 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
     >>> int(lt["plan_reentries"].sum()), int(lt["execute_reentries"].sum())  # consistent data
     (0, 0)
     """
-    inp = gather(run, "loop_tasks", steps=["tool", "action_input"], threshold=threshold,
-                 task_columns=["replan_count", "execution_attempts"], optional=("stage",))
+    inp = gather(run, "loop_tasks", steps=[], threshold=threshold,
+                 task_columns=["replan_count", "execution_attempts"],
+                 optional=("stage", "observation", "tool", "action_input"))
     return _loop_tasks(inp, window)
 
 
 def _loop_tasks(inp: Inputs, window: int) -> pd.DataFrame:
     n = len(inp.tasks)
-    hit = repeated_actions(inp.steps, window=window)
     t = inp.steps["task_index"].to_numpy()
     out = inp.tasks[[c for c in ("run_id", "task_id", "trial", "difficulty")
                      if c in inp.tasks]].copy()
     out["n_steps"] = np.bincount(t, minlength=n)
-    out["n_loops"] = np.bincount(t[hit], minlength=n)
+    if {"tool", "action_input"} <= set(inp.steps.columns):
+        hit = repeated_actions(inp.steps, window=window)
+        out["n_loops"] = np.bincount(t[hit], minlength=n)
+        kind = repeat_kinds(inp.steps, window=window)
+        out["n_stuck"] = np.bincount(t[kind == 1], minlength=n)
+        out["n_retry"] = np.bincount(t[kind == 2], minlength=n)
+    else:  # no actions recorded: repeats unknown (the agent's own flags may still be read)
+        for col in ("n_loops", "n_stuck", "n_retry"):
+            out[col] = pd.array([pd.NA] * n, dtype="Int64")
+    if "observation" in inp.steps:
+        out["n_flagged"] = np.bincount(t[loop_flags(inp.steps["observation"])], minlength=n)
+    else:
+        out["n_flagged"] = pd.array([pd.NA] * n, dtype="Int64")
     out = pd.concat([out, _reentries(inp)], axis=1)
     out["correct"] = inp.tasks["correct"].to_numpy()
     return out if inp.several else out.drop(columns="run_id", errors="ignore")
@@ -140,7 +161,10 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
     DataFrame
         Per ``run_id`` (several runs only) and ``difficulty``: ``n_tasks`` (tasks with
         steps), ``n_loop_steps``, ``mean_loops`` (per task), ``n_with_loop``, ``loop_share``
-        with ``loop_share_ci_low``, ``loop_share_ci_high`` (Wilson), ``n_reentry`` (tasks with
+        with ``loop_share_ci_low``, ``loop_share_ci_high`` (Wilson), ``n_stuck_steps``,
+        ``n_retry_steps`` (repeats stuck / retried after change, :func:`loop_tasks`),
+        ``n_with_stuck`` (tasks with a stuck repeat), ``n_flagged_steps``, ``n_with_flag``
+        (steps and tasks the agent itself flags as looping), ``n_reentry`` (tasks with
         an unexplained PLAN or EXECUTE re-entry), ``accuracy_loop``, ``accuracy_no_loop``
         (Wilson intervals), ``diff`` (loop − no loop) with ``ci_low``, ``ci_high`` (Newcombe
         hybrid score), ``p_value`` (Fisher's exact test), ``p_adjusted`` (Holm over the
@@ -169,25 +193,31 @@ def loops(run: Run | Runs, *, window: int = 3, threshold: float | None = None,
     """
     check_ci(ci)
     inp = gather(run, "loops", steps=["tool", "action_input"], threshold=threshold,
-                 task_columns=["replan_count", "execution_attempts"], optional=("stage",))
+                 task_columns=["replan_count", "execution_attempts"],
+                 optional=("stage", "observation"))
     lt = _loop_tasks(inp, window).assign(task_index=np.arange(len(inp.tasks)))
     lt = lt[lt["n_steps"] > 0]
     s = stratify(lt.drop(columns=["run_id", "difficulty"], errors="ignore"), inp.tasks)
     ok, scored = s["correct"].fillna(False).astype(bool), s["correct"].notna()
     loop = s["n_loops"].gt(0)
     re = (s["plan_reentries"].fillna(0) + s["execute_reentries"].fillna(0)).gt(0)
-    s = s.assign(loop=loop, re=re, k1=ok & loop, n1=scored & loop, k2=ok & ~loop,
+    s = s.assign(loop=loop, re=re, stuck=s["n_stuck"].gt(0), flag=s["n_flagged"].gt(0).fillna(False), k1=ok & loop, n1=scored & loop, k2=ok & ~loop,
                  n2=scored & ~loop)
     g = s.groupby(["run_id", "difficulty"], sort=False, observed=True).agg(
         n_tasks=("task_index", "size"), n_loop_steps=("n_loops", "sum"),
         mean_loops=("n_loops", "mean"), n_with_loop=("loop", "sum"), n_reentry=("re", "sum"),
+        n_stuck_steps=("n_stuck", "sum"), n_retry_steps=("n_retry", "sum"),
+        n_with_stuck=("stuck", "sum"), n_flagged_steps=("n_flagged", "sum"),
+        n_with_flag=("flag", "sum"),
         k1=("k1", "sum"), n1=("n1", "sum"), k2=("k2", "sum"), n2=("n2", "sum")).reset_index()
     d = difference(s, ["run_id", "difficulty"], ("k1", "n1"), ("k2", "n2"), inp, ci,
                    compare_proportions(g["k1"], g["n1"], g["k2"], g["n2"], ci=ci))
     sh = shares(s, ["run_id", "difficulty"], {"loop_share": ("loop", None),
                 "accuracy_loop": ("k1", "n1"), "accuracy_no_loop": ("k2", "n2")}, inp, ci)
     out = pd.concat([g[["run_id", "difficulty", "n_tasks", "n_loop_steps", "mean_loops",
-                        "n_with_loop"]], sh.filter(like="loop_share"), g[["n_reentry"]],
+                        "n_with_loop"]], sh.filter(like="loop_share"),
+                     g[["n_stuck_steps", "n_retry_steps", "n_with_stuck", "n_flagged_steps",
+                        "n_with_flag", "n_reentry"]],
                      sh.filter(like="accuracy_"),
                      d[["diff", "ci_low", "ci_high", "p_value"]]], axis=1)
     strata = (out["difficulty"] != "all").to_numpy()

@@ -20,6 +20,13 @@ from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci, warn
+from dabench_analysis.tables.trajectory._by import (
+    AUTO,
+    add_level,
+    collapse_cycles,
+    resolve_by,
+    step_columns,
+)
 from dabench_analysis.tables.trajectory._inputs import (
     difference,
     finish,
@@ -34,15 +41,27 @@ from dabench_analysis.tables.trajectory._inputs import (
 NO_STEPS = "(no steps)"
 #: The ``by`` columns a pattern may follow (trajectory.csv, seed 000 §Data Model Schema 2).
 BY = ("stage", "phase", "agent", "tool", "legacy_stage", "trajectory_agent", "agent_type",
-      "action")
+      "action", "program", "auto")
+#: Where a group has at least this many variants per task (nearly one each): none is tested.
+SINGLETONS = 0.9
+_FILE_NEEDS = in_file(TRAJECTORY_FILE, "task_id", "step_id")
+_LEVELS = in_file(TRAJECTORY_FILE, *AUTO)
 
 
-def _check_by(by: str) -> None:
+def _check_by(run, by: str) -> str:
     if by not in BY:
         raise ValueError(f"by must be one of {', '.join(BY)}; got {by!r}")
+    return resolve_by(run, by)
+
+
+def _gather_by(run, name: str, by: str, **kw):
+    inp = gather(run, name, steps=step_columns(by), **kw)
+    inp.steps = add_level(inp.steps, by)
+    return inp
 
 
 def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
+                  collapse_cycles: bool | str = False,
                   threshold: float | None = None) -> pd.DataFrame:
     """Each task's sequence of ``by`` values, its conformance and outcome (the rows behind
     :func:`variants` and :func:`conformance`).
@@ -52,11 +71,19 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
     run : Run or Runs
         A loaded run (several: one row per run and task); reads trajectory.csv columns
         ``task_id``, ``step_id`` and ``by`` (and ``duration_seconds`` when present).
-    by : {"stage", "phase", "agent", "tool", ...}
+    by : {"stage", "phase", "agent", "tool", "program", "auto", ...}
         The trajectory.csv column whose sequence is the pattern (:data:`BY`). Steps without a
-        value are not part of it (with ``tool``: the steps that call none).
+        value are not part of it (with ``tool``: the steps that call none). ``"program"``: the
+        action class, the first word of a shell command
+        (:func:`~dabench_analysis.tables.trajectory._by.programs`); ``"auto"``: stage, else
+        agent, else tool (the first the trajectory has).
     collapse_repeats : bool
         Consecutive steps with one value are one block (default); False keeps every step.
+    collapse_cycles : bool or "shape"
+        True: a repeated cycle of 2 to 4 blocks is written once with its count (A→B→A→B is
+        (A→B)×2); ``"shape"``: with ``×n`` whatever the count, so tasks that differ only in how
+        often they went round share a variant
+        (:func:`~dabench_analysis.tables.trajectory._by.collapse_cycles`).
     threshold : float, optional
         Success threshold; default the run's ``success_threshold``.
 
@@ -92,21 +119,24 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
     >>> len(tp), tp.columns[0]
     (80, 'task_id')
     """
-    _check_by(by)
-    inp = gather(run, "task_patterns", steps=[by], task_columns=["execution_time"],
-                 threshold=threshold)
-    out = _task_patterns(inp, by, collapse_repeats)
+    by = _check_by(run, by)
+    inp = _gather_by(run, "task_patterns", by, task_columns=["execution_time"],
+                     threshold=threshold)
+    out = _task_patterns(inp, by, collapse_repeats, collapse_cycles)
     warn(inp.notes)
     return out if inp.several else out.drop(columns="run_id")
 
 
-def _task_patterns(inp, by: str, collapse: bool) -> pd.DataFrame:
+def _task_patterns(inp, by: str, collapse: bool, cycles: bool | str = False) -> pd.DataFrame:
     n = len(inp.tasks)
     b = sq.blocks(inp.steps, by=by, collapse_repeats=collapse)
     pat = sq.patterns(b, n_tasks=n)
     out = inp.tasks.copy()
     out["pattern"] = pat["pattern"].replace("", NO_STEPS).to_numpy()
     out["reading"] = pat["reading"].replace("", NO_STEPS).to_numpy()
+    if cycles:
+        for col in ("pattern", "reading"):
+            out[col] = [collapse_cycles(p, counts=cycles != "shape") for p in out[col]]
     out["n_steps"] = np.bincount(inp.steps["task_index"], minlength=n)
     out["n_blocks"] = pat["n_blocks"].to_numpy()
     if by == "stage":
@@ -130,7 +160,7 @@ def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
     pooled = rest & (n_rest.to_numpy() > 1)
     sums = ["n_tasks", "n_correct", "n_scored", "score_sum", "steps_sum", "runtime_sum",
             "runtime_n"]
-    firsts = ["group_tasks", "group_correct", "group_scored"]
+    firsts = ["group_tasks", "group_correct", "group_scored", "untested"]
     other = g[pooled].groupby(keys, sort=False, observed=True).agg(
         **{c: (c, "sum") for c in sums}, **{c: (c, "first") for c in firsts},
         k=("pattern", "size")).reset_index()
@@ -139,10 +169,11 @@ def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
                      ignore_index=True)
 
 
-@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
-       uses=("difficulty", "execution_time",), trials="any")
+@needs(files=(TRAJECTORY_FILE,), file_needs=_FILE_NEEDS,
+       uses=("difficulty", "execution_time", *_LEVELS), trials="any")
 def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
-             top: int = 10, threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
+             collapse_cycles: bool | str = False, top: int = 10, threshold: float | None = None,
+             ci: float = 0.95) -> pd.DataFrame:
     """The variants of a run: one row per distinct sequence of ``by`` values, most frequent
     first, the rest pooled.
 
@@ -150,7 +181,7 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
     ----------
     run : Run or Runs
         As :func:`task_patterns` (several runs: one table per run, never pooled).
-    by, collapse_repeats, threshold
+    by, collapse_repeats, collapse_cycles, threshold
         As :func:`task_patterns`; ``collapse_repeats=False`` keeps every step (useful with
         ``by="tool"``).
     top : int
@@ -169,7 +200,11 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
         ``mean_runtime_s`` (task_metrics ``execution_time``, seconds; NaN without it),
         ``p_value`` (Fisher's exact test: the variant's accuracy against the group's other
         tasks; NaN for the pooled rest), ``p_adjusted`` (Holm over the variants of the group),
-        ``conforms`` (the variant is the canonical pattern; ``by="stage"`` only), ``method``.
+        ``conforms`` (the variant is the canonical pattern; ``by="stage"`` only), ``method``
+        (with ``by=`` the level used). Where a group has nearly one variant per task (variants
+        >= 0.9 × tasks, :data:`SINGLETONS`), no variant is tested (``p_value`` NaN) and
+        ``method`` says "one variant per task": a variant table says nothing there; use a
+        coarser ``by`` or ``collapse_cycles="shape"``.
 
     Raises
     ------
@@ -196,9 +231,9 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
     if top < 1:
         raise ValueError(f"top must be >= 1, got {top!r}")
     check_ci(ci)
-    _check_by(by)
-    inp = gather(run, "variants", steps=[by], task_columns=["execution_time"], threshold=threshold)
-    tp = _task_patterns(inp, by, collapse_repeats)
+    by = _check_by(run, by)
+    inp = _gather_by(run, "variants", by, task_columns=["execution_time"], threshold=threshold)
+    tp = _task_patterns(inp, by, collapse_repeats, collapse_cycles)
     tp["task_index"] = np.arange(len(tp))
     tp["runtime"] = tp["execution_time"].astype("float64") if "execution_time" in tp \
         else np.nan
@@ -212,13 +247,15 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
         runtime_n=("runtime", "count")).reset_index()
     tot = g.groupby(["run_id", "difficulty"], observed=True)[["n_tasks", "n_correct", "n_scored"]]
     g[["group_tasks", "group_correct", "group_scored"]] = tot.transform("sum").to_numpy()
+    kinds = g.groupby(["run_id", "difficulty"], observed=True)["pattern"].transform("size")
+    g["untested"] = (kinds >= SINGLETONS * g["group_tasks"]) & (g["group_tasks"] > 1)
     return _variant_columns(_pool_rest(g, top), by, collapse_repeats, ci, inp)
 
 
 def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp) -> pd.DataFrame:
     k, n = g["n_correct"].to_numpy(float), g["n_scored"].to_numpy(float)
     rest_k, rest_n = g["group_correct"] - k, g["group_scored"] - n
-    p = np.where(g["is_other"], np.nan,
+    p = np.where(g["is_other"] | g["untested"].fillna(True).astype(bool), np.nan,
                  compare_proportions(k, n, rest_k, rest_n, ci=ci)["p_value"].to_numpy())
     with np.errstate(invalid="ignore", divide="ignore"):
         out = pd.DataFrame({
@@ -233,7 +270,10 @@ def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp) -
     out["p_adjusted"] = holm(out, ["run_id", "difficulty"])
     if by == "stage" and collapse:
         out["conforms"] = out["pattern"] == sq.ARROW.join(sq.CANONICAL)
-    out["method"] = "Wilson; Fisher exact (variant vs the group's other tasks), Holm"
+    out["method"] = np.where(
+        g["untested"].fillna(True).astype(bool), f"by={by}; nearly one variant per task: not "
+        "tested", f"by={by}; Wilson; Fisher exact (variant vs the group's "
+        "other tasks), Holm")
     out["_o"] = g["is_other"].to_numpy()
     out = finish(out, inp, sort=["_o", "n_tasks", "pattern"], ascending=[True, False, True])
     return out.drop(columns="_o")
@@ -326,8 +366,8 @@ def _node_order(values, by: str) -> dict[str, int]:
     return {v: i for i, v in enumerate(order)}
 
 
-@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage"),
-       uses=("difficulty",), trials="any")
+@needs(files=(TRAJECTORY_FILE,), file_needs=_FILE_NEEDS, uses=("difficulty", *_LEVELS),
+       trials="any")
 def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
                 threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The directly-follows relation: one row per (from, to) pair of consecutive blocks,
@@ -377,8 +417,8 @@ def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = 
     (['start', 'UNDERSTAND'], 80)
     """
     check_ci(ci)
-    _check_by(by)
-    inp = gather(run, "transitions", steps=[by], threshold=threshold)
+    by = _check_by(run, by)
+    inp = _gather_by(run, "transitions", by, threshold=threshold)
     edges = sq.directly_follows(sq.blocks(inp.steps, by=by, collapse_repeats=collapse_repeats))
     s = stratify(edges, inp.tasks)
     t = s["task_index"].to_numpy()
@@ -398,6 +438,6 @@ def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = 
         "target": g["target"], "count": g["count"].astype("int64"),
         "exit_share": g["count"] / exits, "n_tasks": g["n_tasks"].astype("int64"),
         **g.filter(like="accuracy"), "median_source_s": g["median_source_s"],
-        "method": "directly-follows counts; Wilson",
+        "method": f"by={by}; directly-follows counts; Wilson",
         "_s": g["source"].map(order), "_t": g["target"].map(order)})
     return finish(out, inp, sort=["_s", "_t"], clustered=True).drop(columns=["_s", "_t"])

@@ -23,6 +23,7 @@ from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_intervals
 from dabench_analysis.stats.step_events import cumulative_share, grouped_quantiles
 from dabench_analysis.tables.actors import own_actions, with_note
+from dabench_analysis.tables.trajectory._by import AUTO, resolve_by
 from dabench_analysis.tables.trajectory._clustered import curve_intervals, fit_intervals
 from dabench_analysis.tables.trajectory._inputs import (
     Inputs,
@@ -55,8 +56,8 @@ def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
     return pd.concat([uniques, q], axis=1)
 
 
-@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage",
-       "tool", "duration_seconds"), uses=("difficulty",), trials="any")
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
+       "duration_seconds"), uses=("difficulty", *in_file(TRAJECTORY_FILE, *AUTO)), trials="any")
 def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.DataFrame:
     """Step latencies (``duration_seconds``) by stage, agent or tool, with the share of the
     run's step time and the tokens; for tools also the calls' ``latency_seconds``.
@@ -67,9 +68,10 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
         Reads trajectory.csv ``task_id``, ``step_id``, ``by``, ``duration_seconds``
         (seconds) and ``tokens`` when present; with ``by="tool"`` also tool_calls.csv
         ``tool_name`` and ``latency_seconds`` when the run has them.
-    by : {"stage", "agent", "tool", "phase", ...}
+    by : {"stage", "agent", "tool", "phase", "auto", ...}
         The grouping column of trajectory.csv; steps without a value are the group "(none)"
-        (with ``tool``: the steps that call no tool).
+        (with ``tool``: the steps that call no tool). ``"auto"``: stage, else agent, else
+        tool (the first the trajectory has).
     ci : float
         Level of the distribution-free intervals of the quantiles.
 
@@ -106,6 +108,7 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     ['difficulty', 'stage', 'n', 'p50_s']
     """
     check_ci(ci)
+    by = resolve_by(run, by)
     calls = ["tool_name"] if by == "tool" else None
     inp = gather(run, "step_latency", steps=[by, "duration_seconds"], calls=calls,
                  optional=("tokens",), calls_optional=("latency_seconds",))

@@ -1,0 +1,87 @@
+"""Stuck repeats told apart from retries after change (issue 35 item 2) on the trimmed
+mini-swe-agent SWE-bench trajectories, expected counts computed here from the raw JSON.
+
+Rule, applied to each file's ``messages``: every assistant turn is a step (1, 2, ...); a turn
+with exactly one ```` ```bash ```` block is an action, its command normalised (quotes dropped,
+digit runs -> 0, whitespace runs -> one space, stripped); its observation is the next user
+turn whole. A step is *stuck* when one of the 3 steps before it has the same normalised command
+and the same observation; else a *retry* when one has the same command and another observation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import dabench_analysis as da
+
+SWE = Path(__file__).parent / "data" / "harness" / "mini-swe-agent"
+BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
+
+
+def _norm(cmd: str) -> str:
+    cmd = re.sub(r"[\"'`]", "", cmd)
+    return re.sub(r"\s+", " ", re.sub(r"\d+", "0", cmd)).strip()
+
+
+def _kinds(messages: list[dict]) -> tuple[int, int]:
+    steps = []
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        blocks = BLOCK.findall(m["content"])
+        reply = (messages[i + 1]["content"] if i + 1 < len(messages)
+                 and messages[i + 1]["role"] == "user" else "")
+        steps.append((_norm(blocks[0]), reply) if len(blocks) == 1 else None)
+    stuck = retry = 0
+    for j, s in enumerate(steps):
+        if s is None or not s[0]:
+            continue
+        before = [p for p in steps[max(0, j - 3):j] if p is not None and p[0] == s[0]]
+        if any(p[1] == s[1] for p in before):
+            stuck += 1
+        elif before:
+            retry += 1
+    return stuck, retry
+
+
+def test_stuck_and_retry_counts_swe():
+    want = {}
+    for f in sorted((SWE / "trajs").glob("*/*.traj.json")):
+        want[f.parent.name] = _kinds(json.loads(f.read_text())["messages"])
+    lt = da.tables.trajectory.loop_tasks(da.load_run(SWE)).set_index("task_id")
+    got = {t: (int(lt.loc[t, "n_stuck"]), int(lt.loc[t, "n_retry"])) for t in want}
+    assert got == want
+    assert sum(r for _, r in want.values()) > sum(s for s, _ in want.values())
+    lp = da.tables.trajectory.loops(da.load_run(SWE)).iloc[0]
+    assert lp["n_stuck_steps"] == sum(s for s, _ in want.values())
+    assert lp["n_retry_steps"] == sum(r for _, r in want.values())
+
+
+def _program(cmd: str) -> str:
+    """First word of the command after comment lines, VAR=value and a leading ``cd DIR &&``."""
+    cmd = re.sub(r"(?m)^\s*#.*(\n|$)", "", cmd)
+    m = re.match(r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:cd\s+\S+\s*&&\s*)?([^\s;|&]+)", cmd)
+    return m.group(1) if m else "bash"
+
+
+def test_variants_by_program_with_cycles_swe():
+    """by="program": consecutive equal programs one block; variants say "not tested" when every
+    task has its own sequence; by="auto" without stages is the agent."""
+    want = {}
+    for f in sorted((SWE / "trajs").glob("*/*.traj.json")):
+        progs = []
+        for m in json.loads(f.read_text())["messages"]:
+            blocks = BLOCK.findall(m["content"]) if m["role"] == "assistant" else []
+            if len(blocks) == 1 and (not progs or progs[-1] != _program(blocks[0])):
+                progs.append(_program(blocks[0]))
+        want[f.parent.name] = "→".join(progs)
+    run = da.load_run(SWE)
+    tp = da.tables.trajectory.task_patterns(run, by="program").set_index("task_id")
+    assert tp["pattern"].to_dict() == want
+    v = da.tables.trajectory.variants(run, by="program", collapse_cycles=True)
+    assert len(set(want.values())) == len(want)  # one sequence per task
+    assert v["p_value"].isna().all() and "not tested" in v["method"].iloc[0]
+    assert da.tables.trajectory.transitions(run, by="auto")["method"].iloc[0].startswith(
+        "by=agent")
