@@ -147,7 +147,8 @@ EXCLUDED = {
         "index_tasks order_steps blocks patterns conformance directly_follows").split()},
     **{f"stats.step_events.{n}": "ordered steps, tool calls or arrays" for n in (
         "repeated_actions error_recovery first_failures grouped_quantiles "
-        "cumulative_share").split()},
+        "cumulative_share repeat_kinds").split()},
+    "stats.step_events.normalise_inputs": "a Series of action inputs (test_loop_kinds)",
 }
 
 # Tables and summaries with by=: name -> call with by.

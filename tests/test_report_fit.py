@@ -96,7 +96,7 @@ def test_every_section_computes_or_skips_with_a_reason(tmp_path, kind):
     done, sections = _run_sections(run, tmp_path)
     skipped = {s["section"]: s["missing"] for s in sections.skipped}
     names = [n for n, _ in _section_cells()]
-    assert len(names) == 37 and sorted([*done, *skipped]) == sorted(names)  # each decided once
+    assert len(names) == 40 and sorted([*done, *skipped]) == sorted(names)  # each decided once
     assert all(skipped.values()), skipped  # every skip names what it lacks
     assert {"health", "main_results"} <= set(done)
     if run.trials == 1 and "trajectory.csv" in run.side_files and "success" in run.trajectory:

@@ -220,7 +220,9 @@ def test_report_without_latency_seconds_computes_tool_failures_and_exits_0(tmp_p
          "missing": ["an errored trial"]},
         *({"section": s, "title": t, "missing": ["repeated trials"]} for s, t in (
             ("pass_k", "Repeated trials: pass@k and pass^k"),
-            ("flakiness", "Repeated trials: tasks with mixed outcomes")))]
+            ("flakiness", "Repeated trials: tasks with mixed outcomes"))),
+        {"section": "mistake_agreement", "title": "First failing step against labelled mistakes",
+         "missing": ["mistake_step"]}]
     assert {"section": "tool_usage", "title": "Tool latency and failures",
             "absent": [f"{CALLS}:latency_seconds"]} in summary["reduced"]
     with (SAMPLE / CALLS).open(newline="", encoding="utf-8") as fh:  # expected from the file

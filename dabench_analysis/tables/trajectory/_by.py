@@ -11,7 +11,8 @@ import pandas as pd
 
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
-from dabench_analysis.schema.needs import Skipped
+from dabench_analysis.schema.files import TRAJECTORY_FILE
+from dabench_analysis.schema.needs import Skipped, in_file
 from dabench_analysis.stats import steps as sq
 
 #: What ``by="auto"`` picks: the first of these the trajectory has with a value.
@@ -42,8 +43,8 @@ def resolve_by(run: Run | Runs, by: str) -> str:
         have = set().union(*(r.columns_of("trajectory") for r in runs))
         absent = [c for c in step_columns(by) if c not in have]
         if absent and have:
-            raise Skipped(f"needs trajectory.csv column(s) {', '.join(absent)} for by={by!r}",
-                          missing=[f"trajectory.csv:{c}" for c in absent])
+            raise Skipped(f"needs {TRAJECTORY_FILE} column(s) {', '.join(absent)} for "
+                          f"by={by!r}", missing=list(in_file(TRAJECTORY_FILE, *absent)))
         return by
     for col in AUTO:
         if any(col in r.trajectory and r.trajectory[col].notna().any() for r in runs):
