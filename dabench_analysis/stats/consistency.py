@@ -15,7 +15,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
+from scipy.stats import mannwhitneyu
 
 __all__ = ["action_consistency", "aurc", "auroc", "coefficient_of_variation",
            "js_divergence", "order_consistency", "outcome_consistency", "risk_coverage"]
@@ -98,8 +98,8 @@ def js_divergence(p, q) -> float:
 
     Notes
     -----
-    Lin (1991), eq. 4.1. :func:`scipy.spatial.distance.jensenshannon` returns the square root of
-    this (a distance), in nats by default; ``jensenshannon(p, q, base=2) ** 2`` equals it.
+    Lin (1991), eq. 4.1, computed as ``scipy.spatial.distance.jensenshannon(p, q, base=2) ** 2``
+    (scipy returns the square root of the divergence, a distance; weights are normalised by it).
 
     References
     ----------
@@ -116,14 +116,9 @@ def js_divergence(p, q) -> float:
         raise ValueError(f"p and q must have one weight per category; got {p.shape}, {q.shape}")
     if (p < 0).any() or (q < 0).any() or p.sum() <= 0 or q.sum() <= 0:
         raise ValueError("p and q must be non-negative with a positive total")
-    p, q = p / p.sum(), q / q.sum()
-    m = (p + q) / 2
+    from scipy.spatial.distance import jensenshannon
 
-    def h(x: np.ndarray) -> float:
-        x = x[x > 0]
-        return float(-(x * np.log2(x)).sum())
-
-    return float(min(1.0, max(0.0, h(m) - (h(p) + h(q)) / 2)))
+    return float(min(1.0, max(0.0, jensenshannon(p, q, base=2) ** 2)))
 
 
 def _pairs(seqs: Sequence[Sequence[str]]) -> list[tuple[list[str], list[str]]]:
@@ -293,9 +288,9 @@ def auroc(confidence, correct) -> float:
 
     Notes
     -----
-    The Mann–Whitney form (Hanley & McNeil 1982): ``(R_1 - n_1 (n_1 + 1) / 2) / (n_1 n_0)`` with
-    ``R_1`` the sum of the correct trials' mid-ranks; equal to HAL's pair count and to
-    ``sklearn.metrics.roc_auc_score``.
+    The Mann–Whitney form (Hanley & McNeil 1982): ``U_1 / (n_1 n_0)``, with ``U_1`` the
+    statistic of :func:`scipy.stats.mannwhitneyu` for the correct trials (ties counted one
+    half); equal to HAL's pair count and to ``sklearn.metrics.roc_auc_score``.
 
     References
     ----------
@@ -312,8 +307,8 @@ def auroc(confidence, correct) -> float:
     n0 = len(ok) - n1
     if n1 == 0 or n0 == 0:
         return np.nan
-    r = rankdata(conf)
-    return float((r[ok == 1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+    u = mannwhitneyu(conf[ok == 1], conf[ok == 0]).statistic  # U of the correct trials
+    return float(u / (n1 * n0))
 
 
 def _cumulative_errors(conf: np.ndarray, err: np.ndarray) -> np.ndarray:
