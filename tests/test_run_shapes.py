@@ -312,7 +312,7 @@ def _api(t: pd.DataFrame) -> dict:
     import ast
     from types import SimpleNamespace
 
-    ns = {"run": SimpleNamespace(tasks=t), "success_threshold": schema.SUCCESS_THRESHOLD}
+    ns = {"run": SimpleNamespace(tasks=t), "threshold": schema.SUCCESS_THRESHOLD}
 
     def value(node):
         return eval(compile(ast.Expression(node), "<cell>", "eval"), ns)  # noqa: S307

@@ -93,8 +93,7 @@ def task_changes(
         Task key; only tasks in both runs are listed.
     threshold : float
         Correct means ``metric >= threshold`` (:func:`dabench_analysis.schema.correct`; a
-        missing score counts as not correct); default: the Runs' ``success_threshold``, for
-        frames 0.8.
+        missing score counts as not correct); default 0.8.
 
     Returns
     -------
