@@ -139,8 +139,8 @@ def test_a_section_skips_once_and_says_what_is_missing(tmp_path, run_copy, drop_
 @pytest.mark.parametrize(("values", "types", "message"), [
     ({"run_dir": 7}, {"run_dir": str}, "must be a string, got int 7.*-r run_dir"),
     ({"run_dir": None}, {"run_dir": str}, "must be a string, got NoneType None"),
-    ({"success_threshold": "0.8"}, {"success_threshold": float}, "must be a number, got str"),
-    ({"success_threshold": True}, {"success_threshold": float}, "must be a number, got bool"),
+    ({"threshold": "0.8"}, {"threshold": float}, "must be a number, got str"),
+    ({"threshold": True}, {"threshold": float}, "must be a number, got bool"),
     ({"n_resamples": 2.5}, {"n_resamples": int}, "must be an integer, got float"),
 ])
 def test_parameter_types_are_checked_with_a_papermill_hint(values, types, message):

@@ -27,6 +27,7 @@ from dabench_analysis.figures import apply_style
 from dabench_analysis.load import Run, Runs, run_configs
 from dabench_analysis.report.sections import Sections
 from dabench_analysis.report.show import show
+from dabench_analysis.schema.files import CONFIG_FILE
 from dabench_analysis.schema.needs import Skipped, collect_reduced
 
 _USES = {"run": "every accuracy, failure share, calibration bucket and the run quality",
@@ -234,7 +235,7 @@ def _declared(runs: Sequence[Run], threshold: float) -> list[str]:
     """A note per run whose ``run_config.json`` declares another success threshold than the
     analysis' (:attr:`Run.declared_threshold`): noted, never applied."""
     return [f"Run `{r.run_id}` declares a success threshold of {r.declared_threshold:g} in its "
-            f"run_config.json; this analysis uses {threshold:g} (parameter `threshold`)."
+            f"{CONFIG_FILE}; this analysis uses {threshold:g} (parameter `threshold`)."
             for r in runs if r.declared_threshold is not None
             and r.declared_threshold != threshold]
 

@@ -105,8 +105,8 @@ def task_changes(
     Raises
     ------
     ValueError
-        A missing column, a ``threshold`` outside (0, 1] (or two runs loaded with different
-        thresholds), or a task key that repeats (e.g. a side holding several runs).
+        A missing column, a ``threshold`` outside (0, 1], or a task key that repeats (e.g. a
+        side holding several runs).
 
     Examples
     --------
