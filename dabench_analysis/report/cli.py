@@ -295,9 +295,9 @@ def report(
         help="write a report per run (default); --no-run-reports with --sweep writes only the "
              "sweep (and any --baseline comparisons), for sweeps of many runs")] = True,
     threshold: Annotated[float | None, typer.Option(
-        "--threshold", "--success-threshold", help="a task is correct when final_score >= this, in (0, 1], in "
-                                    "the run, compare and sweep reports (default "
-                                    f"{SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
+        "--threshold", "--success-threshold",
+        help="a task is correct when final_score >= this, in (0, 1], in the run, compare and "
+             f"sweep reports (default {SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
     worked_case: Annotated[str | None, typer.Option(
         help="the judge study's worked case (Table 4), a test_case_id of its cases.csv; "
              "default: the first case with factoid counts")] = None,
@@ -319,8 +319,8 @@ def report(
 
     --sweep --no-run-reports: the sweep report alone (plus any --baseline comparisons).
 
-    --threshold 0.7 (alias --success-threshold): correctness (accuracy, failures, McNemar, flips, run quality) at
-    final_score >= 0.7 instead of the guide's 0.8.
+    --threshold 0.7 (alias --success-threshold): correctness (accuracy, failures, McNemar,
+    flips, run quality) at final_score >= 0.7 instead of the guide's 0.8.
 
     Other harnesses: RUN_DIR may be an Inspect log, a tau-bench results file, an ATIF
     trajectory or a per-task table (CSV, JSON lines, Parquet; --map NAME=COLUMN for its
@@ -416,8 +416,9 @@ def validate(
         "--out", "-o", help="also write findings.{csv,json} and health.{csv,json} here "
                             "(never inside a run directory)")] = None,
     threshold: Annotated[float | None, typer.Option(
-        "--threshold", "--success-threshold", help="run quality: answer accuracy at final_score >= this, in "
-                                    f"(0, 1] (default {SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
+        "--threshold", "--success-threshold",
+        help="run quality: answer accuracy at final_score >= this, in (0, 1] (default "
+             f"{SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
     debug: Debug = False,
 ) -> None:
     """Check runs (schema, ranges, cross-file invariants, health).
