@@ -96,7 +96,7 @@ def test_frontier_with_one_costed_run_is_a_skip_with_the_reason(tmp_path: Path):
         tables.sweep.frontier(t, n_boot=50)
     # in a report: the section is skipped as for an absent column, nothing written
     sections = Sections("sweep", quiet=True)
-    out = Context("sweep", inputs={"tasks": t}, parameters={"success_threshold": 0.8,
+    out = Context("sweep", inputs={"tasks": t}, parameters={"threshold": 0.8,
                                                             "n_boot": 50, "seed": 0},
                   out=tmp_path, sections=sections, read=[], subject="six runs")
     with out.section("frontier", "Cost-accuracy frontier"):  # as the sweep notebook's cell
@@ -120,7 +120,7 @@ def test_frontier_section_takes_the_first_recorded_cost_column_not_the_first_pre
     import dabench_analysis as da
 
     sections = Sections("sweep", quiet=True)
-    ctx = Context("sweep", inputs={"tasks": t}, parameters={"success_threshold": 0.8,
+    ctx = Context("sweep", inputs={"tasks": t}, parameters={"threshold": 0.8,
                                                             "n_boot": 50, "seed": 0},
                   out=tmp_path, sections=sections, read=[], subject="eight runs")
     cell = next(s["source"] for s in sections_of(Path(__file__).parents[1] / "notebooks" /
@@ -128,7 +128,7 @@ def test_frontier_section_takes_the_first_recorded_cost_column_not_the_first_pre
     with warnings.catch_warnings(), figures_not_rendered():
         warnings.simplefilter("ignore")
         exec(cell, {"da": da, "out": ctx, "runs": SimpleNamespace(tasks=t),  # noqa: S102
-                    "success_threshold": 0.8, "n_boot": 50, "seed": 0})
+                    "threshold": 0.8, "n_boot": 50, "seed": 0})
         direct = tables.sweep.frontier(t, cost="total_tokens", n_boot=50)
     got = ctx.results["frontier"]
     assert set(got["cost"]) == {"total_tokens"} and sections.summary()["skipped"] == []

@@ -77,8 +77,8 @@ def _run_sections(run, tmp_path, *, quiet: bool = True) -> tuple[list[str], Sect
     drawn, not rendered."""
     from notebook_runs import figures_not_rendered
 
-    out = run_context(run, {"success_threshold": 0.8}, out=tmp_path / "out", quiet=quiet)
-    ns = {"da": da, "out": out, "run": run, "success_threshold": 0.8}
+    out = run_context(run, {"threshold": 0.8}, out=tmp_path / "out", quiet=quiet)
+    ns = {"da": da, "out": out, "run": run, "threshold": 0.8}
     with warnings.catch_warnings(), figures_not_rendered():
         warnings.simplefilter("ignore")
         for name, source in _section_cells():
@@ -212,8 +212,8 @@ def _sections(run, tmp_path, names):
     """Only the named section cells of the run report, run on ``run``: the context."""
     from notebook_runs import figures_not_rendered
 
-    out = run_context(run, {"success_threshold": 0.8}, out=tmp_path / "out", quiet=True)
-    ns = {"da": da, "out": out, "run": run, "success_threshold": 0.8}
+    out = run_context(run, {"threshold": 0.8}, out=tmp_path / "out", quiet=True)
+    ns = {"da": da, "out": out, "run": run, "threshold": 0.8}
     with warnings.catch_warnings(), figures_not_rendered():
         warnings.simplefilter("ignore")
         for name, source in _section_cells():

@@ -108,7 +108,7 @@ def test_a_section_skips_once_and_says_what_is_missing(tmp_path, run_copy, drop_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         run = da.load_run(run_copy)
-        out = report.run_context(run, {"success_threshold": 0.8}, out=tmp_path / "r")
+        out = report.run_context(run, {"threshold": 0.8}, out=tmp_path / "r")
         with out.section("tool_usage", "Tool latency and failures"):
             out.table(da.tables.timing.tool_usage(run), "tool_usage")
             raise AssertionError("not reached: the call above is skipped")
@@ -139,8 +139,8 @@ def test_a_section_skips_once_and_says_what_is_missing(tmp_path, run_copy, drop_
 @pytest.mark.parametrize(("values", "types", "message"), [
     ({"run_dir": 7}, {"run_dir": str}, "must be a string, got int 7.*-r run_dir"),
     ({"run_dir": None}, {"run_dir": str}, "must be a string, got NoneType None"),
-    ({"success_threshold": "0.8"}, {"success_threshold": float}, "must be a number, got str"),
-    ({"success_threshold": True}, {"success_threshold": float}, "must be a number, got bool"),
+    ({"threshold": "0.8"}, {"threshold": float}, "must be a number, got str"),
+    ({"threshold": True}, {"threshold": float}, "must be a number, got bool"),
     ({"n_resamples": 2.5}, {"n_resamples": int}, "must be an integer, got float"),
 ])
 def test_parameter_types_are_checked_with_a_papermill_hint(values, types, message):
@@ -310,10 +310,20 @@ def test_the_columns_a_table_shows_are_in_it(sample_report):
     assert checked == 17
 
 
-def test_a_context_refuses_a_run_loaded_with_another_threshold():
-    with pytest.raises(ValueError, match="loaded with success_threshold=0.8, the report's "
-                                         "parameter is 0.7"):
+def test_a_context_notes_a_threshold_the_run_declares(tmp_path):
+    """A run carries no threshold; one its run_config.json declares is noted, never applied."""
+    with pytest.raises(ValueError, match="no 'threshold'.*renamed threshold"):
         report.run_context(da.load_run(SAMPLE), {"success_threshold": 0.7}, out=Path("unused"))
+    run_dir = Path(shutil.copytree(SAMPLE, tmp_path / "declared"))
+    (run_dir / "run_config.json").write_text('{"config": "a", "success_threshold": 0.7}')
+    run = da.load_run(run_dir)
+    assert run.declared_threshold == 0.7
+    ctx = report.run_context(run, {"threshold": 0.8}, out=tmp_path / "r", quiet=True)
+    assert ctx.threshold == 0.8
+    assert ("declares a success threshold of 0.7 in its run_config.json; this analysis uses "
+            "0.8") in ctx.statement()
+    same = report.run_context(run, {"threshold": 0.7}, out=tmp_path / "s", quiet=True)
+    assert "declares" not in same.statement()
 
 
 def test_the_summary_states_the_threshold_and_the_common_fields(tmp_path):
@@ -325,8 +335,8 @@ def test_the_summary_states_the_threshold_and_the_common_fields(tmp_path):
         "skipped": [], "reduced": [], "skipped_lines": [], "manifest": {"files": []}} == s
     with pytest.raises(ValueError, match=r"key numbers \['skipped'\] would overwrite"):
         report.write_summary("judge", {"skipped": 1}, out=tmp_path, manifest={})
-    run = da.load_run(SAMPLE, success_threshold=0.7)
-    ctx = report.run_context(run, {"success_threshold": 0.7}, out=tmp_path / "r", quiet=True)
+    run = da.load_run(SAMPLE)
+    ctx = report.run_context(run, {"threshold": 0.7}, out=tmp_path / "r", quiet=True)
     assert "**Success threshold: 0.7**" in ctx.statement()
     assert "`final_score >= 0.7`" in ctx.statement()
 
@@ -338,7 +348,7 @@ def test_a_side_file_that_cannot_be_read_skips_its_sections_with_the_reason(tmp_
     run = Path(shutil.copytree(SAMPLE, tmp_path / "r"))
     (run / "tool_calls.csv").write_bytes(content)
     loaded = da.load_run(run)
-    out = report.run_context(loaded, {"success_threshold": 0.8}, out=tmp_path / "o", quiet=True)
+    out = report.run_context(loaded, {"threshold": 0.8}, out=tmp_path / "o", quiet=True)
     with out.section("tool_usage", "Tool latency and failures"):
         out.table(da.tables.timing.tool_usage(loaded), "tool_usage")
     with out.section("main_results", "Table 1: main results"):

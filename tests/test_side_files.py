@@ -193,7 +193,7 @@ def test_sections_note_names_the_file_and_column(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         run = load_run(run_dir)
-        out = report.run_context(run, {"success_threshold": 0.8}, out=tmp_path / "o")
+        out = report.run_context(run, {"threshold": 0.8}, out=tmp_path / "o")
         with out.section("tool_usage", "Tool latency and failures"):
             out.table(timing.tool_usage(run), "tool_usage")
     assert "**Skipped: Tool latency and failures**. Needs `tool_calls.csv`, absent in this " \

@@ -196,7 +196,7 @@ def test_cli_sweep_tables_state_parameters_once(cli_sweep):
     header = md.splitlines()[0]
     assert "Seed" not in header and "Threshold" not in header and "Level" not in header
     assert "| Rank | Rank (low) | Rank (high) |" in header
-    # the defaults of the notebook: success_threshold 0.8, 95% intervals, 2000 draws, seed 0
+    # the defaults of the notebook: threshold 0.8, 95% intervals, 2000 draws, seed 0
     assert "\nMetric: Final score; threshold: 0.8; level: 0.95; bootstrap: 2000 draws, " \
            "seed 0\n" in md
     csv_header = (out / "sweep" / "tables" / "leaderboard.csv").read_text().splitlines()[0]

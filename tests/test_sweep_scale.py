@@ -156,7 +156,7 @@ def test_the_report_heatmap_keeps_the_leaderboard_order(sweep40, tmp_path):
 
     from dabench_analysis.report.context import sweep_context
 
-    out = sweep_context(sweep40["runs"], {"success_threshold": 0.8, "n_boot": 200, "seed": 0},
+    out = sweep_context(sweep40["runs"], {"threshold": 0.8, "n_boot": 200, "seed": 0},
                         out=Path(tmp_path), quiet=True)
     cells = nbformat.read(Path(__file__).parents[1] / "notebooks" / "sweep.ipynb", 4).cells
     cell = next(c.source for c in cells if c.source.startswith("with out.section('pairwise'"))
@@ -165,7 +165,7 @@ def test_the_report_heatmap_keeps_the_leaderboard_order(sweep40, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exec(cell, {"da": da, "out": out, "runs": sweep40["runs"],  # noqa: S102
-                    "success_threshold": 0.8})
+                    "threshold": 0.8})
     rows = [t.get_text().split(". ", 1)[1] for t in drawn[0].get_yticklabels()]
     best_first = sweep40["board"].sort_values("mean_score", ascending=False)["run_id"]
     short = [r.removeprefix("dabench-eval-v2-public-sweep-2026-03-14-") for r in best_first]

@@ -612,7 +612,7 @@ def test_a_seed_that_is_a_label_is_kept_as_a_label(two_runs, tmp_path):
     from dabench_analysis.report.context import sweep_context
 
     with pytest.warns(UserWarning, match="is a label"):  # the sweep report starts
-        ctx = sweep_context(runs, {"success_threshold": 0.8, "n_boot": 50, "seed": 0},
+        ctx = sweep_context(runs, {"threshold": 0.8, "n_boot": 50, "seed": 0},
                             out=tmp_path / "sweep", quiet=True)
     assert ctx.subject.startswith("2 runs")
 

@@ -113,7 +113,7 @@ def test_scores_are_read_as_written_whatever_the_float_width(tmp_path, fmt, widt
                {"final_score": width})
     if fmt == "parquet":  # the file holds the narrow float (0.699999988 for float32)
         assert pq.read_table(p).column("final_score").type == width
-    run = da.load_table(p, success_threshold=0.7)
+    run = da.load_table(p)
     expected = sum(s >= 0.7 for s in scores) / len(scores)  # 3 of 4, as the user wrote them
     assert expected == 0.75
     assert float(schema.correct(run.tasks["final_score"], 0.7).mean()) == expected
@@ -229,8 +229,7 @@ def test_a_table_of_several_runs_gives_one_run_per_value():
     raw = _raw_by_trial()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no run dropped, no warning
-        runs = da.load_table(BY_TRIAL, task_id="task", final_score="reward", run_id="run",
-                             success_threshold=1.0)
+        runs = da.load_table(BY_TRIAL, task_id="task", final_score="reward", run_id="run")
     assert isinstance(runs, da.Runs) and runs.run_ids == list(raw)
     for run in runs:
         rewards = raw[run.run_id]

@@ -1,9 +1,12 @@
 """One threshold check (issue 13, item 4): every public function of ``tables``, ``stats`` and
 ``figures`` with a ``threshold`` on the [0, 1] final_score scale refuses 80, 0, -0.1 and 1.5 with
-a ValueError naming the argument and the scale, and accepts 1.0. One threshold (issue 22, item
-3): the outcome is computed by schema.correct alone (a test reads the package's source), a Run's
-success_threshold reaches every table, comparison, sweep, paragraph and the run quality, and
-``--success-threshold`` reaches the notebooks; expected numbers are computed here from the CSV."""
+a ValueError naming the argument and the scale, and accepts 1.0. One outcome per analysis (issue
+22, item 3; issue 34, item 4): the outcome is computed by schema.correct alone (a test reads the
+package's source); the threshold is an explicit parameter (``threshold=`` of every table,
+comparison, sweep, paragraph and the run quality; the notebooks' ``threshold``; the CLI's
+``--threshold``, alias ``--success-threshold``), never carried by a loaded run (the loaders
+refuse it); the MAS table puts the score rule beside the harness's flags. Expected numbers are
+computed here from the CSV (the csv module, or plain pandas)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import ast
 import csv
 import importlib
 import inspect
+import json
 import pkgutil
 import re
 import warnings
@@ -33,6 +37,11 @@ SAMPLE_RUNS = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 NOT_YET_CHECKED: dict[str, str] = {}  # every public function with a threshold checks it
 
 
+#: Functions with a threshold that take a Run and more (a task id): checked below, by name.
+TAKE_A_RUN = ("dabench_analysis.tables.explore.task_detail",
+              "dabench_analysis.tables.explore.task_list")
+
+
 def _functions_with_a_threshold():
     found = {}
     for pkg in ("tables", "stats", "figures"):
@@ -44,7 +53,8 @@ def _functions_with_a_threshold():
             for name, f in inspect.getmembers(module, inspect.isfunction):
                 if (not name.startswith("_") and f.__module__ == module.__name__
                         and "threshold" in inspect.signature(f).parameters
-                        and f is not check_threshold):
+                        and f is not check_threshold
+                        and f"{f.__module__}.{name}" not in TAKE_A_RUN):
                     found[f"{f.__module__}.{name}"] = f
     return found
 
@@ -249,28 +259,36 @@ def _csv_scores(run: str) -> pd.DataFrame:
                          "score": [float(r["final_score"]) for r in rows]})
 
 
+def _pandas_accuracy(run: str, t: float) -> float:
+    """Answer accuracy written out with plain pandas on the raw file: (final_score >= t).mean()."""
+    raw = pd.read_csv(SAMPLE_RUNS / run / "task_metrics.csv")
+    return float((raw["final_score"] >= t).mean())
+
+
 @pytest.mark.parametrize("t", [0.7, 0.8])
-def test_a_runs_threshold_reaches_the_tables(t):
+def test_the_threshold_given_reaches_the_tables(t):
     raw = _csv_scores("proposed_aat")
     expected = float((raw["score"].to_numpy() >= t).mean())  # the rule written out here
-    run = load_run(SAMPLE_RUNS / "proposed_aat", success_threshold=t)
-    k = tables.key_numbers(run)
+    assert expected == _pandas_accuracy("proposed_aat", t)  # 73/80 at 0.7, 72/80 at 0.8
+    run = load_run(SAMPLE_RUNS / "proposed_aat")
+    k = tables.key_numbers(run, threshold=t)
     assert k["answer_accuracy"] == pytest.approx(expected, abs=1e-12)
     assert k["success_threshold"] == t and k["n_failed"] == int((raw["score"] < t).sum())
-    by_level = tables.difficulty_breakdown(run).set_index("difficulty")["answer_accuracy"]
+    by_level = tables.difficulty_breakdown(run, threshold=t).set_index("difficulty")[
+        "answer_accuracy"]
     for level, sub in raw.groupby("difficulty"):
         assert by_level[level] == pytest.approx(float((sub["score"] >= t).mean()), abs=1e-12)
     n_failed = int((raw["score"] < t).sum())
-    assert int(tables.failures.failure_categories(run)["n"].iloc[0]) == n_failed
-    assert len(tables.failures.failed_tasks(run)) == n_failed
+    assert int(tables.failures.failure_categories(run, threshold=t)["n"].iloc[0]) == n_failed
+    assert len(tables.failures.failed_tasks(run, threshold=t)) == n_failed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cal = stats.calibration.calibration_summary(run.tasks, threshold=t)
-        assert tables.verification.verification_timeline(run).set_index("measure").loc[
-            "accuracy", "proportion"] == pytest.approx(expected, abs=1e-12)
+        assert tables.verification.verification_timeline(run, threshold=t).set_index(
+            "measure").loc["accuracy", "proportion"] == pytest.approx(expected, abs=1e-12)
     assert cal["accuracy"].iloc[0] == pytest.approx(expected, abs=1e-12)
     # figures: the bars of answer accuracy are the numbers above
-    ax = figures.difficulty_bars(run)
+    ax = figures.difficulty_bars(run, threshold=t)
     levels = [lvl for lvl in schema.DIFFICULTY_ORDER if lvl in set(raw["difficulty"])]
     heights = [p.get_height() for p in ax.patches][:len(levels)]  # the accuracy bars first
     assert ax.get_legend().get_texts()[0].get_text() == f"answer accuracy (≥ {t})"
@@ -280,8 +298,8 @@ def test_a_runs_threshold_reaches_the_tables(t):
 
 def test_07_and_08_differ_on_the_sample_run():
     raw = _csv_scores("proposed_aat")["score"].to_numpy()
-    at = {t: tables.key_numbers(load_run(SAMPLE_RUNS / "proposed_aat", success_threshold=t))
-          for t in (0.7, 0.8)}
+    run = load_run(SAMPLE_RUNS / "proposed_aat")
+    at = {t: tables.key_numbers(run, threshold=t) for t in (0.7, 0.8)}
     # the CSV: 73 of 80 scores >= 0.7, 72 of 80 >= 0.8 (Python csv module, counted above)
     assert (int((raw >= 0.7).sum()), int((raw >= 0.8).sum())) == (
         round(at[0.7]["answer_accuracy"] * 80), round(at[0.8]["answer_accuracy"] * 80))
@@ -289,25 +307,25 @@ def test_07_and_08_differ_on_the_sample_run():
 
 
 @pytest.mark.parametrize("t", [0.7, 0.8])
-def test_a_runs_threshold_reaches_comparisons_sweeps_paragraph_and_run_quality(t):
+def test_the_threshold_given_reaches_comparisons_sweeps_paragraph_and_run_quality(t):
     base_raw, prop_raw = _csv_scores("baseline_react"), _csv_scores("proposed_aat")
     pair = base_raw.merge(prop_raw, on="task_id", suffixes=("_b", "_p"))
     cb, cp = pair["score_b"] >= t, pair["score_p"] >= t
     b, c = int((cb & ~cp).sum()), int((~cb & cp).sum())  # discordant pairs, McNemar's b and c
-    runs = load_runs([SAMPLE_RUNS / "baseline_react", SAMPLE_RUNS / "proposed_aat"],
-                     success_threshold=t)
+    runs = load_runs([SAMPLE_RUNS / "baseline_react", SAMPLE_RUNS / "proposed_aat"])
     base, prop = runs["baseline_react"], runs["proposed_aat"]
-    changes = tables.comparison.task_changes(base, prop)
+    changes = tables.comparison.task_changes(base, prop, threshold=t)
     assert (int((changes["flip"] == "broken").sum()), int((changes["flip"] == "fixed").sum())) \
         == (b, c)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mc = stats.mcnemar(base.tasks, prop.tasks, threshold=t).iloc[0]
-        board = tables.sweep.leaderboard(runs, n_boot=200).set_index("run_id")
-        pairs = tables.sweep.pairwise(runs).iloc[0]
-        items = tables.sweep.items(runs).set_index("task_id")
+        board = tables.sweep.leaderboard(runs, n_boot=200, threshold=t).set_index("run_id")
+        pairs = tables.sweep.pairwise(runs, threshold=t).iloc[0]
+        items = tables.sweep.items(runs, threshold=t).set_index("task_id")
         text = export.reporting_paragraph(
-            base, prop, stats.compare_runs(base.tasks, prop.tasks, metrics=["final_score"]))
+            base, prop, stats.compare_runs(base.tasks, prop.tasks, metrics=["final_score"]),
+            threshold=t)
     assert (int(mc["b"]), int(mc["c"])) == (b, c)
     assert board.loc["proposed_aat", "threshold"] == t
     assert board.loc["baseline_react", "answer_accuracy"] == pytest.approx(float(cb.mean()),
@@ -318,59 +336,122 @@ def test_a_runs_threshold_reaches_comparisons_sweeps_paragraph_and_run_quality(t
     shown = re.search(rf"final_score ≥ {t:g}: ([0-9.]+) \((\d+) of 80\)", text)  # a proportion
     assert shown and float(shown[1]) == pytest.approx(float(cp.mean()), abs=0.0005 + 1e-12)
     assert int(shown[2]) == int(cp.sum())
-    quality = da_validate_run(prop).health
+    quality = da_validate_run(prop, threshold=t).health
     assert quality.answer_accuracy == pytest.approx(float(cp.mean()), abs=1e-12)
     assert quality.success_threshold == t
 
 
-def test_runs_loaded_with_different_thresholds_are_refused():
-    base = load_run(SAMPLE_RUNS / "baseline_react", success_threshold=0.7)
-    prop = load_run(SAMPLE_RUNS / "proposed_aat")
-    with pytest.raises(ValueError, match=r"different success thresholds \(baseline_react: 0.7, "
-                                         r"proposed_aat: 0.8\)"):
-        tables.comparison.task_changes(base, prop)
-    assert len(tables.comparison.task_changes(base, prop, threshold=0.75))  # explicit: fine
+@pytest.mark.parametrize("t", [0.7, 0.8])
+def test_the_mas_table_reads_the_one_outcome_rule_beside_the_harness_flags(t):
+    """Counts from the raw columns of task_metrics.csv (plain csv): the harness's flags, the
+    score rule at t, and the tasks where they disagree."""
+    with (SAMPLE_RUNS / "proposed_aat" / "task_metrics.csv").open(newline="",
+                                                                  encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    flag = [r["final_answer_correct"] in ("1", "True", "true") for r in rows]
+    first = [r["initial_answer_correct"] in ("1", "True", "true") for r in rows]
+    rule = [float(r["final_score"]) >= t for r in rows]
+    out = mas.mas_effectiveness(load_run(SAMPLE_RUNS / "proposed_aat"), threshold=t).iloc[0]
+    assert int(out["n"]) == len(rows) == 80
+    assert out["final_accuracy"] == pytest.approx(sum(flag) / len(rows), abs=1e-12)
+    assert out["first_attempt_accuracy"] == pytest.approx(sum(first) / len(rows), abs=1e-12)
+    assert int(out["n_recovered"]) == sum(f and not i for f, i in zip(flag, first, strict=True))
+    assert out["final_score_accuracy"] == pytest.approx(sum(rule) / len(rows), abs=1e-12)
+    assert out["final_score_accuracy"] == pytest.approx(_pandas_accuracy("proposed_aat", t),
+                                                        abs=1e-12)
+    assert int(out["n_flag_disagrees"]) == sum(f != r for f, r in zip(flag, rule, strict=True))
+    assert out["threshold"] == t
+    assert "harness flags: initial_answer_correct, final_answer_correct" in out["outcome_source"]
+    assert f"final_score >= {t:g}" in out["outcome_source"]
 
 
-def test_an_explicit_threshold_wins_over_the_runs():
-    run = load_run(SAMPLE_RUNS / "proposed_aat", success_threshold=0.7)
+def test_the_mas_table_without_final_score_says_so():
+    df = pd.DataFrame({"initial_answer_correct": [True, False], "final_answer_correct": [True,
+                                                                                        True]})
+    out = mas.mas_effectiveness(df).iloc[0]
+    assert pd.isna(out["final_score_accuracy"]) and pd.isna(out["n_flag_disagrees"])
+    assert out["final_accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("loader", ["load_run", "load_runs", "load_table"])
+@pytest.mark.parametrize("key", ["success_threshold", "threshold"])
+def test_the_loaders_refuse_a_threshold(loader, key):
+    """A run carries no threshold: passing one to a loader is a TypeError naming the change."""
+    import dabench_analysis as da
+
+    path = SAMPLE_RUNS / "proposed_aat" if loader != "load_table" else \
+        SAMPLE_RUNS / "proposed_aat" / "task_metrics.csv"
+    with pytest.raises(TypeError, match=rf"{loader}\(\) no longer takes {key}=: the success "
+                                        r"threshold is a parameter of the analysis.*"
+                                        r"threshold=0.7"):
+        getattr(da, loader)(path, **{key: 0.7})
+    if loader != "load_table":  # load_table's other keywords name columns
+        with pytest.raises(TypeError, match="unexpected keyword argument 'succes_threshold'"):
+            getattr(da, loader)(path, succes_threshold=0.7)
+
+
+def test_a_run_carries_no_threshold():
+    run = load_run(SAMPLE_RUNS / "proposed_aat")
+    assert not hasattr(run, "success_threshold")
+    assert run.declared_threshold is None  # the sample runs declare none
+    assert tables.key_numbers(run) == tables.key_numbers(run.tasks, threshold=0.8)
     assert tables.key_numbers(run, threshold=0.9) == tables.key_numbers(run.tasks, threshold=0.9)
     with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\]"):
         tables.key_numbers(run, threshold=80)
 
 
+@pytest.mark.parametrize("bad", [80, 0, -0.1, 1.5])
+def test_the_explorers_tables_check_their_threshold(bad):
+    run = load_run(SAMPLE_RUNS / "proposed_aat")
+    for call in (lambda: tables.explore.task_list(run, threshold=bad),
+                 lambda: tables.explore.task_detail(run, "task_1", threshold=bad)):
+        with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\]"):
+            call()
+    raw = _csv_scores("proposed_aat")
+    listing = tables.explore.task_list(run, threshold=0.7)
+    assert int((listing["outcome"] == "correct").sum()) == int((raw["score"] >= 0.7).sum())
+
+
+def test_the_decorator_has_no_threshold_option():
+    """takes_run: 9 options before (threshold_if and needs among them), 7 now."""
+    params = set(inspect.signature(tables.common.takes_run).parameters)
+    assert params == {"frame", "named", "pools", "paired", "grouped", "grouping", "trials"}
+
+
 # --- the command line -------------------------------------------------------------------------
-def test_report_success_threshold_reaches_the_run_compare_and_sweep_notebooks(tmp_path):
+def test_report_threshold_reaches_the_run_compare_and_sweep_notebooks(tmp_path):
     runs = [SAMPLE_RUNS / "baseline_react", SAMPLE_RUNS / "proposed_aat"]
-    jobs = report.plan_jobs(runs, tmp_path, baseline=runs[0], sweep=True, success_threshold=0.7)
+    jobs = report.plan_jobs(runs, tmp_path, baseline=runs[0], sweep=True, threshold=0.7)
     assert {j.kind for j in jobs} == {"run", "compare", "sweep"}
-    assert all(j.parameters["success_threshold"] == 0.7 for j in jobs)
+    assert all(j.parameters["threshold"] == 0.7 for j in jobs)
     plain = report.plan_jobs(runs, tmp_path, sweep=True)  # default: the notebooks' own 0.8
-    assert all("success_threshold" not in j.parameters for j in plain)
-    with pytest.raises(ValueError, match="success_threshold must be in"):
-        report.plan_jobs(runs, tmp_path, success_threshold=1.5)
+    assert all("threshold" not in j.parameters for j in plain)
+    with pytest.raises(ValueError, match="threshold must be in"):
+        report.plan_jobs(runs, tmp_path, threshold=1.5)
 
 
 @pytest.mark.parametrize("command", ["report", "validate"])
 @pytest.mark.parametrize("bad", ["80", "0", "-0.1"])
-def test_a_bad_success_threshold_is_a_one_line_usage_error(command, bad):
+@pytest.mark.parametrize("option", ["--threshold", "--success-threshold"])
+def test_a_bad_threshold_is_a_one_line_usage_error(command, bad, option):
     from typer.testing import CliRunner
 
     from dabench_analysis.report.cli import app
 
-    res = CliRunner().invoke(app, [command, f"--success-threshold={bad}",
+    res = CliRunner().invoke(app, [command, f"{option}={bad}",
                                    str(SAMPLE_RUNS / "proposed_aat")])
     assert res.exit_code == 2
     assert res.output.strip().count("\n") == 0
-    assert res.output.startswith("error: --success-threshold must be in (0, 1]")
+    assert res.output.startswith("error: --threshold must be in (0, 1]")
 
 
-def test_validate_success_threshold_sets_the_run_quality():
+@pytest.mark.parametrize("option", ["--threshold", "--success-threshold"])
+def test_validate_threshold_sets_the_run_quality(option):
     from typer.testing import CliRunner
 
     from dabench_analysis.report.cli import app
 
-    res = CliRunner().invoke(app, ["validate", "--success-threshold", "0.7",
+    res = CliRunner().invoke(app, ["validate", option, "0.7",
                                    str(SAMPLE_RUNS / "proposed_aat")], terminal_width=400)
     raw = _csv_scores("proposed_aat")["score"].to_numpy()
     assert res.exit_code == 0
@@ -380,23 +461,42 @@ def test_validate_success_threshold_sets_the_run_quality():
     assert f"answer accuracy {share} at final_score >= 0.7" in res.output
 
 
+def test_report_threshold_07_changes_summary_json(tmp_path):
+    """``dabench-analysis report RUN --threshold 0.7``: summary.json states 0.7 and the answer
+    accuracy at 0.7, the plain pandas share of the raw file (73/80), and the MAS table beside
+    it; the same folder's CSV at 0.8 gives 72/80."""
+    from notebook_runs import cli_report
+
+    res = cli_report(tmp_path, str(SAMPLE_RUNS / "proposed_aat"), "--threshold", "0.7")
+    assert res["returncode"] == 0, res["stderr"][-2000:]
+    summary = json.loads((tmp_path / "proposed_aat" / "summary.json").read_text())
+    assert summary["success_threshold"] == 0.7
+    assert summary["answer_accuracy"] == pytest.approx(_pandas_accuracy("proposed_aat", 0.7),
+                                                       abs=1e-12)
+    assert _pandas_accuracy("proposed_aat", 0.7) == 73 / 80
+    assert _pandas_accuracy("proposed_aat", 0.8) == 72 / 80
+    masc = pd.read_csv(tmp_path / "proposed_aat" / "tables" / "mas_effectiveness.csv")
+    assert masc["threshold"].iloc[0] == 0.7
+    assert masc["final_score_accuracy"].iloc[0] == pytest.approx(73 / 80, abs=1e-12)
+
+
 TABLES_WITH_A_THRESHOLD = {q: f for q, f in FUNCTIONS.items()
                            if q.startswith("dabench_analysis.tables.")}
 
 
 @pytest.mark.parametrize("f", [pytest.param(f, id=q.removeprefix("dabench_analysis."))
                                for q, f in sorted(TABLES_WITH_A_THRESHOLD.items())])
-def test_every_table_called_with_a_run_takes_its_threshold(f):
-    """table(run loaded at 0.7) == table(run.tasks, threshold=0.7), for every table with a
+def test_every_table_called_with_a_run_takes_the_threshold_given(f):
+    """table(run, threshold=0.7) == table(run.tasks, threshold=0.7), for every table with a
     threshold (the paragraph: in the test above)."""
-    run = load_run(SAMPLE_RUNS / "proposed_aat", success_threshold=0.7)
+    run = load_run(SAMPLE_RUNS / "proposed_aat")
     first = list(inspect.signature(f).parameters)[:2]
     two = first[1] == "proposed"
     args = (run, run) if two else (run,)
     frames = (run.tasks, run.tasks) if two else (run.tasks,)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from_run = _result(f, *args)
+        from_run = _result(f, *args, threshold=0.7)
         from_frame = _result(f, *frames, threshold=0.7)
     if isinstance(from_run, pd.DataFrame):
         pd.testing.assert_frame_equal(from_run, from_frame)
@@ -442,8 +542,7 @@ def test_no_function_spells_its_own_default_threshold():
     assert not found, f"use dabench_analysis.schema.SUCCESS_THRESHOLD as the default: {found}"
     from dabench_analysis.load.formats import load_file
 
-    assert inspect.signature(load_file).parameters["success_threshold"].default \
-        is schema.SUCCESS_THRESHOLD
+    assert "success_threshold" not in inspect.signature(load_file).parameters  # no threshold
 
 
 def test_the_help_states_the_schemas_default_threshold():

@@ -368,8 +368,8 @@ def test_a_loaded_run_validates_as_its_path_without_loading_it_again(name, sampl
         == (by_path.run_id, by_path.state, by_path.n_tasks)
 
 
-def test_a_runs_success_threshold_is_the_run_qualitys():
-    """Run quality = 10 (accuracy + execution success rate) / 2 at the Run's threshold; the
+def test_the_threshold_given_is_the_run_qualitys():
+    """Run quality = 10 (accuracy + execution success rate) / 2 at the threshold given; the
     numbers from the CSV with the standard library."""
     import csv
 
@@ -380,7 +380,7 @@ def test_a_runs_success_threshold_is_the_run_qualitys():
     score = [float(r["final_score"]) for r in rows]
     executed = [r["execution_success"] in ("1", "True", "true") for r in rows]
     for t in (0.7, 0.8, 0.95):
-        h = validate_run(load_run(SAMPLE / "proposed_aat", success_threshold=t)).health
+        h = validate_run(load_run(SAMPLE / "proposed_aat"), threshold=t).health
         acc = sum(s >= t for s in score) / len(score)
         assert h.answer_accuracy == pytest.approx(acc, abs=1e-12)
         assert h.run_quality_score == pytest.approx(10 * (acc + sum(executed) / len(rows)) / 2,
@@ -389,7 +389,7 @@ def test_a_runs_success_threshold_is_the_run_qualitys():
         assert validate_run(SAMPLE / "proposed_aat", threshold=t).health == h
     # the guide's own rules (final_answer_correct, outcome_status, confidence_correct) check
     # what the harness wrote at the guide's 0.8, whatever the analysis' threshold
-    at_07 = validate_run(load_run(SAMPLE / "proposed_aat", success_threshold=0.7))
+    at_07 = validate_run(load_run(SAMPLE / "proposed_aat"), threshold=0.7)
     pd.testing.assert_frame_equal(at_07.findings, validate_run(SAMPLE / "proposed_aat").findings)
     with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\]"):
         validate_run(SAMPLE / "proposed_aat", threshold=80)

@@ -173,7 +173,7 @@ def _failure_lines(proposed: pd.DataFrame, threshold: float) -> list[str]:
 @needs("task_id", "final_score", "difficulty", uses=(
     "analyst_score", "first_try_success", "replan_count", "tool_efficiency",
     "verification_triggered", "verification_failures_detected", "failure_category"), inputs=2)
-@takes_run(paired=True, needs=["task_id", "final_score"])
+@takes_run(paired=True)
 def reporting_paragraph(
     baseline: pd.DataFrame,
     proposed: pd.DataFrame,
@@ -199,7 +199,7 @@ def reporting_paragraph(
         frame works too; its p is then quoted without adjustment.
     threshold : float
         Correct means ``final_score >= threshold`` (McNemar, accuracy); failed is below it.
-        In (0, 1]; default: the Runs' ``success_threshold``, for frames 0.8.
+        In (0, 1]; default 0.8.
     alpha : float
         Significance level, applied to the adjusted p-value of the signed-rank test and to
         McNemar's p.

@@ -2,7 +2,7 @@
 
 The convention is seaborn's axes-level one: every single-panel function takes its data first
 (a frame, or a Run or Runs whose frame it reads, as the tables do: a figure with a ``threshold``
-called with a Run uses the Run's ``success_threshold``), draws on ``ax=`` (or on a new figure in the house style) and returns that Axes, so that a call on
+takes it as an explicit argument, default 0.8), draws on ``ax=`` (or on a new figure in the house style) and returns that Axes, so that a call on
 the last line of a notebook cell shows its figure once (the inline backend draws it; an Axes has
 no image repr). Save with ``export.save_figure(ax.figure, ...)``. The one multi-panel figure,
 :func:`tool_latency`, takes and returns a pair of Axes. None calls ``show()`` or ``savefig()`` or

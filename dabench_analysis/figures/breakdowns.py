@@ -31,8 +31,7 @@ def difficulty_bars(
     ----------
     tasks : DataFrame, Run or Runs
         The columns of :func:`dabench_analysis.tables.difficulty_breakdown` (Table 2).
-        A Run or Runs gives its ``tasks``; called with a Run, ``threshold`` defaults to its
-        ``success_threshold``.
+        A Run or Runs gives its ``tasks``.
     threshold : float
         Answer accuracy = share with ``final_score >= threshold`` (seed: 0.8), in (0, 1].
     ci : float
@@ -104,8 +103,7 @@ def failure_by_stage(
     ----------
     tasks : DataFrame, Run or Runs
         One row per task with ``final_score`` ([0, 1]) and ``failure_stage``.
-        A Run or Runs gives its ``tasks``; called with a Run, ``threshold`` defaults to its
-        ``success_threshold``.
+        A Run or Runs gives its ``tasks``.
     threshold : float
         Failed means ``final_score < threshold`` (seed: 0.8), in (0, 1].
     ci : float

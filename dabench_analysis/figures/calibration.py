@@ -23,7 +23,7 @@ from dabench_analysis.tables.common import takes_run
 
 
 @needs("confidence_score", "final_score")
-@takes_run(needs=["final_score"], named=("confidence",))
+@takes_run(named=("confidence",))
 def reliability_diagram(
     tasks: pd.DataFrame,
     *,
@@ -41,8 +41,7 @@ def reliability_diagram(
     ----------
     tasks : DataFrame, Run or Runs
         With ``confidence`` ([0, 1]) and ``final_score``; correct = final_score ≥ threshold.
-        A Run or Runs gives its ``tasks``; called with a Run, ``threshold`` defaults to its
-        ``success_threshold``.
+        A Run or Runs gives its ``tasks``.
     confidence : str
         Confidence column.
     threshold : float

@@ -130,14 +130,8 @@ def _reference(x: str, threshold, scale) -> float | None:
     return float(threshold)
 
 
-def _success_line(arguments: dict) -> bool:
-    """Whether ``threshold="auto"`` draws the success threshold (a [0, 1] score on [0, 1])."""
-    return arguments.get("scale", "auto") is not None and _on_score_scale(
-        arguments.get("x", "final_score"))
-
-
 @needs(uses=("difficulty",))  # x and hue: checked by takes_run
-@takes_run(named=("x", "hue"), threshold_if=_success_line)
+@takes_run(named=("x", "hue"))
 def score_distribution(
     tasks: pd.DataFrame,
     *,
@@ -164,8 +158,8 @@ def score_distribution(
         Bin width in the units of ``x``. Default: 0.05 on a [0, 1] scale; otherwise a round
         width (1, 2, 2.5 or 5 × 10^k) giving about 20 bins over the data's range.
     threshold : float, None or "auto"
-        Reference line. "auto": the success threshold for a [0, 1] score (a Run's
-        ``success_threshold``, for a frame 0.8), none for other columns. A number: on a [0, 1] score a threshold in (0, 1]; on another column
+        Reference line. "auto": the success threshold 0.8 for a [0, 1] score (pass the
+        analysis' threshold to draw another), none for other columns. A number: on a [0, 1] score a threshold in (0, 1]; on another column
         a value in its unit. None: no line.
     scale : (low, high), None or "auto"
         Range the bins cover (see :func:`score_bins`). "auto": (0, 1) for a catalogue [0, 1]
@@ -268,7 +262,7 @@ def _category_name(value: str, by: str) -> str:
 
 
 @needs("final_score", "failure_category", by_argument={"by": "{}"})
-@takes_run(needs=["final_score"], named=("by",), grouping=None)
+@takes_run(named=("by",), grouping=None)
 def failure_distribution(
     tasks: pd.DataFrame,
     *,
@@ -281,8 +275,7 @@ def failure_distribution(
     Parameters
     ----------
     tasks : DataFrame, Run or Runs
-        One row per task with ``final_score`` and ``by``. A Run or Runs gives its ``tasks``; called with a Run, ``threshold`` defaults to its
-        ``success_threshold``.
+        One row per task with ``final_score`` and ``by``. A Run or Runs gives its ``tasks``.
     threshold : float
         Failed means ``final_score < threshold`` (seed: 0.8); in (0, 1].
     by : str

@@ -104,7 +104,7 @@ def _jitter(values: np.ndarray, half_width: float, seed: int = 0) -> np.ndarray:
 
 
 @needs("autonomy_score", "tool_efficiency", "final_score")
-@takes_run(needs=["autonomy_score", "tool_efficiency", "final_score"])
+@takes_run()
 def autonomy_vs_efficiency(tasks: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     """Scatter of autonomy_score vs tool_efficiency coloured by final_score (seed §Generate
     Paper Figures).

@@ -4,8 +4,9 @@ One pipeline (:mod:`.pipeline`) reads every CSV file of a run or a sweep: the re
 (:mod:`.csv`), the catalogue's value rules evaluated once over all files (:mod:`.rules`), the
 parse cache (:mod:`.cache`); :mod:`.loader` holds :func:`load_run` and :func:`load_runs`,
 :mod:`.run` and :mod:`.sweep` the :class:`Run` and :class:`Runs` they return. Besides:
-``replay`` (``task_replay.json``), ``config`` (``run_config.json``), ``findings`` (what loading
-reports), and the other formats: ``research_eval`` (research-eval sessions) and ``judge``
+``replay`` (``task_replay.json``), ``config`` (``run_config.json``), ``threshold`` (the loaders
+refuse a threshold: it is the analysis' parameter; a run's declared one), ``findings`` (what
+loading reports), and the other formats: ``research_eval`` (research-eval sessions) and ``judge``
 (judge studies). Other harnesses' runs: ``formats`` (which harness wrote a path), ``harness``
 (their records -> the same Run, through the catalogue's rules), ``inspect_log`` (Inspect logs,
 through inspect_ai), ``taubench`` (tau-bench and tau2-bench results), ``table`` (any per-task

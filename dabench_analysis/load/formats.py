@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dabench_analysis.load.findings import RunLoadError
-from dabench_analysis.schema import SUCCESS_THRESHOLD
 
 FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "atif", "table", "swe-agent",
                             "groupchat")
@@ -279,8 +278,7 @@ def not_readable(path: Path) -> RunLoadError:
 
 
 def load_file(path: Path, fmt: str, *, mapping: Mapping[str, str] | None = None,
-              strict: bool = True, include_text: bool = False,
-              success_threshold: float = SUCCESS_THRESHOLD) -> list:
+              strict: bool = True, include_text: bool = False) -> list:
     """The runs of one file of another harness (:func:`read_records`, then
     :func:`dabench_analysis.load.harness.build_run` for each).
 
@@ -292,8 +290,7 @@ def load_file(path: Path, fmt: str, *, mapping: Mapping[str, str] | None = None,
     """
     from dabench_analysis.load.harness import build_run
 
-    return [build_run(path, rec, fmt, strict=strict, include_text=include_text,
-                      success_threshold=success_threshold)
+    return [build_run(path, rec, fmt, strict=strict, include_text=include_text)
             for rec in read_records(path, fmt, mapping)]
 
 

@@ -327,8 +327,7 @@ _SIDES = {"trajectory": ("trajectory", TRAJECTORY_COLUMNS, ("task_id", "step_id"
 
 
 def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
-              include_text: bool = False,
-              success_threshold: float = schema.SUCCESS_THRESHOLD) -> Run:
+              include_text: bool = False) -> Run:
     """The :class:`Run` of one record: its tasks (and steps, tool calls) typed by the rules.
 
     Parameters
@@ -338,7 +337,7 @@ def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
     record : Record
     fmt : str
         The format's name (:data:`dabench_analysis.load.formats.FORMATS`), kept on the Run.
-    strict, include_text, success_threshold
+    strict, include_text
         As :func:`dabench_analysis.load_run`.
 
     Returns
@@ -375,7 +374,7 @@ def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
     run = Run(run_id=record.name, path=path, tasks=pipeline.to_frame(table, kind),
               findings=findings, include_text=include_text,
               source_rows=rows, task_file=name, cache=False,
-              success_threshold=success_threshold, format=fmt, meta=dict(record.meta))
+              format=fmt, meta=dict(record.meta))
     for attr, rows in (("trajectory", record.steps), ("tool_calls", record.calls)):
         frame, side_found = _side(rows, _SIDES[attr], record.name, name, trials)
         run.__dict__[f"_{attr}_full"] = frame  # what Run.select reads

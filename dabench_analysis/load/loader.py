@@ -26,6 +26,7 @@ from dabench_analysis.load.replay import replay_paths
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import SKIPPED_COLUMNS, Runs
 from dabench_analysis.load.task_files import second_task_files
+from dabench_analysis.load.threshold import refuse_threshold
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
     LEGACY_TASKS,
@@ -44,9 +45,9 @@ def load_run(
     strict: bool = True,
     include_text: bool = False,
     cache: bool = True,
-    success_threshold: float = schema.SUCCESS_THRESHOLD,
     format: str | None = None,
     mapping: Mapping[str, str] | None = None,
+    **removed,
 ) -> Run:
     """Load one run: an eval-v2 run directory, or another harness's output.
 
@@ -73,9 +74,6 @@ def load_run(
         raw_response, metadata_json) in :attr:`Run.trajectory`.
     cache : bool
         Read parsed files from, and add them to, the parse cache (:mod:`dabench_analysis.load.cache`).
-    success_threshold : float
-        The analysis' success threshold in (0, 1], carried by the Run
-        (:attr:`Run.success_threshold`).
     format : {"eval-v2", "inspect", "tau-bench", "table"}, optional
         The format of ``path``; default: detected from the content
         (:func:`dabench_analysis.load.formats.detect_format`).
@@ -98,9 +96,9 @@ def load_run(
         missing, empty, lacks ``task_id`` or ``final_score``, is not UTF-8 in its header, or
         is not comma-separated; or (with ``strict=True``) any error finding.
     TypeError
-        ``columns`` given as one string, or holding something other than names.
-    ValueError
-        A success threshold outside (0, 1].
+        ``columns`` given as one string, or holding something other than names;
+        ``success_threshold=`` (removed: the threshold is the analysis' ``threshold=``,
+        :func:`refuse_threshold`) or another unknown keyword.
 
     Warns
     -----
@@ -116,12 +114,12 @@ def load_run(
     >>> run.tasks["difficulty"].cat.categories.tolist()
     ['Easy', 'Medium', 'Hard', 'Extreme']
     """
+    refuse_threshold("load_run", removed)
     columns = requested_columns(columns)
-    success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
     fmt = formats.check_format(format) or formats.detect_format(path)
     if fmt not in (None, "eval-v2") or (fmt is None and Path(path).is_file()):
         return formats.one_run(Path(path), fmt, mapping=mapping, strict=strict,
-                               include_text=include_text, success_threshold=success_threshold)
+                               include_text=include_text)
     run_dir = check_dir(Path(path))
     if folders.task_file(run_dir) is None:
         raise RunLoadError(f"{run_dir / TASK_FILE} not found: {run_dir} has no eval-v2 "
@@ -129,8 +127,7 @@ def load_run(
                            [Finding("error", TASK_FILE, None, None, "missing_file",
                                     "not found (run not evaluated)")])
     (run,), _ = _load([run_dir], columns=columns, strict=strict, include_text=include_text,
-                      cache=cache, success_threshold=success_threshold,
-                      mapper=folders.mapper(False, False, 1), stack=False)
+                      cache=cache, mapper=folders.mapper(False, False, 1), stack=False)
     if isinstance(run, Exception):
         raise run
     warn_absent(columns, run.tasks.columns, f"{run.run_id}: {run.task_file}")
@@ -146,9 +143,9 @@ def load_runs(
     parallel: bool | int = True,
     progress: bool | None = None,
     cache: bool = True,
-    success_threshold: float = schema.SUCCESS_THRESHOLD,
     format: str | None = None,
     mapping: Mapping[str, str] | None = None,
+    **removed,
 ) -> Runs:
     """Load every run of a sweep: eval-v2 run folders and other harnesses' files.
 
@@ -176,8 +173,6 @@ def load_runs(
         Show a progress bar on stderr. Default: only in a terminal, not inside a notebook.
     cache : bool
         Read and fill the parse cache (:mod:`dabench_analysis.load.cache`).
-    success_threshold : float
-        The analysis' success threshold in (0, 1], carried by every Run.
     format, mapping
         As :func:`load_run`, for the files among ``paths`` (folders are eval-v2 runs).
 
@@ -194,11 +189,11 @@ def load_runs(
     Raises
     ------
     ValueError
-        A glob that matches nothing, an empty string, ``parallel`` < 1, or a success
-        threshold outside (0, 1].
+        A glob that matches nothing, an empty string, ``parallel`` < 1.
     TypeError
         ``paths`` that is neither a path, a pattern nor an iterable of paths; ``columns``
-        given as one string.
+        given as one string; ``success_threshold=`` (removed, :func:`refuse_threshold`) or
+        another unknown keyword.
     RunLoadError
         A single folder that does not exist or is a file; with ``strict=True``, any run that
         cannot be loaded (the message lists each with its reason; ``findings`` has them all).
@@ -211,19 +206,17 @@ def load_runs(
     >>> runs.skipped["reason"].str.startswith("not evaluated").tolist()
     [True]
     """
+    refuse_threshold("load_runs", removed)
     columns = requested_columns(columns)
-    success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
     fmt = formats.check_format(format)
     dirs, skipped = candidates(paths, fmt)
     mapper = folders.mapper(parallel, progress, len(dirs))
     folders_ = [d for d in dirs if formats.eval_folder(d, fmt)]
     loaded, stacked = _load(folders_, columns=columns, strict=strict,
-                            include_text=include_text, cache=cache,
-                            success_threshold=success_threshold, mapper=mapper, stack=True)
+                            include_text=include_text, cache=cache, mapper=mapper, stack=True)
     if len(folders_) < len(dirs):  # files of other harnesses, in their place among the paths
         loaded, stacked = formats.runs_in_place(dirs, loaded, fmt, skipped, mapping=mapping,
-                                                strict=strict, include_text=include_text,
-                                                success_threshold=success_threshold), None
+                                                strict=strict, include_text=include_text), None
     dirs = [d for d, r in zip(dirs, loaded, strict=True) for _ in (r if isinstance(r, list)
                                                                     else [r])]
     loaded = [x for r in loaded for x in (r if isinstance(r, list) else [r])]
@@ -259,7 +252,7 @@ def load_runs(
 
 
 def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache: bool,
-          success_threshold: float, mapper: Callable,
+          mapper: Callable,
           stack: bool) -> tuple[list[Run | RunLoadError], pd.DataFrame | None]:
     """Every run's tasks through the pipeline: the runs (or their load errors) in ``dirs``
     order, and the stacked frame (``stack``) of the runs loaded."""
@@ -287,8 +280,7 @@ def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache:
         start += n
         loaded[i] = Run(run_id=run_id, path=dirs[i], tasks=tasks, findings=findings,
                         include_text=include_text, source_rows=res.rows.tolist(),
-                        task_file=res.kind.file, cache=cache,
-                        success_threshold=success_threshold, inputs={res.kind.file: res.stamp})
+                        task_file=res.kind.file, cache=cache, inputs={res.kind.file: res.stamp})
     return loaded, (frame.copy(deep=False) if stack and len(good) == len(dirs) else None)
 
 

@@ -22,6 +22,7 @@ from dabench_analysis.load import pipeline
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.load.header import read_header
 from dabench_analysis.load.replay import Replay, RunReplays
+from dabench_analysis.load.threshold import declared_threshold
 from dabench_analysis.schema.files import (
     LEGACY_TASK_FILE,
     REPLAY_FILE,
@@ -81,10 +82,6 @@ class Run:
     cache : bool
         Whether :attr:`trajectory` and :attr:`tool_calls` go through the parse cache
         (:mod:`dabench_analysis.load.cache`).
-    success_threshold : float
-        The analysis' success threshold in (0, 1]: a task is correct when ``final_score >=
-        success_threshold`` (:func:`dabench_analysis.schema.correct`). Every table called with
-        this Run defaults to it. Default 0.8 (:data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`).
     inputs : dict
         File name -> stamp of the bytes each frame was parsed from (``path``, ``size``,
         ``mtime_ns``, ``digest``): the manifest checks that the file it hashes is that file.
@@ -107,7 +104,6 @@ class Run:
     source_rows: list[int] = field(default_factory=list)
     task_file: str = TASK_FILE
     cache: bool = True
-    success_threshold: float = schema.SUCCESS_THRESHOLD
     inputs: dict = field(default_factory=dict, repr=False, compare=False)
     format: str = "eval-v2"
     meta: dict = field(default_factory=dict, repr=False, compare=False)
@@ -253,6 +249,11 @@ class Run:
         return found + ([f"{n_replays} {REPLAY_FILE}"] if n_replays else [])
 
     @property
+    def declared_threshold(self) -> float | None:
+        """``run_config.json``'s success threshold (None: none); noted, never applied."""
+        return declared_threshold(self.path) if self.format == "eval-v2" else None
+
+    @property
     def files_absent(self) -> list[str]:
         """The eval-v2 files the run directory lacks: side files, tasks without a replay (the
         legacy file is never missed); another harness's run: the records its file lacks."""
@@ -268,7 +269,7 @@ class Run:
 
     def __repr__(self) -> str:
         t, n = self.tasks, len(self.tasks)
-        per = schema.task_success(t["final_score"], t.get("task_id"), self.success_threshold) \
+        per = schema.task_success(t["final_score"], t.get("task_id"), schema.SUCCESS_THRESHOLD) \
             if "final_score" in t else pd.Series([], dtype="float64")  # over tasks, as pages
         scored = int(t["final_score"].notna().sum()) if "final_score" in t else 0
         acc = (format_estimate(per.mean()) if len(per) else "n/a") + \
@@ -283,7 +284,7 @@ class Run:
         else:
             n = f"{n} tasks,"
         return (f"<Run {self.run_id!r}: {n} answer accuracy {acc} "
-                f"(final_score >= {self.success_threshold:g}), files: "
+                f"(final_score >= {schema.SUCCESS_THRESHOLD:g}), files: "
                 f"{', '.join(self.files_present)}; {found}>")
 
 

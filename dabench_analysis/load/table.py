@@ -29,6 +29,7 @@ from dabench_analysis.load.header import read_header
 from dabench_analysis.load.rules import TEXT, decimal_float64
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load.threshold import refuse_threshold
 from dabench_analysis.schema import TASK_COLUMNS
 from dabench_analysis.schema.files import FileKind
 from dabench_analysis.schema.rules import NUMBER_KINDS
@@ -293,7 +294,6 @@ def read_table_records(path: Path, mapping: Mapping[str, str]) -> list[Record]:
 def load_table(path: str | os.PathLike[str], *, task_id: str = "task_id",
                final_score: str = "final_score", run_id: str | None = None,
                trial: str | None = None, strict: bool = True, include_text: bool = False,
-               success_threshold: float = schema.SUCCESS_THRESHOLD,
                **columns: str) -> Run | Runs:
     """Runs from any per-task table, with a column mapping: the one-line start for any harness.
 
@@ -309,7 +309,7 @@ def load_table(path: str | os.PathLike[str], *, task_id: str = "task_id",
         A column naming the run of each row: one run per value (a :class:`Runs`).
     trial : str, optional
         A column numbering repeated trials of a task (pass@k, pass^k).
-    strict, include_text, success_threshold
+    strict, include_text
         As :func:`dabench_analysis.load_run`.
     **columns : str
         More catalogue columns and the table's names for them (``total_tokens="tokens"``,
@@ -330,7 +330,9 @@ def load_table(path: str | os.PathLike[str], *, task_id: str = "task_id",
         it (naming the mapping to give); 0 task rows (check ``no_rows``); with ``strict``,
         any error finding (named by file, row, column).
     ValueError
-        A name the catalogue does not know, or a success threshold outside (0, 1].
+        A name the catalogue does not know.
+    TypeError
+        ``success_threshold=`` (removed: the threshold is the analysis' ``threshold=``).
 
     Notes
     -----
@@ -352,11 +354,11 @@ def load_table(path: str | os.PathLike[str], *, task_id: str = "task_id",
     >>> runs.run_ids, [float(r.tasks["final_score"].mean()) for r in runs]
     (['a', 'b'], [0.5, 1.0])
     """
-    success_threshold = schema.check_threshold(success_threshold, name="success_threshold")
+    refuse_threshold("load_table", {k: v for k, v in columns.items()
+                                    if k in ("success_threshold", "threshold")})
     mapping = {"task_id": task_id, "final_score": final_score, "run_id": run_id,
                "trial": trial, **columns}
     path = Path(path)
-    runs = [build_run(path, rec, "table", strict=strict, include_text=include_text,
-                      success_threshold=success_threshold)
+    runs = [build_run(path, rec, "table", strict=strict, include_text=include_text)
             for rec in read_table_records(path, mapping)]
     return Runs(runs) if run_id is not None or len(runs) > 1 else runs[0]

@@ -240,12 +240,12 @@ def _print_summary(results: list[rep.JobResult]) -> None:
     console.print(table)
 
 
-def _check_success_threshold(value: float | None) -> None:
-    """A one-line usage error (exit 2) for a --success-threshold outside (0, 1]."""
+def _check_threshold(value: float | None) -> None:
+    """A one-line usage error (exit 2) for a --threshold outside (0, 1]."""
     if value is None:
         return
     try:
-        check_threshold(value, name="--success-threshold")
+        check_threshold(value, name="--threshold")
     except ValueError as exc:
         _say(f"error: {exc}")
         raise typer.Exit(EXIT_USAGE) from None
@@ -294,10 +294,10 @@ def report(
         "--run-reports/--no-run-reports",
         help="write a report per run (default); --no-run-reports with --sweep writes only the "
              "sweep (and any --baseline comparisons), for sweeps of many runs")] = True,
-    success_threshold: Annotated[float | None, typer.Option(
-        "--success-threshold", help="a task is correct when final_score >= this, in (0, 1], in "
-                                    "the run, compare and sweep reports (default "
-                                    f"{SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
+    threshold: Annotated[float | None, typer.Option(
+        "--threshold", "--success-threshold",
+        help="a task is correct when final_score >= this, in (0, 1], in the run, compare and "
+             f"sweep reports (default {SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
     worked_case: Annotated[str | None, typer.Option(
         help="the judge study's worked case (Table 4), a test_case_id of its cases.csv; "
              "default: the first case with factoid counts")] = None,
@@ -319,8 +319,8 @@ def report(
 
     --sweep --no-run-reports: the sweep report alone (plus any --baseline comparisons).
 
-    --success-threshold 0.7: correctness (accuracy, failures, McNemar, flips, run quality) at
-    final_score >= 0.7 instead of the guide's 0.8.
+    --threshold 0.7 (alias --success-threshold): correctness (accuracy, failures, McNemar,
+    flips, run quality) at final_score >= 0.7 instead of the guide's 0.8.
 
     Other harnesses: RUN_DIR may be an Inspect log, a tau-bench results file, an ATIF
     trajectory or a per-task table (CSV, JSON lines, Parquet; --map NAME=COLUMN for its
@@ -330,7 +330,7 @@ def report(
 
     from dabench_analysis.report import arguments
 
-    _check_success_threshold(success_threshold)
+    _check_threshold(threshold)
     if scheduler:  # before anything runs: Dask is the [dask] extra
         try:
             need("distributed", what="--scheduler", extra="dask")
@@ -369,7 +369,7 @@ def report(
     try:
         plan = rep.plan_jobs(run_dirs, out, baseline=baseline, judge_study=judge_study,
                              research_eval=research_eval, sweep=sweep, run_reports=run_reports,
-                             success_threshold=success_threshold, worked_case=worked_case,
+                             threshold=threshold, worked_case=worked_case,
                              run_format=run_format, column_map=mapping)
     except rep.ReportError as exc:
         _say(f"error: {exc}")
@@ -415,9 +415,10 @@ def validate(
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="also write findings.{csv,json} and health.{csv,json} here "
                             "(never inside a run directory)")] = None,
-    success_threshold: Annotated[float | None, typer.Option(
-        "--success-threshold", help="run quality: answer accuracy at final_score >= this, in "
-                                    f"(0, 1] (default {SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
+    threshold: Annotated[float | None, typer.Option(
+        "--threshold", "--success-threshold",
+        help="run quality: answer accuracy at final_score >= this, in (0, 1] (default "
+             f"{SUCCESS_THRESHOLD:g}, the eval-v2 guide's)")] = None,
     debug: Debug = False,
 ) -> None:
     """Check runs (schema, ranges, cross-file invariants, health).
@@ -433,7 +434,7 @@ def validate(
     from dabench_analysis.report.validation import NAMES as VALIDATE_NAMES
     from dabench_analysis.report.validation import check_out_dir
 
-    _check_success_threshold(success_threshold)
+    _check_threshold(threshold)
     run_dirs = arguments.check_runs(run_dirs, say=_note)  # each a folder or file, each once
     edge.check_cache()
     try:
@@ -441,7 +442,7 @@ def validate(
             check_out_dir(out, run_dirs)
             arguments.check_in_the_way([], out, names=VALIDATE_NAMES, kind=VALIDATE_KIND)
             edge.check_folder(out, what="--out")  # before anything is validated
-        code = validate_command(run_dirs, console=console, out=out, threshold=success_threshold)
+        code = validate_command(run_dirs, console=console, out=out, threshold=threshold)
     except rep.ReportError as exc:
         _say(f"error: {exc}")
         raise typer.Exit(EXIT_USAGE) from None

@@ -27,6 +27,7 @@ from dabench_analysis.figures import apply_style
 from dabench_analysis.load import Run, Runs, run_configs
 from dabench_analysis.report.sections import Sections
 from dabench_analysis.report.show import show
+from dabench_analysis.schema.files import CONFIG_FILE
 from dabench_analysis.schema.needs import Skipped, collect_reduced
 
 _USES = {"run": "every accuracy, failure share, calibration bucket and the run quality",
@@ -48,7 +49,7 @@ class Context:
     lazy : mapping of str to callable, optional
         Inputs computed on first use by calling them without arguments (``"validation"``).
     parameters : mapping
-        The notebook's parameters (``success_threshold`` among them).
+        The notebook's parameters (``threshold`` among them).
     out : Path
         The report folder; tables go to ``out / "tables"``.
     sections : Sections
@@ -65,7 +66,10 @@ class Context:
     results : dict
         Each written table or text by its stem.
     threshold : float
-        ``parameters["success_threshold"]``: ``final_score >= threshold`` is a correct answer.
+        ``parameters["threshold"]``: ``final_score >= threshold`` is a correct answer (the
+        analysis' one threshold; every section passes it as ``threshold=``).
+    notes : list of str
+        Runs whose ``run_config.json`` declares another threshold (stated with it).
     """
 
     def __init__(self, report: str, *, inputs: Mapping[str, Any], parameters: Mapping[str, Any],
@@ -75,8 +79,13 @@ class Context:
         self.report, self.parameters, self.out = report, dict(parameters), Path(out)
         self.sections, self.read, self.subject = sections, list(read), subject
         self.seeds = dict(seeds or {})
-        self.threshold = schema.check_threshold(self.parameters["success_threshold"],
-                                                name="success_threshold")
+        if "threshold" not in self.parameters:
+            raise ValueError("the report's parameters have no 'threshold' (the notebook "
+                             "parameter success_threshold was renamed threshold)")
+        self.threshold = schema.check_threshold(self.parameters["threshold"], name="threshold")
+        runs = [r for x in read for r in (x if isinstance(x, Runs) else [x])
+                if isinstance(r, Run)]
+        self.notes = _declared(runs, self.threshold)
         self._inputs, self._lazy = dict(inputs), dict(lazy or {})
         self.results: dict[str, Any] = {}
         self._title = ""
@@ -126,7 +135,7 @@ class Context:
         --------
         >>> import tempfile, dabench_analysis as da
         >>> run = da.load_run("data/sample_runs/proposed_aat")
-        >>> out = run_context(run, {"success_threshold": 0.8}, out=Path(tempfile.mkdtemp()),
+        >>> out = run_context(run, {"threshold": 0.8}, out=Path(tempfile.mkdtemp()),
         ...                   quiet=True)
         >>> with out.section("calibration", "Calibration"):
         ...     out.table(da.stats.calibration.calibration_table(run.tasks.drop(
@@ -205,13 +214,14 @@ class Context:
         --------
         >>> import dabench_analysis as da
         >>> ctx = run_context(da.load_run("data/sample_runs/proposed_aat"),
-        ...                   {"success_threshold": 0.8}, out=Path("figures/x"), quiet=True)
+        ...                   {"threshold": 0.8}, out=Path("figures/x"), quiet=True)
         >>> print(ctx.statement().split(". ")[1].split(" (")[0])
         **Success threshold: 0.8**: a task's answer counts as correct when `final_score >= 0.8`
         """
-        return (f"{self.subject}. **Success threshold: {self.threshold:g}**: a task's answer "
-                f"counts as correct when `final_score >= {self.threshold:g}` (parameter "
-                f"`success_threshold`); {_USES[self.report]} use it.")
+        return " ".join([
+            f"{self.subject}. **Success threshold: {self.threshold:g}**: a task's answer "
+            f"counts as correct when `final_score >= {self.threshold:g}` (parameter "
+            f"`threshold`); {_USES[self.report]} use it.", *self.notes])
 
     def _repr_markdown_(self) -> str:
         """The statement."""
@@ -221,15 +231,13 @@ class Context:
         return f"<report context {self.report}: {self.statement()}>"
 
 
-def _check_threshold(parameters: Mapping[str, Any], *runs: Run) -> None:
-    """The runs were loaded with the notebook's threshold (one threshold per analysis)."""
-    threshold = parameters["success_threshold"]
-    for run in runs:
-        if run.success_threshold != threshold:
-            raise ValueError(f"run {run.run_id!r} was loaded with success_threshold="
-                             f"{run.success_threshold:g}, the report's parameter is "
-                             f"{threshold:g}; load it with load_run(..., "
-                             f"success_threshold=success_threshold)")
+def _declared(runs: Sequence[Run], threshold: float) -> list[str]:
+    """A note per run whose ``run_config.json`` declares another success threshold than the
+    analysis' (:attr:`Run.declared_threshold`): noted, never applied."""
+    return [f"Run `{r.run_id}` declares a success threshold of {r.declared_threshold:g} in its "
+            f"{CONFIG_FILE}; this analysis uses {threshold:g} (parameter `threshold`)."
+            for r in runs if r.declared_threshold is not None
+            and r.declared_threshold != threshold]
 
 
 def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
@@ -239,9 +247,9 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     Parameters
     ----------
     run : Run
-        Loaded with the notebook's ``success_threshold``.
+        The loaded run (it carries no threshold).
     parameters : mapping
-        The notebook's parameters, with ``success_threshold``.
+        The notebook's parameters, with ``threshold``.
     out : Path
         The report folder.
     quiet : bool
@@ -258,14 +266,12 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     Raises
     ------
     ValueError
-        A run without tasks, or loaded with another threshold than the parameter.
+        A run without tasks, or parameters without a ``threshold`` in (0, 1].
     """
-    _check_threshold(parameters, run)
     tables.require_rows(run.tasks, what=f"run {run.run_id}")
     apply_style()
-    threshold = parameters["success_threshold"]
-    lazy = {"validation": lambda: validate.validate_run(
-                run.path if run.format == "eval-v2" else run, threshold=threshold)}
+    lazy = {"validation": lambda: validate.validate_run(  # after Context checked the threshold
+                run.path if run.format == "eval-v2" else run, threshold=parameters["threshold"])}
     trials = run.trials
     size = f"{len(run.tasks)} tasks" if trials < 2 else \
         f"{run.tasks['task_id'].nunique()} tasks, up to {trials} trials each"
@@ -284,7 +290,6 @@ def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any],
     ``proposed_run``; a column counts as present when both runs have it. Parameters and
     errors as in :func:`run_context`.
     """
-    _check_threshold(parameters, baseline, proposed)
     for r in (baseline, proposed):
         tables.require_rows(r.tasks, what=f"run {r.run_id}")
     apply_style()
@@ -307,7 +312,6 @@ def sweep_context(runs: Runs, parameters: Mapping[str, Any], *, out: Path,
     per folder, at least two runs) and :func:`run_context`.
     """
     tables.sweep.check_sweep(runs)
-    _check_threshold(parameters, *runs.runs)
     apply_style()
     tasks = runs.tasks
     run_configs(runs.runs, tasks)  # a bad run_config.json fails here, before any section

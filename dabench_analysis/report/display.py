@@ -117,7 +117,7 @@ def run_html(run: Run) -> str:
     -----
     Answer accuracy and its interval are :func:`~dabench_analysis.tables.answer_accuracy`
     (through :func:`~dabench_analysis.tables.key_numbers`; correct:
-    :func:`dabench_analysis.schema.correct` at ``run.success_threshold``), as in a report's
+    :func:`dabench_analysis.schema.correct` at 0.8, the default threshold), as in a report's
     ``summary.json``: Wilson over tasks, or with repeated trials over tasks (trials averaged
     within a task first), never over trials as if they were independent.
 
@@ -132,7 +132,7 @@ def run_html(run: Run) -> str:
     tasks = (f"{run.tasks['task_id'].nunique()}, up to {run.trials} trials each "
              f"({len(run.tasks)} rows)" if run.trials > 1 else len(run.tasks))
     facts = [("Tasks", tasks),
-             (f"Answer accuracy (final_score ≥ {run.success_threshold:g}, 95% CI)",
+             (f"Answer accuracy (final_score ≥ {schema.SUCCESS_THRESHOLD:g}, 95% CI)",
               _accuracy(numbers)),
              ("Findings when loaded (run.findings)", _findings(run.findings)),
              ("Files present", ", ".join(run.files_present) or "none"),
@@ -169,7 +169,7 @@ def runs_html(runs: Runs) -> str:
         numbers = _numbers(run)
         rows.append({"run_id": run.run_id, "n_tasks": run.tasks["task_id"].nunique()
                      if "task_id" in run.tasks else len(run.tasks), "trials_max": run.trials,
-                     "success_threshold": format_parameter(run.success_threshold),
+                     "success_threshold": format_parameter(schema.SUCCESS_THRESHOLD),
                      **{k: numbers.get(k) for k in ("answer_accuracy", "answer_accuracy_ci_low",
                                                     "answer_accuracy_ci_high")},
                      "files_absent": ", ".join(run.files_absent) or "none",

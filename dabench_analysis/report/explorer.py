@@ -20,6 +20,7 @@ from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.report.display import task_html
 from dabench_analysis.report.show import table_html
+from dabench_analysis.schema.columns import SUCCESS_THRESHOLD, check_threshold
 from dabench_analysis.tables.explore import TaskDetail, filter_tasks, task_detail, task_list
 
 #: Sort keys offered: label -> column of the task list (None: the run's order).
@@ -52,10 +53,11 @@ class Explorer:
     """
 
     def __init__(self, run: Run, baseline: Run | None = None, *, task_id: str | None = None,
-                 rows: int = 12):
+                 rows: int = 12, threshold: float = SUCCESS_THRESHOLD):
         need("ipywidgets", what="da.explore", extra="explore")  # before any work
         self.run, self.baseline, self.rows = run, baseline, rows
-        self.listing = task_list(run, baseline=baseline)
+        self.threshold = check_threshold(threshold)
+        self.listing = task_list(run, baseline=baseline, threshold=self.threshold)
         self._details: dict[tuple[str, str], TaskDetail] = {}
         self._build()
         first = task_id or self._default_task()
@@ -138,7 +140,7 @@ class Explorer:
             raise ValueError("this explorer has no baseline")
         key = (run.run_id, task_id)
         if key not in self._details:
-            self._details[key] = task_detail(run, task_id)
+            self._details[key] = task_detail(run, task_id, threshold=self.threshold)
         return self._details[key]
 
     # --- the panel ------------------------------------------------------------------------------
@@ -196,7 +198,7 @@ class Explorer:
                     + ", ".join(f"{int(counts.get(k, 0))} {k}"
                                 for k in ("improved", "regressed", "unchanged")))
         return (f"<div style='font-size:14px'>{text} (correct: final_score ≥ "
-                f"{run.success_threshold:g})</div>")
+                f"{self.threshold:g})</div>")
 
     def _label(self, row: pd.Series) -> str:
         parts = [str(row["task_id"])]
@@ -270,7 +272,7 @@ class Explorer:
 
 
 def explore(run: Run, proposed: Run | None = None, *, task_id: str | None = None,
-            rows: int = 12) -> Explorer:
+            rows: int = 12, threshold: float = SUCCESS_THRESHOLD) -> Explorer:
     """Open a run in a notebook panel: its tasks filtered and sorted, one task in detail.
 
     Parameters
@@ -285,6 +287,9 @@ def explore(run: Run, proposed: Run | None = None, *, task_id: str | None = None
         The task selected first (default: the first task not correct, else the first task).
     rows : int
         Height of the task list, in rows.
+    threshold : float
+        Success threshold in (0, 1] of the outcomes (correct: ``final_score >= threshold``);
+        default 0.8 (:data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`).
 
     Returns
     -------
@@ -302,14 +307,13 @@ def explore(run: Run, proposed: Run | None = None, *, task_id: str | None = None
     KeyError
         A ``task_id`` that is not one of the (shared) tasks.
     ValueError
-        Runs loaded with different success thresholds, or missing ``task_id`` /
-        ``final_score`` columns.
+        A threshold outside (0, 1], or missing ``task_id`` / ``final_score`` columns.
 
     Notes
     -----
     The task list is :func:`dabench_analysis.tables.explore.task_list` and its filters
     :func:`~dabench_analysis.tables.explore.filter_tasks`; correctness is
-    :func:`dabench_analysis.schema.correct` at the run's ``success_threshold``; a task's
+    :func:`dabench_analysis.schema.correct` at ``threshold``; a task's
     detail is :func:`~dabench_analysis.tables.explore.task_detail` (seed 000 §Debug Failed
     Task, §View Trajectory). Load with ``include_text=True`` to see thoughts and observations.
 
@@ -327,5 +331,5 @@ def explore(run: Run, proposed: Run | None = None, *, task_id: str | None = None
             hint = " (a Runs: pick one, runs['<run_id>'])" if isinstance(value, Runs) else ""
             raise TypeError(f"explore() takes a Run as {name}, got {type(value).__name__}{hint}")
     if proposed is None:
-        return Explorer(run, task_id=task_id, rows=rows)
-    return Explorer(proposed, run, task_id=task_id, rows=rows)
+        return Explorer(run, task_id=task_id, rows=rows, threshold=threshold)
+    return Explorer(proposed, run, task_id=task_id, rows=rows, threshold=threshold)

@@ -107,7 +107,7 @@ def plan_jobs(
     research_eval: str | os.PathLike[str] | None = None,
     sweep: bool = False,
     run_reports: bool = True,
-    success_threshold: float | None = None,
+    threshold: float | None = None,
     notebook_dir: Path = NOTEBOOK_DIR,
     worked_case: str | None = None,
     run_format: str | None = None,
@@ -137,9 +137,9 @@ def plan_jobs(
     run_reports : bool
         Plan a run report per run (default). False leaves them out, for a sweep of many runs
         whose per-run reports are not wanted; comparisons are planned either way.
-    success_threshold : float, optional
+    threshold : float, optional
         The success threshold of the run, compare and sweep reports (their notebooks'
-        ``success_threshold`` parameter), in (0, 1]; default: the notebooks' own (0.8).
+        ``threshold`` parameter), in (0, 1]; default: the notebooks' own (0.8).
     worked_case : str, optional
         The judge study's worked case (Table 4); default: the notebook's, the first case
         present in the data (:meth:`dabench_analysis.load.JudgeStudy.default_worked_case`).
@@ -161,7 +161,7 @@ def plan_jobs(
         report), an output folder would lie in an input, or ``sweep`` has fewer than two
         evaluated runs.
     ValueError
-        A ``success_threshold`` outside (0, 1].
+        A ``threshold`` outside (0, 1].
 
     Examples
     --------
@@ -171,8 +171,8 @@ def plan_jobs(
     >>> [(j.kind, j.name) for j in jobs][-1], len(jobs[-1].parameters["run_dirs"])
     (('sweep', 'sweep'), 3)
     """
-    extra = {} if success_threshold is None else {
-        "success_threshold": check_threshold(success_threshold, name="success_threshold")}
+    extra = {} if threshold is None else {
+        "threshold": check_threshold(threshold, name="threshold")}
     extra |= {"run_format": run_format} if run_format else {}
     extra |= {"column_map": dict(column_map)} if column_map else {}
     out = Path(out).resolve()

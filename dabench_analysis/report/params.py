@@ -32,8 +32,8 @@ def check_parameters(values: dict, types: dict[str, type]) -> None:
 
     Examples
     --------
-    >>> check_parameters({"run_dir": "runs/007", "success_threshold": 1}, {"run_dir": str,
-    ...                   "success_threshold": float})
+    >>> check_parameters({"run_dir": "runs/007", "threshold": 1}, {"run_dir": str,
+    ...                   "threshold": float})
     >>> check_parameters({"run_dir": 7}, {"run_dir": str})
     Traceback (most recent call last):
     ...

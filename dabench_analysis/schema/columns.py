@@ -476,7 +476,7 @@ def check_threshold(threshold, *, name: str = "threshold", scale: str = "final_s
     Notes
     -----
     The one check every public function with a threshold on a [0, 1] scale calls, so that the
-    report's ``success_threshold`` reaches each table with the same meaning. Judge scores on
+    analysis' ``threshold`` (a report's ``threshold`` parameter) reaches each table with the same meaning. Judge scores on
     the 0–9 scale use ``pass_threshold`` and are not checked here.
 
     Examples

@@ -1,4 +1,5 @@
-"""The one outcome rule: a task is *correct* when ``final_score >= success_threshold``.
+"""The one outcome rule: a task is *correct* when ``final_score >= threshold``, the analysis'
+success threshold (an explicit parameter of each table, figure and report; default 0.8).
 
 Every table, summary, paragraph, comparison, sweep and the run-quality score calls
 :func:`correct`; no other module compares ``final_score`` with a threshold. (The validation

@@ -7,7 +7,7 @@ The paper's Tables 1–4 are here at the front; the other families are modules: 
 (judge configurations) and ``research_eval`` (research-eval sessions).
 
 Every table that reads a run's frame takes a ``Run``, a ``Runs`` or the frame itself, and a
-table with a ``threshold`` called with a Run uses the Run's ``success_threshold``
+table with a ``threshold`` takes it as an explicit argument (default 0.8; a Run carries none)
 (:func:`dabench_analysis.tables.common.takes_run`); several runs are never pooled silently
 (:class:`PooledRunsWarning`).
 """

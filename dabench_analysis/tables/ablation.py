@@ -116,7 +116,7 @@ verification.__doc__ = verification.__doc__.replace("{returns}", _GROUP_DOC.stri
 
 
 @needs("first_try_success", "replan_count", "final_score")
-@takes_run(needs=["first_try_success", "replan_count"], named=("metric",))
+@takes_run(named=("metric",))
 def replanning(tasks: TasksLike, *, metric: str = "final_score",
                ci: float = 0.95) -> pd.DataFrame:
     """Ablation 2: first-try successes vs tasks that replanned (seed 000 §Ablation Studies).

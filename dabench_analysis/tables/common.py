@@ -1,7 +1,10 @@
-"""The one entry of every public table: :func:`takes_run` turns a Run or Runs into its frame, gives
-the table the success threshold the Run carries, checks the columns the table declares, keeps
-several runs from being pooled silently (:class:`PooledRunsWarning`) and splits ``by=`` into one
-table per group. Also correctness (:func:`correct_mask`) and the check that a run has rows.
+"""The one entry of every public table: :func:`takes_run` turns a Run or Runs into its frame,
+checks the table's ``threshold`` argument (an explicit parameter of the analysis, default 0.8; a
+Run carries none), checks the columns its arguments name, keeps several runs from being pooled
+silently (:class:`PooledRunsWarning`) and splits ``by=`` into one table per group. The columns a
+table always needs are declared with :func:`dabench_analysis.schema.needs` (missing: a typed
+:class:`~dabench_analysis.schema.needs.Skipped`). Also correctness (:func:`correct_mask`) and the
+check that a run has rows.
 
 The statistics below (:mod:`dabench_analysis.stats`) take frames and arrays only; this module is
 where a Run becomes a frame, once per call of a public table.
@@ -19,6 +22,7 @@ from dabench_analysis import schema
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import check_threshold, require_columns
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.inputs import id_list, warn
 from dabench_analysis.tables.pooling import check_runs, check_trials, runs_checked
 
@@ -86,34 +90,6 @@ def as_frame(obj, which: str = "tasks", *, name: str | None = None,
                     f"{type(obj).__name__}")
 
 
-def run_threshold(*objs) -> float | None:
-    """The success threshold the Runs among ``objs`` were loaded with; None without a Run.
-
-    Raises
-    ------
-    ValueError
-        The runs carry different thresholds (one analysis has one threshold).
-
-    Examples
-    --------
-    >>> from dabench_analysis import load_run
-    >>> run_threshold(load_run("data/sample_runs/baseline_react", success_threshold=0.7))
-    0.7
-    >>> run_threshold(pd.DataFrame()) is None
-    True
-    """
-    found: dict[float, str] = {}
-    for obj in objs:
-        for run in ([obj] if isinstance(obj, Run) else list(obj) if isinstance(obj, Runs)
-                    else []):
-            found.setdefault(float(run.success_threshold), run.run_id)
-    if len(found) > 1:
-        raise ValueError("the runs were loaded with different success thresholds ("
-                         + ", ".join(f"{r}: {t:g}" for t, r in found.items())
-                         + "); load them with one success_threshold or pass threshold=")
-    return next(iter(found), None)
-
-
 def _listed(value) -> list[str]:
     return [] if value is None else [value] if isinstance(value, str) else list(value)
 
@@ -123,37 +99,27 @@ def _one_table(result) -> pd.DataFrame:
     return pd.DataFrame([result]) if isinstance(result, dict) else result
 
 
-def _resolve_threshold(values: dict, default, raw: list, when: Callable | None) -> None:
-    """``values["threshold"]``: as given, else the Runs' success threshold, else the default;
-    checked when it is a success threshold (a numeric default, or the Runs')."""
-    numeric = isinstance(default, float | int) and not isinstance(default, bool)
-    if "threshold" in values:
-        if numeric:
-            values["threshold"] = check_threshold(values["threshold"])
-        return
-    run_t = run_threshold(*raw)
-    if run_t is not None and (when is None or when(values)):
-        values["threshold"] = check_threshold(run_t)
-    elif numeric:
-        values["threshold"] = check_threshold(default)
+def _check_threshold_argument(values: dict, default) -> None:
+    """``values["threshold"]`` checked (the caller's, else the function's default) when it is
+    a success threshold (a numeric default); a Run carries no threshold."""
+    if isinstance(default, float | int) and not isinstance(default, bool):
+        values["threshold"] = check_threshold(values.get("threshold", default))
 
 
-def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequence[str] = (),
+def takes_run(*, frame: str = "tasks", named: Sequence[str] = (),
               pools: bool = True, paired: bool = False, grouped: bool = False,
-              grouping: str | None = "by",
-              threshold_if: Callable[[dict], bool] | None = None,
-              trials: bool = False) -> Callable:
+              grouping: str | None = "by", trials: bool = False) -> Callable:
     """Decorator: the one entry of a public table (a Run, a Runs or a frame in; frames inside).
 
     Parameters
     ----------
     frame : {"tasks", "trajectory", "tool_calls"}
         The frame of a Run the table reads (its first argument; the first two with ``paired``).
-    needs : sequence of str
-        Columns the table always reads, checked by :func:`dabench_analysis.schema.require_columns`.
     named : sequence of str
-        Arguments whose values name columns to check too (``"metric"``, ``"metrics"``,
-        ``"by"``; None or absent values skipped).
+        Arguments whose values name columns to check (``"metric"``, ``"metrics"``, ``"by"``;
+        None or absent values skipped), by :func:`dabench_analysis.schema.require_columns`.
+        The columns a table always reads are not listed here: they are its
+        :func:`dabench_analysis.schema.needs` declaration, checked before this decorator runs.
     pools : bool
         The table summarises its rows: a frame of several runs without ``by='run_id'`` gives
         one :class:`PooledRunsWarning` (none from tables it calls). False for row-wise tables
@@ -166,10 +132,6 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
     grouping : str or None
         The argument holding the grouping columns (default ``by``; None when a ``by``
         argument means something else, e.g. a figure's category column).
-    threshold_if : callable, optional
-        For a ``threshold`` whose default is not a number (a figure's ``"auto"``): the Run's
-        threshold is passed only when ``threshold_if(arguments)`` is true (e.g. the plotted
-        column is a [0, 1] score); otherwise the function resolves its default itself.
     trials : bool
         The table handles repeated trials of a task itself (Table 1 averages them); otherwise a
         summarising table (``pools``) given several trials of a task warns
@@ -178,29 +140,34 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
     Returns
     -------
     callable
-        The decorator. The decorated table has the same signature and docstring; when it has a
-        ``threshold`` argument that the caller leaves out, a Run (or Runs, or the two runs of
-        a paired table) gives its ``success_threshold``, a frame the table's default
-        (:data:`dabench_analysis.schema.SUCCESS_THRESHOLD`); every threshold is checked by
-        :func:`dabench_analysis.schema.check_threshold` (a threshold whose default is not a
-        number is the function's to check).
+        The decorator. The decorated table has the same signature and docstring. Its
+        ``threshold`` argument, when it has one, is the caller's or its default
+        (:data:`dabench_analysis.schema.SUCCESS_THRESHOLD`, 0.8) whatever the input (a Run
+        carries no threshold), checked by :func:`dabench_analysis.schema.check_threshold` (a
+        threshold whose default is not a number is the function's to check).
 
     Raises
     ------
     TypeError
         (at call) An input that is neither a DataFrame, a Run nor a Runs.
     ValueError
-        (at call) A missing column, a threshold outside (0, 1], runs loaded with different
-        thresholds, a Runs of several runs on one side of a paired table.
+        (at call) A missing column named by an argument, a threshold outside (0, 1], a Runs
+        of several runs on one side of a paired table.
+
+    Notes
+    -----
+    Options: 9 before the threshold became an explicit parameter (issue 34, item 4), 7 now:
+    ``threshold_if`` (which passed a Run's threshold to a figure) and ``needs`` (which
+    repeated the :func:`~dabench_analysis.schema.needs` declaration) are gone.
 
     Examples
     --------
-    >>> @takes_run(needs=["final_score"])
+    >>> @takes_run()
     ... def accuracy(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> float:
     ...     return float(schema.correct(tasks["final_score"], threshold).mean())
     >>> from dabench_analysis import load_run
-    >>> run = load_run("data/sample_runs/baseline_react", success_threshold=0.5)
-    >>> accuracy(run) == accuracy(run.tasks, threshold=0.5), accuracy(run.tasks)
+    >>> run = load_run("data/sample_runs/baseline_react")
+    >>> accuracy(run, threshold=0.5) == accuracy(run.tasks, threshold=0.5), accuracy(run)
     (True, 0.7625)
     """
     def decorate(fn: Callable) -> Callable:
@@ -215,11 +182,10 @@ def takes_run(*, frame: str = "tasks", needs: Sequence[str] = (), named: Sequenc
             values = bound.arguments
             raw = [values[d] for d in data]
             if has_threshold:
-                _resolve_threshold(values, sig.parameters["threshold"].default, raw,
-                                   threshold_if)
+                _check_threshold_argument(values, sig.parameters["threshold"].default)
             frames = [as_frame(x, frame, name=d if paired else frame, runs=not paired)
                       for d, x in zip(data, raw, strict=True)]
-            columns = [*needs, *(c for n in named for c in _listed(
+            columns = [*(c for n in named for c in _listed(
                 values.get(n, sig.parameters[n].default)))]
             for d, fr in zip(data, frames, strict=True):
                 require_columns(fr, columns, d if paired else frame)
@@ -267,7 +233,8 @@ def require_rows(tasks: TasksLike, *, what: str = "tasks") -> None:
         raise ValueError(f"{what} has no task rows: nothing to report")
 
 
-@takes_run(needs=["final_score"], pools=False)
+@needs("final_score", trials="any")
+@takes_run(pools=False)
 def correct_mask(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Series:
     """Answer correctness per task: ``final_score >= threshold`` (missing scores stay <NA>).
 
@@ -277,8 +244,7 @@ def correct_mask(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOL
         With a ``final_score`` column in [0, 1] (a Run or Runs gives its ``tasks``; one value
         per row, so several runs are not pooled).
     threshold : float
-        In (0, 1]; default: a Run's ``success_threshold``, for a frame
-        :data:`~dabench_analysis.schema.SUCCESS_THRESHOLD` (0.8, seed 000 §Breakdown by
+        In (0, 1]; default :data:`~dabench_analysis.schema.SUCCESS_THRESHOLD` (0.8, seed 000 §Breakdown by
         Difficulty).
 
     Returns

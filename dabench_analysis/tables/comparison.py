@@ -93,8 +93,7 @@ def task_changes(
         Task key; only tasks in both runs are listed.
     threshold : float
         Correct means ``metric >= threshold`` (:func:`dabench_analysis.schema.correct`; a
-        missing score counts as not correct); default: the Runs' ``success_threshold``, for
-        frames 0.8.
+        missing score counts as not correct); default 0.8.
 
     Returns
     -------
@@ -106,8 +105,8 @@ def task_changes(
     Raises
     ------
     ValueError
-        A missing column, a ``threshold`` outside (0, 1] (or two runs loaded with different
-        thresholds), or a task key that repeats (e.g. a side holding several runs).
+        A missing column, a ``threshold`` outside (0, 1], or a task key that repeats (e.g. a
+        side holding several runs).
 
     Examples
     --------

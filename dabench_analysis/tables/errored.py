@@ -28,7 +28,7 @@ def _treated(tasks: pd.DataFrame, failed: np.ndarray, how: str) -> pd.DataFrame:
 
 
 @needs("final_score", trials="any")
-@takes_run(needs=["final_score"], trials=True)
+@takes_run(trials=True)
 def failure_bounds(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,
                    ci: float = 0.95, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Answer accuracy with errored trials counted as failures, as successes, and left out.
@@ -39,8 +39,7 @@ def failure_bounds(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESH
         One run's task rows with ``final_score`` ([0, 1]), ``task_id`` (and ``trial``), and
         the error state :func:`dabench_analysis.schema.errored` reads (``error``, ``status``).
     threshold : float
-        A trial is correct when ``final_score >= threshold``; default: a Run's
-        ``success_threshold``, for a frame 0.8.
+        A trial is correct when ``final_score >= threshold``; default 0.8.
     ci : float
         Level of each interval.
     n_boot, seed : int

@@ -17,6 +17,7 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.load.replay import Replay
 from dabench_analysis.load.run import Run
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 from dabench_analysis.tables.comparison import task_changes
@@ -49,7 +50,7 @@ class TaskDetail:
     run_id : str
         The run the task belongs to.
     success_threshold : float
-        The run's success threshold (correct: ``final_score >= success_threshold``).
+        The analysis' success threshold (correct: ``final_score >= success_threshold``).
     """
 
     task_id: str
@@ -106,7 +107,8 @@ class TaskDetail:
                           for k, v in fa.items()}, dtype=object)
 
 
-@takes_run(needs=["task_id"], pools=False)
+@needs("task_id", trials="any")
+@takes_run(pools=False)
 def pick_task(tasks: TasksLike, *, which: str = "first_failed",
               threshold: float = schema.SUCCESS_THRESHOLD) -> str:
     """Choose a task to look at.
@@ -119,8 +121,7 @@ def pick_task(tasks: TasksLike, *, which: str = "first_failed",
     which : {"first_failed", "worst", "first"}
         The first task with final_score < threshold, the lowest-scoring task, or the first row.
     threshold : float
-        Failed means ``final_score < threshold``; default: a Run's ``success_threshold``, for
-        a frame 0.8.
+        Failed means ``final_score < threshold``; default 0.8.
 
     Returns
     -------
@@ -149,7 +150,8 @@ def pick_task(tasks: TasksLike, *, which: str = "first_failed",
     return str((failed if len(failed) else tasks)["task_id"].iloc[0])
 
 
-def task_detail(run: Run, task_id: str) -> TaskDetail:
+def task_detail(run: Run, task_id: str, *,
+                threshold: float = schema.SUCCESS_THRESHOLD) -> TaskDetail:
     """Collect one task's metrics, trajectory, tool calls and replay from a loaded run.
 
     Parameters
@@ -158,6 +160,9 @@ def task_detail(run: Run, task_id: str) -> TaskDetail:
         From :func:`dabench_analysis.load_run` (``include_text=True`` keeps thoughts and
         observations in the steps).
     task_id : str
+    threshold : float
+        Success threshold in (0, 1] of the task's outcome; default 0.8
+        (:data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`).
 
     Returns
     -------
@@ -167,6 +172,8 @@ def task_detail(run: Run, task_id: str) -> TaskDetail:
     ------
     KeyError
         If the run has no task ``task_id`` (the message lists a few known ids).
+    ValueError
+        A threshold outside (0, 1].
 
     Examples
     --------
@@ -175,6 +182,7 @@ def task_detail(run: Run, task_id: str) -> TaskDetail:
     >>> int(d.metrics["tool_calls"]) == len(d.tool_calls)
     True
     """
+    threshold = schema.check_threshold(threshold)
     rows = run.tasks[run.tasks["task_id"] == task_id]
     if rows.empty:
         known = ", ".join(run.tasks["task_id"].astype(str).head(5))
@@ -184,7 +192,7 @@ def task_detail(run: Run, task_id: str) -> TaskDetail:
     replay = run.replays[task_id] if task_id in run.replays else None
     return TaskDetail(task_id, rows.iloc[0], steps.reset_index(drop=True),
                       calls.reset_index(drop=True), replay, run_id=run.run_id,
-                      success_threshold=run.success_threshold)
+                      success_threshold=threshold)
 
 
 def _outcome(tasks: pd.DataFrame, threshold: float) -> pd.Series:
@@ -223,7 +231,8 @@ def _steps(run: Run) -> tuple[pd.Series, pd.Series]:
             pd.Series(ids.map(first).to_numpy(), index=run.tasks.index, dtype="Int64"))
 
 
-def task_list(run: Run, *, baseline: Run | None = None) -> pd.DataFrame:
+def task_list(run: Run, *, baseline: Run | None = None,
+              threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """One row per task to choose from: outcome, score, steps, runtime and failure.
 
     Parameters
@@ -233,13 +242,16 @@ def task_list(run: Run, *, baseline: Run | None = None) -> pd.DataFrame:
     baseline : Run, optional
         Pair the run with a baseline on the tasks both hold (the others are left out), with
         :func:`dabench_analysis.tables.comparison.task_changes`.
+    threshold : float
+        Success threshold in (0, 1]; default 0.8
+        (:data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`).
 
     Returns
     -------
     DataFrame
         In the run's task order: ``task_id``; ``difficulty``, ``task_type`` when the run has
         them; ``outcome`` (categorical, :data:`OUTCOMES`: correct when ``final_score >=
-        run.success_threshold``, else partial where eval-v2's ``outcome_status`` is partial,
+        threshold``, else partial where eval-v2's ``outcome_status`` is partial,
         else failed; no score without a ``final_score``); ``final_score`` ([0, 1]); ``steps``
         (trajectory.csv rows of the task; without the file the ``trajectory_length`` column);
         ``first_failing_step`` (step_id of its first step with ``success`` false, <NA> when
@@ -251,12 +263,12 @@ def task_list(run: Run, *, baseline: Run | None = None) -> pd.DataFrame:
     ------
     ValueError
         Without ``task_id`` or ``final_score``; with a baseline, the errors of
-        :func:`~dabench_analysis.tables.comparison.task_changes` (a task key that repeats, the
-        two runs loaded with different success thresholds).
+        :func:`~dabench_analysis.tables.comparison.task_changes` (a task key that repeats); a
+        threshold outside (0, 1].
 
     Notes
     -----
-    Correctness is :func:`dabench_analysis.schema.correct` at the run's threshold; the first
+    Correctness is :func:`dabench_analysis.schema.correct` at ``threshold``; the first
     failing step follows seed 000 §View Trajectory (the steps whose ``success`` is false).
 
     Examples
@@ -268,12 +280,13 @@ def task_list(run: Run, *, baseline: Run | None = None) -> pd.DataFrame:
     23  failed     19                   9
     """
     schema.require_columns(run.tasks, ["task_id", "final_score"], f"run {run.run_id!r}")
+    threshold = schema.check_threshold(threshold)
     tasks = run.tasks
     out = pd.DataFrame({"task_id": tasks["task_id"].astype("string")}, index=tasks.index)
     for col in ("difficulty", "task_type"):
         if col in tasks:
             out[col] = tasks[col]
-    out["outcome"] = _outcome(tasks, run.success_threshold)
+    out["outcome"] = _outcome(tasks, threshold)
     out["final_score"] = tasks["final_score"].astype("float64")
     out["steps"], out["first_failing_step"] = _steps(run)
     for col in ("execution_time", "failure_category", "root_cause"):
@@ -281,7 +294,7 @@ def task_list(run: Run, *, baseline: Run | None = None) -> pd.DataFrame:
             out[col] = tasks[col]
     if baseline is None:
         return out
-    changes = task_changes(baseline, run).rename(columns={"baseline": "baseline_score"})
+    changes = task_changes(baseline, run, threshold=threshold).rename(columns={"baseline": "baseline_score"})
     paired = out.merge(changes[["task_id", "baseline_score", "diff", "change", "flip"]],
                        on="task_id", how="inner", validate="one_to_one")
     return paired.set_axis(out.index[out["task_id"].isin(paired["task_id"]).to_numpy()])

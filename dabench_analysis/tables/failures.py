@@ -2,7 +2,7 @@
 
 Frames in, tidy frames out. A task *failed* when it is not correct
 (:func:`~dabench_analysis.tables.correct_mask`: ``final_score < threshold``, 0.8 as the seed's
-``df[df['final_score'] < 0.8]``, or a Run's ``success_threshold``); shares are of failed tasks,
+``df[df['final_score'] < 0.8]``, or the ``threshold`` passed); shares are of failed tasks,
 with Wilson intervals. A ``threshold`` outside (0, 1] raises ValueError. Every function takes a
 frame, a Run or a Runs (its ``tasks``); the counting ones pool several runs with a
 :class:`~dabench_analysis.tables.PooledRunsWarning`, never silently.
@@ -17,7 +17,8 @@ from dabench_analysis.schema.needs import needs
 from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
 
-@takes_run(needs=["final_score"], pools=False)
+@needs("final_score", trials="any")
+@takes_run(pools=False)
 def failed_tasks(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """The tasks with ``final_score < threshold`` (tasks with a missing score are left out).
 
@@ -99,7 +100,7 @@ def distribution(
 
 
 @needs("final_score", "failure_category")
-@takes_run(needs=["final_score"])
+@takes_run()
 def failure_categories(tasks: TasksLike, *,
                        threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """MAS failure categories among failed tasks, in the seed's taxonomy order.
@@ -122,7 +123,7 @@ def failure_categories(tasks: TasksLike, *,
 
 
 @needs("final_score", "failure_stage")
-@takes_run(needs=["final_score"])
+@takes_run()
 def failure_stages(tasks: TasksLike, *,
                    threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Failure distribution by AAT stage (UNDERSTAND, PLAN, EXECUTE, VERIFY, AGGREGATE).
@@ -143,7 +144,7 @@ def failure_stages(tasks: TasksLike, *,
 
 
 @needs("final_score", "outcome_error_type")
-@takes_run(needs=["final_score"])
+@takes_run()
 def outcome_error_types(tasks: TasksLike, *,
                         threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Evaluation buckets (low_recall, wrong_schema, …) among failed tasks, by count.
@@ -163,7 +164,7 @@ def outcome_error_types(tasks: TasksLike, *,
 
 
 @needs("outcome_status")
-@takes_run(needs=["outcome_status"])
+@takes_run()
 def outcome_status(tasks: TasksLike) -> pd.DataFrame:
     """All tasks by outcome_status (correct, partial, failed; seed V2.1 item 4).
 
@@ -181,7 +182,7 @@ def outcome_status(tasks: TasksLike) -> pd.DataFrame:
 
 
 @needs("root_cause", "final_score", uses=("failure_category",))
-@takes_run(needs=["final_score", "root_cause"])
+@takes_run()
 def root_causes(tasks: TasksLike, *, top: int = 10,
                 threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """Table 5 — the most frequent root causes among failed tasks (seed: ``.head(10)``).
@@ -193,8 +194,7 @@ def root_causes(tasks: TasksLike, *, top: int = 10,
     top : int
         How many root causes to keep.
     threshold : float
-        Failed means ``final_score < threshold``; default: a Run's ``success_threshold``, for
-        a frame 0.8.
+        Failed means ``final_score < threshold``; default 0.8.
 
     Returns
     -------

@@ -159,8 +159,7 @@ def frontier(tasks, *, cost: str | tuple[str, ...] = "total_tokens", configs: pd
         ``run_id`` -> ``config`` (:func:`dabench_analysis.load.run_configs`): the runs of a
         configuration form one point (their tasks averaged).
     threshold : float
-        A task succeeds when ``final_score >= threshold``; default: the Runs'
-        ``success_threshold``, for a frame 0.8.
+        A task succeeds when ``final_score >= threshold``; default 0.8.
     n_boot, seed : int
         Bootstrap replicates and seed (the shared tasks resampled jointly across runs:
         :func:`dabench_analysis.stats.ranking.bootstrap_counts`).

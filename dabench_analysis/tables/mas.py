@@ -45,7 +45,7 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
         Flag column of correctness; default ``final_score >= threshold``
         (:func:`dabench_analysis.schema.correct`).
     threshold : float
-        Success threshold in (0, 1]; default: a Run's ``success_threshold``, for a frame 0.8
+        Success threshold in (0, 1]; default 0.8
         (seed 000).
     specialists : tuple of str
         Specialists to analyse (default schema, domain, document).
@@ -123,19 +123,25 @@ def specialist_value(tasks: TasksLike, *, correct: str | None = None,
 
 
 @needs("initial_answer_correct", "final_answer_correct",
-       uses=("recovered_after_replan", "recovered_after_retry"))
-@takes_run(needs=["initial_answer_correct", "final_answer_correct"])
-def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
+       uses=("recovered_after_replan", "recovered_after_retry", "final_score"))
+@takes_run()
+def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95,
+                      threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame:
     """MAS effectiveness: first-attempt vs final accuracy and recovery (Phase 0 Task 2).
 
     Parameters
     ----------
     tasks : DataFrame, Run or Runs
         One row per task with flags ``initial_answer_correct``, ``final_answer_correct`` and,
-        optionally, ``recovered_after_replan``, ``recovered_after_retry``.
+        optionally, ``recovered_after_replan``, ``recovered_after_retry`` and
+        ``final_score`` ([0, 1]).
         A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     ci : float
         Level of the Wilson intervals.
+    threshold : float
+        The analysis' success threshold in (0, 1] (default 0.8): ``final_score_accuracy`` and
+        ``n_flag_disagrees`` compare the harness's flag with the one outcome rule,
+        :func:`dabench_analysis.schema.correct` at this threshold.
 
     Returns
     -------
@@ -146,7 +152,12 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
         proportion points), ``n_recovered`` (wrong first, right finally), ``n_regressed`` (right
         first, wrong finally), ``n_recovered_after_replan``, ``n_recovered_after_retry``
         (<NA> when the column is absent), ``statistic``, ``p_value`` (exact McNemar on
-        recovered vs regressed), ``method``, ``note``.
+        recovered vs regressed), ``method``, ``note``, then ``threshold``,
+        ``final_score_accuracy`` (share of the ``n`` tasks with ``final_score >= threshold``,
+        over those with a score; NaN without a ``final_score`` column), ``n_flag_disagrees``
+        (tasks where ``final_answer_correct`` differs from ``final_score >= threshold``; <NA>
+        without ``final_score``) and ``outcome_source`` (which columns are the harness's own
+        flags and which the score rule).
 
     Raises
     ------
@@ -155,7 +166,12 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
 
     Notes
     -----
-    The seed's "MAS Recovery Gain" is reported as an absolute difference of accuracies. The
+    ``first_attempt_accuracy``, ``final_accuracy``, the recoveries and the McNemar test read
+    the harness's own flags ``initial_answer_correct`` / ``final_answer_correct`` (the
+    harness's rule: the eval-v2 guide's 0.8 on its own score), not the analysis' threshold;
+    the table states so in ``outcome_source`` and puts the analysis' accuracy at
+    ``threshold`` beside them (``final_score_accuracy``, as Table 2's accuracy), with the
+    count of tasks whose flag disagrees with it. The seed's "MAS Recovery Gain" is reported as an absolute difference of accuracies. The
     McNemar test asks whether recoveries outnumber regressions beyond chance; with no
     discordant task p = 1.0.
 
@@ -170,6 +186,10 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     >>> out = mas_effectiveness(df)
     >>> float(out.first_attempt_accuracy[0]), float(out.final_accuracy[0]), int(out.n_recovered[0])
     (0.4, 0.8, 2)
+    >>> df["final_score"] = [0.9, 0.85, 0.7, 0.1, 0.95]
+    >>> out = mas_effectiveness(df, threshold=0.8)
+    >>> float(out.final_score_accuracy[0]), int(out.n_flag_disagrees[0])
+    (0.6, 1)
     """
     check_ci(ci)
     ini = as_bool(tasks["initial_answer_correct"], "initial_answer_correct")
@@ -192,6 +212,7 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     stat, p, note = test.statistic, test.p_value, test.note
     notes.append(note)
     warn(notes)
+    score_rule = _score_rule(tasks, fin, keep, threshold)
     return pd.DataFrame([{
         "n": n, "n_missing": int((~keep).sum()),
         "first_attempt_accuracy": k1 / n if n else np.nan, "first_attempt_ci_low": l1,
@@ -200,8 +221,29 @@ def mas_effectiveness(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
         "recovery_gain": (k2 - k1) / n if n else np.nan, "n_recovered": rec, "n_regressed": reg,
         **extra, "statistic": stat, "p_value": p,
         "method": "Wilson intervals; McNemar exact (recovered vs regressed)",
-        "note": "; ".join(n for n in notes if n)}]).astype({"n_recovered_after_replan": "Int64",
-                                            "n_recovered_after_retry": "Int64"})
+        "note": "; ".join(n for n in notes if n), **score_rule}]).astype(
+            {"n_recovered_after_replan": "Int64", "n_recovered_after_retry": "Int64",
+             "n_flag_disagrees": "Int64"})
+
+
+def _score_rule(tasks: pd.DataFrame, final_flag: pd.Series, keep, threshold: float) -> dict:
+    """The one outcome rule beside the harness's flags: accuracy at ``threshold`` over the
+    kept tasks with a score, and how many of them the ``final_answer_correct`` flag contradicts."""
+    source = ("harness flags: initial_answer_correct, final_answer_correct (first_attempt_"
+              "accuracy, final_accuracy, recoveries, McNemar)")
+    if "final_score" not in tasks.columns:
+        return {"threshold": threshold, "final_score_accuracy": np.nan,
+                "n_flag_disagrees": pd.NA, "outcome_source": source}
+    ok = schema.correct(tasks["final_score"], threshold)[keep]
+    flag = final_flag[keep]
+    scored = ok.notna().to_numpy()
+    ok_b = ok.to_numpy(dtype=bool, na_value=False)[scored]
+    flag_b = flag.to_numpy(dtype=bool, na_value=False)[scored]
+    return {"threshold": threshold,
+            "final_score_accuracy": float(ok_b.mean()) if scored.any() else np.nan,
+            "n_flag_disagrees": int((ok_b != flag_b).sum()),
+            "outcome_source": source + f"; final_score_accuracy, n_flag_disagrees: "
+                              f"final_score >= {threshold:g}"}
 
 
 @needs("replan_requested", "replan_successful", "retry_requested", "retry_successful")

@@ -6,8 +6,8 @@ Frames in, frames out: no IO and no plotting. Every mean comes with an interval 
 (never outside [0, 1]), Wilson for proportions, t for seconds and tokens. Each takes a frame,
 a Run or a Runs and ``by=`` (``"run_id"``: one table per run, stacked); several runs without
 ``by`` are pooled with a :class:`~dabench_analysis.tables.PooledRunsWarning`, never silently
-(:func:`~dabench_analysis.tables.common.takes_run`). A table with a ``threshold`` called with a
-Run uses the Run's ``success_threshold``.
+(:func:`~dabench_analysis.tables.common.takes_run`). A table with a ``threshold`` takes it as an
+explicit argument (default 0.8).
 """
 
 from __future__ import annotations
@@ -118,8 +118,7 @@ _T2_COLUMNS = ["difficulty", "n", "execution_success_rate", "answer_accuracy",
 
 
 @needs("difficulty", "execution_success", "final_score", "execution_time", "total_tokens")
-@takes_run(needs=["difficulty", "execution_success", "final_score", "execution_time",
-                  "total_tokens"], grouped=True)
+@takes_run(grouped=True)
 def difficulty_breakdown(
     tasks: TasksLike,
     *,
@@ -137,8 +136,7 @@ def difficulty_breakdown(
         One row per task with ``difficulty``, ``execution_success`` (flag), ``final_score``
         ([0, 1]), ``execution_time`` (seconds, wall clock) and ``total_tokens`` (tokens).
     threshold : float
-        Answer accuracy = share of tasks with ``final_score >= threshold``, in (0, 1]; default:
-        a Run's ``success_threshold``, for a frame 0.8 (seed 000).
+        Answer accuracy = share of tasks with ``final_score >= threshold``, in (0, 1]; default 0.8 (seed 000).
     empty_levels : {"omit", "keep"}
         Difficulty levels without tasks are left out (default), or kept as rows with n = 0 and
         missing rates (which :func:`dabench_analysis.export.save_table` prints as "n/a").
@@ -266,7 +264,7 @@ def _wide(desc: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 @needs("task_type", "final_score", uses=("analyst_score",))
-@takes_run(needs=["task_type"], named=("metrics",), grouped=True)
+@takes_run(named=("metrics",), grouped=True)
 def task_type_breakdown(
     tasks: TasksLike,
     *,
@@ -322,7 +320,7 @@ task_type_breakdown.__doc__ = task_type_breakdown.__doc__.replace("{by}", _BY_DO
 
 
 @needs("specialist_participation", "final_score", uses=("autonomy_score",))
-@takes_run(needs=["specialist_participation", "final_score"], named=("metrics",), grouped=True)
+@takes_run(named=("metrics",), grouped=True)
 def specialist_participation(
     tasks: TasksLike,
     *,
@@ -342,8 +340,7 @@ def specialist_participation(
     metrics : sequence of str
         Metrics summarised per level.
     threshold : float
-        Answer accuracy = share with ``final_score >= threshold``; default: a Run's
-        ``success_threshold``, for a frame 0.8.
+        Answer accuracy = share with ``final_score >= threshold``; default 0.8.
     ci : float
         Interval level.
     {by}

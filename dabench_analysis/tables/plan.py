@@ -103,8 +103,7 @@ def planning(tasks, *, delta: float | None = None, n_trials: float | None = None
     baseline : str, optional
         Compare each other run with this one; default every pair (one run: one-sample).
     threshold : float
-        A trial succeeds when ``final_score >= threshold``; default: the Runs'
-        ``success_threshold``, for a frame 0.8.
+        A trial succeeds when ``final_score >= threshold``; default 0.8.
 
     Returns
     -------

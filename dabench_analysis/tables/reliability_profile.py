@@ -21,7 +21,7 @@ from dabench_analysis.schema.needs import REPEATED, Skipped, needs
 from dabench_analysis.stats import consistency as cs
 from dabench_analysis.stats.inputs import check_ci
 from dabench_analysis.stats.recorded import cost_recorded
-from dabench_analysis.tables.common import as_frame, run_threshold
+from dabench_analysis.tables.common import as_frame
 from dabench_analysis.tables.trials import _configs
 
 __all__ = ["COLUMNS", "RESOURCES", "reliability", "risk_coverage"]
@@ -250,7 +250,7 @@ def _read(run, configs, threshold, baseline: str, trajectory=None, tool_calls=No
     """The trials of ``run`` and its condition column (None without one), checked."""
     tasks = as_frame(run)
     if threshold is None:
-        threshold = run_threshold(run) or schema.SUCCESS_THRESHOLD
+        threshold = schema.SUCCESS_THRESHOLD
     threshold = schema.check_threshold(threshold)
     condition = None
     if "condition" in tasks:
@@ -288,8 +288,7 @@ def reliability(run, *, trajectory: pd.DataFrame | None = None,
         ``run_id`` -> ``config`` (:func:`dabench_analysis.load.run_configs`): the runs of a
         configuration (its seeds) are its trials. Default: what a Runs declares.
     threshold : float, optional
-        A trial succeeds when ``final_score >= threshold`` (:func:`schema.correct`); default:
-        the Run's ``success_threshold``, for a frame 0.8.
+        A trial succeeds when ``final_score >= threshold`` (:func:`schema.correct`); default 0.8.
     baseline : str
         The ``condition`` of the unperturbed trials.
     n_boot, seed : int

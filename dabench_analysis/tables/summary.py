@@ -9,12 +9,14 @@ from collections.abc import Sequence
 import pandas as pd
 
 from dabench_analysis import schema, stats
+from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.inputs import check_ci
 from dabench_analysis.stats.recorded import cost_recorded
 from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
 
 
-@takes_run(needs=["task_id", "final_score"], grouped=True)
+@needs("task_id", "final_score", trials="any")
+@takes_run(grouped=True)
 def key_numbers(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,
                 by: str | Sequence[str] | None = None) -> dict | pd.DataFrame:
     """The run's headline numbers, as written to a report's ``summary.json``.
@@ -26,8 +28,7 @@ def key_numbers(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD
         ``execution_time`` (s) and ``total_tokens`` are optional (absent: their numbers are
         None). A Run or Runs gives its ``tasks``.
     threshold : float
-        Success threshold on ``final_score``, in (0, 1]; default: a Run's
-        ``success_threshold``, for a frame :data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`
+        Success threshold on ``final_score``, in (0, 1]; default :data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`
         (0.8).
     by : str, sequence of str or None
         None (default): one dict for all rows; when they hold several runs, the runs are
@@ -94,7 +95,8 @@ _ACCURACY = ("answer_accuracy", "answer_accuracy_ci_low", "answer_accuracy_ci_hi
              "answer_accuracy_ci_method")
 
 
-@takes_run(needs=["final_score"], trials=True)
+@needs("final_score", trials="any")
+@takes_run(trials=True)
 def answer_accuracy(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,
                     ci: float = 0.95, n_boot: int = N_BOOT, seed: int = BOOT_SEED) -> dict:
     """A run's answer accuracy with its interval: the one estimate every page shows (report
@@ -106,8 +108,7 @@ def answer_accuracy(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRES
         Rows with ``final_score`` ([0, 1]); ``task_id`` (and ``run_id``) when present: the rows
         of one task (one run's task) are its trials. A missing score is not a trial.
     threshold : float
-        A trial is correct when ``final_score >= threshold``; default: a Run's
-        ``success_threshold``, for a frame 0.8.
+        A trial is correct when ``final_score >= threshold``; default 0.8.
     ci : float
         Level of the interval.
     n_boot, seed : int

@@ -268,8 +268,7 @@ def leaderboard(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, n_boot: i
         ``final_score`` ([0, 1]) and ``metric``; ``total_tokens`` (tokens) and
         ``execution_time`` (seconds) are optional.
     threshold : float
-        Answer accuracy = share of tasks with ``final_score >= threshold``; default: the Runs'
-        ``success_threshold``, for a frame 0.8.
+        Answer accuracy = share of tasks with ``final_score >= threshold``; default 0.8.
     n_boot, seed : int
         Bootstrap replicates and seed of the rank intervals.
     metric : str

@@ -1,7 +1,7 @@
 # Over 400 lines (<= 500): the pairwise, flip and item tables of a sweep, with their declared inputs.
 """Many runs task by task: all-pairs paired comparisons, flips between two runs, and item
 analysis (how many runs solve each task). The leaderboards are in :mod:`.sweep`, which also
-re-exports these functions. Every ``threshold`` defaults to the Runs' ``success_threshold``.
+re-exports these functions. Every ``threshold`` is an explicit argument (default 0.8).
 """
 
 from __future__ import annotations

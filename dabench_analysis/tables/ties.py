@@ -61,8 +61,7 @@ def tie_groups(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD, alpha: flo
         Stacked task rows with ``run_id``, ``task_id``, ``final_score`` ([0, 1]); one row per
         run and task.
     threshold : float
-        A task succeeds when ``final_score >= threshold``; default: the Runs'
-        ``success_threshold``, for a frame 0.8.
+        A task succeeds when ``final_score >= threshold``; default 0.8.
     alpha : float
         Family-wise error rate of the Holm-adjusted tests.
     order : list of str, optional

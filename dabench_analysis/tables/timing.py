@@ -24,7 +24,7 @@ _STAGE_COLUMNS = [f"{p}_{m}" for p in schema.STAGES.values() for m in ("time", "
        "planning_calls", "planning_tokens", "execution_stage_time", "execution_stage_calls",
        "execution_stage_tokens", "verification_time", "verification_calls", "verification_tokens",
        "summary_time", "summary_calls", "summary_tokens", "execution_time")
-@takes_run(needs=[*_STAGE_COLUMNS, "execution_time"])
+@takes_run()
 def phase_timing(tasks: TasksLike, *, ci: float = 0.95) -> pd.DataFrame:
     """Per-stage time, calls and tokens per task, and the unaccounted overhead.
 
@@ -99,7 +99,7 @@ _FROM = {"latency_seconds": ("mean_latency_s", "latency_ci_low", "latency_ci_hig
 
 @needs(files=(TOOL_CALLS_FILE,), file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name",
        "success"), uses=in_file(TOOL_CALLS_FILE, "latency_seconds", "tokens"), trials="any")
-@takes_run(frame="tool_calls", needs=["tool_name", "success", "task_id"], trials=True)
+@takes_run(frame="tool_calls", trials=True)
 def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95,
                actor: str | None = "agent") -> pd.DataFrame:
     """Failure rate, latency and tokens per tool, from ``tool_calls.csv``.

@@ -48,8 +48,7 @@ def trial_outcomes(tasks, *, configs: pd.DataFrame | None = None,
         ``run_id`` -> ``config`` (:func:`dabench_analysis.load.run_configs`): the runs of a
         configuration are its trials. Runs without a configuration stay runs.
     threshold : float
-        A trial succeeds when ``final_score >= threshold`` (:func:`schema.correct`); default:
-        the Run's ``success_threshold``, for a frame 0.8.
+        A trial succeeds when ``final_score >= threshold`` (:func:`schema.correct`); default 0.8.
 
     Returns
     -------
@@ -102,8 +101,7 @@ def pass_k(tasks, *, configs: pd.DataFrame | None = None, ks=None,
     ks : sequence of int, optional
         The k to report; default 1 ... the most trials a task has.
     threshold : float, optional
-        A trial succeeds when ``final_score >= threshold``; default: the Runs'
-        ``success_threshold`` (a frame: 0.8).
+        A trial succeeds when ``final_score >= threshold``; default 0.8.
     n_boot, seed : int
         Bootstrap resamples and seed (tasks resampled; BCa).
     ci : float
@@ -161,9 +159,8 @@ def pass_k(tasks, *, configs: pd.DataFrame | None = None, ks=None,
 
 
 def _threshold(runs) -> float:
-    from dabench_analysis.tables.common import run_threshold
-
-    return run_threshold(runs) or schema.SUCCESS_THRESHOLD
+    """The threshold used when none is given: 0.8 (a Run carries none)."""
+    return schema.SUCCESS_THRESHOLD
 
 
 @needs("task_id", "final_score", uses=("trial",), trials="several")

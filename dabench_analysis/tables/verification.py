@@ -66,7 +66,7 @@ def _approval(tasks: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 
 @needs("final_score", uses=("aat_verification_passed", "coordinator_final_decision"),
        uses_at_least=1)
-@takes_run(needs=["final_score"])
+@takes_run()
 def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS_THRESHOLD,
                           ci: float = 0.95) -> pd.DataFrame:
     """Coordinator approval × answer correctness: the four cells and the rates between them.
@@ -79,8 +79,7 @@ def verification_timeline(tasks: TasksLike, *, threshold: float = schema.SUCCESS
         ``coordinator_final_decision`` (APPROVE_FINAL, RETRY_EXECUTION, REPLAN).
         A Run or Runs gives its ``tasks``; several runs are pooled, with a PooledRunsWarning.
     threshold : float
-        Correct means ``final_score >= threshold``; in (0, 1]; default: a Run's
-        ``success_threshold``, for a frame 0.8 (seed 000).
+        Correct means ``final_score >= threshold``; in (0, 1]; default 0.8 (seed 000).
     ci : float
         Level of the Wilson intervals, in (0, 1).
 

@@ -238,9 +238,8 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
         Also parse every ``task_replay.json``, check it against the replay catalogue and
         compare it with its task's row (slower on big runs).
     threshold : float, optional
-        Success threshold of the run-quality score's answer accuracy, in (0, 1]; default: the
-        Run's ``success_threshold`` (a path: :data:`dabench_analysis.schema.SUCCESS_THRESHOLD`,
-        0.8). The guide's own rules (``final_answer_correct``, ``outcome_status``,
+        Success threshold of the run-quality score's answer accuracy, in (0, 1]; default
+        :data:`dabench_analysis.schema.SUCCESS_THRESHOLD` (0.8; a Run carries none). The guide's own rules (``final_answer_correct``, ``outcome_status``,
         ``confidence_correct``) always check what the harness wrote at the guide's 0.8.
 
     Returns
@@ -340,8 +339,8 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
     >>> report.ok, report.health.harness_status
     (True, 'HEALTHY')
     >>> from dabench_analysis import load_run
-    >>> run = load_run("data/sample_runs/proposed_aat", success_threshold=0.95)
-    >>> validate_run(run).health.run_quality_score < report.health.run_quality_score
+    >>> run = load_run("data/sample_runs/proposed_aat")
+    >>> validate_run(run, threshold=0.95).health.run_quality_score < report.health.run_quality_score
     True
     """
     extra: list[Finding] = []
@@ -355,7 +354,7 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
                 check_threshold(SUCCESS_THRESHOLD if threshold is None else threshold)
                 return _failed_report(path, exc)
         path = Path(run.path)
-        threshold = check_threshold(run.success_threshold if threshold is None else threshold)
+        threshold = check_threshold(SUCCESS_THRESHOLD if threshold is None else threshold)
         traj = _side(run, "trajectory", TRAJECTORY_FILE, extra)
         calls = _side(run, "tool_calls", TOOL_CALLS_FILE, extra)
     replay = rp.replay_frame(run, extra) if replays and run.format == "eval-v2" else None

@@ -7,7 +7,7 @@ two runs (:func:`compare`, :func:`variant_changes`) and many (:func:`per_run`).
 Every table takes a :class:`~dabench_analysis.load.Run` (or a
 :class:`~dabench_analysis.load.Runs`: one table per run, a ``run_id`` column first, never
 pooled), reads only the columns it needs (``action_input`` and the other free-text columns
-only where a table needs them), uses the run's ``success_threshold``, and is given pooled
+only where a table needs them), takes the analysis' ``threshold`` (default 0.8), and is given pooled
 (``difficulty`` "all") and per difficulty where the run has that column. The statistics are
 in :mod:`dabench_analysis.stats.steps` and :mod:`dabench_analysis.stats.step_events`.
 """

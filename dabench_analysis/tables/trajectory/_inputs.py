@@ -23,7 +23,6 @@ from dabench_analysis.stats.inputs import warn
 from dabench_analysis.stats.multicomp import adjust_pvalues
 from dabench_analysis.stats.proportions import proportion_intervals
 from dabench_analysis.stats.steps import index_tasks, order_steps
-from dabench_analysis.tables.common import run_threshold
 from dabench_analysis.tables.pooling import check_trials
 
 #: The pooled row of every table (the difficulty column's first level).
@@ -134,7 +133,7 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
     task_columns : sequence of str
         task_metrics columns used when present.
     threshold : float, optional
-        Success threshold in (0, 1]; default the runs' ``success_threshold``.
+        Success threshold in (0, 1]; default 0.8 (:data:`~dabench_analysis.schema.SUCCESS_THRESHOLD`).
     calls_needed : bool
         Raise when no run has tool_calls.csv or its file lacks one of ``calls``. Otherwise
         the calls add to the steps: a run whose file lacks one of ``calls`` is read without
@@ -156,7 +155,8 @@ def gather(run: Run | Runs, what: str, *, steps: Sequence[str] | None = (),
         Neither a Run nor a Runs.
     """
     runs = _runs(run)
-    threshold = schema.check_threshold(run_threshold(run) if threshold is None else threshold)
+    threshold = schema.check_threshold(schema.SUCCESS_THRESHOLD if threshold is None
+                                       else threshold)
     notes: list[str] = []
     tasks = run.tasks.reset_index(drop=True)  # a Runs: every run's, stacked once
     require_columns(tasks, ["task_id", "final_score"])

@@ -85,7 +85,7 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
         often they went round share a variant
         (:func:`~dabench_analysis.tables.trajectory._by.collapse_cycles`).
     threshold : float, optional
-        Success threshold; default the run's ``success_threshold``.
+        Success threshold; default 0.8.
 
     Returns
     -------
