@@ -87,3 +87,33 @@ def test_variant_changes_on_trials_pair_tasks(pair):
     assert v["method"].str.startswith("task means over trials").all()
     # each variant's share: the mean over tasks of the share of the task's trials taking it
     assert v.loc[v["difficulty"] == "all", "share_baseline"].sum() == pytest.approx(1.0)
+
+
+def _cr1_p(y: np.ndarray, x: np.ndarray, clusters: np.ndarray) -> float:
+    """The slope's two-sided p of y ~ 1 + x with the CR1 covariance written out (Cameron &
+    Miller 2015, eq. 11 with c = G/(G-1) (n-1)/(n-k)), t with G - 1 df."""
+    X = np.column_stack([np.ones(len(y)), x.astype(float)])
+    b = np.linalg.lstsq(X, y, rcond=None)[0]
+    e = y - X @ b
+    bread = np.linalg.inv(X.T @ X)
+    groups = np.unique(clusters)
+    meat = sum(np.outer(X[clusters == g].T @ e[clusters == g], X[clusters == g].T @ e[clusters == g])
+               for g in groups)
+    n, k, G = len(y), X.shape[1], len(groups)
+    v = G / (G - 1) * (n - 1) / (n - k) * bread @ meat @ bread
+    return float(2 * stats.t.sf(abs(b[1] / np.sqrt(v[1, 1])), G - 1))
+
+
+def test_variant_p_values_on_trials_are_task_clustered(pair):
+    """tau-bench (50 tasks x 4 trials): the "(no steps)" variant (records without messages in
+    the trimmed copy) against the 4 traces with messages; each other variant is one trace of
+    one task, so untestable (NaN)."""
+    raw, _, base, _ = pair
+    y = np.array([float(r["reward"] >= 0.5) for r in raw])
+    x = np.array([not r.get("traj") for r in raw])
+    clusters = np.array([r["task_id"] for r in raw])
+    v = _quiet(tr.variants, base, by="tool").set_index("pattern")
+    assert v.loc["(no steps)", "n_tasks"] == x.sum()
+    assert v.loc["(no steps)", "p_value"] == pytest.approx(_cr1_p(y, x, clusters), rel=1e-9)
+    assert v.drop(index="(no steps)")["p_value"].isna().all()
+    assert "task-clustered Wald t (CR1, G−1 df)" in v["method"].iloc[0]

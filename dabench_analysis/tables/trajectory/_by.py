@@ -218,6 +218,10 @@ def collapse_cycles(pattern: str, longest: int | None = None, counts: bool = Tru
     return sq.ARROW.join(seq)
 
 
+#: Where the steps' pattern is empty.
+NO_STEPS = "(no steps)"
+#: Where a group has at least this many variants per task (nearly one each): none is tested.
+SINGLETONS = 0.9
 #: The shapes of a pattern (:func:`shape_of`); ``"auto"`` picks the first that groups tasks.
 SHAPES = ("full", "cycles", "first", "auto")
 
@@ -273,3 +277,27 @@ def shape_of(blocks: list[str], shape: str, *, prefix: int | None = None,
     if shape == "cycles":
         return collapse_cycles(sq.ARROW.join(seq), counts=counts) if seq else ""
     return sq.ARROW.join(seq)
+
+
+def reshape(pattern: str, shape: str, prefix: int | None, cycles: bool | str) -> str:
+    """One task's pattern string at ``shape`` (and ``prefix``), cycles as ``collapse_cycles``."""
+    if not pattern:
+        return NO_STEPS
+    blocks = pattern.split(sq.ARROW)
+    if shape == "full":
+        out = shape_of(blocks, "full", prefix=prefix)
+        return collapse_cycles(out, counts=cycles != "shape") if cycles else out
+    return shape_of(blocks, shape, prefix=prefix, counts=False)
+
+
+def auto_shape(tasks: pd.DataFrame, pat: pd.Series, prefix: int | None) -> str:
+    """The first of full (cycles counted), cycles, first with fewer than :data:`SINGLETONS`
+    variants per task in every run; else "first"."""
+    runs = tasks["run_id"].to_numpy()
+    for shape in ("full", "cycles"):
+        shaped = pd.Series([reshape(p, shape, prefix, True) for p in pat], dtype=object)
+        kinds = shaped.groupby(runs).nunique()
+        sizes = pd.Series(runs).value_counts().reindex(kinds.index)
+        if ((kinds < SINGLETONS * sizes) | (sizes <= 1)).all():
+            return shape
+    return "first"

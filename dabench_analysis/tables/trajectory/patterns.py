@@ -22,11 +22,13 @@ from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proporti
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.tables.trajectory._by import (
     AUTO,
+    NO_STEPS,
     SHAPES,
+    SINGLETONS,
     add_level,
-    collapse_cycles,
+    auto_shape,
+    reshape,
     resolve_by,
-    shape_of,
     step_columns,
 )
 from dabench_analysis.tables.trajectory._inputs import (
@@ -38,14 +40,11 @@ from dabench_analysis.tables.trajectory._inputs import (
     stratify,
     wilson,
 )
+from dabench_analysis.tables.trajectory._trials import CLUSTERED_WALD, variant_p_values
 
-#: Where the steps' pattern is empty.
-NO_STEPS = "(no steps)"
 #: The ``by`` columns a pattern may follow (trajectory.csv, seed 000 §Data Model Schema 2).
 BY = ("stage", "phase", "agent", "tool", "legacy_stage", "trajectory_agent", "agent_type",
       "action", "program", "action_class", "auto")
-#: Where a group has at least this many variants per task (nearly one each): none is tested.
-SINGLETONS = 0.9
 _FILE_NEEDS = in_file(TRAJECTORY_FILE, "task_id", "step_id")
 _LEVELS = in_file(TRAJECTORY_FILE, *AUTO)
 
@@ -151,30 +150,6 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
     return out if inp.several else out.drop(columns="run_id")
 
 
-def _reshape(pattern: str, shape: str, prefix: int | None, cycles: bool | str) -> str:
-    """One task's pattern string at ``shape`` (and ``prefix``), cycles as ``collapse_cycles``."""
-    if not pattern:
-        return NO_STEPS
-    blocks = pattern.split(sq.ARROW)
-    if shape == "full":
-        out = shape_of(blocks, "full", prefix=prefix)
-        return collapse_cycles(out, counts=cycles != "shape") if cycles else out
-    return shape_of(blocks, shape, prefix=prefix, counts=False)
-
-
-def _auto_shape(inp, pat: pd.Series, prefix: int | None) -> str:
-    """The first of full (cycles counted), cycles, first with fewer than :data:`SINGLETONS`
-    variants per task in every run; else "first"."""
-    runs = inp.tasks["run_id"].to_numpy()
-    for shape in ("full", "cycles"):
-        shaped = pd.Series([_reshape(p, shape, prefix, True) for p in pat], dtype=object)
-        kinds = shaped.groupby(runs).nunique()
-        sizes = pd.Series(runs).value_counts().reindex(kinds.index)
-        if ((kinds < SINGLETONS * sizes) | (sizes <= 1)).all():
-            return shape
-    return "first"
-
-
 def _task_patterns(inp, by: str, collapse: bool, cycles: bool | str = False,
                    shape: str = "full", prefix: int | None = None) -> pd.DataFrame:
     n = len(inp.tasks)
@@ -182,12 +157,12 @@ def _task_patterns(inp, by: str, collapse: bool, cycles: bool | str = False,
     pat = sq.patterns(b, n_tasks=n)
     out = inp.tasks.copy()
     if shape == "auto":
-        shape, cycles = _auto_shape(inp, pat["pattern"], prefix), True
+        shape, cycles = auto_shape(inp.tasks, pat["pattern"], prefix), True
     for col in ("pattern", "reading"):
         if shape == "full" and not cycles and prefix is None:
             out[col] = pat[col].replace("", NO_STEPS).to_numpy()
         else:
-            out[col] = [_reshape(p, shape, prefix, cycles) for p in pat[col]]
+            out[col] = [reshape(p, shape, prefix, cycles) for p in pat[col]]
     out["shape"] = shape
     out["n_steps"] = np.bincount(inp.steps["task_index"], minlength=n)
     out["n_blocks"] = pat["n_blocks"].to_numpy()
@@ -251,7 +226,9 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
         ``accuracy_ci_low``, ``accuracy_ci_high``, ``mean_final_score``, ``mean_steps``,
         ``mean_runtime_s`` (task_metrics ``execution_time``, seconds; NaN without it),
         ``p_value`` (Fisher's exact test: the variant's accuracy against the group's other
-        tasks; NaN for the pooled rest), ``p_adjusted`` (Holm over the variants of the group),
+        tasks; NaN for the pooled rest; on repeated trials the task-clustered Wald t-test of
+        :func:`~dabench_analysis.tables.trajectory._trials.clustered_wald`, NaN for a variant
+        seen in fewer than two tasks), ``p_adjusted`` (Holm over the variants of the group),
         ``conforms`` (the variant is the canonical pattern; ``by="stage"`` only), ``method``
         (with ``by=`` the level and ``shape=`` the shape used). Where a group has nearly one
         variant per task (variants >= 0.9 × tasks, :data:`SINGLETONS`), no variant is tested
@@ -266,7 +243,9 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
     Notes
     -----
     Variants and their frequencies are the first view of process mining (van der Aalst 2016,
-    §2.1). Tasks without steps are one variant, "(no steps)". The p-values screen many
+    §2.1). On repeated trials each trial is its own trace; the trials of a task are not
+    independent, so the p-values cluster by task (Cameron & Miller 2015, J. Human Resources
+    50, 317–372) where Fisher's test would treat every trace as its own observation. Tasks without steps are one variant, "(no steps)". The p-values screen many
     variants at once; Holm controls the family-wise error within a group.
 
     References
@@ -304,15 +283,20 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
     g[["group_tasks", "group_correct", "group_scored"]] = tot.transform("sum").to_numpy()
     kinds = g.groupby(["run_id", "difficulty"], observed=True)["pattern"].transform("size")
     g["untested"] = (kinds >= SINGLETONS * g["group_tasks"]) & (g["group_tasks"] > 1)
-    return _variant_columns(_pool_rest(g, top), by, collapse_repeats, ci, inp, level)
+    g = _pool_rest(g, top)
+    if inp.clusters is not None:  # repeated trials: the task is the unit of the test
+        g["p_trials"] = variant_p_values(s, g, inp.clusters)
+    return _variant_columns(g, by, collapse_repeats, ci, inp, level)
 
 
 def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp,
                      level: str) -> pd.DataFrame:
     k, n = g["n_correct"].to_numpy(float), g["n_scored"].to_numpy(float)
     rest_k, rest_n = g["group_correct"] - k, g["group_scored"] - n
-    p = np.where(g["is_other"] | g["untested"].fillna(True).astype(bool), np.nan,
-                 compare_proportions(k, n, rest_k, rest_n, ci=ci)["p_value"].to_numpy())
+    p = g["p_trials"].to_numpy() if "p_trials" in g else np.where(
+        g["is_other"] | g["untested"].fillna(True).astype(bool), np.nan,
+        compare_proportions(k, n, rest_k, rest_n, ci=ci)["p_value"].to_numpy())
+    test = CLUSTERED_WALD if "p_trials" in g else "Fisher exact"
     with np.errstate(invalid="ignore", divide="ignore"):
         out = pd.DataFrame({
             "run_id": g["run_id"], "difficulty": g["difficulty"], "pattern": g["pattern"],
@@ -328,8 +312,8 @@ def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp,
         out["conforms"] = out["pattern"] == sq.ARROW.join(sq.CANONICAL)
     out["method"] = np.where(
         g["untested"].fillna(True).astype(bool), f"{level}; nearly one variant per task: not "
-        "tested", f"{level}; Wilson; Fisher exact (variant vs the group's "
-        "other tasks), Holm")
+        "tested", f"{level}; Wilson; {test} (variant vs the group's other "
+        "tasks), Holm")
     out["_o"] = g["is_other"].to_numpy()
     out = finish(out, inp, sort=["_o", "n_tasks", "pattern"], ascending=[True, False, True])
     return out.drop(columns="_o")
