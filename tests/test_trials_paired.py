@@ -117,3 +117,21 @@ def test_variant_p_values_on_trials_are_task_clustered(pair):
     assert v.loc["(no steps)", "p_value"] == pytest.approx(_cr1_p(y, x, clusters), rel=1e-9)
     assert v.drop(index="(no steps)")["p_value"].isna().all()
     assert "task-clustered Wald t (CR1, G−1 df)" in v["method"].iloc[0]
+
+
+def test_no_wald_p_where_one_side_has_no_variation():
+    """A variant whose traces all failed (4 traces in 2 tasks) against others with successes:
+    the Wald SE would take the variant's side as exact (statsmodels gives p ~ 1e-17 here);
+    Fisher over traces gives 0.3 (scipy below). No p is given."""
+    from dabench_analysis.tables.trajectory._trials import clustered_wald
+
+    clusters = np.repeat(np.arange(50), 4)
+    y = (np.arange(200) % 5 < 2).astype(float)  # 40 % successes
+    x = np.zeros(200, dtype=bool)
+    x[[0, 1, 4, 5]] = True
+    y[x] = 0.0
+    k = int(y[~x].sum())
+    assert stats.fisher_exact([[0, 4], [k, 196 - k]]).pvalue > 0.1
+    assert np.isnan(clustered_wald(y, x, clusters))
+    y[0] = 1.0  # one success among them: a p is given, equal to the formula's
+    assert clustered_wald(y, x, clusters) == pytest.approx(_cr1_p(y, x, clusters), rel=1e-9)

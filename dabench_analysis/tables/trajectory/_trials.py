@@ -33,8 +33,12 @@ def clustered_wald(y: np.ndarray, x: np.ndarray, clusters: np.ndarray) -> float:
         means), CR1 cluster-robust covariance, t with G − 1 degrees of freedom (G tasks);
         1.0 where ``y`` is constant (no difference to find); NaN where fewer than two tasks
         have a trace with ``x`` true, or fewer than two a trace with ``x`` false (a variant
-        seen in one task only: its clustered standard error is near zero and the test would
-        reject whatever the data, so none is given).
+        seen in one task only: its clustered standard error is near zero), and NaN where
+        ``y`` is constant on one side only (a variant whose traces all failed, or all
+        succeeded: the Wald standard error takes that side's variation as zero, and on the
+        tau-bench run gave p < 0.001 for 0 of 4 traces against 42 %, where Fisher's test over
+        traces gives 0.3). In both cases the test would reject whatever the data; none is
+        given.
 
     Notes
     -----
@@ -61,6 +65,8 @@ def clustered_wald(y: np.ndarray, x: np.ndarray, clusters: np.ndarray) -> float:
         return np.nan
     if np.ptp(y) == 0:
         return 1.0
+    if np.ptp(y[x]) == 0 or np.ptp(y[~x]) == 0:
+        return np.nan
     import statsmodels.api as sm  # heavy: only on repeated trials
 
     X = np.column_stack([np.ones(len(y)), x.astype(float)])
