@@ -35,6 +35,7 @@ from dabench_analysis.tables.trajectory.patterns import _task_patterns
 _STEPS = ["tool", "action_input", "success"]
 #: Read where present: the variants' level (``by="auto"``) and conformance need them.
 _LEVEL_STEPS = ("stage", "agent")
+_LEVELS_USED = in_file(TRAJECTORY_FILE, *_LEVEL_STEPS)
 
 
 def _per_task(run: Run, window: int, threshold: float | None, by: str = "stage",
@@ -180,7 +181,7 @@ def _none(col: str) -> dict:
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
-       "tool", "action_input", "success"), uses=("difficulty", *_LEVEL_STEPS), inputs=2,
+       "tool", "action_input", "success"), uses=("difficulty", *_LEVELS_USED), inputs=2,
        trials="any")
 def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float | None = None,
             ci: float = 0.95) -> pd.DataFrame:
@@ -248,7 +249,7 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
-       "tool", "action_input", "success"), uses=("difficulty", *_LEVEL_STEPS), inputs=2,
+       "tool", "action_input", "success"), uses=("difficulty", *_LEVELS_USED), inputs=2,
        trials="any")
 def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int = 3,
                     threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
