@@ -69,6 +69,7 @@ def resolve_by(run: Run | Runs, by: str, *, derived: bool = True) -> str:
             raise Skipped(f"needs {TRAJECTORY_FILE} column(s) {', '.join(absent)} for "
                           f"by={by!r}", missing=list(in_file(TRAJECTORY_FILE, *absent)))
         return by
+
     def has(col: str, least: int = 1) -> bool:
         return any(col in r.trajectory and r.trajectory[col].nunique() >= least for r in runs)
 
@@ -92,7 +93,7 @@ def step_columns(by: str) -> list[str]:
 
 
 def programs(steps: pd.DataFrame) -> pd.Series:
-    """Each step's action class ``program``: for a step with a ``tool``, the first word of its
+    """Each step's ``program``: for a step with a ``tool``, the first word of its
     ``action_input`` (after ``VAR=value`` assignments and a leading ``cd DIR &&``), written
     ``tool:word``, or the word alone for a shell tool (``bash``, ``sh``, ``shell``,
     ``terminal``; comment lines skipped); the tool alone when the input is empty; <NA> for a
