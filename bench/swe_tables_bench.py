@@ -25,6 +25,9 @@ def tables(tr, run) -> dict:
     ff = tr.first_failures(run)
     return {
         "variants(by=auto, cycles)": lambda: tr.variants(run, by="auto", collapse_cycles=True),
+        "variants(by=auto, shape=auto)": lambda: tr.variants(run, by="auto", shape="auto"),
+        "variants(by=action_class, first)": lambda: tr.variants(run, by="action_class",
+                                                                shape="first"),
         "variants(by=program, shape)": lambda: tr.variants(run, by="program",
                                                            collapse_cycles="shape"),
         "transitions(by=auto)": lambda: tr.transitions(run, by="auto"),

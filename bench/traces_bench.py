@@ -6,7 +6,8 @@ Reads the shared mini-swe-agent trajectories (``--source``, default the 40 of
 a new instance id, in a temporary folder with the resolved list), then times, in one process,
 interleaved and ``--repeats`` times (medians): ``json.load`` of every file, the reader alone
 (``read_swe``: the Record) and ``load_run`` (the typed Run: tasks, trajectory, tool calls).
-Prints the ratios (target: ``load_run`` within 2x the plain load).
+Prints the ratios (target: ``load_run`` within 2x the plain load), of wall time and of the
+process's CPU time (``time.process_time``: steadier on a machine others share).
 
     .venv/bin/python bench/traces_bench.py [--tasks 500 --repeats 5]
 """
@@ -68,15 +69,20 @@ def main() -> None:
             warnings.simplefilter("ignore")
             run = da.load_run(folder)
             times = {k: [] for k in measures}
+            cpu = {k: [] for k in measures}
             for _ in range(args.repeats):
                 for name, fn in measures.items():
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.process_time()
                     fn()
                     times[name].append(time.perf_counter() - start)
+                    cpu[name].append(time.process_time() - start_cpu)
         med = {k: statistics.median(v) for k, v in times.items()}
+        med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
         print(f"{len(run.tasks)} tasks, {len(run.trajectory)} steps, {len(run.tool_calls)} calls")
         for name, t in med.items():
-            print(f"{name:10s} {t:.3f} s  x{t / med['json.load']:.2f}")
+            c = med_cpu[name]
+            print(f"{name:10s} {t:.3f} s  x{t / med['json.load']:.2f}   cpu {c:.3f} s  "
+                  f"x{c / med_cpu['json.load']:.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

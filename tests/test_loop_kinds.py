@@ -84,4 +84,4 @@ def test_variants_by_program_with_cycles_swe():
     assert len(set(want.values())) == len(want)  # one sequence per task
     assert v["p_value"].isna().all() and "not tested" in v["method"].iloc[0]
     assert da.tables.trajectory.transitions(run, by="auto")["method"].iloc[0].startswith(
-        "by=agent")
+        "by=action_class")

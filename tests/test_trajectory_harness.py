@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 from trajectory_fixture import write_run, write_tau2
 
@@ -58,14 +59,16 @@ def test_sections_skip_what_another_harness_lacks(tmp_path):
     assert skips(tr.recovery, several) == []
 
 
-def test_per_run_notes_a_run_without_stages(tmp_path):
+def test_per_run_keeps_a_run_without_stages(tmp_path):
+    """Steps, loops and recovery need no stage; conformance is NaN there. The fixture: two
+    tasks of four messages each, each repeating lookup(q=1) after its failure (a loop)."""
     runs = da.load_runs(["data/sample_runs/proposed_aat", write_tau2(tmp_path / "t.json", 1)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = tr.per_run(runs)
-    other = table[table["run_id"] == "t"]
-    assert len(other) == 1 and other["n_tasks"].iloc[0] == 0
-    assert other["note"].iloc[0] == "trajectory.csv without stage"
+    other = table[table["run_id"] == "t"].iloc[0]
+    assert (other["n_tasks"], other["mean_steps"], other["loop_rate"]) == (2, 4.0, 1.0)
+    assert np.isnan(other["conformance"])
     assert table[table["run_id"] == "proposed_aat"]["n_tasks"].iloc[0] == 80
 
 

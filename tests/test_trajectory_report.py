@@ -56,7 +56,7 @@ def test_run_reports_write_the_trajectory_tables_and_figures(sample_report, run)
     summary = json.loads((folder / "summary.json").read_text())
     assert not [s for s in summary["skipped"] if s["section"].startswith("trajectory")]
     html = (folder / "report.html").read_text(encoding="utf-8")
-    assert "Trajectories" in html and "Transitions between stages" in html
+    assert "Trajectories" in html and "Transitions between blocks" in html
 
 
 def test_comparison_and_sweep_have_their_trajectory_tables(sample_report):

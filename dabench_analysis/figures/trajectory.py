@@ -68,8 +68,9 @@ def trajectory_variants(table: pd.DataFrame, *, top: int = 10, ci: float = 0.95,
     Axes
         One horizontal bar per variant, top down; stage patterns abbreviated (U understand,
         P plan, RP replan, E execute, RT retry, V verify, S summarize; the key is in the
-        x-axis label); the canonical pattern in the first palette colour, the others in grey;
-        "acc. 0.850, n = 52" beside each bar (the package's number rule).
+        x-axis label, only where a variant is a stage pattern); the canonical pattern in the
+        first palette colour, the others in grey; "acc. 0.850, n = 52" beside each bar (the
+        package's number rule).
 
     Raises
     ------
@@ -114,8 +115,10 @@ def trajectory_variants(table: pd.DataFrame, *, top: int = 10, ci: float = 0.95,
         ax.set_yticks(y, labels)
         ax.set_ylim(len(t) - 0.5, -0.5)
         ax.set_xlim(0, 1)
-        ax.set_xlabel(f"Share of tasks ({_ci_label(ci)})\nU understand, P plan, RP replan, "
-                      "E execute, RT retry, V verify, S summarize")
+        staged = any(all(p in ABBREVIATIONS for p in str(r).split("→")) for r in t["reading"])
+        key = ("\nU understand, P plan, RP replan, E execute, RT retry, V verify, S summarize"
+               if staged else "")
+        ax.set_xlabel(f"Share of tasks ({_ci_label(ci)}){key}")
         ax.set_title("Most frequent variants", loc="left")
         if given:
             fit_ticklabels(ax, labels)

@@ -22,6 +22,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from types import MappingProxyType
 
@@ -156,6 +157,10 @@ def _kind(name: str, attribute: str, catalogue: Mapping, keys: tuple[str, ...],
     return FileKind(name, attribute, MappingProxyType(cat), keys, severity)
 
 
+#: One encoder for every cell (``json.dumps`` with ``default=`` builds a new one per call).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def _cell(value, number: bool):
     """One value as the CSV reader would give it: a float in a number column, else text."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -165,7 +170,7 @@ def _cell(value, number: bool):
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _ENCODE(value)
     return str(value)
 
 
@@ -196,7 +201,7 @@ def arrow_table(rows: Sequence[Mapping], catalogue: Mapping) -> pa.Table:
     >>> t.column("x").to_pylist()
     [None, 'true']
     """
-    names = list(dict.fromkeys(k for r in rows for k in r))
+    names = list(dict.fromkeys(chain.from_iterable(rows)))
     arrays = []
     for name in names:
         spec = catalogue.get(name)
@@ -208,8 +213,9 @@ def arrow_table(rows: Sequence[Mapping], catalogue: Mapping) -> pa.Table:
         if number:  # ints and floats as float64, NaN as missing (as _cell), no per-cell call
             arrays.append(pa.array(values, pa.float64(), from_pandas=True))
             continue
-        cells = values if all(v is None or type(v) is str for v in values) \
-            else [_cell(v, number) for v in values]  # text as it is: no per-cell call
+        cells = values if all(v is None or type(v) is str for v in values) else [
+            v if v is None or type(v) is str else _ENCODE(v) if type(v) is dict
+            else _cell(v, number) for v in values]  # text and dicts: no per-cell call
         arrays.append(pa.array(cells, TEXT))
     return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
 

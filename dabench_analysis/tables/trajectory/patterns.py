@@ -22,8 +22,12 @@ from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proporti
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.tables.trajectory._by import (
     AUTO,
+    NO_STEPS,
+    SHAPES,
+    SINGLETONS,
     add_level,
-    collapse_cycles,
+    auto_shape,
+    reshape,
     resolve_by,
     step_columns,
 )
@@ -36,21 +40,22 @@ from dabench_analysis.tables.trajectory._inputs import (
     stratify,
     wilson,
 )
+from dabench_analysis.tables.trajectory._trials import CLUSTERED_WALD, variant_p_values
 
-#: Where the steps' pattern is empty.
-NO_STEPS = "(no steps)"
 #: The ``by`` columns a pattern may follow (trajectory.csv, seed 000 §Data Model Schema 2).
 BY = ("stage", "phase", "agent", "tool", "legacy_stage", "trajectory_agent", "agent_type",
-      "action", "program", "auto")
-#: Where a group has at least this many variants per task (nearly one each): none is tested.
-SINGLETONS = 0.9
+      "action", "program", "action_class", "auto")
 _FILE_NEEDS = in_file(TRAJECTORY_FILE, "task_id", "step_id")
 _LEVELS = in_file(TRAJECTORY_FILE, *AUTO)
 
 
-def _check_by(run, by: str) -> str:
+def _check_by(run, by: str, shape: str = "full", prefix: int | None = None) -> str:
     if by not in BY:
         raise ValueError(f"by must be one of {', '.join(BY)}; got {by!r}")
+    if shape not in SHAPES:
+        raise ValueError(f"shape must be one of {', '.join(SHAPES)}; got {shape!r}")
+    if prefix is not None and (not isinstance(prefix, int | np.integer) or prefix < 1):
+        raise ValueError(f"prefix must be an integer >= 1 or None, got {prefix!r}")
     return resolve_by(run, by)
 
 
@@ -61,8 +66,8 @@ def _gather_by(run, name: str, by: str, **kw):
 
 
 def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
-                  collapse_cycles: bool | str = False,
-                  threshold: float | None = None) -> pd.DataFrame:
+                  collapse_cycles: bool | str = False, shape: str = "full",
+                  prefix: int | None = None, threshold: float | None = None) -> pd.DataFrame:
     """Each task's sequence of ``by`` values, its conformance and outcome (the rows behind
     :func:`variants` and :func:`conformance`).
 
@@ -71,19 +76,31 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
     run : Run or Runs
         A loaded run (several: one row per run and task); reads trajectory.csv columns
         ``task_id``, ``step_id`` and ``by`` (and ``duration_seconds`` when present).
-    by : {"stage", "phase", "agent", "tool", "program", "auto", ...}
+    by : {"stage", "phase", "agent", "tool", "program", "action_class", "auto", ...}
         The trajectory.csv column whose sequence is the pattern (:data:`BY`). Steps without a
         value are not part of it (with ``tool``: the steps that call none). ``"program"``: the
-        action class, the first word of a shell command
-        (:func:`~dabench_analysis.tables.trajectory._by.programs`); ``"auto"``: stage, else
-        agent, else tool (the first the trajectory has).
+        first word of a shell command
+        (:func:`~dabench_analysis.tables.trajectory._by.programs`); ``"action_class"``: the
+        command classed localize, patch, validate or submit
+        (:func:`~dabench_analysis.tables.trajectory._by.action_classes`, after Liu et al.
+        2025); ``"auto"``: stage, else agent (two or more), else action class (steps with
+        ``tool`` and ``action_input``), else tool.
     collapse_repeats : bool
         Consecutive steps with one value are one block (default); False keeps every step.
     collapse_cycles : bool or "shape"
-        True: a repeated cycle of 2 to 4 blocks is written once with its count (A→B→A→B is
-        (A→B)×2); ``"shape"``: with ``×n`` whatever the count, so tasks that differ only in how
-        often they went round share a variant
+        True: a repeated cycle of any length (2 blocks or more) is written once with its count
+        (A→B→A→B is (A→B)×2); ``"shape"``: with ``×n`` whatever the count, so tasks that
+        differ only in how often they went round share a variant
         (:func:`~dabench_analysis.tables.trajectory._by.collapse_cycles`).
+    shape : {"full", "cycles", "first", "auto"}
+        ``"full"`` (default): every block (with ``collapse_cycles`` as given); ``"cycles"``:
+        as ``collapse_cycles="shape"``; ``"first"``: each value at its first occurrence only
+        (A→B→A→C is A→B→C); ``"auto"``: the first of full (cycles with counts), cycles,
+        first that gives fewer than 0.9 variants per task (:data:`SINGLETONS`) in every run,
+        else first (:func:`~dabench_analysis.tables.trajectory._by.shape_of`).
+    prefix : int, optional
+        Only the first ``prefix`` blocks of each task (the horizon of van der Aalst et al.
+        2010); default all.
     threshold : float, optional
         Success threshold; default 0.8.
 
@@ -94,13 +111,15 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
         ``task_id``, ``difficulty``, ``pattern`` ("→"-joined; :data:`NO_STEPS` for a task
         without steps), ``reading`` (the pattern with a second PLAN block read as REPLAN and
         a second EXECUTE block as RETRY; ``by="stage"`` only), ``n_steps``, ``n_blocks``,
-        ``correct``, ``final_score``, and for ``by="stage"``: ``conforms``, ``deviation``
-        (:func:`dabench_analysis.stats.steps.conformance` of the stage blocks).
+        ``correct``, ``final_score``, ``shape`` (the shape used), and for ``by="stage"``:
+        ``conforms``, ``deviation`` (:func:`dabench_analysis.stats.steps.conformance` of the
+        stage blocks).
 
     Raises
     ------
     ValueError
-        An unknown ``by``, no trajectory.csv, the column absent from it.
+        An unknown ``by`` or ``shape``, ``prefix`` < 1, no trajectory.csv, the column absent
+        from it.
 
     Notes
     -----
@@ -110,7 +129,11 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
     References
     ----------
     van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed.
-    Springer, §2.1 (traces).
+    Springer, §2.1 (traces). van der Aalst, W. M. P., Rubin, V., Verbeek, H. M. W., van Dongen,
+    B. F., Kindler, E., Günther, C. W. (2010). Process mining: a two-step approach to balance
+    between underfitting and overfitting. Software and Systems Modeling 9(1), 87–111.
+    Liu, S., Chen, Y., Krishna, R., Sinha, S., Ganhotra, J., Jabbarvand, R. (2025).
+    Process-Centric Analysis of Agentic Software Systems. arXiv:2512.02393.
 
     Examples
     --------
@@ -119,24 +142,28 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
     >>> len(tp), tp.columns[0]
     (80, 'task_id')
     """
-    by = _check_by(run, by)
+    by = _check_by(run, by, shape, prefix)
     inp = _gather_by(run, "task_patterns", by, task_columns=["execution_time"],
                      threshold=threshold)
-    out = _task_patterns(inp, by, collapse_repeats, collapse_cycles)
+    out = _task_patterns(inp, by, collapse_repeats, collapse_cycles, shape, prefix)
     warn(inp.notes)
     return out if inp.several else out.drop(columns="run_id")
 
 
-def _task_patterns(inp, by: str, collapse: bool, cycles: bool | str = False) -> pd.DataFrame:
+def _task_patterns(inp, by: str, collapse: bool, cycles: bool | str = False,
+                   shape: str = "full", prefix: int | None = None) -> pd.DataFrame:
     n = len(inp.tasks)
     b = sq.blocks(inp.steps, by=by, collapse_repeats=collapse)
     pat = sq.patterns(b, n_tasks=n)
     out = inp.tasks.copy()
-    out["pattern"] = pat["pattern"].replace("", NO_STEPS).to_numpy()
-    out["reading"] = pat["reading"].replace("", NO_STEPS).to_numpy()
-    if cycles:
-        for col in ("pattern", "reading"):
-            out[col] = [collapse_cycles(p, counts=cycles != "shape") for p in out[col]]
+    if shape == "auto":
+        shape, cycles = auto_shape(inp.tasks, pat["pattern"], prefix), True
+    for col in ("pattern", "reading"):
+        if shape == "full" and not cycles and prefix is None:
+            out[col] = pat[col].replace("", NO_STEPS).to_numpy()
+        else:
+            out[col] = [reshape(p, shape, prefix, cycles) for p in pat[col]]
+    out["shape"] = shape
     out["n_steps"] = np.bincount(inp.steps["task_index"], minlength=n)
     out["n_blocks"] = pat["n_blocks"].to_numpy()
     if by == "stage":
@@ -172,8 +199,8 @@ def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
 @needs(files=(TRAJECTORY_FILE,), file_needs=_FILE_NEEDS,
        uses=("difficulty", "execution_time", *_LEVELS), trials="any")
 def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
-             collapse_cycles: bool | str = False, top: int = 10, threshold: float | None = None,
-             ci: float = 0.95) -> pd.DataFrame:
+             collapse_cycles: bool | str = False, shape: str = "full", prefix: int | None = None,
+             top: int = 10, threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The variants of a run: one row per distinct sequence of ``by`` values, most frequent
     first, the rest pooled.
 
@@ -181,9 +208,9 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
     ----------
     run : Run or Runs
         As :func:`task_patterns` (several runs: one table per run, never pooled).
-    by, collapse_repeats, collapse_cycles, threshold
+    by, collapse_repeats, collapse_cycles, shape, prefix, threshold
         As :func:`task_patterns`; ``collapse_repeats=False`` keeps every step (useful with
-        ``by="tool"``).
+        ``by="tool"``); ``shape="auto"`` takes the finest shape that groups tasks.
     top : int
         Variants listed per group; the others are one row "other (k variants)".
     ci : float
@@ -199,12 +226,14 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
         ``accuracy_ci_low``, ``accuracy_ci_high``, ``mean_final_score``, ``mean_steps``,
         ``mean_runtime_s`` (task_metrics ``execution_time``, seconds; NaN without it),
         ``p_value`` (Fisher's exact test: the variant's accuracy against the group's other
-        tasks; NaN for the pooled rest), ``p_adjusted`` (Holm over the variants of the group),
+        tasks; NaN for the pooled rest; on repeated trials the task-clustered Wald t-test of
+        :func:`~dabench_analysis.tables.trajectory._trials.clustered_wald`, NaN for a variant
+        seen in fewer than two tasks), ``p_adjusted`` (Holm over the variants of the group),
         ``conforms`` (the variant is the canonical pattern; ``by="stage"`` only), ``method``
-        (with ``by=`` the level used). Where a group has nearly one variant per task (variants
-        >= 0.9 × tasks, :data:`SINGLETONS`), no variant is tested (``p_value`` NaN) and
-        ``method`` says "one variant per task": a variant table says nothing there; use a
-        coarser ``by`` or ``collapse_cycles="shape"``.
+        (with ``by=`` the level and ``shape=`` the shape used). Where a group has nearly one
+        variant per task (variants >= 0.9 × tasks, :data:`SINGLETONS`), no variant is tested
+        (``p_value`` NaN) and ``method`` says "one variant per task": a variant table says
+        nothing there; use a coarser ``by`` (``"action_class"``) or ``shape``.
 
     Raises
     ------
@@ -214,12 +243,16 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
     Notes
     -----
     Variants and their frequencies are the first view of process mining (van der Aalst 2016,
-    §2.1). Tasks without steps are one variant, "(no steps)". The p-values screen many
+    §2.1). On repeated trials each trial is its own trace; the trials of a task are not
+    independent, so the p-values cluster by task (Cameron & Miller 2015, J. Human Resources
+    50, 317–372) where Fisher's test would treat every trace as its own observation. Tasks without steps are one variant, "(no steps)". The p-values screen many
     variants at once; Holm controls the family-wise error within a group.
 
     References
     ----------
     van der Aalst, W. M. P. (2016). Process Mining: Data Science in Action, 2nd ed. Springer.
+    van der Aalst, W. M. P., Rubin, V., Verbeek, H. M. W., van Dongen, B. F., Kindler, E.,
+    Günther, C. W. (2010). Software and Systems Modeling 9(1), 87–111 (shapes).
 
     Examples
     --------
@@ -231,9 +264,10 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
     if top < 1:
         raise ValueError(f"top must be >= 1, got {top!r}")
     check_ci(ci)
-    by = _check_by(run, by)
+    by = _check_by(run, by, shape, prefix)
     inp = _gather_by(run, "variants", by, task_columns=["execution_time"], threshold=threshold)
-    tp = _task_patterns(inp, by, collapse_repeats, collapse_cycles)
+    tp = _task_patterns(inp, by, collapse_repeats, collapse_cycles, shape, prefix)
+    level = f"by={by}; shape={tp['shape'].iloc[0] if len(tp) else shape}"
     tp["task_index"] = np.arange(len(tp))
     tp["runtime"] = tp["execution_time"].astype("float64") if "execution_time" in tp \
         else np.nan
@@ -249,14 +283,20 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
     g[["group_tasks", "group_correct", "group_scored"]] = tot.transform("sum").to_numpy()
     kinds = g.groupby(["run_id", "difficulty"], observed=True)["pattern"].transform("size")
     g["untested"] = (kinds >= SINGLETONS * g["group_tasks"]) & (g["group_tasks"] > 1)
-    return _variant_columns(_pool_rest(g, top), by, collapse_repeats, ci, inp)
+    g = _pool_rest(g, top)
+    if inp.clusters is not None:  # repeated trials: the task is the unit of the test
+        g["p_trials"] = variant_p_values(s, g, inp.clusters)
+    return _variant_columns(g, by, collapse_repeats, ci, inp, level)
 
 
-def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp) -> pd.DataFrame:
+def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp,
+                     level: str) -> pd.DataFrame:
     k, n = g["n_correct"].to_numpy(float), g["n_scored"].to_numpy(float)
     rest_k, rest_n = g["group_correct"] - k, g["group_scored"] - n
-    p = np.where(g["is_other"] | g["untested"].fillna(True).astype(bool), np.nan,
-                 compare_proportions(k, n, rest_k, rest_n, ci=ci)["p_value"].to_numpy())
+    p = g["p_trials"].to_numpy() if "p_trials" in g else np.where(
+        g["is_other"] | g["untested"].fillna(True).astype(bool), np.nan,
+        compare_proportions(k, n, rest_k, rest_n, ci=ci)["p_value"].to_numpy())
+    test = CLUSTERED_WALD if "p_trials" in g else "Fisher exact"
     with np.errstate(invalid="ignore", divide="ignore"):
         out = pd.DataFrame({
             "run_id": g["run_id"], "difficulty": g["difficulty"], "pattern": g["pattern"],
@@ -271,9 +311,9 @@ def _variant_columns(g: pd.DataFrame, by: str, collapse: bool, ci: float, inp) -
     if by == "stage" and collapse:
         out["conforms"] = out["pattern"] == sq.ARROW.join(sq.CANONICAL)
     out["method"] = np.where(
-        g["untested"].fillna(True).astype(bool), f"by={by}; nearly one variant per task: not "
-        "tested", f"by={by}; Wilson; Fisher exact (variant vs the group's "
-        "other tasks), Holm")
+        g["untested"].fillna(True).astype(bool), f"{level}; nearly one variant per task: not "
+        "tested", f"{level}; Wilson; {test} (variant vs the group's other "
+        "tasks), Holm")
     out["_o"] = g["is_other"].to_numpy()
     out = finish(out, inp, sort=["_o", "n_tasks", "pattern"], ascending=[True, False, True])
     return out.drop(columns="_o")

@@ -108,7 +108,7 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     ['difficulty', 'stage', 'n', 'p50_s']
     """
     check_ci(ci)
-    by = resolve_by(run, by)
+    by = resolve_by(run, by, derived=False)
     calls = ["tool_name"] if by == "tool" else None
     inp = gather(run, "step_latency", steps=[by, "duration_seconds"], calls=calls,
                  optional=("tokens",), calls_optional=("latency_seconds",))

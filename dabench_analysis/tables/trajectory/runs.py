@@ -1,9 +1,12 @@
+# Over 400 lines (<= 500): two runs and many share the per-task reading and, on repeated
+# trials, the task means; each table declares its inputs.
 """Trajectories of two runs paired on their shared tasks, and of many runs side by side.
 
 Two runs: steps per task (Wilcoxon signed-rank, mean difference with its t-interval), the
 share of tasks with a loop, with every error recovered and following the canonical pattern
 (McNemar's exact test on tasks, Newcombe's paired interval), and the variants whose share
-changed most. Many runs: one row per run with intervals.
+changed most. Many runs: one row per run with intervals. On repeated trials (each trial its
+own trace) every measure is first averaged over a task's trials, so each task is one value.
 """
 
 from __future__ import annotations
@@ -24,28 +27,91 @@ from dabench_analysis.stats.differences import newcombe_paired
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import mcnemar_discordant
 from dabench_analysis.stats.step_events import error_recovery
+from dabench_analysis.tables.trajectory._by import add_level, resolve_by
 from dabench_analysis.tables.trajectory._inputs import POOLED, gather, holm, wilson
 from dabench_analysis.tables.trajectory.events import _loop_tasks
 from dabench_analysis.tables.trajectory.patterns import _task_patterns
 
-_STEPS = ["stage", "tool", "action_input", "success"]
+_STEPS = ["tool", "action_input", "success"]
+#: Read where present: the variants' level (``by="auto"``) and conformance need them.
+_LEVEL_STEPS = ("stage", "agent")
+_LEVELS_USED = in_file(TRAJECTORY_FILE, *_LEVEL_STEPS)
 
 
-def _per_task(run: Run, window: int, threshold: float | None) -> pd.DataFrame:
-    """One run's tasks with n_steps, pattern, conforms, loop and all_recovered."""
-    inp = gather(run, "compare", steps=_STEPS, calls=["step_id", "tool_name", "success"],
+def _per_task(run: Run, window: int, threshold: float | None, by: str = "stage",
+              what: str = "compare", inputs: list | None = None) -> pd.DataFrame:
+    """One run's traces with n_steps, pattern (of ``by`` blocks), conforms (NA without
+    stages), loop and all_recovered (a ``trial`` column when the run has repeated trials,
+    each its own trace); ``inputs``: a list the gathered inputs are appended to."""
+    inp = gather(run, what, steps=_STEPS, calls=["step_id", "tool_name", "success"],
                  task_columns=["replan_count", "execution_attempts"], threshold=threshold,
-                 traces=False)
-    tp = _task_patterns(inp, "stage", True)
+                 optional=_LEVEL_STEPS)
+    inp.steps = add_level(inp.steps, by)
+    tp = _task_patterns(inp, by if by in inp.steps else "tool", True)
+    if "stage" not in inp.steps:
+        tp["conforms"] = pd.array([pd.NA] * len(tp), dtype="boolean")
+    elif by != "stage":
+        tp["conforms"] = _task_patterns(inp, "stage", True)["conforms"].to_numpy()
     lt = _loop_tasks(inp, window)
     err = error_recovery(inp.steps, inp.calls).groupby("task_index")["recovered"].all()
     out = tp[["run_id", "task_id", "difficulty", "pattern", "reading", "n_steps", "conforms",
-              "correct"]].copy()
+              "correct", *(["trial"] if inp.clusters is not None else [])]].copy()
     out["loop"] = lt["n_loops"].to_numpy() > 0
     out["all_recovered"] = pd.array(err.reindex(range(len(tp))).to_numpy(), dtype="boolean")
     out = out[out["n_steps"] > 0]
-    warn(inp.notes)
+    if inputs is None:
+        warn(inp.notes)
+    else:
+        inputs.append(inp)
     return out
+
+
+def _task_means(traces: pd.DataFrame, patterns: list[str] | None = None) -> pd.DataFrame:
+    """One row per task: the mean over its traces (trials) of n_steps and of each flag (the
+    share of its trials with a loop, all errors recovered, the canonical pattern; with
+    ``patterns``, the share taking each pattern, columns ``v0``, ``v1``, ...)."""
+    t = traces.assign(**{c: traces[c].astype("Float64") for c in
+                         ("loop", "all_recovered", "conforms")})
+    if patterns is not None:
+        t = t.assign(**{f"v{i}": t["pattern"].eq(p).astype(float)
+                        for i, p in enumerate(patterns)})
+    cols = ["n_steps", "loop", "all_recovered", "conforms",
+            *(f"v{i}" for i in range(len(patterns or [])))]
+    g = t.groupby("task_id", sort=False)
+    out = g[cols].mean()
+    out["difficulty"] = g["difficulty"].first()
+    return out.reset_index()
+
+
+def _paired_means(b: pd.Series, p: pd.Series, task_id: pd.Series, ci: float) -> dict:
+    """Task means paired: Wilcoxon signed-rank with the t-interval of the mean difference
+    (:func:`dabench_analysis.stats.paired_comparison`)."""
+    frames = [pd.DataFrame({"task_id": task_id.to_numpy(), "x": x.astype("Float64").to_numpy(
+        dtype="float64", na_value=np.nan)}) for x in (b, p)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a level of a few tasks: its test says so in `note`
+        pc = paired_comparison(*frames, metric="x", ci=ci).iloc[0]
+    return {"n_pairs": int(pc["n_pairs"]), "baseline": pc["mean_baseline"],
+            "proposed": pc["mean_proposed"], "diff": pc["mean_diff"], "ci_low": pc["ci_low"],
+            "ci_high": pc["ci_high"], "statistic": pc["statistic"], "p_value": pc["p_value"],
+            "method": f"task means over trials; {pc['method']}", "note": pc["note"]}
+
+
+def _pair(baseline: Run, proposed: Run, window: int, threshold: float | None,
+          patterns: bool = False) -> tuple[pd.DataFrame, bool]:
+    """The two runs' rows merged on task_id (suffixes _b, _p): one per trace without repeated
+    trials; with them in either run, task means (and ``patterns``: the variants' shares, at
+    the level ``by="auto"`` picks for the baseline)."""
+    by = resolve_by(baseline, "auto") if patterns else "stage"
+    b, p = (_per_task(r, window, threshold, by) for r in (baseline, proposed))
+    if "trial" not in b and "trial" not in p:
+        return b.merge(p, on="task_id", suffixes=("_b", "_p")), False
+    names = list(dict.fromkeys([*b["pattern"], *p["pattern"]])) if patterns else None
+    m = _task_means(b, names).merge(_task_means(p, names), on="task_id", suffixes=("_b", "_p"))
+    m.attrs["patterns"] = names
+    m.attrs["readings"] = {**dict(zip(b["pattern"], b["reading"], strict=True)),
+                           **dict(zip(p["pattern"], p["reading"], strict=True))}
+    return m, True
 
 
 def _paired_flag(b: pd.Series, p: pd.Series, ci: float) -> dict:
@@ -73,8 +139,16 @@ def _groups(frame: pd.DataFrame, column: str = "difficulty"):
         yield level, frame[values.eq(level).fillna(False).to_numpy()]
 
 
-def _compare_rows(m: pd.DataFrame, ci: float) -> list[dict]:
-    """The four measures on merged task rows (suffixes _b, _p)."""
+def _compare_rows(m: pd.DataFrame, ci: float, trials: bool = False) -> list[dict]:
+    """The four measures on merged task rows (suffixes _b, _p); with ``trials``, on task
+    means (Wilcoxon on each)."""
+    if trials:
+        return [{"measure": measure} | (_paired_means(m[f"{col}_b"], m[f"{col}_p"],
+                                                      m["task_id"], ci)
+                                        if _both(m, col) else _none(col))
+                for measure, col in (("steps_per_task", "n_steps"), ("loop_rate", "loop"),
+                                     ("recovery_rate", "all_recovered"),
+                                     ("canonical_share", "conforms"))]
     frames = [pd.DataFrame({"task_id": m["task_id"], "n_steps": m[f"n_steps{s}"]})
               for s in ("_b", "_p")]
     with warnings.catch_warnings():
@@ -87,13 +161,28 @@ def _compare_rows(m: pd.DataFrame, ci: float) -> list[dict]:
              "note": pc["note"]}]
     for measure, col in (("loop_rate", "loop"), ("recovery_rate", "all_recovered"),
                          ("canonical_share", "conforms")):
-        rows.append({"measure": measure} | _paired_flag(m[f"{col}_b"].astype("boolean"),
-                                                        m[f"{col}_p"].astype("boolean"), ci))
+        rows.append({"measure": measure} | (_paired_flag(
+            m[f"{col}_b"].astype("boolean"), m[f"{col}_p"].astype("boolean"), ci)
+            if _both(m, col) else _none(col)))
     return rows
 
 
-@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage",
-       "tool", "action_input", "success"), uses=("difficulty",), inputs=2)
+def _both(m: pd.DataFrame, col: str) -> bool:
+    """Some task has a value of ``col`` in both runs."""
+    return bool((m[f"{col}_b"].notna() & m[f"{col}_p"].notna()).any())
+
+
+def _none(col: str) -> dict:
+    """A measure without a pair of values (no stages, no errors in both runs)."""
+    why = "no stage column" if col == "conforms" else "no task with a value in both runs"
+    return {"n_pairs": 0, "baseline": np.nan, "proposed": np.nan, "diff": np.nan,
+            "ci_low": np.nan, "ci_high": np.nan, "statistic": np.nan, "p_value": np.nan,
+            "method": "", "note": why}
+
+
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
+       "tool", "action_input", "success"), uses=("difficulty", *_LEVELS_USED), inputs=2,
+       trials="any")
 def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float | None = None,
             ci: float = 0.95) -> pd.DataFrame:
     """The trajectories of two runs, paired on the tasks both have steps for.
@@ -101,8 +190,9 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
     Parameters
     ----------
     baseline, proposed : Run
-        Each reads trajectory.csv ``task_id``, ``step_id``, ``stage``, ``tool``,
-        ``action_input``, ``success`` and tool_calls.csv when present.
+        Each reads trajectory.csv ``task_id``, ``step_id``, ``tool``, ``action_input``,
+        ``success`` (``stage`` and ``agent`` where present) and tool_calls.csv when present.
+        Repeated trials (another harness's ``trial``) are allowed: see Notes.
     window : int
         The loop window (:func:`~dabench_analysis.tables.trajectory.loops`).
     threshold : float, optional
@@ -117,9 +207,9 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
         measure: ``steps_per_task`` (mean), ``loop_rate`` (share of tasks with a loop),
         ``recovery_rate`` (share of tasks, among those with an error in both runs,
         whose every error was recovered), ``canonical_share`` (share following the canonical
-        pattern): ``measure``, ``n_pairs``, ``baseline``, ``proposed``, ``diff`` (proposed −
-        baseline) with ``ci_low``, ``ci_high``, ``statistic``, ``p_value``, ``method``,
-        ``note``.
+        pattern; ``n_pairs`` 0 and NaN with the note "no stage column" without stages):
+        ``measure``, ``n_pairs``, ``baseline``, ``proposed``, ``diff`` (proposed − baseline)
+        with ``ci_low``, ``ci_high``, ``statistic``, ``p_value``, ``method``, ``note``.
 
     Raises
     ------
@@ -131,7 +221,12 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
     Steps per task: :func:`dabench_analysis.stats.paired_comparison` (Wilcoxon signed-rank,
     t-interval of the mean difference). Shares: McNemar's exact test on the discordant tasks
     and Newcombe's (1998b) square-and-add interval for paired proportions
-    (:func:`dabench_analysis.stats.proportions.newcombe_paired`).
+    (:func:`dabench_analysis.stats.proportions.newcombe_paired`). With repeated trials in
+    either run, each measure is the task's mean over its trials (steps; the share of its trials
+    with a loop, recovered, canonical) and every measure is compared as steps are: Wilcoxon
+    signed-rank on the paired task means, t-interval of their mean difference (``method``
+    starts "task means over trials"): trials of a task are not independent, so the task is
+    the unit (Miller 2024, arXiv:2411.00640, §2).
 
     References
     ----------
@@ -147,15 +242,15 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
     ['steps_per_task', 'loop_rate', 'recovery_rate', 'canonical_share']
     """
     check_ci(ci)
-    b, p = (_per_task(r, window, threshold) for r in (baseline, proposed))
-    m = b.merge(p, on="task_id", suffixes=("_b", "_p"))
+    m, trials = _pair(baseline, proposed, window, threshold)
     rows = [{"difficulty": level, **row} for level, sub in _groups(m, "difficulty_b")
-            for row in _compare_rows(sub, ci)]
+            for row in _compare_rows(sub, ci, trials)]
     return pd.DataFrame(rows)
 
 
-@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id", "stage",
-       "tool", "action_input", "success"), uses=("difficulty",), inputs=2)
+@needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
+       "tool", "action_input", "success"), uses=("difficulty", *_LEVELS_USED), inputs=2,
+       trials="any")
 def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int = 3,
                     threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The stage variants whose share changed most between two runs, paired on shared tasks.
@@ -163,7 +258,7 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
     Parameters
     ----------
     baseline, proposed : Run
-        As :func:`compare`.
+        As :func:`compare` (repeated trials allowed).
     top : int
         Variants listed (by the size of the change).
     window, threshold, ci
@@ -186,8 +281,12 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
 
     Notes
     -----
-    For each variant, every shared task either follows it or not in each run: McNemar's exact
-    test and Newcombe's paired interval, as :func:`compare`; Holm over the variants.
+    Variants at the level ``by="auto"`` picks for the baseline (stage, else two or more
+    agents, else action class, else tool). For each variant, every shared task either follows
+    it or not in each run: McNemar's exact test and Newcombe's paired interval, as
+    :func:`compare`; Holm over the variants. With repeated trials, each task's share of its
+    trials taking the variant, paired on tasks (Wilcoxon, t-interval; ``method`` starts "task
+    means over trials").
 
     References
     ----------
@@ -203,15 +302,21 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
     (True, 'pattern')
     """
     check_ci(ci)
-    b, p = (_per_task(r, window, threshold) for r in (baseline, proposed))
-    m = b.merge(p, on="task_id", suffixes=("_b", "_p"))
-    readings = {**dict(zip(m["pattern_b"], m["reading_b"], strict=True)),
-                **dict(zip(m["pattern_p"], m["reading_p"], strict=True))}
+    m, trials = _pair(baseline, proposed, window, threshold, patterns=True)
+    readings = m.attrs["readings"] if trials else {
+        **dict(zip(m["pattern_b"], m["reading_b"], strict=True)),
+        **dict(zip(m["pattern_p"], m["reading_p"], strict=True))}
     parts = []
     for level, sub in _groups(m, "difficulty_b"):
         rows = []
-        for pat in dict.fromkeys([*sub["pattern_b"], *sub["pattern_p"]]):
-            r = _paired_flag(sub["pattern_b"].eq(pat), sub["pattern_p"].eq(pat), ci)
+        pats = enumerate(m.attrs["patterns"]) if trials else enumerate(
+            dict.fromkeys([*sub["pattern_b"], *sub["pattern_p"]]))
+        for i, pat in pats:
+            r = (_paired_means(sub[f"v{i}_b"], sub[f"v{i}_p"], sub["task_id"], ci)
+                 if trials else
+                 _paired_flag(sub["pattern_b"].eq(pat), sub["pattern_p"].eq(pat), ci))
+            if trials and not (sub[f"v{i}_b"].gt(0) | sub[f"v{i}_p"].gt(0)).any():
+                continue
             rows.append({"difficulty": level, "pattern": pat, "reading": readings[pat],
                          "n_pairs": r["n_pairs"], "share_baseline": r["baseline"],
                          "share_proposed": r["proposed"], "diff": r["diff"],
@@ -229,7 +334,7 @@ def variant_changes(baseline: Run, proposed: Run, *, top: int = 10, window: int 
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
 
-@needs(files=(TRAJECTORY_FILE,), uses=("difficulty",))
+@needs(files=(TRAJECTORY_FILE,), uses=("difficulty",), trials="any")
 def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
             ci: float = 0.95) -> pd.DataFrame:
     """Each run of a sweep: steps, loops, recovery and conformance, with intervals.
@@ -237,9 +342,9 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
     Parameters
     ----------
     runs : Runs
-        Every run's trajectory.csv (``task_id``, ``step_id``, ``stage``, ``tool``,
-        ``action_input``, ``success``) and tool_calls.csv when present; a run without
-        trajectory.csv has a row of NaN with a note.
+        Every run's trajectory.csv (``task_id``, ``step_id``, ``tool``, ``action_input``,
+        ``success``; ``stage`` where present) and tool_calls.csv when present; a run without
+        trajectory.csv has a row of NaN with a note. Repeated trials allowed: see Notes.
     window, threshold, ci
         As :func:`compare`.
 
@@ -259,7 +364,10 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
 
     Notes
     -----
-    Mean steps: the t-interval (:func:`dabench_analysis.stats.mean_summary`); shares: Wilson.
+    Mean steps: the t-interval (:func:`dabench_analysis.stats.mean_summary`); shares: Wilson
+    (``conformance`` NaN without stages). A run with repeated trials: each task's mean over its
+    trials (steps, the share of trials with a loop or canonical, of its errors recovered),
+    then the mean over tasks with its t-interval, and ``note`` says so.
 
     References
     ----------
@@ -281,18 +389,39 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
                          "note": f"no {TRAJECTORY_FILE}" if TRAJECTORY_FILE not in
                          run.side_files else f"{TRAJECTORY_FILE} without {', '.join(missing)}"})
             continue
-        inp = gather(run, "per_run", steps=_STEPS, calls=["step_id", "tool_name", "success"],
-                     threshold=threshold, traces=False)
-        t = _task_patterns(inp, "stage", True).assign(task_index=np.arange(len(inp.tasks)))
-        t["loop"] = _loop_tasks(inp, window)["n_loops"].to_numpy() > 0
-        t = t[t["n_steps"] > 0]
+        got: list = []
+        t = _per_task(run, window, threshold, "stage" if "stage" in run.columns_of(
+            "trajectory") else "tool", "per_run", got)
+        inp = got[0]
         err = error_recovery(inp.steps, inp.calls)
         err["difficulty"] = inp.tasks["difficulty"].to_numpy(dtype=object)[err["task_index"]]
+        trials = inp.clusters is not None
+        if trials:  # task means over trials: each task one value
+            err["task_id"] = inp.tasks["task_id"].to_numpy(dtype=object)[err["task_index"]]
+            inp.notes.append("repeated trials: task means over trials, t-intervals")
         for level, sub in _groups(t):
             e = err if level == POOLED else err[err["difficulty"] == level]
+            row = _trials_row(sub, e, ci) if trials else _run_row(sub, e, ci)
             rows.append({"run_id": run.run_id, "difficulty": level}
-                        | _run_row(sub, e, ci) | {"note": "; ".join(inp.notes)})
+                        | row | {"note": "; ".join(inp.notes)})
     return pd.DataFrame(rows)
+
+
+def _trials_row(t: pd.DataFrame, err: pd.DataFrame, ci: float) -> dict:
+    """:func:`_run_row` on repeated trials: each measure the mean over tasks of the task's
+    mean over its trials, with the t-interval of those task means."""
+    g = _task_means(t)
+    rec = err.assign(recovered=err["recovered"].astype(float)).groupby(
+        "task_id", sort=False)["recovered"].mean()
+    out = {"n_tasks": len(g)}
+    for name, x in (("mean_steps", g["n_steps"]), ("loop_rate", g["loop"]),
+                    ("recovery_rate", rec), ("conformance", g["conforms"])):
+        v = x.astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+        m = mean_summary(v[~np.isnan(v)], ci) if (~np.isnan(v)).any() else \
+            {"mean": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+        out |= {name: float(m["mean"]), f"{name}_ci_low": float(m["ci_low"]),
+                f"{name}_ci_high": float(m["ci_high"])}
+    return out
 
 
 def _run_row(t: pd.DataFrame, err: pd.DataFrame, ci: float) -> dict:
@@ -302,4 +431,5 @@ def _run_row(t: pd.DataFrame, err: pd.DataFrame, ci: float) -> dict:
             "mean_steps_ci_low": steps["ci_low"], "mean_steps_ci_high": steps["ci_high"],
             **one(wilson(t["loop"].sum(), len(t), ci, "loop_rate")),
             **one(wilson(err["recovered"].sum(), len(err), ci, "recovery_rate")),
-            **one(wilson(t["conforms"].sum(), len(t), ci, "conformance"))}
+            **one(wilson(t["conforms"].sum(), len(t), ci, "conformance")
+                  if t["conforms"].notna().any() else wilson(0, 0, ci, "conformance"))}
