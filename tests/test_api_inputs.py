@@ -114,9 +114,9 @@ EXCLUDED = {
         "per-task outcomes, action sequences, confidences or arrays (test_reliability_profile)"),
     **dict.fromkeys(["stats.planning.plan_study", "stats.planning.variance_components"],
                     "variance components or a per-task outcome matrix (test_planning)"),
-    "stats.ppi.ppi_mean": "label vectors: human, judge on them, judge on the rest "
+    "judge.ppi.ppi_mean": "label vectors: human, judge on them, judge on the rest "
                           "(test_judge_ppi)",
-    "tables.judge.judge_corrected_accuracy": "a judge study's cases (test_judge_ppi)",
+    "judge.tables.judge_corrected_accuracy": "a judge study's cases (test_judge_ppi)",
     # take a Run, Runs or a frame, and the run's trajectory / configurations beside its tasks
     **dict.fromkeys(["tables.reliability_profile.reliability",
                      "tables.reliability_profile.risk_coverage"],
@@ -127,9 +127,9 @@ EXCLUDED = {
     **dict.fromkeys(["stats.agreement.factoid_scores", "stats.agreement.likert_to_scale",
                      "stats.agreement.judge_agreement", "stats.reliability.aggregate_annotators",
                      "stats.reliability.inter_rater", "stats.gwet.agreement_coefficients",
-                     "stats.gwet.weight_matrix", "tables.judge.configuration_table"],
+                     "stats.gwet.weight_matrix", "judge.tables.configuration_table"],
                     "a judge study's ratings or verdicts"),
-    **{f"tables.research_eval.{n}": "research-eval cases" for n in (
+    **{f"research_eval.tables.{n}": "research-eval cases" for n in (
         "pass_rate", "mcnemar_profiles", "describe_profiles", "tool_mix", "tool_mix_test",
         "failures")},
     # the schema's column check, re-exported: schema sits below load and cannot know a Run
@@ -141,14 +141,14 @@ EXCLUDED = {
     "tables.explore.filter_tasks": "a task_list frame (checked in test_explorer.py)",
     # a loaded sweep's bookkeeping (run_ids, skipped folders), not rows: a frame has neither
     "tables.sweep.check_sweep": "a Runs from load_runs (checked in test_sweep_stats.py)",
-    # trajectory statistics take the ordered steps of stats.steps.order_steps (task_index),
+    # trajectory statistics take the ordered steps of trajectory.steps.order_steps (task_index),
     # blocks, or arrays; order_steps refuses a Run (test_trajectory_stats_refuse_a_run)
-    **{f"stats.steps.{n}": "ordered steps, blocks or a frame with task keys" for n in (
+    **{f"trajectory.steps.{n}": "ordered steps, blocks or a frame with task keys" for n in (
         "index_tasks order_steps blocks patterns conformance directly_follows").split()},
-    **{f"stats.step_events.{n}": "ordered steps, tool calls or arrays" for n in (
+    **{f"trajectory.step_events.{n}": "ordered steps, tool calls or arrays" for n in (
         "repeated_actions error_recovery first_failures grouped_quantiles "
         "cumulative_share repeat_kinds").split()},
-    "stats.step_events.normalise_inputs": "a Series of action inputs (test_loop_kinds)",
+    "trajectory.step_events.normalise_inputs": "a Series of action inputs (test_loop_kinds)",
 }
 
 # Tables and summaries with by=: name -> call with by.

@@ -19,8 +19,8 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from dabench_analysis import figures, schema
-from dabench_analysis.figures import research_eval as re_plots
 from dabench_analysis.load import load_run
+from dabench_analysis.research_eval import figures as re_plots
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -194,7 +194,7 @@ def test_reliability_bins_with_few_tasks_are_grey_and_counted():
 # --- research-eval latency: timeouts apart --------------------------------------------------
 
 def test_research_eval_timeouts_are_not_drawn_as_latencies():
-    from dabench_analysis.load.research_eval import load_research_eval
+    from dabench_analysis.research_eval.load import load_research_eval
 
     session = ROOT / "data/research_eval"
     ax = re_plots.plot_latency(load_research_eval(session).cases)

@@ -21,8 +21,8 @@ from matplotlib.figure import Figure
 from test_inline_figures import TASKS  # the same four tasks: one fixture for both files
 
 from dabench_analysis import figures
-from dabench_analysis.figures import judge as judge_plots
-from dabench_analysis.figures import research_eval as re_plots
+from dabench_analysis.judge import figures as judge_plots
+from dabench_analysis.research_eval import figures as re_plots
 
 CASES = pd.DataFrame({"run_id": ["a", "a", "b"], "elapsed_ms": [1000.0, 3000.0, 500.0]})
 RATES = pd.DataFrame({"run_id": ["a", "b"], "pass_rate": [0.5, 0.8], "ci_low": [0.2, 0.5],

@@ -112,7 +112,7 @@ def test_recovery_without_call_step_ids_uses_the_steps(tmp_path):
     run = _no_step_ids(path)
     with pytest.warns(UserWarning, match="tool_calls.csv of run tau2 left out: it has no "
                                          "step_id"):
-        rec = da.tables.trajectory.recovery(run)
+        rec = da.trajectory.recovery(run)
     row = rec[(rec["difficulty"] == "all") & (rec["level"] == "all")].iloc[0]
     assert (row["n_errors"], row["n_recovered"]) == (errors, errors) == (2, 2)
 

@@ -89,7 +89,7 @@ def test_validate_lists_absent_optional_inputs_with_the_sections_they_disable(ru
         ("info", "", "2 optional catalogue columns absent, which no report section needs: "
          "trace_id, timestamp"),
         ("warning", "", "optional file not found; disables figures.process.tool_latency, "
-         "tables.timing.tool_usage, tables.trajectory.profile.tool_fit; invariants that "
+         "tables.timing.tool_usage, trajectory.profile.tool_fit; invariants that "
          "need it are not checked"),
     ])
     assert not (found["severity"] == "error").any()

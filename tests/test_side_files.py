@@ -169,7 +169,7 @@ def _sections_agree_with_the_functions(run_dir: Path, name: str) -> None:
     (f"{CALLS}:latency_seconds", "info", "optional column absent: figures.process.tool_latency, "
      "tables.timing.tool_usage run without it"),
     (f"{CALLS}:success", "warning", "optional column absent: disables "
-     "figures.process.tool_latency, tables.timing.tool_usage, tables.trajectory.profile.tool_fit;"
+     "figures.process.tool_latency, tables.timing.tool_usage, trajectory.profile.tool_fit;"
      " tool_failure_count_mismatch not assessable"),
     (f"{TRAJ}:tokens", "info", "optional column absent: token_conservation not assessable"),
     (f"{TRAJ}:run_id", "info", "optional column absent: run_id_mismatch not assessable"),

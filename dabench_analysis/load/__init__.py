@@ -5,11 +5,9 @@ One pipeline (:mod:`.pipeline`) reads every CSV file of a run or a sweep: the re
 parse cache (:mod:`.cache`); :mod:`.loader` holds :func:`load_run` and :func:`load_runs`,
 :mod:`.run` and :mod:`.sweep` the :class:`Run` and :class:`Runs` they return. Besides:
 ``replay`` (``task_replay.json``), ``config`` (``run_config.json``), ``findings`` (what loading
-reports), and the other formats: ``research_eval`` (research-eval sessions) and ``judge``
-(judge studies). Other harnesses' runs: ``formats`` (which harness wrote a path), ``harness``
-(their records -> the same Run, through the catalogue's rules), ``inspect_log`` (Inspect logs,
-through inspect_ai), ``taubench`` (tau-bench and tau2-bench results), ``table`` (any per-task
-table with a column mapping: :func:`load_table`).
+reports). Other harnesses' runs: ``formats`` (which harness wrote a path), ``readers`` (the
+formats registered by :mod:`dabench_analysis.harnesses`, which holds the readers: this layer
+imports none), ``harness`` (their records -> the same Run, through the catalogue's rules).
 """
 
 from typing import TYPE_CHECKING
@@ -21,16 +19,14 @@ if TYPE_CHECKING:
     from dabench_analysis.load.config import read_run_config, run_configs
     from dabench_analysis.load.csv import read_header
     from dabench_analysis.load.findings import Finding, RunLoadError
-    from dabench_analysis.load.formats import FORMATS, detect_format
-    from dabench_analysis.load.judge import JudgeStudy, read_judge_study
+    from dabench_analysis.load.formats import detect_format
     from dabench_analysis.load.loader import load_run, load_runs
     from dabench_analysis.load.pipeline import read_table
+    from dabench_analysis.load.readers import register_format
     from dabench_analysis.load.replay import read_replay
-    from dabench_analysis.load.research_eval import ResearchEval, load_research_eval
     from dabench_analysis.load.rules import parse_flags
     from dabench_analysis.load.run import Run
     from dabench_analysis.load.sweep import Runs
-    from dabench_analysis.load.table import load_table
     from dabench_analysis.schema.files import (
         CONFIG_FILE,
         LEGACY_TASK_FILE,
@@ -41,9 +37,9 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TOOL_CALLS_FILE",
-           "TRAJECTORY_FILE", "Finding", "JudgeStudy", "ResearchEval", "Run", "RunLoadError",
-           "Runs", "FORMATS", "cache", "detect_format", "load_table", "load_research_eval", "load_run", "load_runs", "parse_flags",
-           "read_header", "read_judge_study", "read_replay", "read_run_config", "read_table",
+           "TRAJECTORY_FILE", "Finding", "Run", "RunLoadError",
+           "Runs", "register_format", "cache", "detect_format", "load_run", "load_runs", "parse_flags",
+           "read_header", "read_replay", "read_run_config", "read_table",
            "run_configs"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

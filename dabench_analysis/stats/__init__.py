@@ -9,8 +9,9 @@ Modules by family: ``descriptive`` (summaries, t and bootstrap intervals), ``pro
 ``effsize`` (Cohen's d / d_z, Hedges' g), ``multicomp`` (Holm, Benjamini–Hochberg; all main
 metrics at once), ``correlation``, ``power`` (clustered SE, power and sample size),
 ``calibration`` (ECE, Brier), ``agreement`` (judge vs human: MCC, P/R/F1), ``reliability``
-(Gwet's AC1/AC2, Fleiss' kappa, Krippendorff's alpha), ``steps`` and ``step_events``
-(trajectories: process mining and step-level events).
+(Gwet's AC1/AC2, Fleiss' kappa, Krippendorff's alpha), the statistics of
+the trajectories, judge studies and research-eval sessions are in their own folders
+(:mod:`dabench_analysis.trajectory`, :mod:`dabench_analysis.judge`).
 """
 
 from typing import TYPE_CHECKING
@@ -55,11 +56,6 @@ if TYPE_CHECKING:
 
 __all__ += ["gwet"]
 
-# Judge-corrected means: prediction-powered inference (PPI, PPI++).
-if TYPE_CHECKING:
-    from dabench_analysis.stats.ppi import ppi_mean
-
-__all__ += ["ppi_mean"]
 
 # Sweeps: rank intervals of many runs, variance between repetitions.
 if TYPE_CHECKING:
@@ -69,12 +65,6 @@ if TYPE_CHECKING:
 
 __all__ += ["rank_intervals", "rank_ties", "ranking", "repetition_variance", "repetitions"]
 
-# Trajectories: steps in order, blocks, patterns, conformance, directly-follows; loops,
-# recovery after errors, first failures, latency quantiles, the share solved within k steps.
-if TYPE_CHECKING:
-    from dabench_analysis.stats import step_events, steps
-
-__all__ += ["step_events", "steps"]
 
 # Absent is not zero: whether a run recorded its cost.
 if TYPE_CHECKING:

@@ -17,17 +17,17 @@ from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
-from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci, warn
-from dabench_analysis.tables.trajectory._by import (
+from dabench_analysis.trajectory import steps as sq
+from dabench_analysis.trajectory._by import (
     AUTO,
     add_level,
     collapse_cycles,
     resolve_by,
     step_columns,
 )
-from dabench_analysis.tables.trajectory._inputs import (
+from dabench_analysis.trajectory._inputs import (
     difference,
     finish,
     gather,
@@ -75,7 +75,7 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
         The trajectory.csv column whose sequence is the pattern (:data:`BY`). Steps without a
         value are not part of it (with ``tool``: the steps that call none). ``"program"``: the
         action class, the first word of a shell command
-        (:func:`~dabench_analysis.tables.trajectory._by.programs`); ``"auto"``: stage, else
+        (:func:`~dabench_analysis.trajectory._by.programs`); ``"auto"``: stage, else
         agent, else tool (the first the trajectory has).
     collapse_repeats : bool
         Consecutive steps with one value are one block (default); False keeps every step.
@@ -83,7 +83,7 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
         True: a repeated cycle of 2 to 4 blocks is written once with its count (A→B→A→B is
         (A→B)×2); ``"shape"``: with ``×n`` whatever the count, so tasks that differ only in how
         often they went round share a variant
-        (:func:`~dabench_analysis.tables.trajectory._by.collapse_cycles`).
+        (:func:`~dabench_analysis.trajectory._by.collapse_cycles`).
     threshold : float, optional
         Success threshold; default the run's ``success_threshold``.
 
@@ -95,7 +95,7 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
         without steps), ``reading`` (the pattern with a second PLAN block read as REPLAN and
         a second EXECUTE block as RETRY; ``by="stage"`` only), ``n_steps``, ``n_blocks``,
         ``correct``, ``final_score``, and for ``by="stage"``: ``conforms``, ``deviation``
-        (:func:`dabench_analysis.stats.steps.conformance` of the stage blocks).
+        (:func:`dabench_analysis.trajectory.steps.conformance` of the stage blocks).
 
     Raises
     ------
@@ -104,7 +104,7 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
 
     Notes
     -----
-    The blocks and patterns of :mod:`dabench_analysis.stats.steps`; steps left out (no
+    The blocks and patterns of :mod:`dabench_analysis.trajectory.steps`; steps left out (no
     ``step_id``, a repeated one, an unknown task) are warned with their number.
 
     References
@@ -315,7 +315,7 @@ def conformance(run: Run | Runs, *, threshold: float | None = None,
     Notes
     -----
     A task conforms when its stage blocks are exactly UNDERSTAND, PLAN, EXECUTE, VERIFY,
-    SUMMARIZE (:func:`dabench_analysis.stats.steps.conformance`); the accuracy difference is
+    SUMMARIZE (:func:`dabench_analysis.trajectory.steps.conformance`); the accuracy difference is
     the package's two-proportion rule (Newcombe's hybrid interval, Fisher's exact test).
 
     References
@@ -401,7 +401,7 @@ def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = 
 
     Notes
     -----
-    Counts of :func:`dabench_analysis.stats.steps.directly_follows`; ``n_tasks`` counts each
+    Counts of :func:`dabench_analysis.trajectory.steps.directly_follows`; ``n_tasks`` counts each
     task once per pair however often it passes it.
 
     References
