@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dabench_analysis as da
 from dabench_analysis import load_runs, stats, tables
 from dabench_analysis.load import Runs
 from dabench_analysis.tables import PooledRunsWarning
@@ -164,9 +165,13 @@ BY = {
 
 def _public_functions() -> dict[str, object]:
     found = {}
-    for pkg in (stats, tables):
-        for name in pkg.__all__:
-            obj = getattr(pkg, name)
+    # the feature folders' statistics and tables that were in stats/tables before issue 34
+    features = {"judge_tables": da.judge.tables, "research_eval_tables": da.research_eval.tables,
+                "ppi": da.judge.ppi, "steps": da.trajectory.steps,
+                "step_events": da.trajectory.step_events}
+    for pkg in (stats, tables, features):
+        for name in (pkg if isinstance(pkg, dict) else pkg.__all__):
+            obj = pkg[name] if isinstance(pkg, dict) else getattr(pkg, name)
             members = (inspect.getmembers(obj, inspect.isfunction) if inspect.ismodule(obj)
                        else [(name, obj)] if inspect.isfunction(obj) else [])
             for fname, f in members:

@@ -85,7 +85,7 @@ def test_mistake_agreement_annotations_csv(tmp_path):
     labels = pd.DataFrame({"task_id": files, "mistake_step": [f or 1 for f in firsts],
                            "mistake_agent": "Computer_terminal"})
     labels.to_csv(tmp_path / "labels.csv", index=False)
-    tr = da.tables.trajectory
+    tr = da.trajectory
     run = tr.with_labels(da.load_run(TRIMMED), tmp_path / "labels.csv")
     got = tr.mistake_agreement(run).set_index("measure")
     assert got.loc["exact step", "k"] == sum(f is not None for f in firsts)

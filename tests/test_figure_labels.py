@@ -20,6 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from test_inline_figures import TASKS  # the same four tasks: one fixture for both files
 
+import dabench_analysis as da
 from dabench_analysis import figures
 from dabench_analysis.judge import figures as judge_plots
 from dabench_analysis.research_eval import figures as re_plots
@@ -62,6 +63,8 @@ def test_every_figure_function_follows_the_convention():
               if inspect.isfunction(getattr(figures, n))
               and "ax" in inspect.signature(getattr(figures, n)).parameters
               and n not in ("axes_or_new", "empty_note")}  # theme helpers, not figures
+    public.update({n: getattr(da.trajectory.figures, n) for n in da.trajectory.figures.__all__})
+    public["plot_configurations"] = da.judge.plot_configurations
     public.update({f"research_eval.{n}": getattr(re_plots, n)
                    for n in ("plot_latency", "plot_pass_rate")})
     assert set(FUNCTIONS) - {"plot_latency", "plot_pass_rate"} | {"tool_latency"} <= set(public)

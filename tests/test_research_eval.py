@@ -1,5 +1,5 @@
-"""Tests of dabench_analysis.research_eval.load, .tables.research_eval and
-.figures.research_eval: the loader, the analyses and the notebook.
+"""Tests of dabench_analysis.research_eval.load, .tables and
+.research_eval.figures: the loader, the analyses and the notebook.
 
 ``tests/data/research_eval/tiny_session`` is a hand-written session (2 runs x 4 cases) whose
 numbers are worked out below; ``data/research_eval`` is the generated sample. Reference values

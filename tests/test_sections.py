@@ -60,7 +60,8 @@ def test_the_declarations_name_only_known_columns_and_files():
             elif callable(obj) and hasattr(obj, "needs"):
                 yield schema.declared.name_of(obj)
 
-    walked = {n for ns in (da.tables, da.figures, da.stats, da.export) for n in walk(ns)}
+    walked = {n for ns in (da.tables, da.figures, da.stats, da.export, da.trajectory, da.judge,
+                           da.research_eval) for n in walk(ns)}
     assert walked == set(decls)
     # tool_usage computes with timing.tool_usage, which documents these tool_calls.csv columns
     # (latency and tokens when recorded: tau-bench and Inspect logs record none; issue 33)

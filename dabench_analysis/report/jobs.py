@@ -142,7 +142,7 @@ def plan_jobs(
         ``success_threshold`` parameter), in (0, 1]; default: the notebooks' own (0.8).
     worked_case : str, optional
         The judge study's worked case (Table 4); default: the notebook's, the first case
-        present in the data (:meth:`dabench_analysis.judge.dabench_analysis..default_worked_case`).
+        present in the data (:meth:`dabench_analysis.judge.JudgeStudy.default_worked_case`).
     run_format, column_map : optional
         The format of files among ``run_dirs`` and, for per-task tables, catalogue column ->
         the table's column (the notebooks' ``run_format`` and ``column_map``; see
