@@ -172,8 +172,7 @@ NOT_FROM_RUN = {
     **dict.fromkeys(["pass_k_curve", "frontier", "reliability_profile", "risk_coverage_curve"],
                     "draws a finished table"),
     "trials": "a module (its figures above)",
-    **dict.fromkeys(["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
-                     "axes_or_new", "empty_note", "new_figure"], "the theme"),
+    **dict.fromkeys(["OKABE_ITO", "apply_style", "new_figure"], "the theme"),
 }
 
 

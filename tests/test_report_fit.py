@@ -126,7 +126,7 @@ def test_tool_usage_without_latency_counts_failures_per_tool():
                 calls[m["name"]] = calls.get(m["name"], 0) + 1
                 fails[m["name"]] = fails.get(m["name"], 0) + m["content"].startswith("Error")
     with warnings.catch_warnings():
-        warnings.simplefilter("error", da.tables.PooledTrialsWarning)  # rows are calls
+        warnings.simplefilter("error", da.tables.pooling.PooledTrialsWarning)  # rows are calls
         warnings.simplefilter("ignore", UserWarning)
         run = da.load_run(TAU)
         assert skips(da.tables.timing.tool_usage, run) == []  # four trials a task: calls

@@ -42,7 +42,7 @@ def test_the_declarations_name_only_known_columns_and_files():
     for name, need in decls.items():
         for col in (*need.columns, *(u for u in need.uses if ":" not in u)):
             assert col in schema.TASK_COLUMNS, (name, col)
-        assert set(need.files) <= set(schema.OPTIONAL_FILES), name
+        assert set(need.files) <= set(schema.files.OPTIONAL_FILES), name
         for qual in (*need.file_needs, *(u for u in need.uses if ":" in u)):  # "<file>:<column>"
             file, _, col = qual.partition(":")
             assert file in need.files, (name, qual)
@@ -115,7 +115,7 @@ def test_a_section_skips_once_and_says_what_is_missing(tmp_path, run_copy, drop_
             raise AssertionError("not reached: the call above is skipped")
     with out.section("main_results", "Table 1: main results"):
         out.table(da.tables.main_results(run.tasks, metrics=[
-            m for m in schema.MAIN_METRICS if m in run.tasks]), "main_results")
+            m for m in schema.columns.MAIN_METRICS if m in run.tasks]), "main_results")
     printed = capsys.readouterr().out
     assert printed.count("Skipped: Tool latency and failures") == 1
     assert "Needs `tool_calls.csv`, absent in this run." in printed
@@ -228,7 +228,7 @@ def test_a_run_without_a_required_column_fails_naming_it(tmp_path, run_copy, dro
 def test_docs_table_of_checks_is_the_catalogues():
     text = (ROOT / "docs" / "guide" / "validation.md").read_text(encoding="utf-8")
     start, end = "<!-- checks-table:start -->\n", "\n<!-- checks-table:end -->"
-    assert text[text.index(start) + len(start):text.index(end)] == schema.checks_markdown()
+    assert text[text.index(start) + len(start):text.index(end)] == schema.checks.checks_markdown()
 
 
 def test_a_finding_never_quotes_megabytes():

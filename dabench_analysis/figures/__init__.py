@@ -27,20 +27,11 @@ if TYPE_CHECKING:
     )
     from dabench_analysis.figures.process import tool_latency
     from dabench_analysis.figures.relations import autonomy_vs_efficiency, correlation_matrix
-    from dabench_analysis.figures.theme import (
-        OKABE_ITO,
-        ONE_COLUMN,
-        RC_PARAMS,
-        TWO_COLUMN,
-        apply_style,
-        axes_or_new,
-        empty_note,
-        new_figure,
-    )
+    from dabench_analysis.figures.theme import OKABE_ITO, apply_style, new_figure
 
-__all__ = ["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
-           "autonomy_vs_efficiency", "axes_or_new", "correlation_matrix", "difficulty_bars",
-           "empty_note", "failure_by_stage", "failure_distribution", "new_figure",
+__all__ = ["OKABE_ITO", "apply_style",
+           "autonomy_vs_efficiency", "correlation_matrix", "difficulty_bars",
+           "failure_by_stage", "failure_distribution", "new_figure",
            "paired_difference", "reliability_diagram",
            "score_bins", "score_distribution", "tool_latency"]
 

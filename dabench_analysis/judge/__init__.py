@@ -9,8 +9,8 @@ statistics themselves (MCC, precision/recall, Gwet, Krippendorff) are shared and
 
 >>> import dabench_analysis as da
 >>> study = da.judge.read_judge_study("data/judge_study")
->>> sorted(study.cases.columns)[:2]
-['case_id', 'configuration']
+>>> len(study.cases), list(study.cases.columns)[:2]
+(55, ['test_case_id', 'vertical'])
 """
 
 from typing import TYPE_CHECKING

@@ -16,30 +16,16 @@ from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
     from dabench_analysis.load import cache
-    from dabench_analysis.load.config import read_run_config, run_configs
-    from dabench_analysis.load.csv import read_header
+    from dabench_analysis.load.config import run_configs
     from dabench_analysis.load.findings import Finding, RunLoadError
     from dabench_analysis.load.formats import detect_format
     from dabench_analysis.load.loader import load_run, load_runs
-    from dabench_analysis.load.pipeline import read_table
     from dabench_analysis.load.readers import register_format
     from dabench_analysis.load.replay import read_replay
-    from dabench_analysis.load.rules import parse_flags
     from dabench_analysis.load.run import Run
     from dabench_analysis.load.sweep import Runs
-    from dabench_analysis.schema.files import (
-        CONFIG_FILE,
-        LEGACY_TASK_FILE,
-        REPLAY_FILE,
-        TASK_FILE,
-        TOOL_CALLS_FILE,
-        TRAJECTORY_FILE,
-    )
 
-__all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TOOL_CALLS_FILE",
-           "TRAJECTORY_FILE", "Finding", "Run", "RunLoadError",
-           "Runs", "register_format", "cache", "detect_format", "load_run", "load_runs", "parse_flags",
-           "read_header", "read_replay", "read_run_config", "read_table",
-           "run_configs"]
+__all__ = ["Finding", "Run", "RunLoadError",
+           "Runs", "register_format", "cache", "detect_format", "load_run", "load_runs", "read_replay", "run_configs"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

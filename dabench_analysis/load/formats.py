@@ -164,7 +164,7 @@ def run_count(path: str | os.PathLike[str], fmt: str | None = None,
     path : path-like
         A run folder or a file of another harness.
     fmt : str, optional
-        Its format (:data:`FORMATS`); default: detected.
+        Its format (:func:`.readers.formats`); default: detected.
     mapping : mapping of str to str, optional
         A per-task table's column mapping (``{"run_id": "model", ...}``).
 

@@ -158,7 +158,7 @@ def table_columns(path: str | os.PathLike[str]) -> list[str] | None:
     >>> table_columns(p)
     ['id', 'score', 'tokens']
     """
-    from dabench_analysis.load import read_header
+    from dabench_analysis.load.csv import read_header
     from dabench_analysis.load.findings import RunLoadError
 
     path = Path(path)

@@ -184,7 +184,7 @@ class Context:
     def text(self, value: str, stem: str = "") -> str:
         """Write Markdown text to ``<stem>`` (``"results_paragraph.md"``) and show it."""
         if stem:
-            export.write_text(value + "\n", self.out / stem)
+            export.files.write_text(value + "\n", self.out / stem)
             self.results[stem.removesuffix(".md")] = value
         if value:
             from IPython.display import Markdown
@@ -261,7 +261,7 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
         A run without tasks, or loaded with another threshold than the parameter.
     """
     _check_threshold(parameters, run)
-    tables.require_rows(run.tasks, what=f"run {run.run_id}")
+    tables.common.require_rows(run.tasks, what=f"run {run.run_id}")
     apply_style()
     threshold = parameters["success_threshold"]
     lazy = {"validation": lambda: validate.validate_run(
@@ -286,7 +286,7 @@ def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any],
     """
     _check_threshold(parameters, baseline, proposed)
     for r in (baseline, proposed):
-        tables.require_rows(r.tasks, what=f"run {r.run_id}")
+        tables.common.require_rows(r.tasks, what=f"run {r.run_id}")
     apply_style()
     inputs = {"baseline": baseline.tasks, "proposed": proposed.tasks, "baseline_run": baseline,
               "proposed_run": proposed}

@@ -19,7 +19,8 @@ from dabench_analysis._lazy import need
 from dabench_analysis.load import formats
 from dabench_analysis.report import outputs
 from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
-from dabench_analysis.schema import TASK_FILE, TASK_FILES, check_threshold
+from dabench_analysis.schema import TASK_FILE, check_threshold
+from dabench_analysis.schema.files import TASK_FILES
 
 STATES = ("evaluated", "not evaluated", "failed")
 #: Output folder of the sweep report (``OUT/sweep/``) and the job's name.

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
-    from dabench_analysis.schema import require_columns
     from dabench_analysis.tables import (
         ablation,
         comparison,
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
         timing,
         verification,
     )
-    from dabench_analysis.tables.common import correct_mask, require_rows
     from dabench_analysis.tables.errored import failure_bounds
     from dabench_analysis.tables.paper import (
         difficulty_breakdown,
@@ -35,12 +33,12 @@ if TYPE_CHECKING:
         specialist_participation,
         task_type_breakdown,
     )
-    from dabench_analysis.tables.pooling import PooledRunsWarning, PooledTrialsWarning
+    from dabench_analysis.tables.pooling import PooledRunsWarning
     from dabench_analysis.tables.summary import answer_accuracy, key_numbers
 
-__all__ = ["PooledRunsWarning", "PooledTrialsWarning", "ablation", "answer_accuracy", "comparison", "correct_mask", "difficulty_breakdown",
+__all__ = ["PooledRunsWarning", "ablation", "answer_accuracy", "comparison", "difficulty_breakdown",
            "explore", "failure_bounds", "failures", "key_numbers", "main_results", "mas",
-           "require_columns", "require_rows", "specialist_participation",
+           "specialist_participation",
            "task_type_breakdown", "timing", "verification"]
 
 # Sweeps: leaderboard, pairwise comparisons, flips, items, configurations, the frontier;
