@@ -1,6 +1,6 @@
 """The readers of this folder, registered with the core loader
-(:func:`dabench_analysis.load.readers.register_format`) in the order a file is tried; each
-imports its reader (and inspect_ai) only when it is called.
+(:func:`dabench_analysis.load.readers.register_format`); each imports its reader (and
+inspect_ai) only when it is called.
 
 Detection (:func:`dabench_analysis.load.formats.detect_format`): a file named ``.traj`` is a
 SWE-agent trajectory; a zip named ``.eval`` or a JSON object with Inspect's ``version``,
@@ -63,18 +63,21 @@ def _is_swe(path: Path, head: bytes) -> bool:
 
 def _is_tau(path: Path, head: bytes) -> bool:
     text = _text(head)
+    if path.name.endswith(".traj"):
+        return False
     return (text.startswith(b"[") and _json_keys(text, (b"task_id", b"reward"))) or (
-        _object(path, head) and _holds(path, b'"simulations"'))
+        _object(path, head) and not _is_swe(path, head) and _holds(path, b'"simulations"'))
 
 
 def _is_atif(path: Path, head: bytes) -> bool:
     text = _text(head)
-    return _object(path, head) and b'"schema_version"' in text and b'"ATIF-' in text
+    return (not path.name.endswith(".traj") and _object(path, head) and not _is_swe(path, head)
+            and b'"schema_version"' in text and b'"ATIF-' in text)
 
 
 def _is_table(path: Path, head: bytes) -> bool:
-    return head.startswith(_PARQUET) or (
-        not head.startswith(_ZIP) and path.suffix.lower() in TABLE_SUFFIXES)
+    return not path.name.endswith(".traj") and (head.startswith(_PARQUET) or (
+        not head.startswith(_ZIP) and path.suffix.lower() in TABLE_SUFFIXES))
 
 
 def _swe_folder(path: Path) -> bool:
@@ -137,9 +140,11 @@ def _read_chat(path: Path, mapping: Mapping[str, str]) -> list:
     return [read_groupchat(path)]
 
 
+# In this order (the order the command line names them); each sniff excludes what an earlier
+# check of the detection rule (module docstring) claims, so the order does not decide.
 register_format("inspect", read=_read_inspect, sniff=_is_inspect, scored=_inspect_scored)
-register_format("swe-agent", read=_read_swe, sniff=_is_swe, folder=_swe_folder)
 register_format("tau-bench", read=_read_tau, sniff=_is_tau)
 register_format("atif", read=_read_atif, sniff=_is_atif)
 register_format("table", read=_read_table, sniff=_is_table)
+register_format("swe-agent", read=_read_swe, sniff=_is_swe, folder=_swe_folder)
 register_format("groupchat", read=_read_chat, folder=_chat_folder)

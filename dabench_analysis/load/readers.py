@@ -81,8 +81,8 @@ def formats() -> tuple[str, ...]:
     Examples
     --------
     >>> import dabench_analysis as da
-    >>> formats()[:3]
-    ('eval-v2', 'inspect', 'swe-agent')
+    >>> formats()
+    ('eval-v2', 'inspect', 'tau-bench', 'atif', 'table', 'swe-agent', 'groupchat')
     """
     return (EVAL_V2, *_READERS)
 
