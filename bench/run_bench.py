@@ -309,14 +309,15 @@ def _child_trajectory(sweep: str, mode: str) -> None:
     import pyarrow.csv as pacsv
 
     from dabench_analysis import schema
-    from dabench_analysis.load import load_runs, read_header
+    from dabench_analysis.load import load_runs
+    from dabench_analysis.load.csv import read_header
 
     # the raw parse's types: numbers as float64, flags as pyarrow's bool, the rest as text
     PA_TYPES = {k: pa.float64() for k in ("count", "tokens", "bytes", "score", "float",
                                           "seconds")} | {"flag": pa.bool_()}
 
     files = sorted(Path(sweep).glob("*/trajectory.csv"))
-    cols = [c for c in schema.TRAJECTORY_COLUMNS if c not in schema.TEXT_TRAJECTORY_COLUMNS]
+    cols = [c for c in schema.TRAJECTORY_COLUMNS if c not in schema.columns.TEXT_TRAJECTORY_COLUMNS]
     types = {c: PA_TYPES.get(schema.TRAJECTORY_COLUMNS[c].kind, pa.string()) for c in cols}
     if mode == "arrow":
         out = {"typed_bytes": 0, "inferred_bytes": 0, "rows": 0}
@@ -392,11 +393,12 @@ def bench_trajectory_parts(sweep: Path, repeats: int, n_files: int = 20) -> dict
 
     from dabench_analysis import schema
     from dabench_analysis.load import csv as csv_reader
-    from dabench_analysis.load import pipeline, read_header
+    from dabench_analysis.load import pipeline
+    from dabench_analysis.load.csv import read_header
     from dabench_analysis.schema.files import TRAJECTORY
 
     files = sorted(sweep.glob("*/trajectory.csv"))[:n_files]
-    cols = tuple(c for c in schema.TRAJECTORY_COLUMNS if c not in schema.TEXT_TRAJECTORY_COLUMNS)
+    cols = tuple(c for c in schema.TRAJECTORY_COLUMNS if c not in schema.columns.TEXT_TRAJECTORY_COLUMNS)
     own = {f: [c for c in cols if c in read_header(f)] for f in files}
     data = [memoryview(pa.OSFile(str(f)).read_buffer()) for f in files]
     scans = [pipeline.scan(d) for d in data]

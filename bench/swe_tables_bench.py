@@ -57,7 +57,7 @@ def main() -> None:
         run = da.load_run(replicate(args.source, args.tasks, Path(tmp)))
         print(f"{len(run.tasks)} tasks, {len(run.trajectory)} steps, "
               f"{len(run.tool_calls)} tool calls")
-        for name, call in tables(da.tables.trajectory, run).items():
+        for name, call in tables(da.trajectory, run).items():
             times = []
             try:
                 for _ in range(args.repeats):

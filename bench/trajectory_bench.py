@@ -3,7 +3,7 @@
 Generates (or reuses) a sweep with ``run_bench.make_sweep`` (the package's seeded generator,
 ``--runs`` runs × ``--tasks`` tasks, ``--steps`` steps per task on average, ``--text-len``
 characters of thought), loads it once (``load_runs``: tasks, trajectories and tool calls, parse
-cache warm), then times each table of ``dabench_analysis.tables.trajectory`` on the whole sweep
+cache warm), then times each table of ``dabench_analysis.trajectory`` on the whole sweep
 (a ``Runs``: one table per run, pooled and per difficulty) against the plain pandas / Arrow code
 that computes the same counts from the same loaded frames (the baseline also reads what the
 table reads beyond them: ``action_input`` for the loops, with ``pyarrow.csv``), and prints the
@@ -181,7 +181,7 @@ def base_tool_fit(runs):
 
 
 def tables():
-    from dabench_analysis.tables import trajectory as tr
+    from dabench_analysis import trajectory as tr
 
     return {"variants": (tr.variants, base_variants),
             "conformance": (tr.conformance, base_variants),

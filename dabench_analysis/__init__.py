@@ -7,6 +7,13 @@ The folders are the pipeline, each layer importing only those below it::
     tables   the paper's tables            figures   plots on ``ax=``
     export   files: tables, figures, text  report    notebooks, batch, index, CLI
 
+and the features, each in one folder on top of them: ``trajectory`` (what the agents did, step
+by step), ``judge`` (judge studies), ``research_eval`` (research-eval sessions) and
+``harnesses`` (other harnesses' runs and traces: Inspect, tau-bench, ATIF, SWE-agent, group
+chats, per-task tables)::
+
+    da.trajectory.variants(run)             da.trajectory.figures.solve_curve(curve)
+
 In a notebook, :func:`show` displays a result table as a reader sees it and :func:`explore`
 opens a run's tasks in a panel; runs, tasks and replays display as HTML (registered when the
 package is imported inside IPython, or with ``%load_ext dabench_analysis``).
@@ -28,31 +35,32 @@ if TYPE_CHECKING:
     from dabench_analysis import (
         export,
         figures,
+        judge,
         load,
         report,
+        research_eval,
         schema,
         stats,
         tables,
+        trajectory,
         validate,
     )
-    from dabench_analysis.load import (
-        Finding,
-        Run,
-        RunLoadError,
-        Runs,
-        load_run,
-        load_runs,
-        load_table,
-    )
+    from dabench_analysis.harnesses import load_table
+    from dabench_analysis.load import Finding, Run, RunLoadError, Runs, load_run, load_runs
     from dabench_analysis.report import explore, show
     from dabench_analysis.validate import ValidationReport, validate_run
 
 __version__ = "0.1.0"
 __all__ = ["Finding", "Run", "RunLoadError", "Runs", "ValidationReport", "__version__", "explore",
-           "export", "figures", "load", "load_run", "load_runs", "load_table", "report", "schema",
-           "show", "stats", "tables", "validate", "validate_run"]
+           "export", "figures", "harnesses", "judge", "load", "load_run", "load_runs", "load_table",
+           "report", "research_eval", "schema", "show", "stats", "tables", "trajectory", "validate",
+           "validate_run"]
 
 __getattr__, __dir__ = attach(__name__, __file__)
+
+# The other harnesses' formats registered with the core loader (no reader imported yet), so
+# that load_run reads an Inspect log, tau-bench results, ...
+from dabench_analysis import harnesses  # noqa: E402, F401
 
 
 def load_ipython_extension(ipython) -> None:

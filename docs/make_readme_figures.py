@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE.parent / "bench"))
 
 from sweep_bench import synthetic_sweep  # noqa: E402
 
-from dabench_analysis import export, figures, load_run, tables  # noqa: E402
+from dabench_analysis import export, figures, load_run, tables, trajectory  # noqa: E402
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
     ax = figures.leaderboard_forest(board)
     export.save_figure(ax.figure, HERE / "leaderboard_forest", formats=("png",), dpi=150)
     run = load_run(HERE.parent / "data" / "sample_runs" / "baseline_react")
-    ax = figures.transition_graph(tables.trajectory.transitions(run))
+    ax = trajectory.figures.transition_graph(trajectory.transitions(run))
     export.save_figure(ax.figure, HERE / "transition_graph", formats=("png",), dpi=150)
 
 

@@ -39,11 +39,11 @@ def test_agent_attribution_magentic_one():
             if to := re.match(r"Orchestrator \(-> (.*)\)$", m["role"]):
                 pending.add(to.group(1))
     run = da.load_run(HC)
-    aa = da.tables.trajectory.agent_attribution(run).set_index("agent")
+    aa = da.trajectory.agent_attribution(run).set_index("agent")
     assert {a: int(aa.loc[a, "steps_acted"]) for a in acted} == dict(acted)
     assert int(aa.loc["Orchestrator", "steps_delegated"]) == delegated["Orchestrator"] > 0
     assert {a: int(aa.loc[a, "flagged_acted"]) for a in acted} == dict(flagged)
     assert aa["failures_acted"].isna().all()  # the files record no outcome per step
-    lt = da.tables.trajectory.loop_tasks(run).set_index("task_id")
+    lt = da.trajectory.loop_tasks(run).set_index("task_id")
     assert lt["n_flagged"].astype(int).to_dict() == per_task
     assert lt["n_loops"].isna().all()  # no action inputs: repeats unknown, not 0

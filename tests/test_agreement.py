@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import matthews_corrcoef, precision_recall_fscore_support
 
-from dabench_analysis.figures import judge as judge_figures
+from dabench_analysis.judge import figures as judge_figures
+from dabench_analysis.judge import tables as judge
 from dabench_analysis.stats import agreement, reliability
-from dabench_analysis.tables import judge
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "refvectors" / "vectors.json"
@@ -440,7 +440,7 @@ def test_inter_rater_columns_and_bad_input():
 
 @pytest.fixture(scope="module")
 def sample_cases() -> pd.DataFrame:
-    from dabench_analysis.load import read_judge_study
+    from dabench_analysis.judge import read_judge_study
 
     study = read_judge_study(JUDGE_DATA)
     with pytest.warns(UserWarning, match="2 item"):
@@ -558,7 +558,7 @@ def test_judge_agreement_notebook_end_to_end(tmp_path):
     t4 = pd.read_csv(out / "tables" / "table4_worked_case.csv")
     assert t4["dimension"].tolist()[:3] == ["Precision", "Recall", "Accuracy"]
     # the judge-corrected accuracy the notebook writes is the function's, on the notebook's cases
-    from dabench_analysis.load import read_judge_study
+    from dabench_analysis.judge import read_judge_study
     study = read_judge_study(JUDGE_DATA)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the two cases without a majority, as in the notebook

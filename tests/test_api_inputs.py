@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dabench_analysis as da
 from dabench_analysis import load_runs, stats, tables
 from dabench_analysis.load import Runs
 from dabench_analysis.tables import PooledRunsWarning
@@ -44,13 +45,13 @@ STATS_SINGLE = {
     "stats.correlation.correlation": lambda x: stats.correlation(
         x, ["final_score", "autonomy_score"]),
     "stats.descriptive.describe": lambda x: stats.describe(x, ["final_score", "execution_time"]),
-    "stats.descriptive.interval_method": lambda x: stats.interval_method(x, "final_score"),
+    "stats.descriptive.interval_method": lambda x: stats.descriptive.interval_method(x, "final_score"),
     **{f"stats.calibration.{n}": getattr(stats.calibration, n) for n in (
         "calibration_table", "calibration_summary", "brier_score", "expected_calibration_error",
         "max_calibration_error")},
     "stats.repetitions.repetition_variance": lambda x: stats.repetitions.repetition_variance(
         x, _CONFIGS),
-    "stats.recorded.cost_recorded": lambda x: stats.cost_recorded(x, "total_tokens"),
+    "stats.recorded.cost_recorded": lambda x: stats.recorded.cost_recorded(x, "total_tokens"),
 }
 
 # The tables: a Run, a Runs or the frame.
@@ -114,9 +115,9 @@ EXCLUDED = {
         "per-task outcomes, action sequences, confidences or arrays (test_reliability_profile)"),
     **dict.fromkeys(["stats.planning.plan_study", "stats.planning.variance_components"],
                     "variance components or a per-task outcome matrix (test_planning)"),
-    "stats.ppi.ppi_mean": "label vectors: human, judge on them, judge on the rest "
+    "judge.ppi.ppi_mean": "label vectors: human, judge on them, judge on the rest "
                           "(test_judge_ppi)",
-    "tables.judge.judge_corrected_accuracy": "a judge study's cases (test_judge_ppi)",
+    "judge.tables.judge_corrected_accuracy": "a judge study's cases (test_judge_ppi)",
     # take a Run, Runs or a frame, and the run's trajectory / configurations beside its tasks
     **dict.fromkeys(["tables.reliability_profile.reliability",
                      "tables.reliability_profile.risk_coverage"],
@@ -127,9 +128,9 @@ EXCLUDED = {
     **dict.fromkeys(["stats.agreement.factoid_scores", "stats.agreement.likert_to_scale",
                      "stats.agreement.judge_agreement", "stats.reliability.aggregate_annotators",
                      "stats.reliability.inter_rater", "stats.gwet.agreement_coefficients",
-                     "stats.gwet.weight_matrix", "tables.judge.configuration_table"],
+                     "stats.gwet.weight_matrix", "judge.tables.configuration_table"],
                     "a judge study's ratings or verdicts"),
-    **{f"tables.research_eval.{n}": "research-eval cases" for n in (
+    **{f"research_eval.tables.{n}": "research-eval cases" for n in (
         "pass_rate", "mcnemar_profiles", "describe_profiles", "tool_mix", "tool_mix_test",
         "failures")},
     # the schema's column check, re-exported: schema sits below load and cannot know a Run
@@ -141,14 +142,14 @@ EXCLUDED = {
     "tables.explore.filter_tasks": "a task_list frame (checked in test_explorer.py)",
     # a loaded sweep's bookkeeping (run_ids, skipped folders), not rows: a frame has neither
     "tables.sweep.check_sweep": "a Runs from load_runs (checked in test_sweep_stats.py)",
-    # trajectory statistics take the ordered steps of stats.steps.order_steps (task_index),
+    # trajectory statistics take the ordered steps of trajectory.steps.order_steps (task_index),
     # blocks, or arrays; order_steps refuses a Run (test_trajectory_stats_refuse_a_run)
-    **{f"stats.steps.{n}": "ordered steps, blocks or a frame with task keys" for n in (
+    **{f"trajectory.steps.{n}": "ordered steps, blocks or a frame with task keys" for n in (
         "index_tasks order_steps blocks patterns conformance directly_follows").split()},
-    **{f"stats.step_events.{n}": "ordered steps, tool calls or arrays" for n in (
+    **{f"trajectory.step_events.{n}": "ordered steps, tool calls or arrays" for n in (
         "repeated_actions error_recovery first_failures grouped_quantiles "
         "cumulative_share repeat_kinds").split()},
-    "stats.step_events.normalise_inputs": "a Series of action inputs (test_loop_kinds)",
+    "trajectory.step_events.normalise_inputs": "a Series of action inputs (test_loop_kinds)",
 }
 
 # Tables and summaries with by=: name -> call with by.
@@ -164,9 +165,18 @@ BY = {
 
 def _public_functions() -> dict[str, object]:
     found = {}
-    for pkg in (stats, tables):
-        for name in pkg.__all__:
-            obj = getattr(pkg, name)
+    # the feature folders' statistics and tables that were in stats/tables before issue 34
+    features = {"judge_tables": da.judge.tables, "research_eval_tables": da.research_eval.tables,
+                "ppi": da.judge.ppi, "steps": da.trajectory.steps,
+                "step_events": da.trajectory.step_events,
+                # dropped from the namespaces' __all__ (<= 150 public names), still public
+                **{f.__name__: f for f in (
+                    stats.descriptive.interval_method, stats.power.miller_min_detectable_effect,
+                    tables.common.correct_mask, tables.common.require_rows,
+                    da.schema.columns.require_columns, da.schema.columns.check_threshold)}}
+    for pkg in (stats, tables, features):
+        for name in (pkg if isinstance(pkg, dict) else pkg.__all__):
+            obj = pkg[name] if isinstance(pkg, dict) else getattr(pkg, name)
             members = (inspect.getmembers(obj, inspect.isfunction) if inspect.ismodule(obj)
                        else [(name, obj)] if inspect.isfunction(obj) else [])
             for fname, f in members:

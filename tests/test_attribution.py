@@ -63,13 +63,13 @@ def test_mistake_agreement_who_when(folder):
             "earlier": sum(o < 0 for o in off if o is not None),
             "later": sum(o > 0 for o in off if o is not None),
             "no failing step": sum(o is None for o in off)}
-    got = da.tables.trajectory.mistake_agreement(da.load_run(folder)).set_index("measure")
+    got = da.trajectory.mistake_agreement(da.load_run(folder)).set_index("measure")
     assert got["k"].to_dict() == want
     assert (got["n"] == n).all()
     lo, hi = _wilson(want["within 3 steps"], n)
     assert got.loc["within 3 steps", "share_ci_low"] == pytest.approx(lo)
     assert got.loc["within 3 steps", "share_ci_high"] == pytest.approx(hi)
-    mo = da.tables.trajectory.mistake_offsets(da.load_run(folder))
+    mo = da.trajectory.mistake_offsets(da.load_run(folder))
     counts = pd.Series([o for o in off if o is not None]).value_counts()
     assert dict(zip(mo["offset"].dropna().astype(int), mo["n_tasks"][mo["offset"].notna()],
                     strict=True)) == counts.to_dict()
@@ -85,7 +85,7 @@ def test_mistake_agreement_annotations_csv(tmp_path):
     labels = pd.DataFrame({"task_id": files, "mistake_step": [f or 1 for f in firsts],
                            "mistake_agent": "Computer_terminal"})
     labels.to_csv(tmp_path / "labels.csv", index=False)
-    tr = da.tables.trajectory
+    tr = da.trajectory
     run = tr.with_labels(da.load_run(TRIMMED), tmp_path / "labels.csv")
     got = tr.mistake_agreement(run).set_index("measure")
     assert got.loc["exact step", "k"] == sum(f is not None for f in firsts)
@@ -98,7 +98,7 @@ def test_mistake_agreement_annotations_csv(tmp_path):
 
 def test_mistake_agreement_without_labels_is_skipped():
     with pytest.raises(Skipped, match="mistake_step"):
-        da.tables.trajectory.mistake_agreement(da.load_run("data/sample_runs/baseline_react"))
+        da.trajectory.mistake_agreement(da.load_run("data/sample_runs/baseline_react"))
 
 
 def test_run_report_writes_the_attribution_sections(tmp_path):

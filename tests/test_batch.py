@@ -180,7 +180,7 @@ def _reference(path: Path, **kwargs) -> load.Run:
 
 
 def test_column_subset(mixed):
-    wanted = schema.CORRECTNESS + schema.COST
+    wanted = schema.columns.CORRECTNESS + schema.columns.COST
     loaded = _load_quietly([mixed / "clean", mixed / "old_name"], columns=wanted)
     for run in loaded:
         pd.testing.assert_frame_equal(run.tasks, _reference(run.path, columns=wanted).tasks)

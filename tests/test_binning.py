@@ -14,9 +14,8 @@ import pandas as pd
 import pytest
 
 from dabench_analysis import figures
-from dabench_analysis.stats import bin_index
 from dabench_analysis.stats import calibration as cal
-from dabench_analysis.stats.binning import edge_label, equal_edges
+from dabench_analysis.stats.binning import bin_index, edge_label, equal_edges
 from dabench_analysis.tables import ablation
 
 

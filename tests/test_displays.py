@@ -165,18 +165,14 @@ FROM_RUN = {
 #: Everything else in figures.__all__, with the reason it takes no Run.
 NOT_FROM_RUN = {
     "paired_difference": "two runs: checked below",
-    **dict.fromkeys(["leaderboard_forest", "pairwise_heatmap", "item_difficulty",
-                     "plot_configurations"], "draws a finished table"),
+    **dict.fromkeys(["leaderboard_forest", "pairwise_heatmap", "item_difficulty"],
+                    "draws a finished table"),
     "score_bins": "bin edges, not a figure",
-    "research_eval": "research-eval cases, not a run", "sweep": "a module (its figures above)",
+    "sweep": "a module (its figures above)",
     **dict.fromkeys(["pass_k_curve", "frontier", "reliability_profile", "risk_coverage_curve"],
                     "draws a finished table"),
-    **dict.fromkeys(["transition_graph", "trajectory_variants", "solve_curve", "step_latency"],
-                    "draws a finished trajectory table"),
-    "trajectory": "a module (its figures above)",
     "trials": "a module (its figures above)",
-    **dict.fromkeys(["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
-                     "axes_or_new", "empty_note", "new_figure"], "the theme"),
+    **dict.fromkeys(["OKABE_ITO", "apply_style", "new_figure"], "the theme"),
 }
 
 

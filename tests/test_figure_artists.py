@@ -19,8 +19,8 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from dabench_analysis import figures, schema
-from dabench_analysis.figures import research_eval as re_plots
 from dabench_analysis.load import load_run
+from dabench_analysis.research_eval import figures as re_plots
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -130,13 +130,13 @@ def test_paired_without_ties_has_no_tie_marker():
 def test_failure_distribution_of_two_runs_line_up_with_zeros(runs):
     axes = [figures.failure_distribution(run.tasks) for run in runs]
     labels = [[t.get_text() for t in ax.get_yticklabels()] for ax in axes]
-    assert labels[0] == labels[1] and len(labels[0]) == len(schema.FAILURE_CATEGORIES)
+    assert labels[0] == labels[1] and len(labels[0]) == len(schema.columns.FAILURE_CATEGORIES)
     assert [ax.get_yticks().tolist() for ax in axes] == [list(range(10))] * 2
     expected = []
     for run, ax in zip(runs, axes, strict=True):
         failed = run.tasks[run.tasks["final_score"].astype(float) < 0.8]
         counts = failed["failure_category"].astype("string").value_counts()
-        expected.append([float(counts.get(c, 0)) for c in schema.FAILURE_CATEGORIES])
+        expected.append([float(counts.get(c, 0)) for c in schema.columns.FAILURE_CATEGORIES])
         assert [p.get_width() for p in ax.patches] == expected[-1]
         assert 0.0 in expected[-1]  # an empty category is drawn (at zero), not left out
     # a category neither run has (in the sample: UNKNOWN_FAILURE) is drawn at zero in both, at
@@ -194,7 +194,7 @@ def test_reliability_bins_with_few_tasks_are_grey_and_counted():
 # --- research-eval latency: timeouts apart --------------------------------------------------
 
 def test_research_eval_timeouts_are_not_drawn_as_latencies():
-    from dabench_analysis.load.research_eval import load_research_eval
+    from dabench_analysis.research_eval.load import load_research_eval
 
     session = ROOT / "data/research_eval"
     ax = re_plots.plot_latency(load_research_eval(session).cases)

@@ -20,9 +20,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from test_inline_figures import TASKS  # the same four tasks: one fixture for both files
 
+import dabench_analysis as da
 from dabench_analysis import figures
-from dabench_analysis.figures import judge as judge_plots
-from dabench_analysis.figures import research_eval as re_plots
+from dabench_analysis.judge import figures as judge_plots
+from dabench_analysis.research_eval import figures as re_plots
 
 CASES = pd.DataFrame({"run_id": ["a", "a", "b"], "elapsed_ms": [1000.0, 3000.0, 500.0]})
 RATES = pd.DataFrame({"run_id": ["a", "b"], "pass_rate": [0.5, 0.8], "ci_low": [0.2, 0.5],
@@ -62,6 +63,8 @@ def test_every_figure_function_follows_the_convention():
               if inspect.isfunction(getattr(figures, n))
               and "ax" in inspect.signature(getattr(figures, n)).parameters
               and n not in ("axes_or_new", "empty_note")}  # theme helpers, not figures
+    public.update({n: getattr(da.trajectory.figures, n) for n in da.trajectory.figures.__all__})
+    public["plot_configurations"] = da.judge.plot_configurations
     public.update({f"research_eval.{n}": getattr(re_plots, n)
                    for n in ("plot_latency", "plot_pass_rate")})
     assert set(FUNCTIONS) - {"plot_latency", "plot_pass_rate"} | {"tool_latency"} <= set(public)

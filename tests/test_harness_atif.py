@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import dabench_analysis as da
-from dabench_analysis.load.atif import read_atif
+from dabench_analysis.harnesses.atif import read_atif
 from dabench_analysis.load.formats import detect_format
 from dabench_analysis.tables.timing import tool_usage
-from dabench_analysis.tables.trajectory import recovery, tool_fit
+from dabench_analysis.trajectory import recovery, tool_fit
 
 DATA = Path(__file__).parent / "data" / "harness"
 ATIF = sorted((DATA / "atif").glob("*.json"))

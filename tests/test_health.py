@@ -26,7 +26,8 @@ from dabench_analysis.report import jobs
 from dabench_analysis.report.cli import app, validate_command
 from dabench_analysis.report.index import write_index
 from dabench_analysis.report.runner import ReportError
-from dabench_analysis.validate import findings_table, harness_score, health_table, validate_run
+from dabench_analysis.validate import findings_table, health_table, validate_run
+from dabench_analysis.validate.health import harness_score
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 TM, TC = "task_metrics.csv", "tool_calls.csv"

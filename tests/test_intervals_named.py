@@ -158,7 +158,7 @@ def test_repetitions_of_constant_scores_have_no_interval():
                       "final_score": [0.5] * 6})
     c = pd.DataFrame({"run_id": ["r1", "r2"], "config": ["x", "x"], "seed": [1, 2]})
     with pytest.warns(StatisticsWarning, match="zero variance"):
-        r = stats.repetition_variance(t, c).iloc[0]
+        r = stats.repetitions.repetition_variance(t, c).iloc[0]
     assert math.isnan(r.ci_low) and math.isnan(r.ci_high) and "not estimable" in r.note
 
 

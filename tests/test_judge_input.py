@@ -16,9 +16,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dabench_analysis.load import RunLoadError, read_judge_study
+from dabench_analysis.judge import read_judge_study
+from dabench_analysis.judge.tables import configuration_table
+from dabench_analysis.load import RunLoadError
 from dabench_analysis.stats.reliability import aggregate_annotators
-from dabench_analysis.tables.judge import configuration_table
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "judge_study"
 V, F, D, C = "judge_verdicts.csv", "factoid_ratings.csv", "dimension_ratings.csv", "cases.csv"

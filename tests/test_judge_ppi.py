@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from dabench_analysis import stats, tables
+from dabench_analysis import judge
 
 STUDY = Path(__file__).parents[1] / "data" / "judge_study"
 
@@ -34,7 +34,7 @@ def closed_form(y, yh, yu, lam=None, ci=0.95):
 
 @pytest.mark.parametrize("lam", [1.0, None])
 def test_ppi_mean_against_closed_form_and_ppi_py(lam):
-    r = stats.ppi_mean(Y, YHAT, YU, lam=lam).iloc[0]
+    r = judge.ppi_mean(Y, YHAT, YU, lam=lam).iloc[0]
     est, lo, hi, lam_hat = closed_form(Y, YHAT, YU, lam)
     assert (r["estimate"], r["ci_low"], r["ci_high"], r["lam"]) == pytest.approx(
         (est, lo, hi, lam_hat), abs=1e-12)
@@ -46,7 +46,7 @@ def test_ppi_mean_against_closed_form_and_ppi_py(lam):
 
 
 def test_constant_judge_gives_the_classical_mean():
-    r = stats.ppi_mean(Y, np.ones_like(Y), np.ones(5)).iloc[0]
+    r = judge.ppi_mean(Y, np.ones_like(Y), np.ones(5)).iloc[0]
     assert r["lam"] == 0.0 and r["estimate"] == pytest.approx(Y.mean())
 
 
@@ -54,7 +54,7 @@ def test_table_rows_and_wilson_rows():
     cases = pd.DataFrame({"judge_pass": np.r_[YHAT, YU].astype(bool),
                           "human_pass": pd.array(list(Y.astype(bool)) + [pd.NA] * len(YU),
                                                  dtype="boolean")})
-    t = tables.judge_corrected_accuracy(cases).set_index("estimator")
+    t = judge.judge_corrected_accuracy(cases).set_index("estimator")
     assert list(t.index) == ["judge_only", "human_only", "ppi", "ppi_plus_plus"]
     assert (t["n_labelled"] == 12).all() and (t["n_unlabelled"] == 30).all()
     assert t.at["judge_only", "estimate"] == pytest.approx(np.r_[YHAT, YU].mean())
@@ -68,10 +68,10 @@ def test_table_rows_and_wilson_rows():
 
 def test_too_few_labels():
     cases = pd.DataFrame({"judge_pass": [1, 0, 1], "human_pass": [1.0, None, None]})
-    t = tables.judge_corrected_accuracy(cases).set_index("estimator")
+    t = judge.judge_corrected_accuracy(cases).set_index("estimator")
     assert np.isnan(t.at["ppi", "estimate"]) and t.at["ppi", "method"].startswith("undefined")
     with pytest.raises(ValueError, match="n_labelled=5"):
-        tables.judge_corrected_accuracy(cases, n_labelled=5)
+        judge.judge_corrected_accuracy(cases, n_labelled=5)
 
 
 def study_cases() -> pd.DataFrame:
@@ -92,7 +92,7 @@ def study_cases() -> pd.DataFrame:
 def test_worked_example_judge_study():
     """docs/guide/reliability.md, "Judge-corrected accuracy": GT-as-code, 20 human labels."""
     cases = study_cases()
-    got = tables.judge_corrected_accuracy(cases, by="configuration", n_labelled=20, seed=0)
+    got = judge.judge_corrected_accuracy(cases, by="configuration", n_labelled=20, seed=0)
     g = got[got["configuration"] == "GT-as-code"].set_index("estimator")
     c = cases[cases["configuration"] == "GT-as-code"].reset_index(drop=True)
     known = np.flatnonzero(c["human_pass"].notna())
@@ -120,4 +120,4 @@ def test_worked_example_judge_study():
 def test_few_cases_on_a_side_warn():
     """The shipped study with all its human labels leaves 2 cases unlabelled: a warning."""
     with pytest.warns(UserWarning, match="53 labelled and 2 unlabelled"):
-        tables.judge_corrected_accuracy(study_cases(), by="configuration")
+        judge.judge_corrected_accuracy(study_cases(), by="configuration")

@@ -20,8 +20,8 @@ import dabench_analysis as da
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMESPACES = ["dabench_analysis", *(f"dabench_analysis.{n}" for n in (
-    "schema", "load", "validate", "stats", "tables", "tables.trajectory", "figures", "export",
-    "report"))]
+    "schema", "load", "validate", "stats", "tables", "figures", "export", "trajectory",
+    "trajectory.figures", "judge", "research_eval", "harnesses", "report"))]
 #: What neither a bare import nor the command line's module may load (issue 37 item 3).
 HEAVY = {"scipy", "statsmodels", "matplotlib", "seaborn", "papermill", "nbformat", "nbclient",
          "nbconvert", "distributed", "dask", "ipywidgets", "inspect_ai", "IPython"}

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from dabench_analysis import schema
-from dabench_analysis.load import RunLoadError, load_run, read_replay, read_table
+from dabench_analysis.load import RunLoadError, load_run, read_replay
+from dabench_analysis.load.pipeline import read_table
 from dabench_analysis.schema import Column
 from dabench_analysis.synthetic import generate_run
 
@@ -151,7 +152,7 @@ def test_aliases_and_column_subset(small_run, tmp_path):
     text = (run / "task_metrics.csv").read_text()
     (run / "task_metrics.csv").write_text(text.replace("schema_agent_used", "schema_agent_called",
                                                        1))
-    loaded = load_run(run, columns=schema.CORRECTNESS + ["schema_agent_used"])
+    loaded = load_run(run, columns=schema.columns.CORRECTNESS + ["schema_agent_used"])
     assert "schema_agent_used" in loaded.tasks and "schema_agent_called" not in loaded.tasks
     required = {c for c, col in schema.TASK_COLUMNS.items() if col.required}
     assert required | {"run_id"} <= set(loaded.tasks.columns)  # run_id: from the file

@@ -50,11 +50,11 @@ def test_stuck_and_retry_counts_swe():
     want = {}
     for f in sorted((SWE / "trajs").glob("*/*.traj.json")):
         want[f.parent.name] = _kinds(json.loads(f.read_text())["messages"])
-    lt = da.tables.trajectory.loop_tasks(da.load_run(SWE)).set_index("task_id")
+    lt = da.trajectory.loop_tasks(da.load_run(SWE)).set_index("task_id")
     got = {t: (int(lt.loc[t, "n_stuck"]), int(lt.loc[t, "n_retry"])) for t in want}
     assert got == want
     assert sum(r for _, r in want.values()) > sum(s for s, _ in want.values())
-    lp = da.tables.trajectory.loops(da.load_run(SWE)).iloc[0]
+    lp = da.trajectory.loops(da.load_run(SWE)).iloc[0]
     assert lp["n_stuck_steps"] == sum(s for s, _ in want.values())
     assert lp["n_retry_steps"] == sum(r for _, r in want.values())
 
@@ -78,10 +78,10 @@ def test_variants_by_program_with_cycles_swe():
                 progs.append(_program(blocks[0]))
         want[f.parent.name] = "→".join(progs)
     run = da.load_run(SWE)
-    tp = da.tables.trajectory.task_patterns(run, by="program").set_index("task_id")
+    tp = da.trajectory.task_patterns(run, by="program").set_index("task_id")
     assert tp["pattern"].to_dict() == want
-    v = da.tables.trajectory.variants(run, by="program", collapse_cycles=True)
+    v = da.trajectory.variants(run, by="program", collapse_cycles=True)
     assert len(set(want.values())) == len(want)  # one sequence per task
     assert v["p_value"].isna().all() and "not tested" in v["method"].iloc[0]
-    assert da.tables.trajectory.transitions(run, by="auto")["method"].iloc[0].startswith(
+    assert da.trajectory.transitions(run, by="auto")["method"].iloc[0].startswith(
         "by=action_class")

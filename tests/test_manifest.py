@@ -229,7 +229,8 @@ def test_a_replay_rewritten_after_it_was_read_fails_the_manifest(run_outside):
 
 @pytest.mark.parametrize("kind", ["judge study", "research eval"])
 def test_a_study_file_rewritten_after_it_was_read_fails_the_manifest(tmp_path, kind):
-    from dabench_analysis.load import load_research_eval, read_judge_study
+    from dabench_analysis.judge import read_judge_study
+    from dabench_analysis.research_eval import load_research_eval
 
     root = Path(__file__).resolve().parents[1] / "data"
     if kind == "judge study":

@@ -164,7 +164,7 @@ def test_sample_pair_sentences(sample_pair):
     counts = failed.value_counts()
     lines, named = [], 0
     for rank, n in enumerate(sorted(set(counts), reverse=True), start=1):
-        names = [value_label("failure_category", c) for c in schema.FAILURE_CATEGORIES
+        names = [value_label("failure_category", c) for c in schema.columns.FAILURE_CATEGORIES
                  if counts.get(c) == n]
         joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         each = " each" if len(names) > 1 else ""

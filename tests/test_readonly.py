@@ -33,7 +33,8 @@ from dabench_analysis.load import load_run
 from dabench_analysis.report import safe_name
 from dabench_analysis.report.cli import validate_command
 from dabench_analysis.synthetic import generate_run
-from dabench_analysis.validate import health_section, validate_run
+from dabench_analysis.validate import validate_run
+from dabench_analysis.validate.summaries import health_section
 
 
 def snapshot(root: Path) -> dict[str, tuple]:

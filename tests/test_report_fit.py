@@ -112,7 +112,7 @@ def test_recovery_without_call_step_ids_uses_the_steps(tmp_path):
     run = _no_step_ids(path)
     with pytest.warns(UserWarning, match="tool_calls.csv of run tau2 left out: it has no "
                                          "step_id"):
-        rec = da.tables.trajectory.recovery(run)
+        rec = da.trajectory.recovery(run)
     row = rec[(rec["difficulty"] == "all") & (rec["level"] == "all")].iloc[0]
     assert (row["n_errors"], row["n_recovered"]) == (errors, errors) == (2, 2)
 
@@ -126,7 +126,7 @@ def test_tool_usage_without_latency_counts_failures_per_tool():
                 calls[m["name"]] = calls.get(m["name"], 0) + 1
                 fails[m["name"]] = fails.get(m["name"], 0) + m["content"].startswith("Error")
     with warnings.catch_warnings():
-        warnings.simplefilter("error", da.tables.PooledTrialsWarning)  # rows are calls
+        warnings.simplefilter("error", da.tables.pooling.PooledTrialsWarning)  # rows are calls
         warnings.simplefilter("ignore", UserWarning)
         run = da.load_run(TAU)
         assert skips(da.tables.timing.tool_usage, run) == []  # four trials a task: calls

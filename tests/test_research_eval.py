@@ -1,5 +1,5 @@
-"""Tests of dabench_analysis.load.research_eval, .tables.research_eval and
-.figures.research_eval: the loader, the analyses and the notebook.
+"""Tests of dabench_analysis.research_eval.load, .tables and
+.research_eval.figures: the loader, the analyses and the notebook.
 
 ``tests/data/research_eval/tiny_session`` is a hand-written session (2 runs x 4 cases) whose
 numbers are worked out below; ``data/research_eval`` is the generated sample. Reference values
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dabench_analysis.figures import research_eval as plots
-from dabench_analysis.load import ResearchEval, load_research_eval
-from dabench_analysis.tables import research_eval as rev
+from dabench_analysis.research_eval import ResearchEval, load_research_eval
+from dabench_analysis.research_eval import figures as plots
+from dabench_analysis.research_eval import tables as rev
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "research_eval" / "tiny_session"

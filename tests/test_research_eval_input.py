@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dabench_analysis.load import ResearchEval, load_research_eval
-from dabench_analysis.tables import research_eval as rev
+from dabench_analysis.research_eval import ResearchEval, load_research_eval
+from dabench_analysis.research_eval import tables as rev
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "research_eval"

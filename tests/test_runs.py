@@ -145,12 +145,12 @@ def test_trajectory_and_tool_calls_are_lazy_and_stacked(sweep):
     traj = runs.trajectory
     alone = [load.load_run(sweep / f"run_{i}").trajectory for i in range(3)]
     assert len(traj) == sum(len(t) for t in alone)
-    assert not set(schema.TEXT_TRAJECTORY_COLUMNS) & set(traj.columns)
+    assert not set(schema.columns.TEXT_TRAJECTORY_COLUMNS) & set(traj.columns)
     assert traj["run_id"].unique().tolist() == ["run_0", "run_1", "run_2"]
     calls = runs.tool_calls
     assert calls.groupby("run_id").size().sum() == len(calls) > 0
     with_text = load_runs(sweep, include_text=True, progress=False).trajectory
-    assert set(schema.TEXT_TRAJECTORY_COLUMNS) <= set(with_text.columns)
+    assert set(schema.columns.TEXT_TRAJECTORY_COLUMNS) <= set(with_text.columns)
     assert with_text["thought"].str.len().gt(0).all()
 
 

@@ -42,7 +42,7 @@ def test_the_declarations_name_only_known_columns_and_files():
     for name, need in decls.items():
         for col in (*need.columns, *(u for u in need.uses if ":" not in u)):
             assert col in schema.TASK_COLUMNS, (name, col)
-        assert set(need.files) <= set(schema.OPTIONAL_FILES), name
+        assert set(need.files) <= set(schema.files.OPTIONAL_FILES), name
         for qual in (*need.file_needs, *(u for u in need.uses if ":" in u)):  # "<file>:<column>"
             file, _, col = qual.partition(":")
             assert file in need.files, (name, qual)
@@ -60,7 +60,8 @@ def test_the_declarations_name_only_known_columns_and_files():
             elif callable(obj) and hasattr(obj, "needs"):
                 yield schema.declared.name_of(obj)
 
-    walked = {n for ns in (da.tables, da.figures, da.stats, da.export) for n in walk(ns)}
+    walked = {n for ns in (da.tables, da.figures, da.stats, da.export, da.trajectory, da.judge,
+                           da.research_eval) for n in walk(ns)}
     assert walked == set(decls)
     # tool_usage computes with timing.tool_usage, which documents these tool_calls.csv columns
     # (latency and tokens when recorded: tau-bench and Inspect logs record none; issue 33)
@@ -89,7 +90,7 @@ def test_validate_lists_absent_optional_inputs_with_the_sections_they_disable(ru
         ("info", "", "2 optional catalogue columns absent, which no report section needs: "
          "trace_id, timestamp"),
         ("warning", "", "optional file not found; disables figures.process.tool_latency, "
-         "tables.timing.tool_usage, tables.trajectory.profile.tool_fit; invariants that "
+         "tables.timing.tool_usage, trajectory.profile.tool_fit; invariants that "
          "need it are not checked"),
     ])
     assert not (found["severity"] == "error").any()
@@ -114,7 +115,7 @@ def test_a_section_skips_once_and_says_what_is_missing(tmp_path, run_copy, drop_
             raise AssertionError("not reached: the call above is skipped")
     with out.section("main_results", "Table 1: main results"):
         out.table(da.tables.main_results(run.tasks, metrics=[
-            m for m in schema.MAIN_METRICS if m in run.tasks]), "main_results")
+            m for m in schema.columns.MAIN_METRICS if m in run.tasks]), "main_results")
     printed = capsys.readouterr().out
     assert printed.count("Skipped: Tool latency and failures") == 1
     assert "Needs `tool_calls.csv`, absent in this run." in printed
@@ -227,7 +228,7 @@ def test_a_run_without_a_required_column_fails_naming_it(tmp_path, run_copy, dro
 def test_docs_table_of_checks_is_the_catalogues():
     text = (ROOT / "docs" / "guide" / "validation.md").read_text(encoding="utf-8")
     start, end = "<!-- checks-table:start -->\n", "\n<!-- checks-table:end -->"
-    assert text[text.index(start) + len(start):text.index(end)] == schema.checks_markdown()
+    assert text[text.index(start) + len(start):text.index(end)] == schema.checks.checks_markdown()
 
 
 def test_a_finding_never_quotes_megabytes():

@@ -37,7 +37,7 @@ TM, TRAJ, CALLS = "task_metrics.csv", "trajectory.csv", "tool_calls.csv"
 #: The side files' eval-v2 columns (columns only other harnesses write, such as tau2's per-message
 #: tokens or ``actor``, are never in an eval-v2 run: their absence is not a dropped column).
 SIDE_COLUMNS = [(f, c) for f, cat in FILE_CATALOGUES.items() for c in cat
-                if c not in schema.OTHER_HARNESS_COLUMNS]
+                if c not in schema.columns.OTHER_HARNESS_COLUMNS]
 #: Checks reported per file rather than per task (nothing to skip when their column is absent:
 #: the loader's required_column error, or the absent_column finding, says so).
 FILE_LEVEL = {"unknown_task_id", "run_id_mismatch", "parent_step_invalid"}
@@ -108,10 +108,10 @@ def _expected(file: str, col: str) -> tuple[Counter, set[str]]:
         return Counter({("required_column", "error", file, col): 1}), skipped
     if col == "duration_seconds":  # §Troubleshooting: missing time data, a warning of its own
         return Counter({("missing_time_data", "warning", file, col): 1}), skipped
-    off = schema.needing(name)
+    off = schema.declared.needing(name)
     if off:
         return Counter({("absent_column", "warning", file, col): 1}), skipped
-    if reads or schema.using(name):  # used when present: named, an info
+    if reads or schema.declared.using(name):  # used when present: named, an info
         return Counter({("absent_column", "info", file, col): 1}), skipped
     return Counter({("absent_column", "info", file, None): 1}), skipped
 
@@ -136,7 +136,7 @@ def test_each_side_column_dropped_is_listed_and_never_crashes(tmp_path, clean, f
     msgs = report.findings.loc[report.findings["check"] == "absent_column", "message"]
     name = f"{file}:{col}"
     named = [] if FILE_CATALOGUES[file][col].required or col == "duration_seconds" else \
-        schema.needing(name) + checks_reading(name)
+        schema.declared.needing(name) + checks_reading(name)
     for part in named:  # required: the loader's error names the column
         assert msgs.str.contains(part, regex=False).any(), (part, msgs.tolist())
     # only what the column feeds may change the score: none of these is a health input
@@ -169,7 +169,7 @@ def _sections_agree_with_the_functions(run_dir: Path, name: str) -> None:
     (f"{CALLS}:latency_seconds", "info", "optional column absent: figures.process.tool_latency, "
      "tables.timing.tool_usage run without it"),
     (f"{CALLS}:success", "warning", "optional column absent: disables "
-     "figures.process.tool_latency, tables.timing.tool_usage, tables.trajectory.profile.tool_fit;"
+     "figures.process.tool_latency, tables.timing.tool_usage, trajectory.profile.tool_fit;"
      " tool_failure_count_mismatch not assessable"),
     (f"{TRAJ}:tokens", "info", "optional column absent: token_conservation not assessable"),
     (f"{TRAJ}:run_id", "info", "optional column absent: run_id_mismatch not assessable"),

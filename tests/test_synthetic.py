@@ -40,13 +40,13 @@ def run(request):
 def test_shape_and_catalogue(run):
     t = run.tasks
     assert len(t) == 80
-    assert set(schema.TASK_COLUMNS) - set(schema.OTHER_HARNESS_COLUMNS) <= set(t.columns)
+    assert set(schema.TASK_COLUMNS) - set(schema.columns.OTHER_HARNESS_COLUMNS) <= set(t.columns)
     assert set(t["difficulty"].astype(str)) == set(schema.DIFFICULTY_ORDER)
     assert t["task_type"].nunique() >= 4
     assert t["documents_required"].sum() >= 10
-    written = [set(c) - set(schema.OTHER_HARNESS_COLUMNS)
+    written = [set(c) - set(schema.columns.OTHER_HARNESS_COLUMNS)
                for c in (schema.TRAJECTORY_COLUMNS, schema.TOOL_CALL_COLUMNS)]
-    assert run.trajectory.shape[1] == len(written[0]) - len(schema.TEXT_TRAJECTORY_COLUMNS)
+    assert run.trajectory.shape[1] == len(written[0]) - len(schema.columns.TEXT_TRAJECTORY_COLUMNS)
     assert run.tool_calls.shape[1] == len(written[1])
 
 

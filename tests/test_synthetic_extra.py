@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dabench_analysis.load import read_judge_study
+from dabench_analysis.judge import read_judge_study
 from dabench_analysis.synthetic import judge, research_eval
 
 ROOT = Path(__file__).resolve().parents[1]

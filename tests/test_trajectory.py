@@ -15,8 +15,8 @@ from statsmodels.stats.proportion import confint_proportions_2indep, proportion_
 from trajectory_fixture import LONG_MESSAGE, write_run
 
 import dabench_analysis as da
+from dabench_analysis import trajectory as tr
 from dabench_analysis.stats.inputs import StatisticsWarning
-from dabench_analysis.tables import trajectory as tr
 
 U, P, E, V, S = "UNDERSTAND", "PLAN", "EXECUTE", "VERIFY", "SUMMARIZE"
 

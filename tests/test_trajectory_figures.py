@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from dabench_analysis import figures
+from dabench_analysis.trajectory import figures
 
 U, P, E, V, S = "UNDERSTAND", "PLAN", "EXECUTE", "VERIFY", "SUMMARIZE"
 EDGES = pd.DataFrame({

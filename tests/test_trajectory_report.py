@@ -95,7 +95,7 @@ def test_sections_are_skipped_with_their_note_without_trajectory(tmp_path):
     run_dir = write_run(tmp_path)
     (run_dir / "trajectory.csv").unlink()
     run = da.load_run(run_dir)
-    tr = da.tables.trajectory
+    tr = da.trajectory
     assert skips(tr.variants, run) == ["trajectory.csv"] and skips(tr.tool_fit, run) == []
     with pytest.raises(da.schema.Skipped, match="needs `trajectory.csv`, absent in this run"):
         tr.variants(run)
@@ -105,7 +105,7 @@ def test_a_missing_text_column_skips_only_the_loops(tmp_path):
     run_dir = write_run(tmp_path)
     t = pd.read_csv(run_dir / "trajectory.csv", dtype=str, keep_default_na=False)
     t.drop(columns="action_input").to_csv(run_dir / "trajectory.csv", index=False)
-    run, tr = da.load_run(run_dir), da.tables.trajectory
+    run, tr = da.load_run(run_dir), da.trajectory
     assert skips(tr.variants, run) == []
     assert skips(tr.loops, run) == ["trajectory.csv:action_input"]
     # with the column, the section runs (its header is read: the text is not loaded)
@@ -132,6 +132,6 @@ def test_trajectories_notebook_runs_and_degrades(tmp_path):
         ns = run_cells(nb, {"run_dir": str(write_tau2(tmp_path / "tau2.json", 1)), "task_id": "",
                             "by": "stage"})
     assert ns["has_steps"] and not ns["has_by"] and "variants" not in ns
-    tr = da.tables.trajectory  # what the notebook skipped, and why
+    tr = da.trajectory  # what the notebook skipped, and why
     assert skips(tr.conformance, ns["run"]) == ["trajectory.csv:stage"]
     assert skips(tr.loops, ns["run"]) == [] and skips(tr.recovery, ns["run"]) == []

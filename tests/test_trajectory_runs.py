@@ -12,9 +12,9 @@ from statsmodels.stats.proportion import confint_proportions_2indep, proportion_
 from trajectory_fixture import STEPS, write_run
 
 import dabench_analysis as da
-from dabench_analysis.stats import step_events, steps
+from dabench_analysis import trajectory as tr
 from dabench_analysis.stats.differences import newcombe_paired
-from dabench_analysis.tables import trajectory as tr
+from dabench_analysis.trajectory import step_events, steps
 
 U, P, E, V, S = "UNDERSTAND", "PLAN", "EXECUTE", "VERIFY", "SUMMARIZE"
 #: The proposed run: t2 without its loop (one EXECUTE step), t4 canonical (U P E V S).

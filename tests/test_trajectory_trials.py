@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import dabench_analysis as da
+from dabench_analysis import trajectory as tr
 from dabench_analysis.schema.needs import skips
-from dabench_analysis.tables import trajectory as tr
 
 TAU = Path(__file__).parent / "data" / "harness" / "tau-bench" / "gpt-4o-airline.json"
 
@@ -149,7 +149,7 @@ def test_cluster_bootstrap_ratio_draws_clusters_and_bounds_an_all_zero_share():
 
 
 def test_a_failing_step_without_tool_or_stage_is_an_error():
-    from dabench_analysis.stats.step_events import error_recovery
+    from dabench_analysis.trajectory.step_events import error_recovery
 
     steps = pd.DataFrame({"task_index": [0, 0, 0, 1], "step_id": [1, 2, 3, 1],
                           "tool": [None] * 4, "stage": [None, None, None, "E"],

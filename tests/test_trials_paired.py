@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 import dabench_analysis as da
-from dabench_analysis.tables import trajectory as tr
+from dabench_analysis import trajectory as tr
 
 TAU = Path(__file__).parent / "data" / "harness" / "tau-bench" / "gpt-4o-airline.json"
 CUT = {(0, 0): 20, (3, 2): 30}  # (task_id, trial) -> messages kept in the copy
@@ -123,7 +123,7 @@ def test_no_wald_p_where_one_side_has_no_variation():
     """A variant whose traces all failed (4 traces in 2 tasks) against others with successes:
     the Wald SE would take the variant's side as exact (statsmodels gives p ~ 1e-17 here);
     Fisher over traces gives 0.3 (scipy below). No p is given."""
-    from dabench_analysis.tables.trajectory._trials import clustered_wald
+    from dabench_analysis.trajectory._trials import clustered_wald
 
     clusters = np.repeat(np.arange(50), 4)
     y = (np.arange(200) % 5 < 2).astype(float)  # 40 % successes

@@ -16,14 +16,11 @@ from rich.console import Console
 from dabench_analysis import load_run
 from dabench_analysis.report.cli import validate_command
 from dabench_analysis.synthetic import generate_run
-from dabench_analysis.validate import (
-    FINDING_COLUMNS,
-    HARNESS_WEIGHTS,
-    health,
-    health_section,
-    validate_run,
-)
+from dabench_analysis.validate import health, validate_run
 from dabench_analysis.validate import invariants as _invariants
+from dabench_analysis.validate.health import HARNESS_WEIGHTS
+from dabench_analysis.validate.run import FINDING_COLUMNS
+from dabench_analysis.validate.summaries import health_section
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 TM = "task_metrics.csv"

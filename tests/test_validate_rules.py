@@ -660,20 +660,20 @@ def test_every_catalogued_check_has_a_break_test():
 def test_every_check_the_validator_runs_is_catalogued():
     for inv in (*invariants.INVARIANTS, *replay.REPLAY_INVARIANTS):
         assert inv.check in schema.CHECKS, inv.check
-    for field in schema.REPLAY_FIELDS.values():
+    for field in schema.replay.REPLAY_FIELDS.values():
         assert (field.check is None) == (field.metric is None), field.path
         assert field.check is None or field.check in schema.CHECKS, field.path
-        assert field.type in schema.REPLAY_TYPES, field.path
+        assert field.type in schema.replay.REPLAY_TYPES, field.path
         assert field.metric in (None, "overhead", "time_ratio") or \
             field.metric in schema.TASK_COLUMNS, field.path
 
 
 def test_checks_markdown_has_one_line_per_check():
-    lines = schema.checks_markdown().splitlines()
+    lines = schema.checks.checks_markdown().splitlines()
     assert lines[0] == "| check | severity | tolerance | guide section | rule |"
     assert len(lines) == 2 + len(schema.CHECKS)
     assert all(len(re.split(r"(?<!\\)\|", line)) == 7 for line in lines[2:])  # 5 cells
-    table = schema.checks_table()
+    table = schema.checks.checks_table()
     assert table["check"].tolist() == list(schema.CHECKS)
     assert set(table["severity"]) == {"error", "warning", "info"}
     assert table.set_index("check").loc["analyst_score_formula", "tolerance"] == "<= 0.001"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import dabench_analysis as da
-from dabench_analysis.tables.trajectory._by import collapse_cycles, shape_of
+from dabench_analysis.trajectory._by import collapse_cycles, shape_of
 
 DATA = Path(__file__).parent / "data" / "harness"
 SWE = DATA / "mini-swe-agent"
@@ -58,12 +58,12 @@ def _swe_blocks() -> dict[str, list[str]]:
 def test_action_class_patterns_swe():
     want = _swe_blocks()
     run = da.load_run(SWE)
-    tp = da.tables.trajectory.task_patterns(run, by="action_class").set_index("task_id")
+    tp = da.trajectory.task_patterns(run, by="action_class").set_index("task_id")
     assert tp["pattern"].to_dict() == {t: "→".join(b) for t, b in want.items()}
-    first = da.tables.trajectory.task_patterns(run, by="action_class", shape="first")
+    first = da.trajectory.task_patterns(run, by="action_class", shape="first")
     assert first.set_index("task_id")["pattern"].to_dict() == {
         t: "→".join(dict.fromkeys(b)) for t, b in want.items()}
-    two = da.tables.trajectory.task_patterns(run, by="action_class", prefix=2)
+    two = da.trajectory.task_patterns(run, by="action_class", prefix=2)
     assert two.set_index("task_id")["pattern"].to_dict() == {
         t: "→".join(b[:2]) for t, b in want.items()}
 
@@ -75,11 +75,11 @@ def test_variants_group_swe_at_action_class_level():
     shapes = {"→".join(dict.fromkeys(b)) for b in want.values()}
     assert len({"→".join(b) for b in want.values()}) == 5 and len(shapes) == 1
     run = da.load_run(SWE)
-    v = da.tables.trajectory.variants(run, by="auto", shape="auto")
+    v = da.trajectory.variants(run, by="auto", shape="auto")
     assert v["pattern"].tolist() == sorted(shapes)
     assert v["n_tasks"].tolist() == [5]
     assert v["method"].iloc[0].startswith("by=action_class; shape=first; Wilson")
-    full = da.tables.trajectory.variants(run, by="action_class")
+    full = da.trajectory.variants(run, by="action_class")
     assert "nearly one variant per task: not tested" in full["method"].iloc[0]
     assert full["p_value"].isna().all()
 
@@ -99,7 +99,7 @@ def test_variant_shapes_groupchat():
     """Magentic-One (Hand-Crafted): cycles of any length written once with ×n."""
     folder = DATA / "whowhen" / "Hand-Crafted"
     want = {p.stem: _speakers(p) for p in sorted(folder.glob("*.json"))}
-    tp = da.tables.trajectory.task_patterns(da.load_run(folder), by="agent", shape="cycles")
+    tp = da.trajectory.task_patterns(da.load_run(folder), by="agent", shape="cycles")
     got = tp.set_index("task_id")["pattern"].to_dict()
     assert got == {
         t: collapse_cycles("→".join(b), counts=False) for t, b in want.items()}
@@ -119,6 +119,6 @@ def test_collapse_cycles_any_length():
 def test_shape_and_prefix_refused():
     run = da.load_run(SWE)
     with pytest.raises(ValueError, match="shape must be one of"):
-        da.tables.trajectory.variants(run, by="action_class", shape="coarse")
+        da.trajectory.variants(run, by="action_class", shape="coarse")
     with pytest.raises(ValueError, match="prefix must be"):
-        da.tables.trajectory.task_patterns(run, by="action_class", prefix=0)
+        da.trajectory.task_patterns(run, by="action_class", prefix=0)

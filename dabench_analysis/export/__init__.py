@@ -7,14 +7,13 @@ from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
     from dabench_analysis._atomic import atomic_write
-    from dabench_analysis.export.figures import SavedFigure, save_and_show, save_figure
-    from dabench_analysis.export.files import write_json, write_text
+    from dabench_analysis.export.figures import save_and_show, save_figure
+    from dabench_analysis.export.files import write_json
     from dabench_analysis.export.paragraph import format_p, reporting_paragraph
-    from dabench_analysis.export.tables import TABLE_FORMATS, save_table, to_latex, to_markdown
+    from dabench_analysis.export.tables import save_table, to_latex, to_markdown
 
-__all__ = ["TABLE_FORMATS", "SavedFigure", "atomic_write", "format_p", "reporting_paragraph",
-           "save_and_show", "save_figure", "save_table", "to_latex", "to_markdown", "write_json",
-           "write_text"]
+__all__ = ["atomic_write", "format_p", "reporting_paragraph",
+           "save_and_show", "save_figure", "save_table", "to_latex", "to_markdown", "write_json"]
 
 # The one rule for numbers shown to a reader lives in schema/numbers.py (below figures, which
 # use it too); re-exported here beside the tables that apply it.
@@ -29,9 +28,9 @@ __all__ += ["format_estimate", "format_pvalue"]
 
 # Tables as a reader sees them: estimate and interval in one cell, human labels.
 if TYPE_CHECKING:
-    from dabench_analysis.export.presentation import column_label, find_intervals, present
+    from dabench_analysis.export.presentation import present
 
-__all__ += ["column_label", "find_intervals", "format_interval", "present"]
+__all__ += ["format_interval", "present"]
 
 # Control characters from the data as visible escapes, in every file written: export/text.py.
 if TYPE_CHECKING:

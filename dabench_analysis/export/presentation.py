@@ -148,7 +148,7 @@ def column_label(name: Any) -> str:
 
     Notes
     -----
-    Catalogue labels first (:func:`dabench_analysis.schema.label`, :data:`schema.LABELS`);
+    Catalogue labels first (:func:`dabench_analysis.schema.label`, :data:`schema.labels.LABELS`);
     then ``X_mean``/``mean_X`` as ``X``, ``X_std`` as ``X SD`` and ``n_X`` as ``n (X)``.
     A name that is not snake_case is taken to be a label already and kept.
 

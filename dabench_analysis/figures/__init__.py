@@ -17,7 +17,6 @@ from dabench_analysis import _mplbackend  # noqa: F401
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
-    from dabench_analysis.figures import research_eval
     from dabench_analysis.figures.breakdowns import difficulty_bars, failure_by_stage
     from dabench_analysis.figures.calibration import reliability_diagram
     from dabench_analysis.figures.comparison import paired_difference
@@ -26,24 +25,14 @@ if TYPE_CHECKING:
         score_bins,
         score_distribution,
     )
-    from dabench_analysis.figures.judge import plot_configurations
     from dabench_analysis.figures.process import tool_latency
     from dabench_analysis.figures.relations import autonomy_vs_efficiency, correlation_matrix
-    from dabench_analysis.figures.theme import (
-        OKABE_ITO,
-        ONE_COLUMN,
-        RC_PARAMS,
-        TWO_COLUMN,
-        apply_style,
-        axes_or_new,
-        empty_note,
-        new_figure,
-    )
+    from dabench_analysis.figures.theme import OKABE_ITO, apply_style, new_figure
 
-__all__ = ["OKABE_ITO", "ONE_COLUMN", "RC_PARAMS", "TWO_COLUMN", "apply_style",
-           "autonomy_vs_efficiency", "axes_or_new", "correlation_matrix", "difficulty_bars",
-           "empty_note", "failure_by_stage", "failure_distribution", "new_figure",
-           "paired_difference", "plot_configurations", "reliability_diagram", "research_eval",
+__all__ = ["OKABE_ITO", "apply_style",
+           "autonomy_vs_efficiency", "correlation_matrix", "difficulty_bars",
+           "failure_by_stage", "failure_distribution", "new_figure",
+           "paired_difference", "reliability_diagram",
            "score_bins", "score_distribution", "tool_latency"]
 
 # Sweeps: leaderboard forest plot, pairwise heatmap, item difficulty.
@@ -57,19 +46,6 @@ if TYPE_CHECKING:
 
 __all__ += ["item_difficulty", "leaderboard_forest", "pairwise_heatmap", "sweep"]
 
-
-# Trajectories: directly-follows graph, variants, solved within k steps, step latency.
-if TYPE_CHECKING:
-    from dabench_analysis.figures import trajectory
-    from dabench_analysis.figures.process_graph import transition_graph
-    from dabench_analysis.figures.trajectory import (
-        solve_curve,
-        step_latency,
-        trajectory_variants,
-    )
-
-__all__ += ["solve_curve", "step_latency", "trajectory", "trajectory_variants",
-            "transition_graph"]
 
 # Repeated trials and costs: pass^k against k, the cost-accuracy frontier.
 if TYPE_CHECKING:

@@ -135,7 +135,7 @@ def failure_by_stage(
     ax = _axes(ax, aspect=0.7)
     label = _ci_label(ci)
     table = failures.distribution(failures.failed_tasks(tasks, threshold=threshold),
-                                  "failure_stage", order=schema.FAILURE_STAGES, ci=ci)
+                                  "failure_stage", order=schema.columns.FAILURE_STAGES, ci=ci)
     if table.empty or table["n"].iloc[0] == 0:
         return _note(ax, f"no failed tasks (final_score < {threshold})")
     with mpl.rc_context(RC_PARAMS):

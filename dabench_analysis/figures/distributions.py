@@ -1,7 +1,7 @@
 """Distributions of one run: final scores (stacked by a category) and failure categories.
 
 Histogram bins follow the package's one binning rule
-(:func:`dabench_analysis.stats.bin_index`): [lo, hi), the last bin closed, with values on an edge
+(:func:`dabench_analysis.stats.binning.bin_index`): [lo, hi), the last bin closed, with values on an edge
 in the bin that starts there. A [0, 1] score is binned over [0, 1] with the success threshold
 drawn; any other column (seconds, tokens, counts) over its data range, with its median drawn and
 labelled in its unit.
@@ -22,8 +22,8 @@ from dabench_analysis.figures.theme import axes_or_new as _axes
 from dabench_analysis.schema.labels import value_label
 from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate
-from dabench_analysis.stats import bin_index, check_threshold
-from dabench_analysis.stats.binning import equal_edges
+from dabench_analysis.stats.binning import bin_index, equal_edges
+from dabench_analysis.stats.inputs import check_threshold
 from dabench_analysis.tables.common import correct_mask, takes_run
 
 
@@ -62,7 +62,7 @@ def score_bins(
     :func:`dabench_analysis.stats.binning.equal_edges`, each the double nearest its decimal
     (0.15, not 0.15000000000000002); otherwise ``low + k * binwidth`` rounded to 12 places,
     the last edge at or past ``high``. Values are placed in these bins by
-    :func:`dabench_analysis.stats.bin_index`, not by a float comparison with the edges.
+    :func:`dabench_analysis.stats.binning.bin_index`, not by a float comparison with the edges.
 
     Examples
     --------
@@ -181,7 +181,7 @@ def score_distribution(
 
     Notes
     -----
-    Each value is put in its bin by :func:`dabench_analysis.stats.bin_index` ([lo, hi), the
+    Each value is put in its bin by :func:`dabench_analysis.stats.binning.bin_index` ([lo, hi), the
     last bin closed) and drawn at the bin's midpoint, so a score of exactly 0.15 is counted in
     [0.15, 0.20) whatever the float image of the edge. With a fixed ``scale``, values outside
     it are not drawn; the title says how many. Bins over the data range start at a multiple of
@@ -301,7 +301,7 @@ def failure_distribution(
 
     Notes
     -----
-    Failed tasks as :func:`dabench_analysis.tables.correct_mask`; shares are of failed tasks.
+    Failed tasks as :func:`dabench_analysis.tables.common.correct_mask`; shares are of failed tasks.
 
     Examples
     --------

@@ -30,7 +30,7 @@ from dabench_analysis.tables.common import takes_run
 def correlation_matrix(
     tasks: pd.DataFrame,
     *,
-    metrics: Sequence[str] = tuple(schema.CORRELATION_METRICS),
+    metrics: Sequence[str] = tuple(schema.columns.CORRELATION_METRICS),
     method: str = "pearson",
     ax: Axes | None = None,
 ) -> Axes:

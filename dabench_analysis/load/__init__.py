@@ -6,11 +6,9 @@ parse cache (:mod:`.cache`); :mod:`.loader` holds :func:`load_run` and :func:`lo
 :mod:`.run` and :mod:`.sweep` the :class:`Run` and :class:`Runs` they return. Besides:
 ``replay`` (``task_replay.json``), ``config`` (``run_config.json``), ``threshold`` (the loaders
 refuse a threshold: it is the analysis' parameter; a run's declared one), ``findings`` (what
-loading reports), and the other formats: ``research_eval`` (research-eval sessions) and ``judge``
-(judge studies). Other harnesses' runs: ``formats`` (which harness wrote a path), ``harness``
-(their records -> the same Run, through the catalogue's rules), ``inspect_log`` (Inspect logs,
-through inspect_ai), ``taubench`` (tau-bench and tau2-bench results), ``table`` (any per-task
-table with a column mapping: :func:`load_table`).
+loading reports). Other harnesses' runs: ``formats`` (which harness wrote a path), ``readers`` (the
+formats registered by :mod:`dabench_analysis.harnesses`, which holds the readers: this layer
+imports none), ``harness`` (their records -> the same Run, through the catalogue's rules).
 """
 
 from typing import TYPE_CHECKING
@@ -19,32 +17,16 @@ from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
     from dabench_analysis.load import cache
-    from dabench_analysis.load.config import read_run_config, run_configs
-    from dabench_analysis.load.csv import read_header
+    from dabench_analysis.load.config import run_configs
     from dabench_analysis.load.findings import Finding, RunLoadError
-    from dabench_analysis.load.formats import FORMATS, detect_format
-    from dabench_analysis.load.judge import JudgeStudy, read_judge_study
+    from dabench_analysis.load.formats import detect_format
     from dabench_analysis.load.loader import load_run, load_runs
-    from dabench_analysis.load.pipeline import read_table
+    from dabench_analysis.load.readers import register_format
     from dabench_analysis.load.replay import read_replay
-    from dabench_analysis.load.research_eval import ResearchEval, load_research_eval
-    from dabench_analysis.load.rules import parse_flags
     from dabench_analysis.load.run import Run
     from dabench_analysis.load.sweep import Runs
-    from dabench_analysis.load.table import load_table
-    from dabench_analysis.schema.files import (
-        CONFIG_FILE,
-        LEGACY_TASK_FILE,
-        REPLAY_FILE,
-        TASK_FILE,
-        TOOL_CALLS_FILE,
-        TRAJECTORY_FILE,
-    )
 
-__all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TOOL_CALLS_FILE",
-           "TRAJECTORY_FILE", "Finding", "JudgeStudy", "ResearchEval", "Run", "RunLoadError",
-           "Runs", "FORMATS", "cache", "detect_format", "load_table", "load_research_eval", "load_run", "load_runs", "parse_flags",
-           "read_header", "read_judge_study", "read_replay", "read_run_config", "read_table",
-           "run_configs"]
+__all__ = ["Finding", "Run", "RunLoadError",
+           "Runs", "register_format", "cache", "detect_format", "load_run", "load_runs", "read_replay", "run_configs"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -54,12 +54,13 @@ def _evaluated(path: Path) -> bool:
 
 def _harness_dir(path: Path, fmt: str | None) -> bool:
     """Whether ``path`` is a folder of another harness's files (a folder format of
-    :data:`~dabench_analysis.load.formats.FOLDER_FORMATS`, given or detected)."""
-    from dabench_analysis.load.formats import FOLDER_FORMATS, harness_folder
+    :func:`~dabench_analysis.load.readers.folder_formats`, given or detected)."""
+    from dabench_analysis.load.formats import harness_folder
+    from dabench_analysis.load.readers import folder_formats
 
     if not path.is_dir() or _evaluated(path):
         return False
-    return fmt in FOLDER_FORMATS if fmt is not None else harness_folder(path) is not None
+    return fmt in folder_formats() if fmt is not None else harness_folder(path) is not None
 
 
 def _harness_file(path: Path, fmt: str | None, *, tables: bool = True) -> bool:

@@ -1,15 +1,8 @@
 """Which harness wrote a path: :func:`detect_format` looks at the content (a folder is an eval-v2
-run), and :func:`read_records` calls the reader of that format.
-
-Formats (:data:`FORMATS`): ``eval-v2`` (a run folder), ``inspect`` (an Inspect log, ``.eval`` or
-``.json``; :mod:`.inspect_log`), ``tau-bench`` (tau-bench's or tau2-bench's results JSON;
-``.json``; :mod:`.inspect_log`), ``tau-bench`` (tau-bench's or tau2-bench's results JSON;
-:mod:`.taubench`), ``atif`` (a Harbor ATIF trajectory; :mod:`.atif`), ``table`` (any per-task
-table, CSV, JSON lines or Parquet, with a column mapping; :mod:`.table`), ``swe-agent`` (a folder
-of SWE-agent / mini-swe-agent trajectories, or one; :mod:`.swe_traj`) and ``groupchat`` (a folder
-of AutoGen/AG2 group chats as Who&When publishes them; :mod:`.groupchat`). The last two are
-folders: :func:`harness_folder` tells them apart from an eval-v2 run folder (which holds a task
-file).
+run, unless a registered folder format claims it), and :func:`read_records` calls the reader
+of that format. The formats of other harnesses are registered with :mod:`.readers` by the
+folder that reads them (:mod:`dabench_analysis.harnesses`: Inspect logs, tau-bench, ATIF,
+SWE-agent trajectories, group chats, per-task tables); this module imports none of them.
 """
 
 from __future__ import annotations
@@ -18,31 +11,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from dabench_analysis.load import readers
 from dabench_analysis.load.findings import RunLoadError
 
-FORMATS: tuple[str, ...] = ("eval-v2", "inspect", "tau-bench", "atif", "table", "swe-agent",
-                            "groupchat")
-#: Formats read from a folder other than an eval-v2 run folder.
-FOLDER_FORMATS: tuple[str, ...] = ("swe-agent", "groupchat")
-#: File suffixes read as per-task tables.
-TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".ndjson", ".parquet", ".pq")
 _HEAD = 1 << 16
-_ZIP, _PARQUET = b"PK\x03\x04", b"PAR1"
-
-
-def _json_keys(head: bytes, keys: tuple[bytes, ...]) -> bool:
-    return all(b'"' + k + b'"' in head for k in keys)
-
-
-def _holds(path: Path, needle: bytes) -> bool:
-    """Whether the file holds ``needle`` (read in chunks; a key of a large JSON object)."""
-    tail = b""
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 22):
-            if needle in tail + chunk:
-                return True
-            tail = chunk[-len(needle):]
-    return False
 
 
 def harness_folder(path: Path) -> str | None:
@@ -64,12 +36,7 @@ def harness_folder(path: Path) -> str | None:
 
     if not path.is_dir() or task_file(path) is not None:
         return None
-    from dabench_analysis.load import groupchat, swe_traj
-
-    if swe_traj.trajectory_files(path, first=True):
-        return "swe-agent"
-    first = next(iter(groupchat.chat_files(path)), None)
-    return "groupchat" if first is not None and groupchat.is_chat(first) else None
+    return readers.sniff_folder(path)
 
 
 def eval_folder(path: Path, fmt: str | None = None) -> bool:
@@ -116,27 +83,9 @@ def detect_format(path: str | os.PathLike[str]) -> str | None:
         return harness_folder(p) or "eval-v2"
     if not p.is_file():
         return None
-    if p.name.endswith(".traj"):
-        return "swe-agent"
     with open(p, "rb") as fh:
         head = fh.read(_HEAD)
-    if head.startswith(_ZIP):
-        return "inspect" if p.suffix == ".eval" else None
-    if head.startswith(_PARQUET):
-        return "table"
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if text.startswith(b"[") and _json_keys(text, (b"task_id", b"reward")):
-        return "tau-bench"
-    if text.startswith(b"{") and p.suffix.lower() not in (".jsonl", ".ndjson"):
-        if _json_keys(text, (b"version", b"status", b"eval")):
-            return "inspect"
-        if _json_keys(text, (b"messages",)) and p.name.endswith(".traj.json"):
-            return "swe-agent"
-        if _holds(p, b'"simulations"'):
-            return "tau-bench"
-        if b'"schema_version"' in text and b'"ATIF-' in text:
-            return "atif"
-    return "table" if p.suffix.lower() in TABLE_SUFFIXES else None
+    return readers.sniff_file(p, head)
 
 
 def check_format(fmt: str | None) -> str | None:
@@ -147,8 +96,8 @@ def check_format(fmt: str | None) -> str | None:
     >>> check_format("inspect")
     'inspect'
     """
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)} (or none given: detected from "
+    if fmt is not None and fmt not in readers.formats():
+        raise ValueError(f"format must be one of {', '.join(readers.formats())} (or none given: detected from "
                          f"the content), got {fmt!r}")
     return fmt
 
@@ -164,31 +113,9 @@ def read_records(path: Path, fmt: str, mapping: Mapping[str, str] | None = None)
     ValueError
         ``fmt`` is eval-v2 (a folder, read by the pipeline) or unknown.
     """
-    if fmt == "inspect":
-        from dabench_analysis.load.inspect_log import read_inspect
-
-        return [read_inspect(path)]
-    if fmt == "tau-bench":
-        from dabench_analysis.load.taubench import read_taubench
-
-        return [read_taubench(path)]
-    if fmt == "atif":
-        from dabench_analysis.load.atif import read_atif
-
-        return [read_atif(path)]
-    if fmt == "table":
-        from dabench_analysis.load.table import read_table_records
-
-        return read_table_records(path, mapping or {})
-    if fmt == "swe-agent":
-        from dabench_analysis.load.swe_traj import read_swe
-
-        return [read_swe(path)]
-    if fmt == "groupchat":
-        from dabench_analysis.load.groupchat import read_groupchat
-
-        return [read_groupchat(path)]
-    raise ValueError(f"read_records reads files of another harness, not {fmt!r}")
+    if fmt == readers.EVAL_V2:
+        raise ValueError(f"read_records reads files of another harness, not {fmt!r}")
+    return readers.reader(fmt).read(path, mapping or {})
 
 
 def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
@@ -212,19 +139,14 @@ def not_evaluated(path: str | os.PathLike[str], fmt: str | None = None) -> str:
 
     p = Path(path)
     fmt = fmt or detect_format(p)
-    if fmt == "eval-v2" or (p.is_dir() and fmt not in FOLDER_FORMATS):
+    if fmt == "eval-v2" or (p.is_dir() and fmt not in readers.folder_formats()):
         return "" if any((p / f).is_file() for f in TASK_FILES) else NOT_EVALUATED_HINT
     if fmt is None:
         return "not a run this toolkit reads (pass its format)"
-    if fmt == "inspect":
-        try:
-            from inspect_ai.log import read_eval_log
-
-            head = read_eval_log(str(p), header_only=True)
-            if head.results is not None and head.results.scores:
-                return ""
-        except Exception:  # noqa: BLE001 - then the full read says what is wrong
-            pass
+    scored = readers.reader(fmt).scored if fmt in readers.formats()[1:] else None
+    if scored is not None:
+        if scored(p):
+            return ""
         try:
             return read_records(p, fmt)[0].not_evaluated
         except RunLoadError:
@@ -241,7 +163,7 @@ def run_count(path: str | os.PathLike[str], fmt: str | None = None,
     path : path-like
         A run folder or a file of another harness.
     fmt : str, optional
-        Its format (:data:`FORMATS`); default: detected.
+        Its format (:func:`.readers.formats`); default: detected.
     mapping : mapping of str to str, optional
         A per-task table's column mapping (``{"run_id": "model", ...}``).
 
@@ -274,7 +196,7 @@ def not_readable(path: Path) -> RunLoadError:
     return RunLoadError(f"{path} is a file, not a run folder, and not a run this toolkit reads "
                         "(an Inspect log, a tau-bench results file, an ATIF trajectory, a "
                         "SWE-agent trajectory or a per-task table; pass "
-                        f"format= one of {', '.join(FORMATS)})")
+                        f"format= one of {', '.join(readers.formats())})")
 
 
 def load_file(path: Path, fmt: str, *, mapping: Mapping[str, str] | None = None,

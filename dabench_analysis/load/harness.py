@@ -342,7 +342,7 @@ def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
         The file the record was read from (the Run's ``path``; read only).
     record : Record
     fmt : str
-        The format's name (:data:`dabench_analysis.load.formats.FORMATS`), kept on the Run.
+        The format's name (:func:`dabench_analysis.load.readers.formats`), kept on the Run.
     strict, include_text
         As :func:`dabench_analysis.load_run`.
 
@@ -385,7 +385,7 @@ def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
         frame, side_found = _side(rows, _SIDES[attr], record.name, name, trials)
         run.__dict__[f"_{attr}_full"] = frame  # what Run.select reads
         if attr == "trajectory" and not include_text:
-            frame = frame.drop(columns=[c for c in schema.TEXT_TRAJECTORY_COLUMNS if c in frame])
+            frame = frame.drop(columns=[c for c in schema.columns.TEXT_TRAJECTORY_COLUMNS if c in frame])
         run.__dict__[attr] = frame
         run.findings.extend(side_found)
         if rows:

@@ -60,7 +60,7 @@ def load_run(
         harness (the docs' "Other harnesses", ``docs/guide/harnesses.md``): an Inspect log (``.eval``, ``.json``), a
         tau-bench or tau2-bench results JSON, a per-task table (CSV, JSON lines, Parquet).
     columns : sequence of str, optional
-        Task columns to load, e.g. ``schema.CORRECTNESS + schema.COST``; the required columns
+        Task columns to load, e.g. ``schema.columns.CORRECTNESS + schema.columns.COST``; the required columns
         are always loaded. Default: all.
     strict : bool
         If True, any error finding in the task file (a value that is not a 0/1 flag, a score

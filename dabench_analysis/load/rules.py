@@ -35,7 +35,8 @@ import pyarrow.compute as pc
 
 from dabench_analysis.load.findings import Finding, report_rows
 from dabench_analysis.load.keys import repeated_keys
-from dabench_analysis.schema import ENUMS, FLAG_COERCED, FLAG_FALSE, FLAG_TRUE, NULL_VALUES
+from dabench_analysis.schema import ENUMS, FLAG_TRUE, NULL_VALUES
+from dabench_analysis.schema.columns import FLAG_COERCED, FLAG_FALSE
 from dabench_analysis.schema.files import FileKind
 from dabench_analysis.schema.outcome import errored
 from dabench_analysis.schema.rules import (
@@ -477,7 +478,7 @@ def parse_flags(values: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
     -------
     tuple of Series
         ``(flags, coerced, bad)``: the ``boolean`` values (<NA> for missing and bad cells), a
-        mask of cells spelled as in :data:`~dabench_analysis.schema.FLAG_COERCED` (unambiguous
+        mask of cells spelled as in :data:`~dabench_analysis.schema.columns.FLAG_COERCED` (unambiguous
         but not what eval-v2 writes) and a mask of cells that are neither a flag nor missing.
 
     Examples

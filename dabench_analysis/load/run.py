@@ -205,7 +205,7 @@ class Run:
         if kind.file not in self.side_files:
             return set()
         have = set(map(str, getattr(self, name).columns))
-        text = [c for c in schema.TEXT_TRAJECTORY_COLUMNS if c in kind.catalogue]
+        text = [c for c in schema.columns.TEXT_TRAJECTORY_COLUMNS if c in kind.catalogue]
         if self.format != "eval-v2":
             return have | set(self.select(name, text).columns)
         try:
@@ -217,7 +217,7 @@ class Run:
     @property
     def side_files(self) -> set[str]:
         """The optional inputs the run has (entries of
-        :data:`dabench_analysis.schema.OPTIONAL_FILES`): files of the run folder, or for
+        :data:`dabench_analysis.schema.files.OPTIONAL_FILES`): files of the run folder, or for
         another harness's run the steps and tool calls it records."""
         if self.format != "eval-v2":
             return {f for a, f in ((a, k.file) for a, k in SIDE_FILES.items())
@@ -290,7 +290,7 @@ class Run:
 
 def _columns(kind, include_text: bool) -> list[str]:
     drop = () if include_text or kind is not SIDE_FILES["trajectory"] else \
-        schema.TEXT_TRAJECTORY_COLUMNS
+        schema.columns.TEXT_TRAJECTORY_COLUMNS
     return [c for c in kind.catalogue if c not in drop]
 
 

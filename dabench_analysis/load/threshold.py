@@ -69,7 +69,7 @@ def declared_threshold(run_dir: str | Path) -> float | None:
         The value of the first of :data:`DECLARED_KEYS` that ``run_config.json`` holds as a
         number in (0, 1]; None without the file, without the key, or for a file that is not a
         JSON object or a value that is not such a number (a note only: the file's errors are
-        :func:`dabench_analysis.load.read_run_config`'s to report).
+        :func:`dabench_analysis.load.config.read_run_config`'s to report).
 
     Notes
     -----

@@ -48,7 +48,8 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *,
     """
     from dabench_analysis.load.findings import RunLoadError
     from dabench_analysis.load.folders import check_dir, identity
-    from dabench_analysis.load.formats import FORMATS, detect_format
+    from dabench_analysis.load.formats import detect_format
+    from dabench_analysis.load.readers import formats
 
     kept: dict[tuple[int, int] | None, Path] = {}
     for path in map(Path, paths):
@@ -58,7 +59,7 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *,
                 if fmt is None and detect_format(path) is None:
                     raise EdgeError(f"run {visible(str(path))} is a file of no format this "
                                     f"toolkit recognises: pass a run folder, or --format "
-                                    f"({', '.join(f for f in FORMATS if f != 'eval-v2')})")
+                                    f"({', '.join(f for f in formats() if f != 'eval-v2')})")
             else:
                 check_dir(path)
         except RunLoadError as exc:
@@ -84,7 +85,7 @@ def check_map(mapping: dict, runs: Sequence[Path], fmt: str | None) -> None:
     ----------
     mapping : dict
         ``{catalogue column: table column}`` (checked by
-        :func:`dabench_analysis.load.table.check_mapping`).
+        :func:`dabench_analysis.harnesses.table.check_mapping`).
     runs : sequence of Path
         The runs given (folders and files).
     fmt : str or None
@@ -157,7 +158,7 @@ def table_columns(path: str | os.PathLike[str]) -> list[str] | None:
     >>> table_columns(p)
     ['id', 'score', 'tokens']
     """
-    from dabench_analysis.load import read_header
+    from dabench_analysis.load.csv import read_header
     from dabench_analysis.load.findings import RunLoadError
 
     path = Path(path)
@@ -289,7 +290,7 @@ def _required(option: str) -> tuple[tuple[str, ...], str]:
     """What the folder of ``option`` must hold (file names, or patterns that must match at
     least one file) and what such a folder is called."""
     if option == "--judge-study":
-        from dabench_analysis.load.judge import CASES, DIMENSIONS, FACTOIDS, VERDICTS
+        from dabench_analysis.judge.load import CASES, DIMENSIONS, FACTOIDS, VERDICTS
 
         return (CASES, VERDICTS, FACTOIDS, DIMENSIONS), "a judge study"
     return ("summary.json", "*/artifacts/results.jsonl"), "a research-eval session"
@@ -355,7 +356,7 @@ def check_report_inputs(judge_study: Path | None, research_eval: Path | None,
         raise EdgeError("--worked-case needs a judge study (--judge-study DIR)")
     import warnings
 
-    from dabench_analysis.load import read_judge_study
+    from dabench_analysis.judge import read_judge_study
     from dabench_analysis.report.runner import NOTEBOOK_DIR
 
     try:

@@ -253,8 +253,8 @@ def _check_threshold(value: float | None) -> None:
 
 def _mapping(run_format: str | None, items: list[str] | None) -> dict[str, str]:
     """``--format`` checked and ``--map NAME=COLUMN`` as a dict; a usage error (exit 2)."""
+    from dabench_analysis.harnesses.table import check_mapping
     from dabench_analysis.load.formats import check_format
-    from dabench_analysis.load.table import check_mapping
 
     try:
         check_format(run_format)

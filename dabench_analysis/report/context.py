@@ -193,7 +193,7 @@ class Context:
     def text(self, value: str, stem: str = "") -> str:
         """Write Markdown text to ``<stem>`` (``"results_paragraph.md"``) and show it."""
         if stem:
-            export.write_text(value + "\n", self.out / stem)
+            export.files.write_text(value + "\n", self.out / stem)
             self.results[stem.removesuffix(".md")] = value
         if value:
             from IPython.display import Markdown
@@ -268,7 +268,7 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     ValueError
         A run without tasks, or parameters without a ``threshold`` in (0, 1].
     """
-    tables.require_rows(run.tasks, what=f"run {run.run_id}")
+    tables.common.require_rows(run.tasks, what=f"run {run.run_id}")
     apply_style()
     lazy = {"validation": lambda: validate.validate_run(  # after Context checked the threshold
                 run.path if run.format == "eval-v2" else run, threshold=parameters["threshold"])}
@@ -291,7 +291,7 @@ def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any],
     errors as in :func:`run_context`.
     """
     for r in (baseline, proposed):
-        tables.require_rows(r.tasks, what=f"run {r.run_id}")
+        tables.common.require_rows(r.tasks, what=f"run {r.run_id}")
     apply_style()
     inputs = {"baseline": baseline.tasks, "proposed": proposed.tasks, "baseline_run": baseline,
               "proposed_run": proposed}

@@ -19,13 +19,8 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.export import (
-    column_label,
-    format_estimate,
-    format_interval,
-    present,
-    visible,
-)
+from dabench_analysis.export import format_estimate, format_interval, present, visible
+from dabench_analysis.export.presentation import column_label
 from dabench_analysis.load.replay import Replay
 from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs

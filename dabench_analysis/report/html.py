@@ -93,7 +93,7 @@ def _note_output(notes: list[tuple[str, str]]) -> nbformat.NotebookNode:
 
 def _alt_text(out: nbformat.NotebookNode) -> None:
     """Name a figure for readers of the page who cannot see it (``<img alt>``): the file a
-    :class:`~dabench_analysis.export.SavedFigure` was saved as, else "Figure"."""
+    :class:`~dabench_analysis.export.figures.SavedFigure` was saved as, else "Figure"."""
     if "image/png" in out.get("data", {}) and "alt" not in out.get("metadata", {}):
         match = _SAVED.search(str(out["data"].get("text/plain", "")))
         out.setdefault("metadata", {})["alt"] = (

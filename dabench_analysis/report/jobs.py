@@ -19,7 +19,8 @@ from dabench_analysis._lazy import need
 from dabench_analysis.load import formats
 from dabench_analysis.report import outputs
 from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
-from dabench_analysis.schema import TASK_FILE, TASK_FILES, check_threshold
+from dabench_analysis.schema import TASK_FILE, check_threshold
+from dabench_analysis.schema.files import TASK_FILES
 
 STATES = ("evaluated", "not evaluated", "failed")
 #: Output folder of the sweep report (``OUT/sweep/``) and the job's name.
@@ -142,7 +143,7 @@ def plan_jobs(
         ``threshold`` parameter), in (0, 1]; default: the notebooks' own (0.8).
     worked_case : str, optional
         The judge study's worked case (Table 4); default: the notebook's, the first case
-        present in the data (:meth:`dabench_analysis.load.JudgeStudy.default_worked_case`).
+        present in the data (:meth:`dabench_analysis.judge.JudgeStudy.default_worked_case`).
     run_format, column_map : optional
         The format of files among ``run_dirs`` and, for per-task tables, catalogue column ->
         the table's column (the notebooks' ``run_format`` and ``column_map``; see

@@ -24,8 +24,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from dabench_analysis.load import JudgeStudy, ResearchEval, Run, Runs
+from dabench_analysis.judge import JudgeStudy
+from dabench_analysis.load import Run, Runs
 from dabench_analysis.load import cache as parse_cache
+from dabench_analysis.research_eval import ResearchEval
 from dabench_analysis.schema import CONFIG_FILE as RUN_CONFIG_FILE
 from dabench_analysis.schema import (
     LEGACY_TASK_FILE,

@@ -124,7 +124,7 @@ def _names(items: Sequence[str]) -> str:
     return ", ".join(_name(i) for i in items)
 
 
-#: How a report names where another harness's run came from (:data:`load.formats.FORMATS`).
+#: How a report names where another harness's run came from (:func:`load.readers.formats`).
 _SOURCES = {"inspect": "Inspect logs", "tau-bench": "tau-bench results",
             "table": "this per-task table", "eval-v2": "this run", "mixed": "one of the runs"}
 #: At most this many inputs are named in a grouped line (all are in summary.json).
@@ -145,7 +145,7 @@ def group_skips(skips: Sequence[Mapping], fmt: str = "eval-v2", *,
         ``Sections.skipped`` (or ``summary.json``'s ``skipped``): ``section``, ``title``,
         ``missing`` (the inputs it lacks, ``"one row per task"`` or ``"repeated trials"``).
     fmt : str
-        The run's format (:data:`dabench_analysis.load.formats.FORMATS`, or ``"mixed"``),
+        The run's format (:func:`dabench_analysis.load.readers.formats`, or ``"mixed"``),
         naming where the inputs are absent ("not in Inspect logs").
     reduced : sequence of dict
         ``Sections.reduced``: ``section``, ``title``, ``absent`` (optional inputs it runs

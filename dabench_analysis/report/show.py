@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from dabench_analysis.export import column_label, present
+from dabench_analysis.export import present
+from dabench_analysis.export.presentation import column_label
 from dabench_analysis.schema.labels import LABELS
 from dabench_analysis.schema.numbers import (
     format_count,

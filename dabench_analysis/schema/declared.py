@@ -13,7 +13,7 @@ from dabench_analysis.schema.needs import _DECLARED
 
 #: The namespaces whose functions compute analyses (the layers above this one), walked by
 #: :func:`declared`: the one place this layer reads names of the layers above, at run time.
-ANALYSIS_NAMESPACES = ("stats", "tables", "figures", "export")
+ANALYSIS_NAMESPACES = ("stats", "tables", "figures", "export", "trajectory", "judge", "research_eval")
 
 
 def _walk(namespace: types.ModuleType, seen: set[str]) -> None:

@@ -384,7 +384,7 @@ def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = 
     *columns : str
         task_metrics columns without which it cannot be computed.
     files : sequence of str
-        Optional files of a run it reads (:data:`~dabench_analysis.schema.OPTIONAL_FILES`);
+        Optional files of a run it reads (:data:`~dabench_analysis.schema.files.OPTIONAL_FILES`);
         checked when an input is a run (a bare frame says nothing about files).
     file_needs : sequence of str
         Columns of those files it needs, ``"<file>:<column>"`` (:func:`in_file`).

@@ -133,10 +133,10 @@ def errored(tasks: pd.DataFrame) -> pd.Series:
     Sources, per harness:
 
     * Inspect logs: the sample's ``error`` (its message; the reader writes it to ``error``,
-      :mod:`dabench_analysis.load.inspect_log`); such a sample usually has no score.
+      :mod:`dabench_analysis.harnesses.inspect_log`); such a sample usually has no score.
     * tau-bench: a record whose ``info`` holds ``error`` (tau-bench writes ``reward`` 0 and
       ``info = {"error": ..., "traceback": ...}`` when a task raised); the reader writes it
-      to ``error`` (:mod:`dabench_analysis.load.taubench`).
+      to ``error`` (:mod:`dabench_analysis.harnesses.taubench`).
     * A per-task table (CSV, JSON lines, Parquet): an ``error`` column (a non-empty message,
       or a true flag: ``1``/``true``/``yes``), or a ``status`` column whose value is ``error``
       or ``errored`` (any case; PASS/FAIL/ERROR/HALTED as research-eval writes it: only

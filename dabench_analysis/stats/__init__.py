@@ -9,8 +9,9 @@ Modules by family: ``descriptive`` (summaries, t and bootstrap intervals), ``pro
 ``effsize`` (Cohen's d / d_z, Hedges' g), ``multicomp`` (Holm, Benjamini–Hochberg; all main
 metrics at once), ``correlation``, ``power`` (clustered SE, power and sample size),
 ``calibration`` (ECE, Brier), ``agreement`` (judge vs human: MCC, P/R/F1), ``reliability``
-(Gwet's AC1/AC2, Fleiss' kappa, Krippendorff's alpha), ``steps`` and ``step_events``
-(trajectories: process mining and step-level events).
+(Gwet's AC1/AC2, Fleiss' kappa, Krippendorff's alpha), the statistics of
+the trajectories, judge studies and research-eval sessions are in their own folders
+(:mod:`dabench_analysis.trajectory`, :mod:`dabench_analysis.judge`).
 """
 
 from typing import TYPE_CHECKING
@@ -26,28 +27,21 @@ if TYPE_CHECKING:
     from dabench_analysis.stats.effsize import effect_sizes
     from dabench_analysis.stats.inputs import StatisticsWarning
     from dabench_analysis.stats.multicomp import adjust_pvalues, compare_runs
-    from dabench_analysis.stats.power import (
-        miller_min_detectable_effect,
-        miller_required_n,
-        min_detectable_effect,
-        required_n,
-    )
+    from dabench_analysis.stats.power import miller_required_n, min_detectable_effect, required_n
     from dabench_analysis.stats.proportions import mcnemar, proportion_ci
 
 __all__ = ["StatisticsWarning", "adjust_pvalues", "agreement", "bootstrap_ci", "calibration",
            "clustered_mean_ci", "clustered_se", "compare_runs", "correlation", "describe",
-           "effect_sizes", "mcnemar", "miller_min_detectable_effect", "miller_required_n",
+           "effect_sizes", "mcnemar", "miller_required_n",
            "min_detectable_effect", "paired_comparison", "proportion_ci", "reliability",
            "required_n", "unpaired_comparison"]
 
 # one binning rule, bounded intervals, one threshold check.
 if TYPE_CHECKING:
     from dabench_analysis.stats import binning
-    from dabench_analysis.stats.binning import bin_index
-    from dabench_analysis.stats.descriptive import interval_method, mean_summary
-    from dabench_analysis.stats.inputs import check_threshold
+    from dabench_analysis.stats.descriptive import mean_summary
 
-__all__ += ["bin_index", "binning", "check_threshold", "interval_method", "mean_summary"]
+__all__ += ["binning", "mean_summary"]
 
 # Gwet's AC1/AC2, Fleiss, Conger with Gwet's variance, without irrCAC.
 if TYPE_CHECKING:
@@ -55,46 +49,30 @@ if TYPE_CHECKING:
 
 __all__ += ["gwet"]
 
-# Judge-corrected means: prediction-powered inference (PPI, PPI++).
-if TYPE_CHECKING:
-    from dabench_analysis.stats.ppi import ppi_mean
-
-__all__ += ["ppi_mean"]
 
 # Sweeps: rank intervals of many runs, variance between repetitions.
 if TYPE_CHECKING:
     from dabench_analysis.stats import ranking, repetitions
-    from dabench_analysis.stats.ranking import rank_intervals, rank_ties
-    from dabench_analysis.stats.repetitions import repetition_variance
 
-__all__ += ["rank_intervals", "rank_ties", "ranking", "repetition_variance", "repetitions"]
+__all__ += ["ranking", "repetitions"]
 
-# Trajectories: steps in order, blocks, patterns, conformance, directly-follows; loops,
-# recovery after errors, first failures, latency quantiles, the share solved within k steps.
-if TYPE_CHECKING:
-    from dabench_analysis.stats import step_events, steps
-
-__all__ += ["step_events", "steps"]
 
 # Absent is not zero: whether a run recorded its cost.
 if TYPE_CHECKING:
     from dabench_analysis.stats import recorded
-    from dabench_analysis.stats.recorded import cost_recorded
 
-__all__ += ["cost_recorded", "recorded"]
+__all__ += ["recorded"]
 
 # Reliability profile formulas: outcome, trajectory and resource consistency; AUROC, AuRC.
 if TYPE_CHECKING:
     from dabench_analysis.stats import consistency
-    from dabench_analysis.stats.consistency import aurc, auroc, risk_coverage
 
-__all__ += ["aurc", "auroc", "consistency", "risk_coverage"]
+__all__ += ["consistency"]
 
 # Planning from a pilot: variance between and within tasks, the tasks and trials a difference needs.
 if TYPE_CHECKING:
     from dabench_analysis.stats import planning
-    from dabench_analysis.stats.planning import plan_study, variance_components
 
-__all__ += ["plan_study", "planning", "variance_components"]
+__all__ += ["planning"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

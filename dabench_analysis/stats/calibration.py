@@ -28,7 +28,7 @@ from dabench_analysis.stats.proportions import proportion_interval
 from dabench_analysis.stats.results import Score
 
 #: The seed's calibration buckets, in order.
-BUCKETS: tuple[str, ...] = tuple(schema.CALIBRATION_BUCKETS)
+BUCKETS: tuple[str, ...] = tuple(schema.columns.CALIBRATION_BUCKETS)
 
 #: Their edges: very_low [0, 0.2), low [0.2, 0.4), medium [0.4, 0.6), high [0.6, 0.8),
 #: very_high [0.8, 1.0].

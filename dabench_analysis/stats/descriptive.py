@@ -243,7 +243,7 @@ def _enum_order(frame: pd.DataFrame, col: str) -> pd.Series:
     if not isinstance(s.dtype, pd.CategoricalDtype) and col in schema.ENUMS:
         levels = schema.ENUMS[col]
         if set(s.dropna().unique()) <= set(levels):
-            return s.astype(pd.CategoricalDtype(levels, ordered=col in schema.ORDERED_ENUMS))
+            return s.astype(pd.CategoricalDtype(levels, ordered=col in schema.columns.ORDERED_ENUMS))
     return s
 
 

@@ -93,7 +93,7 @@ def compare_runs(baseline: pd.DataFrame, proposed: pd.DataFrame, *,
     baseline, proposed : DataFrame
         The task frames of two runs (``run.tasks``) with ``on`` and the metric columns.
     metrics : list of str, optional
-        Default: the seed's Table 1 metrics (``schema.MAIN_METRICS``) present in both frames
+        Default: the seed's Table 1 metrics (``schema.columns.MAIN_METRICS``) present in both frames
         (absent ones are skipped with a warning). Explicit metrics must exist.
     correction : {"holm", "bh", "by", "bonferroni", "hochberg", "hommel"}
         See :func:`adjust_pvalues`.
@@ -130,14 +130,14 @@ def compare_runs(baseline: pd.DataFrame, proposed: pd.DataFrame, *,
     if correction not in _ADJUST:
         raise ValueError(f"correction must be one of {', '.join(_ADJUST)}; got {correction!r}")
     if metrics is None:
-        metrics = [m for m in schema.MAIN_METRICS
+        metrics = [m for m in schema.columns.MAIN_METRICS
                    if m in baseline.columns and m in proposed.columns]
-        skipped = [m for m in schema.MAIN_METRICS if m not in metrics]
+        skipped = [m for m in schema.columns.MAIN_METRICS if m not in metrics]
         if skipped:
             warn([f"metrics not in both runs, skipped: {', '.join(skipped)}"])
         if not metrics:
             raise ValueError("none of the default metrics "
-                             f"({', '.join(schema.MAIN_METRICS)}) is in both runs")
+                             f"({', '.join(schema.columns.MAIN_METRICS)}) is in both runs")
     rows, notes = [], []
     for m in _as_list(metrics):
         with warnings.catch_warnings(record=True) as caught:

@@ -101,7 +101,7 @@ def repetition_variance(tasks: pd.DataFrame, configs: pd.DataFrame, *,
         Level of the interval of the mean.
     bounded : bool or None
         Whether ``metric`` is a [0, 1] quantity (None: the catalogue decides, see
-        :func:`dabench_analysis.stats.interval_method`).
+        :func:`dabench_analysis.stats.descriptive.interval_method`).
 
     Returns
     -------

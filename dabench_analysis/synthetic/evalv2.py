@@ -299,7 +299,7 @@ def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: 
     row["outcome_status"] = ("correct" if correct else "partial"
                              if out["exec_ok"] and row["final_score"] > 0 else "failed")
     conf = _r(np.clip(rng.beta(6, 2) if correct else rng.beta(3.5 + 2 * (1 - skill), 3), 0, 1))
-    bucket = schema.CALIBRATION_BUCKETS[sum(conf >= e for e in schema.CALIBRATION_EDGES)]
+    bucket = schema.columns.CALIBRATION_BUCKETS[sum(conf >= e for e in schema.checks.CALIBRATION_EDGES)]
     row |= {"confidence_score": conf, "confidence_correct": conf >= 0.8 and correct,
             "confidence_error": _r(abs(conf - float(correct))), "calibration_bucket": bucket}
     row |= {"trajectory_length": len(steps),
@@ -323,7 +323,7 @@ def _simulate(task: Task, run_id: str, skill: float, rng, text_len: int, index: 
         sub = [s for s in steps if s["stage"] == stage]
         row |= {f"{prefix}_time": _r(sum(s["duration"] for s in sub), 3),
                 f"{prefix}_calls": len(sub), f"{prefix}_tokens": sum(s["tokens"] for s in sub)}
-    for action in schema.ACTIONS:
+    for action in schema.columns.ACTIONS:
         sub = [s for s in tool_steps if s["tool"] == action]
         row |= {f"{action}_calls": len(sub),
                 f"{action}_time": _r(sum(s["duration"] for s in sub), 3)}
@@ -336,7 +336,7 @@ LEGACY_COLUMNS = ("task_id", "difficulty", "final_score", "answer_precision", "a
 
 def _written(catalogue) -> list[str]:
     """The catalogue's columns eval-v2 writes (not those read from other harnesses only)."""
-    return [c for c in catalogue if c not in schema.OTHER_HARNESS_COLUMNS]
+    return [c for c in catalogue if c not in schema.columns.OTHER_HARNESS_COLUMNS]
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:

@@ -37,7 +37,7 @@ _STAGE_TOOLS = {
 
 _TOOL_CATEGORY = {a: ("exploration" if a in _STAGE_TOOLS["UNDERSTAND"] else
                       "execution" if a.startswith("execute") else "verification"
-                      if a == "validate_answer" else "output") for a in schema.ACTIONS}
+                      if a == "validate_answer" else "output") for a in schema.columns.ACTIONS}
 
 
 _WORDS = ("the table", "column", "rows", "join", "filter", "revenue", "region", "quarter",

@@ -3,8 +3,8 @@
 The paper's Tables 1–4 are here at the front; the other families are modules: ``failures``
 (Table 5 and the failure analysis), ``ablation`` (the guide's three ablations), ``mas``
 (specialists, MAS and coordinator effectiveness), ``timing`` (phase timing, tool usage),
-``comparison`` (paired tables of two runs), ``explore`` (one task in detail), ``judge``
-(judge configurations) and ``research_eval`` (research-eval sessions).
+``comparison`` (paired tables of two runs), ``explore`` (one task in detail). Trajectories, judge studies and research-eval
+sessions have their own folders (:mod:`dabench_analysis.trajectory`, ...).
 
 Every table that reads a run's frame takes a ``Run``, a ``Runs`` or the frame itself, and a
 table with a ``threshold`` takes it as an explicit argument (default 0.8; a Run carries none)
@@ -17,33 +17,28 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
-    from dabench_analysis.schema import require_columns
     from dabench_analysis.tables import (
         ablation,
         comparison,
         explore,
         failures,
-        judge,
         mas,
-        research_eval,
         timing,
         verification,
     )
-    from dabench_analysis.tables.common import correct_mask, require_rows
     from dabench_analysis.tables.errored import failure_bounds
-    from dabench_analysis.tables.judge import judge_corrected_accuracy
     from dabench_analysis.tables.paper import (
         difficulty_breakdown,
         main_results,
         specialist_participation,
         task_type_breakdown,
     )
-    from dabench_analysis.tables.pooling import PooledRunsWarning, PooledTrialsWarning
+    from dabench_analysis.tables.pooling import PooledRunsWarning
     from dabench_analysis.tables.summary import answer_accuracy, key_numbers
 
-__all__ = ["PooledRunsWarning", "PooledTrialsWarning", "ablation", "answer_accuracy", "comparison", "correct_mask", "difficulty_breakdown",
-           "explore", "failure_bounds", "failures", "judge", "judge_corrected_accuracy", "key_numbers", "main_results", "mas",
-           "require_columns", "require_rows", "research_eval", "specialist_participation",
+__all__ = ["PooledRunsWarning", "ablation", "answer_accuracy", "comparison", "difficulty_breakdown",
+           "explore", "failure_bounds", "failures", "key_numbers", "main_results", "mas",
+           "specialist_participation",
            "task_type_breakdown", "timing", "verification"]
 
 # Sweeps: leaderboard, pairwise comparisons, flips, items, configurations, the frontier;
@@ -53,12 +48,6 @@ if TYPE_CHECKING:
 
 __all__ += ["sweep", "trials"]
 
-# What the agents did: trajectories and tool calls (variants, transitions, loops, recovery,
-# first failures, step latency, solved within k steps, tool fit; two runs, many runs).
-if TYPE_CHECKING:
-    from dabench_analysis.tables import trajectory
-
-__all__ += ["trajectory"]
 
 # Reliability profile: consistency, predictability, robustness of repeated trials.
 if TYPE_CHECKING:

@@ -244,7 +244,7 @@ def quantile_bins(values, *, q: int = 4) -> pd.Series:
     Edges are ``np.quantile`` at levels k/q (linear interpolation, as ``pd.qcut``); an edge
     within a few ulps of a data value is set to it, duplicate edges are dropped and intervals
     are right-closed with the lowest included, placed by the package's one binning rule
-    (:func:`dabench_analysis.stats.bin_index` with ``right=True``). Unlike
+    (:func:`dabench_analysis.stats.binning.bin_index` with ``right=True``). Unlike
     ``pd.qcut(..., duplicates="drop")`` this never fails on labels, never returns all-NaN for a
     constant column and, unlike ranking first, never splits ties by row order.
 

@@ -1,7 +1,7 @@
 """Failure analysis tables (seed 000 §Failure Analysis for Papers, §Failure Attribution, V2.1).
 
 Frames in, tidy frames out. A task *failed* when it is not correct
-(:func:`~dabench_analysis.tables.correct_mask`: ``final_score < threshold``, 0.8 as the seed's
+(:func:`~dabench_analysis.tables.common.correct_mask`: ``final_score < threshold``, 0.8 as the seed's
 ``df[df['final_score'] < 0.8]``, or the ``threshold`` passed); shares are of failed tasks,
 with Wilson intervals. A ``threshold`` outside (0, 1] raises ValueError. Every function takes a
 frame, a Run or a Runs (its ``tasks``); the counting ones pool several runs with a
@@ -119,7 +119,7 @@ def failure_categories(tasks: TasksLike, *,
     ['PLANNING_FAILURE', 'REASONING_FAILURE']
     """
     return distribution(failed_tasks(tasks, threshold=threshold), "failure_category",
-                        order=schema.FAILURE_CATEGORIES)
+                        order=schema.columns.FAILURE_CATEGORIES)
 
 
 @needs("final_score", "failure_stage")
@@ -140,7 +140,7 @@ def failure_stages(tasks: TasksLike, *,
     [0, 0, 1, 0, 0]
     """
     return distribution(failed_tasks(tasks, threshold=threshold), "failure_stage",
-                        order=schema.FAILURE_STAGES)
+                        order=schema.columns.FAILURE_STAGES)
 
 
 @needs("final_score", "outcome_error_type")
@@ -178,7 +178,7 @@ def outcome_status(tasks: TasksLike) -> pd.DataFrame:
     >>> outcome_status(pd.DataFrame({"outcome_status": ["correct", "failed"]}))["count"].tolist()
     [1, 0, 1]
     """
-    return distribution(tasks, "outcome_status", order=schema.OUTCOME_STATUSES)
+    return distribution(tasks, "outcome_status", order=schema.columns.OUTCOME_STATUSES)
 
 
 @needs("root_cause", "final_score", uses=("failure_category",))

@@ -31,7 +31,7 @@ def _correctness(tasks: pd.DataFrame, correct: str | None, threshold: float) -> 
 @takes_run()
 def specialist_value(tasks: TasksLike, *, correct: str | None = None,
                      threshold: float = schema.SUCCESS_THRESHOLD,
-                     specialists: tuple[str, ...] = tuple(schema.SPECIALISTS),
+                     specialists: tuple[str, ...] = tuple(schema.columns.SPECIALISTS),
                      ci: float = 0.95) -> pd.DataFrame:
     """Specialist agent value: accuracy with vs without each specialist (Phase 0 Task 4).
 

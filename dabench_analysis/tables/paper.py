@@ -35,7 +35,7 @@ _BY_DOC = """by : str, sequence of str or None
 def main_results(
     tasks: TasksLike,
     *,
-    metrics: Sequence[str] = tuple(schema.MAIN_METRICS),
+    metrics: Sequence[str] = tuple(schema.columns.MAIN_METRICS),
     ci: float = 0.95,
     by: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:

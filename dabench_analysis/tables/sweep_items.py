@@ -91,7 +91,7 @@ def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Dat
         Stacked task frames (``load_runs(...).tasks``) with ``run_id``, ``task_id`` and
         ``final_score`` ([0, 1]).
     threshold : float
-        A task passes when ``final_score >= threshold`` (:func:`tables.correct_mask`).
+        A task passes when ``final_score >= threshold`` (:func:`tables.common.correct_mask`).
 
     Returns
     -------
@@ -348,7 +348,7 @@ def items(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame
         Stacked task frames with ``run_id``, ``task_id``, ``final_score`` ([0, 1]) and
         optionally ``difficulty``.
     threshold : float
-        Solved means ``final_score >= threshold`` (:func:`tables.correct_mask`).
+        Solved means ``final_score >= threshold`` (:func:`tables.common.correct_mask`).
 
     Returns
     -------

@@ -12,17 +12,10 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
-    from dabench_analysis.validate.health import (
-        BANDS,
-        CAUSES,
-        HARNESS_WEIGHTS,
-        Health,
-        harness_score,
-    )
-    from dabench_analysis.validate.run import FINDING_COLUMNS, ValidationReport, validate_run
-    from dabench_analysis.validate.summaries import findings_table, health_section, health_table
+    from dabench_analysis.validate.run import ValidationReport, validate_run
+    from dabench_analysis.validate.summaries import findings_table, health_table
 
-__all__ = ["BANDS", "CAUSES", "FINDING_COLUMNS", "HARNESS_WEIGHTS", "Health", "ValidationReport",
-           "findings_table", "harness_score", "health_section", "health_table", "validate_run"]
+__all__ = ["ValidationReport",
+           "findings_table", "health_table", "validate_run"]
 
 __getattr__, __dir__ = attach(__name__, __file__)

@@ -16,12 +16,7 @@ import pandas as pd
 
 from dabench_analysis.load.csv import read_header
 from dabench_analysis.load.findings import Finding, RunLoadError
-from dabench_analysis.schema import (
-    OTHER_HARNESS_COLUMNS,
-    TASK_FILE,
-    TOOL_CALLS_FILE,
-    TRAJECTORY_FILE,
-)
+from dabench_analysis.schema import TASK_FILE, TOOL_CALLS_FILE, TRAJECTORY_FILE
 from dabench_analysis.schema.checks import (
     CHECKS,
     CONTROL_BYTES,
@@ -29,6 +24,7 @@ from dabench_analysis.schema.checks import (
     checks_reading,
     control_mask,
 )
+from dabench_analysis.schema.columns import OTHER_HARNESS_COLUMNS
 from dabench_analysis.schema.declared import needing as sections_needing
 from dabench_analysis.schema.declared import using as sections_using
 from dabench_analysis.schema.needs import FILE_CATALOGUES

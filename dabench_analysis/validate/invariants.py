@@ -117,7 +117,7 @@ def _autonomy(r: pd.DataFrame) -> pd.Series:
 
 def _understanding(r: pd.DataFrame) -> None:
     """§Key Metrics 5: activation of the required specialists, discovery, their maximum."""
-    s, d, doc = (r[f"{k}_agent_used"].astype("Float64") for k in schema.SPECIALISTS)
+    s, d, doc = (r[f"{k}_agent_used"].astype("Float64") for k in schema.columns.SPECIALISTS)
     docs = r["documents_required"].astype("Float64")
     act = (s + d + (doc * docs).mask(docs == 0, 0.0)) / (2 + docs)
     act_max = act.fillna(np.maximum((s + d) / 2, (s + d + doc) / 3))
@@ -165,7 +165,7 @@ def _derive(r: pd.DataFrame) -> None:
                                            .fillna(True), score)
     k = sum(_at_least(conf, e).astype("Int64") for e in CALIBRATION_EDGES).fillna(-1)
     r["x_calibration_bucket"] = pd.Series(pd.Categorical.from_codes(
-        k.astype(int), schema.CALIBRATION_BUCKETS), index=r.index).astype("string")
+        k.astype(int), schema.columns.CALIBRATION_BUCKETS), index=r.index).astype("string")
     r["x_analyst_score"] = sum(w * r[c] for c, w in ANALYST_WEIGHTS.items())
     r["x_outcome_status"] = _expected_outcome(r)
     stages = r[STAGE_TIME_COLUMNS]

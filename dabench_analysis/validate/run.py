@@ -17,14 +17,14 @@ from dabench_analysis.load import Run, load_run
 from dabench_analysis.load.config import declared_config
 from dabench_analysis.load.findings import Finding, RunLoadError
 from dabench_analysis.schema import (
-    OTHER_HARNESS_COLUMNS,
     SUCCESS_THRESHOLD,
     TOOL_CALLS_FILE,
     TRAJECTORY_FILE,
     check_threshold,
-    optional_columns,
 )
+from dabench_analysis.schema.columns import OTHER_HARNESS_COLUMNS
 from dabench_analysis.schema.declared import needing as sections_needing
+from dabench_analysis.schema.declared import optional_columns
 from dabench_analysis.schema.declared import using as sections_using
 from dabench_analysis.validate import files as fl
 from dabench_analysis.validate import invariants as inv
@@ -258,7 +258,7 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
     -----
     Checks, with the seed 000 section each comes from (every check but the loader's, with its
     severity, tolerance, section and rule: :data:`dabench_analysis.schema.CHECKS`, as a table
-    :func:`dabench_analysis.schema.checks_markdown`):
+    :func:`dabench_analysis.schema.checks.checks_markdown`):
 
     * loader (the catalogue's value rules, :mod:`dabench_analysis.schema.rules`): file
       structure, required columns and values, dtypes, {0, 1} flags, [0, 1] scores,
@@ -298,7 +298,7 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
       column is an error (``run_config``), file and columns disagreeing a warning
       (``run_config_conflict``), a seed that is a label an info (``seed_label``);
     * §Replay Artifacts, V2.1 item 6: each task_replay.json parses as a JSON object, has every
-      required field of :data:`dabench_analysis.schema.REPLAY_FIELDS` with its type, and
+      required field of :data:`dabench_analysis.schema.replay.REPLAY_FIELDS` with its type, and
       agrees with its task's row: identity (task_id, run_id, trace_id, difficulty),
       coordinator decision, verification flag, final_score and answer_f1 (1e-6), outcome,
       execution attempts, failure attribution, tool calls, time accounting.

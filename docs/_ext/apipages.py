@@ -15,7 +15,9 @@ from pathlib import Path
 #: The public namespaces, in the order of the layers (``dabench_analysis`` first).
 NAMESPACES = ("dabench_analysis", "dabench_analysis.schema", "dabench_analysis.load",
               "dabench_analysis.validate", "dabench_analysis.stats", "dabench_analysis.tables",
-              "dabench_analysis.figures", "dabench_analysis.export", "dabench_analysis.report")
+              "dabench_analysis.figures", "dabench_analysis.export", "dabench_analysis.trajectory",
+              "dabench_analysis.judge", "dabench_analysis.research_eval",
+              "dabench_analysis.harnesses", "dabench_analysis.report")
 
 
 def _public(module: types.ModuleType) -> tuple[list[str], list[str]]:

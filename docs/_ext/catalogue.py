@@ -95,7 +95,7 @@ class EnumsDirective(_TableDirective):
     """The values of every enum column, in the catalogue's order."""
 
     def table(self) -> tuple[list[str], list[list[object]]]:
-        rows = [[Code(name), "ordered" if schema.column(name).dtype.ordered else "unordered",
+        rows = [[Code(name), "ordered" if schema.columns.column(name).dtype.ordered else "unordered",
                  ", ".join(values)] for name, values in schema.ENUMS.items()]
         return (["column", "order", "values"], rows)
 
@@ -104,7 +104,7 @@ class ReplayDirective(_TableDirective):
     """The fields of ``task_replay.json``: type, tier, the task_metrics column it must equal."""
 
     def table(self) -> tuple[list[str], list[list[object]]]:
-        fields = schema.REPLAY_FIELDS
+        fields = schema.replay.REPLAY_FIELDS
         fields = fields.values() if isinstance(fields, dict) else fields
         rows = [[Code(f.path), f.type, "required" if f.required else "optional",
                  Code(f.metric) if f.metric else "-", f.description] for f in fields]

@@ -15,13 +15,11 @@ from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
-from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci
-from dabench_analysis.stats.loop_flags import loop_flags
-from dabench_analysis.stats.step_events import error_recovery, repeat_kinds, repeated_actions
 from dabench_analysis.tables.actors import own_actions, with_note
-from dabench_analysis.tables.trajectory._inputs import (
+from dabench_analysis.trajectory import steps as sq
+from dabench_analysis.trajectory._inputs import (
     Inputs,
     difference,
     finish,
@@ -30,6 +28,8 @@ from dabench_analysis.tables.trajectory._inputs import (
     shares,
     stratify,
 )
+from dabench_analysis.trajectory.loop_flags import loop_flags
+from dabench_analysis.trajectory.step_events import error_recovery, repeat_kinds, repeated_actions
 
 
 def _reentries(inp: Inputs) -> pd.DataFrame:
@@ -69,7 +69,7 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
         ``replan_count`` and ``execution_attempts`` when present.
     window : int
         A step repeats an action when one of the ``window`` steps before it in its task has
-        the same ``tool`` and ``action_input`` (:func:`~dabench_analysis.stats.step_events.
+        the same ``tool`` and ``action_input`` (:func:`~dabench_analysis.trajectory.step_events.
         repeated_actions`).
     threshold : float, optional
         Success threshold; default the run's.
@@ -85,7 +85,7 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
         a different observation: a retry after change; :func:`~dabench_analysis.stats.
         step_events.repeat_kinds`; both 0 without ``observation``), ``n_flagged`` (steps
         whose text says the agent itself is looping: Magentic-One's ledger,
-        :func:`~dabench_analysis.stats.loop_flags.loop_flags`; <NA> without ``observation``),
+        :func:`~dabench_analysis.trajectory.loop_flags.loop_flags`; <NA> without ``observation``),
         ``plan_blocks``,
         ``plan_reentries`` (PLAN blocks beyond 1 + ``replan_count``), ``execute_blocks``,
         ``execute_reentries`` (EXECUTE blocks beyond ``execution_attempts``), ``correct``.
@@ -99,8 +99,8 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
 
     Notes
     -----
-    Loops by :func:`dabench_analysis.stats.step_events.repeated_actions`; PLAN and EXECUTE
-    blocks by :func:`dabench_analysis.stats.steps.blocks` (``by="stage"``).
+    Loops by :func:`dabench_analysis.trajectory.step_events.repeated_actions`; PLAN and EXECUTE
+    blocks by :func:`dabench_analysis.trajectory.steps.blocks` (``by="stage"``).
 
     References
     ----------
@@ -269,7 +269,7 @@ def recovery(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.9
 
     Notes
     -----
-    The rule is :func:`dabench_analysis.stats.step_events.error_recovery`'s. The recovery
+    The rule is :func:`dabench_analysis.trajectory.step_events.error_recovery`'s. The recovery
     rate counts errors, which cluster within tasks, so its Wilson interval is narrower than
     a task-level one; the accuracies count tasks.
 

@@ -4,7 +4,7 @@ trace.
 
 Labels (annotations): the task columns ``mistake_step`` (the labelled step's ``step_id``, the
 trajectory's own 1-based numbering), ``mistake_agent`` and optional ``mistake_category``, as the
-Who&When reader fills them (:mod:`dabench_analysis.load.groupchat`), or a per-task CSV the user
+Who&When reader fills them (:mod:`dabench_analysis.harnesses.groupchat`), or a per-task CSV the user
 adds with :func:`with_labels` (columns ``task_id``, ``mistake_step``, ``mistake_agent``, optional
 ``mistake_category``; ``mistake_step`` in the trajectory's ``step_id`` numbering: a 0-based index
 into a chat is converted by adding 1 before it is written). Who&When (Zhang et al. 2025,
@@ -24,8 +24,8 @@ from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats.inputs import check_ci
-from dabench_analysis.tables.trajectory._inputs import wilson
-from dabench_analysis.tables.trajectory.failures import first_failures
+from dabench_analysis.trajectory._inputs import wilson
+from dabench_analysis.trajectory.failures import first_failures
 
 #: The label columns (task columns of the catalogue).
 LABELS = ("mistake_step", "mistake_agent", "mistake_category")
@@ -103,7 +103,7 @@ def labelled_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.
     Parameters
     ----------
     run : Run or Runs
-        As :func:`~dabench_analysis.tables.trajectory.first_failures`, with the labels in its
+        As :func:`~dabench_analysis.trajectory.first_failures`, with the labels in its
         task columns ``mistake_step``, ``mistake_agent`` (the Who&When reader fills them; for
         any run, :func:`with_labels` adds them from a per-task CSV).
     threshold : float, optional

@@ -4,7 +4,7 @@
 whether they were recovered, each task's first failing step; and two summaries of step data:
 latency quantiles with distribution-free intervals and the empirical share solved within k.
 
-Frames in, frames out; steps as :func:`dabench_analysis.stats.steps.order_steps` returns them
+Frames in, frames out; steps as :func:`dabench_analysis.trajectory.steps.order_steps` returns them
 (``task_index``, in ``step_id`` order). Seed 000 §Data Model Schema 2 and 3 (step-level
 debugging, performance profiling, error rate tracking).
 """
@@ -26,7 +26,7 @@ def repeated_actions(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
     Parameters
     ----------
     steps : DataFrame
-        From :func:`~dabench_analysis.stats.steps.order_steps`, with ``tool`` and
+        From :func:`~dabench_analysis.trajectory.steps.order_steps`, with ``tool`` and
         ``action_input`` (text).
     window : int
         How many preceding steps (of any kind) are compared, >= 1.
@@ -152,11 +152,11 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
     Parameters
     ----------
     steps : DataFrame
-        From :func:`~dabench_analysis.stats.steps.order_steps` with ``success`` (flag) and,
+        From :func:`~dabench_analysis.trajectory.steps.order_steps` with ``success`` (flag) and,
         where present, ``tool`` and ``stage``.
     calls : DataFrame, optional
         Tool calls (``run.tool_calls``) with ``task_index`` (see
-        :func:`~dabench_analysis.stats.steps.index_tasks`), ``step_id``, ``tool_name``,
+        :func:`~dabench_analysis.trajectory.steps.index_tasks`), ``step_id``, ``tool_name``,
         ``success``.
 
     Returns

@@ -54,7 +54,7 @@ def check_mapping(mapping: Mapping[str, str]) -> dict[str, str]:
         if source is None:
             continue
         if name not in TASK_COLUMNS:
-            known = ", ".join([*schema.IDENTIFICATION, "final_score", "total_tokens", "cost",
+            known = ", ".join([*schema.columns.IDENTIFICATION, "final_score", "total_tokens", "cost",
                                "execution_time"])
             raise ValueError(f"{name!r} is not a catalogue column to map onto (e.g. {known}; "
                              "all: dabench_analysis.schema.TASK_COLUMNS)")

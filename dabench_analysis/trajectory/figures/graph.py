@@ -18,8 +18,8 @@ from dabench_analysis import schema
 from dabench_analysis.figures._labels import shorten
 from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _note
 from dabench_analysis.figures.theme import axes_or_new as _axes
-from dabench_analysis.figures.trajectory import _pooled
 from dabench_analysis.schema import require_columns
+from dabench_analysis.trajectory.figures.plots import _pooled
 
 _START, _END = "start", "end"
 
@@ -96,7 +96,7 @@ def _boxes(ax: Axes, labels: dict) -> dict[str, tuple[float, float]]:
 
 def transition_graph(table: pd.DataFrame, *, min_count: int = 1,
                      ax: Axes | None = None) -> Axes:
-    """The directly-follows graph of :func:`dabench_analysis.tables.trajectory.transitions`.
+    """The directly-follows graph of :func:`dabench_analysis.trajectory.transitions`.
 
     Parameters
     ----------

@@ -26,11 +26,11 @@ from dabench_analysis.stats.descriptive import mean_summary
 from dabench_analysis.stats.differences import newcombe_paired
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import mcnemar_discordant
-from dabench_analysis.stats.step_events import error_recovery
-from dabench_analysis.tables.trajectory._by import add_level, resolve_by
-from dabench_analysis.tables.trajectory._inputs import POOLED, gather, holm, wilson
-from dabench_analysis.tables.trajectory.events import _loop_tasks
-from dabench_analysis.tables.trajectory.patterns import _task_patterns
+from dabench_analysis.trajectory._by import add_level, resolve_by
+from dabench_analysis.trajectory._inputs import POOLED, gather, holm, wilson
+from dabench_analysis.trajectory.events import _loop_tasks
+from dabench_analysis.trajectory.patterns import _task_patterns
+from dabench_analysis.trajectory.step_events import error_recovery
 
 _STEPS = ["tool", "action_input", "success"]
 #: Read where present: the variants' level (``by="auto"``) and conformance need them.
@@ -194,7 +194,7 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
         ``success`` (``stage`` and ``agent`` where present) and tool_calls.csv when present.
         Repeated trials (another harness's ``trial``) are allowed: see Notes.
     window : int
-        The loop window (:func:`~dabench_analysis.tables.trajectory.loops`).
+        The loop window (:func:`~dabench_analysis.trajectory.loops`).
     threshold : float, optional
         Success threshold; default the runs'.
     ci : float

@@ -17,10 +17,10 @@ from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
-from dabench_analysis.stats import steps as sq
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci, warn
-from dabench_analysis.tables.trajectory._by import (
+from dabench_analysis.trajectory import steps as sq
+from dabench_analysis.trajectory._by import (
     AUTO,
     NO_STEPS,
     SHAPES,
@@ -31,7 +31,7 @@ from dabench_analysis.tables.trajectory._by import (
     resolve_by,
     step_columns,
 )
-from dabench_analysis.tables.trajectory._inputs import (
+from dabench_analysis.trajectory._inputs import (
     difference,
     finish,
     gather,
@@ -40,7 +40,7 @@ from dabench_analysis.tables.trajectory._inputs import (
     stratify,
     wilson,
 )
-from dabench_analysis.tables.trajectory._trials import CLUSTERED_WALD, variant_p_values
+from dabench_analysis.trajectory._trials import CLUSTERED_WALD, variant_p_values
 
 #: The ``by`` columns a pattern may follow (trajectory.csv, seed 000 §Data Model Schema 2).
 BY = ("stage", "phase", "agent", "tool", "legacy_stage", "trajectory_agent", "agent_type",
@@ -80,9 +80,9 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
         The trajectory.csv column whose sequence is the pattern (:data:`BY`). Steps without a
         value are not part of it (with ``tool``: the steps that call none). ``"program"``: the
         first word of a shell command
-        (:func:`~dabench_analysis.tables.trajectory._by.programs`); ``"action_class"``: the
+        (:func:`~dabench_analysis.trajectory._by.programs`); ``"action_class"``: the
         command classed localize, patch, validate or submit
-        (:func:`~dabench_analysis.tables.trajectory._by.action_classes`, after Liu et al.
+        (:func:`~dabench_analysis.trajectory._by.action_classes`, after Liu et al.
         2025); ``"auto"``: stage, else agent (two or more), else action class (steps with
         ``tool`` and ``action_input``), else tool.
     collapse_repeats : bool
@@ -91,13 +91,13 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
         True: a repeated cycle of any length (2 blocks or more) is written once with its count
         (A→B→A→B is (A→B)×2); ``"shape"``: with ``×n`` whatever the count, so tasks that
         differ only in how often they went round share a variant
-        (:func:`~dabench_analysis.tables.trajectory._by.collapse_cycles`).
+        (:func:`~dabench_analysis.trajectory._by.collapse_cycles`).
     shape : {"full", "cycles", "first", "auto"}
         ``"full"`` (default): every block (with ``collapse_cycles`` as given); ``"cycles"``:
         as ``collapse_cycles="shape"``; ``"first"``: each value at its first occurrence only
         (A→B→A→C is A→B→C); ``"auto"``: the first of full (cycles with counts), cycles,
         first that gives fewer than 0.9 variants per task (:data:`SINGLETONS`) in every run,
-        else first (:func:`~dabench_analysis.tables.trajectory._by.shape_of`).
+        else first (:func:`~dabench_analysis.trajectory._by.shape_of`).
     prefix : int, optional
         Only the first ``prefix`` blocks of each task (the horizon of van der Aalst et al.
         2010); default all.
@@ -112,7 +112,7 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
         without steps), ``reading`` (the pattern with a second PLAN block read as REPLAN and
         a second EXECUTE block as RETRY; ``by="stage"`` only), ``n_steps``, ``n_blocks``,
         ``correct``, ``final_score``, ``shape`` (the shape used), and for ``by="stage"``:
-        ``conforms``, ``deviation`` (:func:`dabench_analysis.stats.steps.conformance` of the
+        ``conforms``, ``deviation`` (:func:`dabench_analysis.trajectory.steps.conformance` of the
         stage blocks).
 
     Raises
@@ -123,7 +123,7 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
 
     Notes
     -----
-    The blocks and patterns of :mod:`dabench_analysis.stats.steps`; steps left out (no
+    The blocks and patterns of :mod:`dabench_analysis.trajectory.steps`; steps left out (no
     ``step_id``, a repeated one, an unknown task) are warned with their number.
 
     References
@@ -227,7 +227,7 @@ def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = Tru
         ``mean_runtime_s`` (task_metrics ``execution_time``, seconds; NaN without it),
         ``p_value`` (Fisher's exact test: the variant's accuracy against the group's other
         tasks; NaN for the pooled rest; on repeated trials the task-clustered Wald t-test of
-        :func:`~dabench_analysis.tables.trajectory._trials.clustered_wald`, NaN for a variant
+        :func:`~dabench_analysis.trajectory._trials.clustered_wald`, NaN for a variant
         seen in fewer than two tasks), ``p_adjusted`` (Holm over the variants of the group),
         ``conforms`` (the variant is the canonical pattern; ``by="stage"`` only), ``method``
         (with ``by=`` the level and ``shape=`` the shape used). Where a group has nearly one
@@ -355,7 +355,7 @@ def conformance(run: Run | Runs, *, threshold: float | None = None,
     Notes
     -----
     A task conforms when its stage blocks are exactly UNDERSTAND, PLAN, EXECUTE, VERIFY,
-    SUMMARIZE (:func:`dabench_analysis.stats.steps.conformance`); the accuracy difference is
+    SUMMARIZE (:func:`dabench_analysis.trajectory.steps.conformance`); the accuracy difference is
     the package's two-proportion rule (Newcombe's hybrid interval, Fisher's exact test).
 
     References
@@ -441,7 +441,7 @@ def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = 
 
     Notes
     -----
-    Counts of :func:`dabench_analysis.stats.steps.directly_follows`; ``n_tasks`` counts each
+    Counts of :func:`dabench_analysis.trajectory.steps.directly_follows`; ``n_tasks`` counts each
     task once per pair however often it passes it.
 
     References

@@ -9,7 +9,8 @@ Every table takes a :class:`~dabench_analysis.load.Run` (or a
 pooled), reads only the columns it needs (``action_input`` and the other free-text columns
 only where a table needs them), takes the analysis' ``threshold`` (default 0.8), and is given pooled
 (``difficulty`` "all") and per difficulty where the run has that column. The statistics are
-in :mod:`dabench_analysis.stats.steps` and :mod:`dabench_analysis.stats.step_events`.
+in :mod:`.steps`, :mod:`.step_events` and :mod:`.loop_flags`, the figures in :mod:`.figures`
+(``da.trajectory.figures.solve_curve(...)``).
 """
 
 from typing import TYPE_CHECKING
@@ -17,29 +18,30 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
-    from dabench_analysis.tables.trajectory.agents import agent_attribution
-    from dabench_analysis.tables.trajectory.attribution import (
+    from dabench_analysis.trajectory import figures, step_events, steps
+    from dabench_analysis.trajectory.agents import agent_attribution
+    from dabench_analysis.trajectory.attribution import (
         labelled_failures,
         mistake_agreement,
         mistake_offsets,
         with_labels,
     )
-    from dabench_analysis.tables.trajectory.events import loop_tasks, loops, recovery
-    from dabench_analysis.tables.trajectory.failures import (
+    from dabench_analysis.trajectory.events import loop_tasks, loops, recovery
+    from dabench_analysis.trajectory.failures import (
         first_failure_agreement,
         first_failure_counts,
         first_failures,
     )
-    from dabench_analysis.tables.trajectory.patterns import (
+    from dabench_analysis.trajectory.patterns import (
         conformance,
         task_patterns,
         transitions,
         variants,
     )
-    from dabench_analysis.tables.trajectory.profile import solve_curve, step_latency, tool_fit
-    from dabench_analysis.tables.trajectory.runs import compare, per_run, variant_changes
+    from dabench_analysis.trajectory.profile import solve_curve, step_latency, tool_fit
+    from dabench_analysis.trajectory.runs import compare, per_run, variant_changes
 
-__all__ = ["agent_attribution", "compare", "conformance", "first_failure_agreement", "first_failure_counts",
+__all__ = ["agent_attribution", "figures", "step_events", "steps", "compare", "conformance", "first_failure_agreement", "first_failure_counts",
            "first_failures", "labelled_failures", "loop_tasks", "loops", "mistake_agreement",
            "mistake_offsets", "per_run", "recovery", "solve_curve",
            "step_latency", "task_patterns", "tool_fit", "transitions", "variant_changes",

@@ -5,7 +5,7 @@
 of each task, its conformance to the guide's canonical pattern and the directly-follows
 relation between blocks.
 
-Frames in, frames out (the tables in :mod:`dabench_analysis.tables.trajectory` take a Run).
+Frames in, frames out (the tables in :mod:`dabench_analysis.trajectory` take a Run).
 Every function here works on the steps as :func:`order_steps` returns them: the valid steps of
 known tasks, in ``step_id`` order, each with ``task_index``, the position of its task in the
 task frame. Seed 000 §Data Model Schema 2 (trajectory.csv: process mining, step-level

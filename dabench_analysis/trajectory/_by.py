@@ -15,7 +15,7 @@ from dabench_analysis.load.run import Run
 from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema.files import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import Skipped, in_file
-from dabench_analysis.stats import steps as sq
+from dabench_analysis.trajectory import steps as sq
 
 #: What ``by="auto"`` reads: stage, else agent (two or more), else the action class (tool
 #: with action_input), else tool.

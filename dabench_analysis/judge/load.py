@@ -22,15 +22,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dabench_analysis.judge import schema as files
+from dabench_analysis.judge.schema import LIKERT, SCORE_RANGE
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load import csv as csv_reader
 from dabench_analysis.load.findings import Finding, RunLoadError, report
 from dabench_analysis.load.rules import type_values
-from dabench_analysis.schema import judge as files
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.columns import Column
 from dabench_analysis.schema.files import FileKind
-from dabench_analysis.schema.judge import LIKERT, SCORE_RANGE
 
 CASES, VERDICTS, FACTOIDS, DIMENSIONS = (k.file for k in files.JUDGE_FILES)
 _KINDS = {k.file: k for k in files.JUDGE_FILES}

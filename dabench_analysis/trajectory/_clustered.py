@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis.stats.clustered import cluster_bootstrap_ratio
-from dabench_analysis.tables.trajectory._inputs import Inputs, difference, shares
+from dabench_analysis.trajectory._inputs import Inputs, difference, shares
 
 
 def curve_intervals(s: pd.DataFrame, codes: np.ndarray, width: int, inp: Inputs,

@@ -14,8 +14,7 @@ from dabench_analysis.load.sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE, require_columns
 from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats.inputs import check_ci, warn
-from dabench_analysis.stats.step_events import first_failures as _first
-from dabench_analysis.tables.trajectory._inputs import (
+from dabench_analysis.trajectory._inputs import (
     POOLED,
     Inputs,
     finish,
@@ -26,6 +25,7 @@ from dabench_analysis.tables.trajectory._inputs import (
     task_clusters,
     wilson,
 )
+from dabench_analysis.trajectory.step_events import first_failures as _first
 
 #: Characters of an error message kept (the rest shown as "…").
 MESSAGE_CHARS = 80
@@ -97,7 +97,7 @@ def first_failures(run: Run | Runs, *, threshold: float | None = None) -> pd.Dat
     Notes
     -----
     A failing step is a step with ``success`` false or a step with a failed tool call
-    (:func:`dabench_analysis.stats.step_events.first_failures`).
+    (:func:`dabench_analysis.trajectory.step_events.first_failures`).
 
     References
     ----------

@@ -22,8 +22,8 @@ from dabench_analysis.stats.clustered import (
 from dabench_analysis.stats.inputs import warn
 from dabench_analysis.stats.multicomp import adjust_pvalues
 from dabench_analysis.stats.proportions import proportion_intervals
-from dabench_analysis.stats.steps import index_tasks, order_steps
 from dabench_analysis.tables.pooling import check_trials
+from dabench_analysis.trajectory.steps import index_tasks, order_steps
 
 #: The pooled row of every table (the difficulty column's first level).
 POOLED = "all"
@@ -43,7 +43,7 @@ class Inputs:
         (boolean: ``final_score >= threshold``, <NA> without a score), ``final_score`` and
         the task columns asked for (those the run has).
     steps : DataFrame or None
-        :func:`~dabench_analysis.stats.steps.order_steps` of the trajectory.
+        :func:`~dabench_analysis.trajectory.steps.order_steps` of the trajectory.
     calls : DataFrame or None
         The tool calls with ``task_index`` (-1: task unknown), when asked for and present.
     threshold : float

@@ -21,11 +21,10 @@ from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
 from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_intervals
-from dabench_analysis.stats.step_events import cumulative_share, grouped_quantiles
 from dabench_analysis.tables.actors import own_actions, with_note
-from dabench_analysis.tables.trajectory._by import AUTO, resolve_by
-from dabench_analysis.tables.trajectory._clustered import curve_intervals, fit_intervals
-from dabench_analysis.tables.trajectory._inputs import (
+from dabench_analysis.trajectory._by import AUTO, resolve_by
+from dabench_analysis.trajectory._clustered import curve_intervals, fit_intervals
+from dabench_analysis.trajectory._inputs import (
     Inputs,
     finish,
     gather,
@@ -35,6 +34,7 @@ from dabench_analysis.tables.trajectory._inputs import (
     trace_note,
     wilson,
 )
+from dabench_analysis.trajectory.step_events import cumulative_share, grouped_quantiles
 
 #: Where a step has no value of the ``by`` column (e.g. a step that calls no tool).
 NO_VALUE = "(none)"
@@ -80,7 +80,7 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     DataFrame
         Per ``run_id`` (several runs only), ``difficulty`` and ``by`` value, most step time
         first: ``n`` (steps with a duration), ``p50_s``, ``p90_s``, ``p99_s`` (seconds), each
-        with ``_ci_low`` / ``_ci_high`` (:func:`dabench_analysis.stats.step_events.
+        with ``_ci_low`` / ``_ci_high`` (:func:`dabench_analysis.trajectory.step_events.
         grouped_quantiles`), ``total_s``, ``share_of_time`` (of the group's step time),
         ``tokens_sum``, ``tokens_p50``; with ``by="tool"`` and tool calls also ``n_calls``,
         ``call_p50_s``, ``call_p90_s``, ``call_p99_s`` (with intervals) of
@@ -93,7 +93,7 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
 
     Notes
     -----
-    Quantiles and their intervals by :func:`dabench_analysis.stats.step_events.
+    Quantiles and their intervals by :func:`dabench_analysis.trajectory.step_events.
     grouped_quantiles` (linear interpolation; order-statistic intervals), every group at once.
 
     References

@@ -127,8 +127,8 @@ def _budget(h: pd.Series, n_labelled: int | None, seed: int) -> pd.Series:
 
 
 def _corrected(j: pd.Series, h: pd.Series, ci: float) -> list[dict]:
+    from dabench_analysis.judge.ppi import ppi_mean
     from dabench_analysis.stats import proportion_ci
-    from dabench_analysis.stats.ppi import ppi_mean
     lab = h.notna().to_numpy()
     y, yh = h[lab].to_numpy(float), j[lab].to_numpy(float)
     yu = j[~lab].to_numpy(float)
@@ -201,7 +201,7 @@ def judge_corrected_accuracy(cases: pd.DataFrame, *, judge: str = "judge_pass",
     -----
     ``judge_only`` is the judge's pass rate over every case (Wilson): it estimates the
     judge's accuracy, biased by its errors. ``human_only`` is Wilson on the labelled cases:
-    valid, wide. ``ppi`` and ``ppi_plus_plus`` are :func:`dabench_analysis.stats.ppi_mean`
+    valid, wide. ``ppi`` and ``ppi_plus_plus`` are :func:`dabench_analysis.judge.ppi_mean`
     (λ = 1 and the power-tuned λ̂; CLT intervals, as ``ppi_py.ppi_mean_ci``): the judge's
     rate on the unlabelled cases plus the mean human − judge difference on the labelled
     ones. The human labels must be a random subset of the cases (PPI's assumption). Fewer

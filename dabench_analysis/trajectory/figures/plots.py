@@ -1,6 +1,6 @@
 """Figures of trajectories: the most frequent variants, the share of tasks solved within k
 steps, and step latencies (the directly-follows graph: :mod:`.process_graph`). Each takes the
-table of :mod:`dabench_analysis.tables.trajectory` and draws its pooled rows (difficulty
+table of :mod:`dabench_analysis.trajectory` and draws its pooled rows (difficulty
 "all"), except :func:`solve_curve`, which draws one line per difficulty.
 """
 
@@ -54,7 +54,7 @@ def trajectory_variants(table: pd.DataFrame, *, top: int = 10, ci: float = 0.95,
     Parameters
     ----------
     table : DataFrame
-        :func:`dabench_analysis.tables.trajectory.variants` (``reading``, ``n_tasks``,
+        :func:`dabench_analysis.trajectory.variants` (``reading``, ``n_tasks``,
         ``share`` and its interval, ``accuracy``); its pooled rows are drawn.
     top : int
         Bars drawn (the table's order: most frequent first, the pooled rest last).
@@ -131,7 +131,7 @@ def solve_curve(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     Parameters
     ----------
     table : DataFrame
-        :func:`dabench_analysis.tables.trajectory.solve_curve` (``steps`` or ``seconds``,
+        :func:`dabench_analysis.trajectory.solve_curve` (``steps`` or ``seconds``,
         ``share``, ``ci_low``, ``ci_high``, ``difficulty``).
     ax : Axes, optional
         Draw here; default a new one-column figure.
@@ -197,7 +197,7 @@ def step_latency(table: pd.DataFrame, *, ci: float = 0.95, ax: Axes | None = Non
     Parameters
     ----------
     table : DataFrame
-        :func:`dabench_analysis.tables.trajectory.step_latency` (its grouping column, ``n``,
+        :func:`dabench_analysis.trajectory.step_latency` (its grouping column, ``n``,
         ``p50_s`` with its interval, ``p90_s``); its pooled rows are drawn.
     ci : float
         The table's interval level, named in the legend.
