@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,14 +64,34 @@ _OUT = re.compile(r"<output>\n?(.*?)</output>", re.S)
 
 def trajectory_files(folder: Path, *, first: bool = False) -> list[Path]:
     """The trajectory files in ``folder`` and up to three levels down (mini-swe-agent's
-    ``trajs/<instance>/<instance>.traj.json``), sorted by path; ``first``: at most one."""
-    out = []
-    for pattern in ("*", "*/*", "*/*/*", "*/*/*/*"):
-        for p in folder.glob(pattern):
-            if p.name.endswith(SUFFIXES) and p.is_file():
-                out.append(p)
-                if first:
-                    return out
+    ``trajs/<instance>/<instance>.traj.json``), sorted by path; ``first``: at most one.
+
+    Hidden names are passed over, as a glob would, and so are eval-v2 run folders below
+    ``folder`` (those holding a task file): a folder of runs is not searched through every
+    task folder of every run (48,000 task folders in a sweep of 120 runs of 400 tasks).
+    """
+    from dabench_analysis.schema.files import TASK_FILES
+
+    out: list[Path] = []
+    level = [folder]
+    for depth in range(4):
+        below = []
+        for d in level:
+            try:
+                entries = sorted(os.scandir(d), key=lambda e: e.name)
+            except OSError:
+                continue
+            for e in entries:
+                if e.name.startswith("."):
+                    continue
+                if e.name.endswith(SUFFIXES) and e.is_file():
+                    out.append(Path(e.path))
+                    if first:
+                        return out
+                elif depth < 3 and e.is_dir() and not any(
+                        os.path.lexists(os.path.join(e.path, t)) for t in TASK_FILES):
+                    below.append(e.path)
+        level = below
     return sorted(out)
 
 
