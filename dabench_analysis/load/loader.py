@@ -240,7 +240,9 @@ def load_runs(
     for d, r in zip(dirs, loaded, strict=True):
         if isinstance(r, Exception):
             continue
-        if not len(r.tasks):  # nothing to count: never a run the sweep's counts leave out
+        # nothing to count: never a run the sweep's counts leave out (an eval-v2 run's count
+        # without building its slice of the stacked frame: one source row per task row)
+        if not (len(r.source_rows) if r.format == "eval-v2" else len(r.tasks)):
             skipped.append((str(d), _no_rows(r)))
             warnings.warn(f"{r.run_id}: {_no_rows(r)}; not in the sweep (see .skipped)",
                           stacklevel=2)
