@@ -19,7 +19,7 @@ named baselines:
   naive loop (``pd.concat([pd.read_csv(f) ...])``); a cold cache (parse + write) and a hit;
 - all trajectories with the default columns vs their raw parse (``pyarrow.csv.read_csv`` of
   those columns with the loader's types), and peak memory vs their Arrow size, each in a fresh
-  subprocess (peak = ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` minus the RSS after imports
+  subprocess (peak = ``VmHWM`` of ``/proc/self/status`` minus the RSS after imports
   and the tasks, read with psutil);
 - one run report (``notebooks/run_report.ipynb`` through ``report.run_notebook``) vs the import
   floor (``bench/floor.ipynb``), the parse cache cleared before each;
@@ -342,10 +342,26 @@ def _child_trajectory(sweep: str, mode: str) -> None:
     start = time.perf_counter()
     traj = runs.trajectory
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = _high_water_mark() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(json.dumps({"seconds": seconds, "rows": len(traj),
                       "frame_bytes": int(traj.memory_usage(deep=True).sum()),
                       "rss_before": base, "peak_rss": peak, "peak_increase": peak - base}))
+
+
+def _high_water_mark() -> int | None:
+    """This process's peak RSS in bytes, ``VmHWM`` of ``/proc/self/status`` (Linux); None
+    elsewhere. Not ``ru_maxrss``: Linux carries it over ``fork`` and ``exec``, so a child
+    started by a parent of 1.5 GiB reports a peak of at least 1.5 GiB (measured: a child
+    printing ``ru_maxrss`` 1513 MiB, ``VmHWM`` 13 MiB); ``VmHWM`` belongs to the process's own
+    memory map, which ``exec`` replaces."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _subprocess(sweep: Path, mode: str) -> dict:
