@@ -308,7 +308,22 @@ def lookup(root: Path, request: Mapping, stamp: Mapping) -> Cached | None:
 
 def read_entry(root: Path, request: Mapping) -> tuple[pa.Table, dict] | None:
     """An entry's table (memory-mapped) and metadata, if its trailer checksum holds and it was
-    written for ``request``; None otherwise (missing, truncated, damaged, foreign)."""
+    written for ``request``.
+
+    Parameters
+    ----------
+    root : Path
+        The cache directory (:func:`usable`).
+    request : mapping
+        JSON-able; names the entry (a hash of it) and must equal the one it was written for.
+
+    Returns
+    -------
+    (pyarrow.Table, dict) or None
+        The table without its metadata, and the metadata (JSON) :func:`write_entry` was given;
+        None for a missing, unreadable, truncated, damaged (digest of the IPC bytes differs
+        from the trailer's) or foreign (another request) entry. Never raises for a bad entry.
+    """
     path = _entry(root, request)
     try:
         body = _verified(pa.memory_map(str(path)).read_buffer())  # mapped, not copied
@@ -351,8 +366,25 @@ def store(root: Path, request: Mapping, stamp: Mapping, cached: Cached, *,
 
 
 def write_entry(root: Path, request: Mapping, table: pa.Table, meta: Mapping) -> None:
-    """Write ``table`` with ``meta`` (JSON-able; ``request`` added) as the entry of ``request``:
-    Arrow IPC, then the trailer (digest of the IPC bytes, their length, magic), atomically."""
+    """Write ``table`` with ``meta`` as the entry of ``request``, atomically.
+
+    Parameters
+    ----------
+    root : Path
+        The cache directory (:func:`usable`).
+    request : mapping
+        JSON-able; names the entry and is stored in it (:func:`read_entry` compares it).
+    table : pyarrow.Table
+        Stored as Arrow IPC, one record batch per chunk.
+    meta : mapping
+        JSON-able; stored in the schema's metadata with ``request``.
+
+    Notes
+    -----
+    The file is the IPC bytes, then a trailer: :func:`digest` of those bytes, their length (8
+    bytes, little-endian) and a magic. It is written to a temporary file and renamed into
+    place; a cache that cannot be written warns once and is skipped (no error).
+    """
     meta = {"request": request, **meta}
     table = table.replace_schema_metadata({_META: json.dumps(meta).encode()})
     sink = pa.BufferOutputStream()
