@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): the cache's trust rules, its entries' format and their upkeep, one module
 """On-disk cache of parsed eval-v2 files, so that loading a run twice parses it once.
 
 One entry per file and request: the file's converted Arrow table (after the catalogue's rules),
@@ -7,10 +8,17 @@ directory. An entry is served only when it can be trusted:
 
 - its own bytes carry a checksum (xxHash3-128 when ``xxhash`` is installed, else SHA-256) in a
   trailer: a truncated entry, or one with a flipped byte anywhere, is a miss;
-- it names the input it was made from (absolute path, size, mtime in ns and the digest of the
-  bytes parsed) and the request (file kind, columns asked for, a fingerprint of the toolkit:
-  its version, pandas and pyarrow versions and a digest of the load layer's sources and the
-  catalogue): an entry of another file, another request or another toolkit is a miss.
+- it names the request (absolute path, file kind, columns asked for, a fingerprint of the
+  toolkit: its version, pandas and pyarrow versions and a digest of the load layer's sources and
+  the catalogue): an entry of another file, another request or another toolkit is a miss;
+- it records the input's stamp when it was read (:func:`file_stamp`: size, modification and
+  change times in nanoseconds, inode, device), the digest of the bytes parsed and the time of
+  the read. An input whose stamp is unchanged is served without being read again, unless it was
+  *racily clean* (git's rule, ``Documentation/technical/racy-git.txt``): modified or changed
+  within :data:`RACY_NS` (2 s, the coarsest timestamp granularity of common file systems)
+  before the read, when a later write in the same timestamp tick could leave the stamp as it
+  was. A stamp change or a racily clean entry falls back to reading and hashing the input:
+  the same digest is served (and the entry restamped), another is a miss.
 
 A miss is re-read and the entry rewritten. Entries are written to a temporary file and renamed
 into place, so concurrent loaders never see half an entry. A cache directory inside a run
@@ -48,6 +56,9 @@ _ROWS = "__dabench_row__"  # data-row numbers, stored only when some rows were d
 _SOURCES = ("csv.py", "rules.py", "findings.py", "pipeline.py", "cache.py",
             "../schema/columns.py", "../schema/rules.py", "../schema/files.py")
 _warned: set[str] = set()
+#: Racily clean margin (ns): an input modified or changed this close to (or after) the time it
+#: was read is read and hashed again on every lookup, whatever its stamp.
+RACY_NS = 2_000_000_000
 
 try:
     import xxhash
@@ -164,6 +175,44 @@ def file_digest(path: str | os.PathLike[str]) -> str:
         return f"{_HASH_NAME}:{hashlib.file_digest(fh, _HASH).hexdigest()}"
 
 
+def file_stamp(st: os.stat_result) -> dict:
+    """The stamp of a file from its ``os.stat`` / ``os.fstat``: ``size`` (bytes),
+    ``mtime_ns`` and ``ctime_ns`` (ns since the epoch), ``inode``, ``device``. A write, a
+    rename over the file or an ``os.utime`` that restores the modification time all change it
+    (the change time cannot be set back).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = tempfile.mkdtemp() + "/a.csv"
+    >>> _ = open(p, "w").write("abc")
+    >>> sorted(file_stamp(os.stat(p))), file_stamp(os.stat(p))["size"]
+    (['ctime_ns', 'device', 'inode', 'mtime_ns', 'size'], 3)
+    """
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
+            "inode": st.st_ino, "device": st.st_dev}
+
+
+def racily_clean(stamp: Mapping, read_ns: int) -> bool:
+    """Whether a file of ``stamp`` (:func:`file_stamp`) read at ``read_ns`` (``time.time_ns()``
+    taken before its stamp) may have been written again without its stamp changing: its
+    modification or change time is within :data:`RACY_NS` of the read, or after it.
+
+    Notes
+    -----
+    git's "racily clean" rule (git's ``Documentation/technical/racy-git.txt``): file system
+    timestamps have a granularity (1 ns to 2 s) and the kernel's clock for them is coarser than
+    ``time.time_ns``, so a write just after a read can keep the modification time read.
+
+    Examples
+    --------
+    >>> st = {"mtime_ns": 10_000_000_000, "ctime_ns": 10_000_000_000}
+    >>> racily_clean(st, 11_000_000_000), racily_clean(st, 13_000_000_000)
+    (True, False)
+    """
+    return max(stamp["mtime_ns"], stamp["ctime_ns"]) >= read_ns - RACY_NS
+
+
 @functools.cache
 def toolkit_fingerprint() -> str:
     """Versions (package, pandas, pyarrow) and a digest of the loader's sources, once a process."""
@@ -204,15 +253,20 @@ def _entry(root: Path, request: Mapping) -> Path:
 
 @dataclasses.dataclass
 class Cached:
-    """What an entry holds: the converted table, data-row numbers and findings."""
+    """What an entry holds: the converted table, data-row numbers and findings; ``digest`` of
+    the input's bytes it was made from, and ``trusted``: the input's stamp is the one recorded
+    and was not racily clean (served without reading the input)."""
 
     table: pa.Table
     rows: np.ndarray
     findings: list[Finding]
+    digest: str | None = None
+    trusted: bool = False
 
 
 def lookup(root: Path, request: Mapping, stamp: Mapping) -> Cached | None:
-    """The entry for ``request`` if its checksum holds and it was made from ``stamp``'s bytes.
+    """The entry for ``request`` if its checksum holds, with whether the input may be trusted
+    unread.
 
     Parameters
     ----------
@@ -222,12 +276,53 @@ def lookup(root: Path, request: Mapping, stamp: Mapping) -> Cached | None:
         JSON-able: file path, kind, columns, toolkit fingerprint (the entry's name and part of
         its content).
     stamp : mapping
-        The input as read now: ``size``, ``mtime_ns``, ``digest`` of the bytes.
+        The input's :func:`file_stamp` now (taken before any read).
 
     Returns
     -------
     Cached or None
-        None for a missing, truncated, damaged, foreign or stale entry.
+        None for a missing, truncated, damaged or foreign entry. Otherwise the entry, its
+        ``digest`` and ``trusted``: True when ``stamp`` equals the recorded stamp and the
+        entry's input was not racily clean (:func:`racily_clean`) at its read. An untrusted
+        entry may be served only after the input's bytes are hashed to its ``digest``.
+    """
+    found = read_entry(root, request)
+    if found is None:
+        return None
+    table, meta = found
+    try:
+        was = meta["stamp"]
+        same = all(was.get(k) == v for k, v in stamp.items()) and bool(stamp)
+        trusted = same and not racily_clean(was, int(meta["read_ns"]))
+        findings = [Finding(**{**f, "rows": tuple(f["rows"])}) for f in meta["findings"]]
+        entry_digest = str(was["digest"])
+    except (KeyError, TypeError, ValueError):
+        return None  # an entry of an older layout: a miss
+    if _ROWS in table.column_names:
+        rows = table.column(_ROWS).to_numpy()
+        table = table.drop_columns([_ROWS])
+    else:
+        rows = np.arange(1, table.num_rows + 1)
+    return Cached(table, rows, findings, entry_digest, trusted)
+
+
+def read_entry(root: Path, request: Mapping) -> tuple[pa.Table, dict] | None:
+    """An entry's table (memory-mapped) and metadata, if its trailer checksum holds and it was
+    written for ``request``.
+
+    Parameters
+    ----------
+    root : Path
+        The cache directory (:func:`usable`).
+    request : mapping
+        JSON-able; names the entry (a hash of it) and must equal the one it was written for.
+
+    Returns
+    -------
+    (pyarrow.Table, dict) or None
+        The table without its metadata, and the metadata (JSON) :func:`write_entry` was given;
+        None for a missing, unreadable, truncated, damaged (digest of the IPC bytes differs
+        from the trailer's) or foreign (another request) entry. Never raises for a bad entry.
     """
     path = _entry(root, request)
     try:
@@ -236,19 +331,11 @@ def lookup(root: Path, request: Mapping, stamp: Mapping) -> Cached | None:
             return None
         reader = pa.ipc.open_file(body)
         meta = json.loads(reader.schema.metadata[_META])
-        if meta.get("request") != json.loads(json.dumps(request)) or \
-                meta.get("stamp") != json.loads(json.dumps(stamp)):
+        if meta.get("request") != json.loads(json.dumps(request)):
             return None
-        table = reader.read_all().replace_schema_metadata(None)
+        return reader.read_all().replace_schema_metadata(None), meta
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
         return None  # unreadable or foreign: a miss
-    if _ROWS in table.column_names:
-        rows = table.column(_ROWS).to_numpy()
-        table = table.drop_columns([_ROWS])
-    else:
-        rows = np.arange(1, table.num_rows + 1)
-    findings = [Finding(**{**f, "rows": tuple(f["rows"])}) for f in meta["findings"]]
-    return Cached(table, rows, findings)
 
 
 def _verified(buf: pa.Buffer) -> pa.Buffer | None:
@@ -264,13 +351,41 @@ def _verified(buf: pa.Buffer) -> pa.Buffer | None:
     return body if buf.slice(length, width).to_pybytes() == digest(body).encode() else None
 
 
-def store(root: Path, request: Mapping, stamp: Mapping, cached: Cached) -> None:
-    """Write an entry atomically (a cache that cannot be written warns once and is skipped)."""
+def store(root: Path, request: Mapping, stamp: Mapping, cached: Cached, *,
+          read_ns: int) -> None:
+    """Write an entry atomically (a cache that cannot be written warns once and is skipped).
+
+    ``stamp`` is the input's :func:`file_stamp` taken after ``read_ns`` and before the read,
+    ``cached.digest`` the digest of the bytes read."""
     table = cached.table
     if not np.array_equal(cached.rows, np.arange(1, table.num_rows + 1)):
         table = table.append_column(_ROWS, pa.array(cached.rows, pa.int64()))
-    meta = {"request": request, "stamp": stamp,
-            "findings": [dataclasses.asdict(f) for f in cached.findings]}
+    write_entry(root, request, table, {
+        "stamp": {**stamp, "digest": cached.digest}, "read_ns": read_ns,
+        "findings": [dataclasses.asdict(f) for f in cached.findings]})
+
+
+def write_entry(root: Path, request: Mapping, table: pa.Table, meta: Mapping) -> None:
+    """Write ``table`` with ``meta`` as the entry of ``request``, atomically.
+
+    Parameters
+    ----------
+    root : Path
+        The cache directory (:func:`usable`).
+    request : mapping
+        JSON-able; names the entry and is stored in it (:func:`read_entry` compares it).
+    table : pyarrow.Table
+        Stored as Arrow IPC, one record batch per chunk.
+    meta : mapping
+        JSON-able; stored in the schema's metadata with ``request``.
+
+    Notes
+    -----
+    The file is the IPC bytes, then a trailer: :func:`digest` of those bytes, their length (8
+    bytes, little-endian) and a magic. It is written to a temporary file and renamed into
+    place; a cache that cannot be written warns once and is skipped (no error).
+    """
+    meta = {"request": request, **meta}
     table = table.replace_schema_metadata({_META: json.dumps(meta).encode()})
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, table.schema) as writer:

@@ -172,6 +172,11 @@ def mapper(parallel: bool | int, progress: bool | None, n: int) -> Callable:
     return partial(_map, workers=_workers(parallel, n), show=_show_progress(progress, n))
 
 
+def shows_progress(mapper: Callable) -> bool:
+    """Whether a :func:`mapper` shows a progress bar."""
+    return bool(getattr(mapper, "keywords", {}).get("show"))
+
+
 def _workers(parallel: bool | int, n: int) -> int:
     if isinstance(parallel, bool):
         return min(MAX_THREADS, os.cpu_count() or 1, n) if parallel else 1

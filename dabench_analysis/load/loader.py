@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): load_run and load_runs with their full docstrings, and the sweep read whole from the cache or file by file
 """Load eval-v2 runs: :func:`load_runs` (a sweep) and :func:`load_run` (one run), one code path.
 
 Both read every task file through :func:`dabench_analysis.load.pipeline.read_files` (threads,
@@ -19,7 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dabench_analysis import schema
-from dabench_analysis.load import folders, formats, pipeline
+from dabench_analysis.load import cache as parse_cache
+from dabench_analysis.load import folders, formats, pipeline, stack_cache
 from dabench_analysis.load.findings import Finding, RunLoadError, dropped_rows
 from dabench_analysis.load.folders import NOT_EVALUATED, candidates, check_dir
 from dabench_analysis.load.replay import replay_paths
@@ -231,7 +233,9 @@ def load_runs(
     for d, r in zip(dirs, loaded, strict=True):
         if isinstance(r, Exception):
             continue
-        if not len(r.tasks):  # nothing to count: never a run the sweep's counts leave out
+        # nothing to count: never a run the sweep's counts leave out (an eval-v2 run's count
+        # without building its slice of the stacked frame: one source row per task row)
+        if not (len(r.source_rows) if r.format == "eval-v2" else len(r.tasks)):
             skipped.append((str(d), _no_rows(r)))
             warnings.warn(f"{r.run_id}: {_no_rows(r)}; not in the sweep (see .skipped)",
                           stacklevel=2)
@@ -255,7 +259,42 @@ def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache:
           mapper: Callable,
           stack: bool) -> tuple[list[Run | RunLoadError], pd.DataFrame | None]:
     """Every run's tasks through the pipeline: the runs (or their load errors) in ``dirs``
-    order, and the stacked frame (``stack``) of the runs loaded."""
+    order, and the stacked frame (``stack``) of the runs loaded. A sweep (``stack``) is first
+    looked up as a whole in the parse cache (:mod:`.stack_cache`)."""
+    root = parse_cache.usable() if cache and stack and dirs else None
+    sweep = stack_cache.Sweep(dirs, columns, strict, root) if root is not None else None
+    hit = sweep.lookup() if sweep is not None else None
+    if hit is not None:
+        table, parts = hit
+        if folders.shows_progress(mapper):  # the bar a first load shows, at once
+            mapper(lambda p: p, parts, label="runs")
+        loaded: list = [None] * len(dirs)
+        good = list(enumerate(parts))
+    else:
+        loaded, good, table = _read_tasks(dirs, columns=columns, strict=strict, cache=cache,
+                                          mapper=mapper)
+        if sweep is not None and len(good) == len(dirs) and all(
+                p.task_file != LEGACY_TASK_FILE and not any(f.severity == "error"
+                                                            for f in p.findings)
+                for _, p in good):  # a hit warns as a first load: only runs without warnings
+            sweep.store(table, [p for _, p in good])
+    frame = pipeline.to_frame(table, TASKS) if good else pd.DataFrame()
+    del table
+    start = 0
+    for i, p in good:
+        tasks = partial(_part, frame, start, p.n, p.own)
+        start += p.n
+        loaded[i] = Run(run_id=p.run_id, path=dirs[i], tasks=tasks, findings=list(p.findings),
+                        include_text=include_text, source_rows=p.rows.tolist(),
+                        task_file=p.task_file, cache=cache, inputs={p.task_file: p.stamp})
+    return loaded, (frame.copy(deep=False) if stack and len(good) == len(dirs) else None)
+
+
+def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper: Callable
+                ) -> tuple[list, list[tuple[int, stack_cache.Part]], pa.Table]:
+    """Every run's task file read (:func:`.pipeline.read_files`) and accepted: the load error
+    of each run that failed (None where a run was loaded), each loaded run's position and
+    part, and their tables stacked."""
     kinds = [{TASK_FILE: TASKS, LEGACY_TASK_FILE: LEGACY_TASKS}.get(folders.task_file(d))
              for d in dirs]
     files = [d / (k.file if k else TASK_FILE) for d, k in zip(dirs, kinds, strict=True)]
@@ -264,24 +303,20 @@ def _load(dirs: list[Path], *, columns, strict: bool, include_text: bool, cache:
     second = second_task_files(dirs, results, cache=cache,
                                mapper=partial(mapper, label="second task files"))
     loaded: list = []
+    good, tables = [], []
     for i, (d, res) in enumerate(zip(dirs, results, strict=True)):
-        loaded.append(_accept(d, res, strict))
-        if i in second and isinstance(loaded[-1], tuple):
-            loaded[-1][3].append(second[i])
-    good = [(i, t) for i, t in enumerate(loaded) if isinstance(t, tuple)]
-    table = pipeline.stacked([t[0] for _, t in good])
-    frame = pipeline.to_frame(table, TASKS) if good else pd.DataFrame()
-    del table
-    start = 0
-    for i, (part, res, run_id, findings) in good:
-        own = part.column_names
-        n = part.num_rows
-        tasks = partial(_part, frame, start, n, own)
-        start += n
-        loaded[i] = Run(run_id=run_id, path=dirs[i], tasks=tasks, findings=findings,
-                        include_text=include_text, source_rows=res.rows.tolist(),
-                        task_file=res.kind.file, cache=cache, inputs={res.kind.file: res.stamp})
-    return loaded, (frame.copy(deep=False) if stack and len(good) == len(dirs) else None)
+        got = _accept(d, res, strict)
+        if not isinstance(got, tuple):
+            loaded.append(got)
+            continue
+        part, res, run_id, findings = got
+        if i in second:
+            findings.append(second[i])
+        loaded.append(None)
+        tables.append(part)
+        good.append((i, stack_cache.Part(run_id, part.column_names, res.rows, findings,
+                                         res.kind.file, res.stamp)))
+    return loaded, good, pipeline.stacked(tables)
 
 
 def _part(frame: pd.DataFrame, start: int, n: int, own: list[str]) -> pd.DataFrame:

@@ -5,10 +5,13 @@ findings -> one pandas frame.
 :func:`~dabench_analysis.load.load_runs` (a sweep) call for task files, and what
 :attr:`Run.trajectory` / :attr:`Runs.trajectory` (and ``tool_calls``) call for side files:
 
-1. each file is read once into memory (threads; into pyarrow's memory pool, which reuses its
-   pages, rather than a new Python object each time): its bytes are stamped (size, mtime,
-   digest: the same bytes that are parsed, so the manifest can check them later; :func:`scan`)
-   and looked up in the parse cache (:mod:`.cache`); a miss is parsed (:func:`.csv.parse`);
+1. each file's stamp (size, times, inode, device) is looked up in the parse cache
+   (:mod:`.cache`): an entry whose stamp is unchanged, and was not racily clean, is served
+   without reading the file. Otherwise the file is read once into memory (threads; into
+   pyarrow's memory pool, which reuses its pages, rather than a new Python object each time)
+   and its bytes digested (the same bytes that are parsed, so the manifest can check them
+   later; :func:`scan`); an entry of that digest is served, else the file is parsed
+   (:func:`.csv.parse`);
 2. the files parsed are stacked and the catalogue's rules run once over the stack
    (:func:`.rules.convert`); each file's slice of the result is stored in the cache;
 3. :func:`to_frame` turns the tables of every file into one pandas frame (one ``to_pandas``),
@@ -18,6 +21,7 @@ findings -> one pandas frame.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +69,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     stamp: dict | None = None
     error: RunLoadError | None = None
+    fs: dict | None = field(default=None, repr=False)  # cache.file_stamp before the read
+    read_ns: int = 0  # time.time_ns() before fs was taken
     _parsed: csv_reader.Parsed | None = field(default=None, repr=False)
 
     @property
@@ -116,9 +122,16 @@ def _read_one(file: Path, kind: FileKind, columns, root: Path | None,
               threads: bool | None = None) -> FileResult:
     out = FileResult(Path(file), kind)
     path, name = out.path.absolute(), out.name
+    read_ns = time.time_ns()  # before the stamp: racily clean is judged against it
+    hit = None
     try:
         with open(path, "rb") as fh:  # errors as the OS words them; the header checked first
             st = os.fstat(fh.fileno())
+            fs = parse_cache.file_stamp(st)
+            if root is not None:
+                hit = parse_cache.lookup(root, _request(path, kind, columns), fs)
+                if hit is not None and hit.trusted:  # the stamp vouches for the bytes: unread
+                    return _served(out, hit, path, st)
             if kind.is_tasks:  # before reading a possibly huge file
                 _essential(fh.read(_HEAD), kind, name)
         with pa.OSFile(os.fspath(path)) as raw:  # into pyarrow's pool (see the notes)
@@ -133,16 +146,25 @@ def _read_one(file: Path, kind: FileKind, columns, root: Path | None,
     digest, has_cr, odd = scan(data)
     out.stamp = {"path": os.fspath(path), "size": len(data), "mtime_ns": st.st_mtime_ns,
                  "digest": digest}
-    if root is not None:
-        hit = parse_cache.lookup(root, _request(path, kind, columns), out.stamp)
-        if hit is not None:
-            out.table, out.rows, out.findings = hit.table, hit.rows, hit.findings
-            return out
+    out.fs, out.read_ns = fs, read_ns
+    if hit is not None and hit.digest == digest:  # restamped, or racily clean: same bytes
+        _served(out, hit, path, st)
+        parse_cache.store(root, _request(path, kind, columns), fs, hit, read_ns=read_ns)
+        return out
     try:
         out._parsed = csv_reader.parse(data, kind, columns, name=name, has_cr=has_cr,
                                        odd_quotes=odd, threads=threads)
     except RunLoadError as exc:
         out.error = exc
+    return out
+
+
+def _served(out: FileResult, hit: parse_cache.Cached, path: Path,
+            st: os.stat_result) -> FileResult:
+    """``out`` filled from a cache entry (its stamp with the digest the entry recorded)."""
+    out.table, out.rows, out.findings = hit.table, hit.rows, hit.findings
+    out.stamp = {"path": os.fspath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                 "digest": hit.digest}
     return out
 
 
@@ -208,9 +230,10 @@ def _convert(results: list[FileResult], columns, root: Path | None) -> None:
             r.table, r.rows = part if names == typed.column_names else part.select(names), rows
             r.findings = [*r._parsed.findings, *found[i]]
             r._parsed = None
-            if root is not None and r.stamp is not None:
-                parse_cache.store(root, _request(r.path.absolute(), r.kind, columns), r.stamp,
-                                  parse_cache.Cached(r.table, r.rows, r.findings))
+            if root is not None and r.fs is not None:
+                parse_cache.store(root, _request(r.path.absolute(), r.kind, columns), r.fs,
+                                  parse_cache.Cached(r.table, r.rows, r.findings,
+                                                     r.stamp["digest"]), read_ns=r.read_ns)
 
 
 def _text_of(result: FileResult, column: str) -> pa.ChunkedArray:
