@@ -21,6 +21,7 @@ from dabench_analysis.schema.needs import REPEATED, Skipped, needs
 from dabench_analysis.stats import consistency as cs
 from dabench_analysis.stats.inputs import check_ci
 from dabench_analysis.stats.recorded import cost_recorded
+from dabench_analysis.tables._resample import bounds, interval, pooled_reps, ratio
 from dabench_analysis.tables.common import as_frame
 from dabench_analysis.tables.trials import _configs
 
@@ -109,52 +110,6 @@ def _trials(tasks: pd.DataFrame, configs, threshold: float, trajectory, tool_cal
     return out[~np.isnan(out["ok"].to_numpy(float))]
 
 
-#: Most index cells one block of resamples holds (the draws of a large run come in blocks).
-_BLOCK_CELLS = 2_000_000
-
-
-def _draws(n: int, n_boot: int, seed: int):
-    """Blocks of resampled task indices, ``(rows, n)`` each, ``n_boot`` rows in all: the draws
-    of ``rng.integers(0, n, n)`` once per resample, in order (one call per resample, as a
-    single call of every index would draw other numbers)."""
-    rng = np.random.default_rng(seed)
-    rows = max(1, _BLOCK_CELLS // max(n, 1))
-    for start in range(0, n_boot, rows):
-        yield np.stack([rng.integers(0, n, n) for _ in range(min(rows, n_boot - start))])
-
-
-def _counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """How often each of the ``n`` tasks is drawn in each resample (rows of ``idx``)."""
-    flat = (idx + n * np.arange(len(idx))[:, None]).ravel()
-    return np.bincount(flat, minlength=n * len(idx)).reshape(len(idx), n)
-
-
-def _interval(stat, n: int, *, n_boot: int, seed: int, ci: float) -> tuple[float, float, str]:
-    """Percentile interval of ``stat`` over ``n_boot`` resamples of ``n`` task indices;
-    ``stat`` takes a block of resamples (one row of indices each) and gives one value a row."""
-    if n < 2:
-        return np.nan, np.nan, "interval not estimable: fewer than 2 tasks"
-    return _bounds(np.concatenate([np.asarray(stat(idx), dtype=float)
-                                   for idx in _draws(n, n_boot, seed)]), n_boot, ci)
-
-
-def _bounds(reps: np.ndarray, n_boot: int, ci: float) -> tuple[float, float, str]:
-    """The percentile interval of the resampled values (undefined ones left out)."""
-    reps = reps[np.isfinite(reps)]
-    if len(reps) < 2 or np.ptp(reps) == 0:
-        return np.nan, np.nan, "interval not estimable: every resample gives the same value"
-    lo, hi = np.quantile(reps, [(1 - ci) / 2, (1 + ci) / 2])
-    dropped = n_boot - len(reps)
-    note = f"{dropped} of {n_boot} resamples undefined, left out" if dropped else ""
-    return float(lo), float(hi), note
-
-
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """``num / den`` where ``den > 0``, else NaN."""
-    pos = den > 0
-    return np.where(pos, num / np.where(pos, den, 1), np.nan)
-
-
 def _row(dimension: str, metric: str, value=np.nan, ci=(np.nan, np.nan, ""), n_tasks=0,
          n_trials=0, method: str = "", note: str = "") -> dict:
     notes = "; ".join(x for x in (note, ci[2]) if x)
@@ -171,7 +126,7 @@ def _task_mean(dimension: str, metric: str, per_task: pd.Series, trials: pd.Seri
     if not keep.any():
         return _row(dimension, metric, method=method, note=empty)
     x = v[keep]
-    ci = _interval(lambda i: x[i].mean(axis=1), len(x), **boot)
+    ci = interval(lambda i: x[i].mean(axis=1), len(x), **boot)
     return _row(dimension, metric, float(x.mean()), ci, keep.sum(),
                 trials.to_numpy()[keep].sum(), method, "")
 
@@ -216,34 +171,6 @@ def _consistency(base: pd.DataFrame, boot: dict) -> list[dict]:
     return rows
 
 
-def _pooled_reps(codes: np.ndarray, conf: np.ndarray, ok: np.ndarray, *, n_boot: int,
-                 seed: int) -> dict[str, np.ndarray]:
-    """AUROC, AuRC and excess AuRC of the trials pooled over each resample of tasks (``codes``:
-    each trial's task, 0..n-1), from how often each task is drawn. AUROC: the Mann-Whitney
-    count by confidence level (half-integers, exact in floating point: the value of
-    :func:`cs.auroc`); AuRC: :func:`cs.aurc` of the drawn trials (order does not matter)."""
-    n = int(codes.max()) + 1
-    levels, level = np.unique(conf, return_inverse=True)
-    won = np.zeros((n, len(levels)))
-    lost = np.zeros((n, len(levels)))
-    np.add.at(won, (codes, level), ok)
-    np.add.at(lost, (codes, level), 1 - ok)
-    out: dict[str, list] = {"confidence_auroc": [], "aurc": [], "excess_aurc": []}
-    for idx in _draws(n, n_boot, seed):
-        drawn = _counts(idx, n)
-        w1, w0 = drawn @ won, drawn @ lost  # integers: exact
-        n1, n0 = w1.sum(axis=1), w0.sum(axis=1)
-        u = (w1 * (np.cumsum(w0, axis=1) - w0 / 2)).sum(axis=1)
-        both = (n1 > 0) & (n0 > 0)
-        out["confidence_auroc"].append(np.where(both, u / np.where(both, n1 * n0, 1), np.nan))
-        for row in drawn:
-            weight = row[codes]
-            r = cs.aurc(np.repeat(conf, weight), np.repeat(ok, weight))
-            out["aurc"].append([r["aurc"]])
-            out["excess_aurc"].append([r["excess_aurc"]])
-    return {m: np.concatenate(v) for m, v in out.items()}
-
-
 def _predictability(base: pd.DataFrame, boot: dict) -> list[dict]:
     """AUROC of confidence for correctness, AuRC and excess AuRC over one unit's trials."""
     names = ["confidence_auroc", "aurc", "excess_aurc"]
@@ -261,7 +188,7 @@ def _predictability(base: pd.DataFrame, boot: dict) -> list[dict]:
     what = {"confidence_auroc": "AUROC (Mann-Whitney) of confidence for correctness",
             "aurc": "area under the risk-coverage curve (Geifman et al. 2019)",
             "excess_aurc": "AuRC minus the optimal AuRC (Geifman et al. 2019)"}
-    reps = (_pooled_reps(codes, conf, ok, n_boot=boot["n_boot"], seed=boot["seed"])
+    reps = (pooled_reps(codes, conf, ok, n_boot=boot["n_boot"], seed=boot["seed"])
             if n_tasks >= 2 else {})
     rows = []
     for m in names:
@@ -269,7 +196,7 @@ def _predictability(base: pd.DataFrame, boot: dict) -> list[dict]:
         note = ("undefined: every trial is correct, or every trial is wrong"
                 if m == "confidence_auroc" and not np.isfinite(value) else "")
         ci = ((np.nan, np.nan, "") if not np.isfinite(value) else
-              _bounds(reps[m], boot["n_boot"], boot["ci"]) if reps else
+              bounds(reps[m], boot["n_boot"], boot["ci"]) if reps else
               (np.nan, np.nan, "interval not estimable: fewer than 2 tasks"))
         rows.append(_row("predictability", m, value, ci, n_tasks, len(f),
                          f"{what[m]}; {pooled_note}", note))
@@ -296,7 +223,7 @@ def _robustness(trials: pd.DataFrame, baseline: str, boot: dict) -> list[dict]:
             rows.append(_row("robustness", metric, n_tasks=len(both), n_trials=n_trials,
                              method=method, note=note))
             continue
-        ci = _interval(lambda i, p=p, b=b: _ratio(p[i].mean(axis=1), b[i].mean(axis=1)),
+        ci = interval(lambda i, p=p, b=b: ratio(p[i].mean(axis=1), b[i].mean(axis=1)),
                        len(b), **boot)
         rows.append(_row("robustness", metric, float(p.mean() / b.mean()), ci, len(both),
                          n_trials, method))
