@@ -156,6 +156,41 @@ def test_confidence_auroc_and_aurc_against_sklearn_and_the_definition():
         "confidence_auroc", "note"]
 
 
+def test_pooled_bootstrap_is_that_of_the_drawn_trials_to_the_last_bit():
+    """The AUROC and AuRC intervals resample tasks with their trials: the same percentile
+    bootstrap written out (one ``rng.integers(0, n, n)`` per resample, the drawn tasks' trials
+    concatenated, AUROC by sklearn, AuRC by its definition with ties spread evenly) gives the
+    same bounds exactly, ties and unequal numbers of trials included."""
+    rng = np.random.default_rng(3)
+    k = rng.integers(1, 4, 25)
+    conf = [np.round(rng.random(j), 1) for j in k]
+    ok = [rng.integers(0, 2, j) for j in k]
+    frame = pd.DataFrame({"task_id": np.repeat([f"t{i}" for i in range(25)], k),
+                          "trial": np.concatenate([np.arange(j) for j in k]),
+                          "final_score": np.concatenate(ok).astype(float),
+                          "confidence_score": np.concatenate(conf)})
+    r = da.tables.reliability(frame, n_boot=300, seed=5).set_index("metric")
+
+    def aurc(c, y):  # risk at i/n, a tied block's errors spread evenly over its positions
+        order = np.argsort(-c, kind="stable")
+        c, e = c[order], 1.0 - y[order]
+        risk = [sum(e[c > c[i]]) + (i + 1 - sum(c > c[i])) * e[c == c[i]].mean()
+                for i in range(len(c))]
+        return np.mean(np.array(risk) / np.arange(1, len(c) + 1))
+
+    draws = np.random.default_rng(5)
+    reps = {"confidence_auroc": [], "aurc": []}
+    for _ in range(300):
+        idx = draws.integers(0, 25, 25)
+        c, y = np.concatenate([conf[i] for i in idx]), np.concatenate([ok[i] for i in idx])
+        reps["confidence_auroc"].append(roc_auc_score(y, c) if 0 < y.sum() < len(y) else np.nan)
+        reps["aurc"].append(aurc(c, y.astype(float)))
+    for m, v in reps.items():
+        v = np.array(v)
+        lo, hi = np.quantile(v[np.isfinite(v)], [0.025, 0.975])
+        assert (r.loc[m, "ci_low"], r.loc[m, "ci_high"]) == pytest.approx((lo, hi), abs=1e-12)
+
+
 def test_robustness_ratio_against_the_baseline_condition():
     base = _trials({"a": [1, 1], "b": [1, 0], "c": [0, 0]}, condition="baseline")
     fault = _trials({"a": [1, 0], "b": [0, 0], "c": [0, 0]}, condition="fault:timeout")

@@ -73,7 +73,11 @@ def to_markdown(
     |---:|:---|
     | 1.2 | x\|\<y> < 1, x\*y\*, \_z\_ run_a |
     """
-    shown = present(df, columns=columns, labels=labels, digits=digits)
+    return _markdown(present(df, columns=columns, labels=labels, digits=digits))
+
+
+def _markdown(shown: pd.DataFrame) -> str:
+    """The Markdown of a presented table (:func:`export.presentation.present`)."""
     header = "| " + " | ".join(_md_escape(str(c)) for c in shown.columns) + " |"
     rule = "|" + "|".join("---:" if a == "r" else ":---" for a in shown.attrs["align"]) + "|"
     rows = ["| " + " | ".join(_md_escape(v) for v in row) + " |" for row in shown.to_numpy()]
@@ -157,7 +161,11 @@ def to_latex(
     \par\smallskip
     {\footnotesize Method: t.\par}
     """
-    shown = present(df, columns=columns, labels=labels, digits=digits)
+    return _latex(present(df, columns=columns, labels=labels, digits=digits), caption)
+
+
+def _latex(shown: pd.DataFrame, caption: str | None) -> str:
+    """The LaTeX of a presented table (:func:`export.presentation.present`)."""
     comments = [f"% {_tex_escape(caption)}"] if caption else []
     styler = (shown.style.hide(axis="index").format(_tex_escape)
               .format_index(_tex_escape, axis=1))
@@ -237,7 +245,8 @@ def save_table(
     flat = df.reset_index() if any(n is not None for n in df.index.names) else df
     if columns is not None:
         require_columns(flat, columns, "the table")
-    shown = {"columns": columns, "labels": labels, "digits": digits}
+    shown = (present(flat, columns=columns, labels=labels, digits=digits)  # once for both
+             if {"tex", "md"} & set(formats) else None)
     written: list[Path] = []
     for fmt in formats:
         dest = stem.with_name(f"{stem.name}.{fmt}")
@@ -245,8 +254,8 @@ def save_table(
             if fmt == "csv":  # as read, but for control characters: \x00 (export.text)
                 visible_frame(flat).to_csv(fh, index=False, lineterminator="\n")
             elif fmt == "tex":
-                fh.write(to_latex(flat, caption=caption, **shown) + "\n")
+                fh.write(_latex(shown, caption) + "\n")
             else:
-                fh.write(to_markdown(flat, **shown) + "\n")
+                fh.write(_markdown(shown) + "\n")
         written.append(dest)
     return written

@@ -271,6 +271,12 @@ def table_html(
     True
     """
     shown = present(_head(_frame(df), max_rows), columns=columns, labels=labels, digits=digits)
+    return _html(shown, df, caption=caption, max_rows=max_rows, row_attrs=row_attrs, fit=fit)
+
+
+def _html(shown: pd.DataFrame, df, *, caption: str | None, max_rows: int | None,
+          row_attrs: Sequence[Mapping[str, str] | None] | None = None, fit: bool = True) -> str:
+    """The HTML of a presented table (:func:`table_html`, from ``present``'s result)."""
     align = shown.attrs["align"]
     rows = list(row_attrs)[:len(shown)] if row_attrs is not None else None
     if rows is not None and len(rows) < len(shown):
@@ -349,8 +355,7 @@ def show(
         print(text)
         return
     display({"text/plain": text,
-             "text/html": table_html(df, columns=columns, labels=labels, caption=caption,
-                                     digits=digits, max_rows=max_rows)}, raw=True)
+             "text/html": _html(shown, df, caption=caption, max_rows=max_rows)}, raw=True)
 
 
 def _head(frame: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:

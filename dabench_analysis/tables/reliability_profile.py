@@ -21,6 +21,7 @@ from dabench_analysis.schema.needs import REPEATED, Skipped, needs
 from dabench_analysis.stats import consistency as cs
 from dabench_analysis.stats.inputs import check_ci
 from dabench_analysis.stats.recorded import cost_recorded
+from dabench_analysis.tables._resample import bounds, interval, pooled_reps, ratio
 from dabench_analysis.tables.common import as_frame
 from dabench_analysis.tables.trials import _configs
 
@@ -109,21 +110,6 @@ def _trials(tasks: pd.DataFrame, configs, threshold: float, trajectory, tool_cal
     return out[~np.isnan(out["ok"].to_numpy(float))]
 
 
-def _interval(stat, n: int, *, n_boot: int, seed: int, ci: float) -> tuple[float, float, str]:
-    """Percentile interval of ``stat(idx)`` over ``n_boot`` resamples of ``n`` task indices."""
-    if n < 2:
-        return np.nan, np.nan, "interval not estimable: fewer than 2 tasks"
-    rng = np.random.default_rng(seed)
-    reps = np.array([stat(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=float)
-    reps = reps[np.isfinite(reps)]
-    if len(reps) < 2 or np.ptp(reps) == 0:
-        return np.nan, np.nan, "interval not estimable: every resample gives the same value"
-    lo, hi = np.quantile(reps, [(1 - ci) / 2, (1 + ci) / 2])
-    dropped = n_boot - len(reps)
-    note = f"{dropped} of {n_boot} resamples undefined, left out" if dropped else ""
-    return float(lo), float(hi), note
-
-
 def _row(dimension: str, metric: str, value=np.nan, ci=(np.nan, np.nan, ""), n_tasks=0,
          n_trials=0, method: str = "", note: str = "") -> dict:
     notes = "; ".join(x for x in (note, ci[2]) if x)
@@ -140,7 +126,7 @@ def _task_mean(dimension: str, metric: str, per_task: pd.Series, trials: pd.Seri
     if not keep.any():
         return _row(dimension, metric, method=method, note=empty)
     x = v[keep]
-    ci = _interval(lambda i: x[i].mean(), len(x), **boot)
+    ci = interval(lambda i: x[i].mean(axis=1), len(x), **boot)
     return _row(dimension, metric, float(x.mean()), ci, keep.sum(),
                 trials.to_numpy()[keep].sum(), method, "")
 
@@ -192,30 +178,28 @@ def _predictability(base: pd.DataFrame, boot: dict) -> list[dict]:
     if f.empty:
         return [_row("predictability", m, note="no confidence recorded (a confidence_score "
                      "or confidence column)") for m in names]
-    groups = [(g["confidence"].to_numpy(float), g["ok"].to_numpy(float))
-              for _, g in f.groupby("task_id", sort=False)]
-
-    def pooled(idx, fn):
-        conf = np.concatenate([groups[i][0] for i in idx])
-        ok = np.concatenate([groups[i][1] for i in idx])
-        return fn(conf, ok)
-
+    codes = pd.factorize(f["task_id"], sort=False)[0]  # the order of groupby(sort=False)
+    n_tasks = int(codes.max()) + 1
     conf, ok = f["confidence"].to_numpy(float), f["ok"].to_numpy(float)
     pooled_note = "trials pooled over tasks; " + _BOOT
-    fns = {"confidence_auroc": (cs.auroc, "AUROC (Mann-Whitney) of confidence for correctness"),
-           "aurc": (lambda x, y: cs.aurc(x, y)["aurc"],
-                    "area under the risk-coverage curve (Geifman et al. 2019)"),
-           "excess_aurc": (lambda x, y: cs.aurc(x, y)["excess_aurc"],
-                           "AuRC minus the optimal AuRC (Geifman et al. 2019)")}
+    curve = cs.aurc(conf, ok)
+    values = {"confidence_auroc": cs.auroc(conf, ok), "aurc": curve["aurc"],
+              "excess_aurc": curve["excess_aurc"]}
+    what = {"confidence_auroc": "AUROC (Mann-Whitney) of confidence for correctness",
+            "aurc": "area under the risk-coverage curve (Geifman et al. 2019)",
+            "excess_aurc": "AuRC minus the optimal AuRC (Geifman et al. 2019)"}
+    reps = (pooled_reps(codes, conf, ok, n_boot=boot["n_boot"], seed=boot["seed"])
+            if n_tasks >= 2 else {})
     rows = []
-    for m, (fn, what) in fns.items():
-        value = fn(conf, ok)
+    for m in names:
+        value = values[m]
         note = ("undefined: every trial is correct, or every trial is wrong"
                 if m == "confidence_auroc" and not np.isfinite(value) else "")
-        ci = (_interval(lambda i, fn=fn: pooled(i, fn), len(groups), **boot)
-              if np.isfinite(value) else (np.nan, np.nan, ""))
-        rows.append(_row("predictability", m, value, ci, len(groups), len(f),
-                         f"{what}; {pooled_note}", note))
+        ci = ((np.nan, np.nan, "") if not np.isfinite(value) else
+              bounds(reps[m], boot["n_boot"], boot["ci"]) if reps else
+              (np.nan, np.nan, "interval not estimable: fewer than 2 tasks"))
+        rows.append(_row("predictability", m, value, ci, n_tasks, len(f),
+                         f"{what[m]}; {pooled_note}", note))
     return rows
 
 
@@ -239,8 +223,8 @@ def _robustness(trials: pd.DataFrame, baseline: str, boot: dict) -> list[dict]:
             rows.append(_row("robustness", metric, n_tasks=len(both), n_trials=n_trials,
                              method=method, note=note))
             continue
-        ci = _interval(lambda i, p=p, b=b: p[i].mean() / b[i].mean() if b[i].mean() > 0
-                       else np.nan, len(b), **boot)
+        ci = interval(lambda i, p=p, b=b: ratio(p[i].mean(axis=1), b[i].mean(axis=1)),
+                       len(b), **boot)
         rows.append(_row("robustness", metric, float(p.mean() / b.mean()), ci, len(both),
                          n_trials, method))
     return rows
