@@ -63,3 +63,36 @@ def fit_intervals(per_task: pd.DataFrame, fams: list, run: np.ndarray, run_names
     fail = shares(pd.concat(calls, ignore_index=True), keys,
                   {"failure_rate": ("n_failed", "n_calls")}, inp, ci)
     return acc.merge(fail, on=keys, how="left")
+
+
+def variant_intervals(s: pd.DataFrame, g: pd.DataFrame, inp: Inputs,
+                      ci: float) -> dict[str, np.ndarray]:
+    """The variants' interval bounds on repeated trials, one per row of ``g`` (``run_id``,
+    ``difficulty``, ``pattern``, ``is_other``): ``share`` (the row's traces among its group's)
+    and ``accuracy`` (correct among the row's scored traces), resampling tasks. ``s``: one row
+    per trace and group (``run_id``, ``difficulty``, ``pattern``, ``task_index``, ``ok``,
+    ``scored``); a trace whose pattern has no row of its own is in its group's pooled row."""
+    keys = ["run_id", "difficulty"]
+    rows = g[[*keys, "pattern", "is_other"]].reset_index(drop=True).assign(
+        row=np.arange(len(g)))
+    own = s[[*keys, "pattern"]].merge(rows[~rows["is_other"]], on=[*keys, "pattern"],
+                                      how="left")["row"]
+    rest = s[keys].merge(rows[rows["is_other"]].drop(columns="pattern"), on=keys,
+                         how="left")["row"]
+    mine = own.fillna(rest).to_numpy(dtype="float64")  # each trace's row
+    trace = s.assign(mine=mine, ok=s["ok"].to_numpy(dtype=bool),
+                     scored=s["scored"].to_numpy(dtype=bool))[[*keys, "mine", "task_index",
+                                                                "ok", "scored"]]
+    cross = trace.merge(rows[[*keys, "row"]], on=keys)  # every trace against its group's rows
+    hit = cross["mine"].to_numpy() == cross["row"].to_numpy()
+    task = inp.clusters[cross["task_index"].to_numpy()]
+    out = {}
+    for name, num, den in (("share", hit, np.ones(len(cross))),
+                           ("accuracy", hit & cross["ok"].to_numpy(),
+                            hit & cross["scored"].to_numpy())):
+        r = cluster_bootstrap_ratio(num, den, cross["row"].to_numpy(), task, ci=ci,
+                                    n_boot=inp.n_boot, seed=inp.seed)
+        lo, hi = np.full(len(g), np.nan), np.full(len(g), np.nan)
+        lo[:len(r)], hi[:len(r)] = r["ci_low"].to_numpy(), r["ci_high"].to_numpy()
+        out[f"{name}_ci_low"], out[f"{name}_ci_high"] = lo, hi
+    return out

@@ -1,0 +1,112 @@
+"""Variants on repeated trials (tau2-bench results built by hand: 6 tasks x 3 trials): the
+share and accuracy intervals are a percentile bootstrap over tasks, every trial of a drawn task
+with it (Field & Welsh 2007, JRSS B 69(3), 369-390), recomputed here with numpy from the
+per-task counts of the file's own spec; when the trials of each task agree perfectly the
+interval is wider than Wilson's over the traces as if independent.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+import dabench_analysis as da
+from dabench_analysis import trajectory as tr
+
+# each task's trials: (tools called in order, reward); A = lookup, B = lookup then book
+A, B = ("lookup",), ("lookup", "book")
+MIXED = {"t0": [(A, 1), (A, 1), (B, 0)], "t1": [(A, 0), (A, 0), (A, 0)],
+         "t2": [(B, 1), (B, 1), (A, 1)], "t3": [(A, 1), (B, 0), (B, 0)],
+         "t4": [(B, 1), (B, 1), (B, 1)], "t5": [(A, 0), (B, 1), (A, 1)]}
+AGREE = {t: [trace] * 3 for t, trace in zip(
+    ["t0", "t1", "t2", "t3", "t4", "t5"], [(A, 1), (A, 0), (B, 1), (B, 0), (A, 1), (B, 1)],
+    strict=True)}
+
+
+def _write(path: Path, spec: dict) -> Path:
+    sims = []
+    for task, trials in spec.items():
+        for trial, (tools, reward) in enumerate(trials):
+            messages = []
+            for i, tool in enumerate(tools):
+                cid = f"c{i}"
+                messages += [{"role": "assistant", "content": None, "turn_idx": 2 * i,
+                              "tool_calls": [{"id": cid, "name": tool, "arguments": {"q": i},
+                                              "requestor": "assistant"}]},
+                             {"role": "tool", "id": cid, "content": "ok", "error": False,
+                              "requestor": "assistant", "turn_idx": 2 * i + 1}]
+            sims.append({"id": f"{task}-{trial}", "task_id": task, "trial": trial,
+                         "reward_info": {"reward": float(reward)}, "messages": messages})
+    path.write_text(json.dumps({"timestamp": "x", "info": {"num_trials": 3}, "tasks": [],
+                                "simulations": sims}))
+    return path
+
+
+def _variants(path: Path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = da.load_run(path)
+        assert run.tasks["task_id"].astype(str).tolist() == [t for t in MIXED for _ in "abc"]
+        v = tr.variants(run, by="tool")
+    v = v[v["difficulty"] == "all"]
+    return v.set_index(v["pattern"].str.contains("book").map({True: "B", False: "A"}))
+
+
+def _boot(k: np.ndarray, n: np.ndarray, seed: int = 0, n_boot: int = 2000) -> tuple:
+    """Percentile bootstrap over tasks of sum(k)/sum(n): replicate b draws tasks
+    default_rng(seed).integers(0, 6, size=(n_boot, 6))[b]; draws without a denominator left
+    out; numpy's linear quantiles."""
+    draw = np.random.default_rng(seed).integers(0, len(k), size=(n_boot, len(k)))
+    den = n[draw].sum(axis=1)
+    ratio = k[draw].sum(axis=1)[den > 0] / den[den > 0]
+    return tuple(np.quantile(ratio, [0.025, 0.975]))
+
+
+def _counts(spec: dict, variant: tuple) -> dict[str, np.ndarray]:
+    """Per task (file order): traces taking the variant, of them correct, and all traces."""
+    return {"k_share": np.array([sum(t == variant for t, _ in tr_) for tr_ in spec.values()],
+                                dtype=float),
+            "n_share": np.array([len(tr_) for tr_ in spec.values()], dtype=float),
+            "k_acc": np.array([sum(t == variant and r >= 0.8 for t, r in tr_)
+                               for tr_ in spec.values()], dtype=float)}
+
+
+def test_variant_intervals_resample_tasks(tmp_path):
+    v = _variants(_write(tmp_path / "tau2.json", MIXED))
+    for name, variant in (("A", A), ("B", B)):
+        c = _counts(MIXED, variant)
+        row = v.loc[name]
+        assert row["n_tasks"] == c["k_share"].sum()  # traces taking the variant
+        assert row["share"] == pytest.approx(c["k_share"].sum() / 18)
+        lo, hi = _boot(c["k_share"], c["n_share"])
+        assert (row["share_ci_low"], row["share_ci_high"]) == (pytest.approx(lo, abs=1e-12),
+                                                               pytest.approx(hi, abs=1e-12))
+        lo, hi = _boot(c["k_acc"], c["k_share"])
+        assert row["accuracy"] == pytest.approx(c["k_acc"].sum() / c["k_share"].sum())
+        assert (row["accuracy_ci_low"], row["accuracy_ci_high"]) == (
+            pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    assert v["note"].iloc[0] == ("each trial its own trace; intervals clustered by task "
+                                 "(6 tasks, 18 traces)")  # p-values: clustered Wald already
+    assert "percentile bootstrap over tasks (2000 draws, seed 0)" in v["method"].iloc[0]
+    assert "Wilson" not in v["method"].iloc[0]
+
+
+def test_agreeing_trials_widen_the_intervals(tmp_path):
+    v = _variants(_write(tmp_path / "tau2.json", AGREE))
+    for name, variant in (("A", A), ("B", B)):
+        row, c = v.loc[name], _counts(AGREE, variant)
+        k, n = c["k_share"].sum(), 18
+        # the traces as if independent: Wilson on k of 18 (statsmodels)
+        w_lo, w_hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert row["share_ci_high"] - row["share_ci_low"] > w_hi - w_lo
+        lo, hi = _boot(c["k_share"], c["n_share"])
+        assert (row["share_ci_low"], row["share_ci_high"]) == (pytest.approx(lo, abs=1e-12),
+                                                               pytest.approx(hi, abs=1e-12))
+        ka, na = c["k_acc"].sum(), c["k_share"].sum()
+        a_lo, a_hi = proportion_confint(ka, na, alpha=0.05, method="wilson")
+        assert row["accuracy_ci_high"] - row["accuracy_ci_low"] > a_hi - a_lo
