@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -28,11 +29,17 @@ AGREE = {t: [trace] * 3 for t, trace in zip(
     strict=True)}
 
 
+def _gap(task: int, trial: int, message: int) -> int:
+    """Seconds each message took (its timestamp minus the previous one's)."""
+    return 1 + (7 * task + 3 * trial + 2 * message) % 9
+
+
 def _write(path: Path, spec: dict) -> Path:
     sims = []
-    for task, trials in spec.items():
+    for t, (task, trials) in enumerate(spec.items()):
         for trial, (tools, reward) in enumerate(trials):
-            messages = []
+            messages, clock = [], datetime(2025, 10, 13, 0, 0, 0)
+            start = clock.isoformat()
             for i, tool in enumerate(tools):
                 cid = f"c{i}"
                 messages += [{"role": "assistant", "content": None, "turn_idx": 2 * i,
@@ -40,8 +47,12 @@ def _write(path: Path, spec: dict) -> Path:
                                               "requestor": "assistant"}]},
                              {"role": "tool", "id": cid, "content": "ok", "error": False,
                               "requestor": "assistant", "turn_idx": 2 * i + 1}]
+            for m, message in enumerate(messages):
+                clock += timedelta(seconds=_gap(t, trial, m))
+                message["timestamp"] = clock.isoformat()
             sims.append({"id": f"{task}-{trial}", "task_id": task, "trial": trial,
-                         "reward_info": {"reward": float(reward)}, "messages": messages})
+                         "start_time": start, "reward_info": {"reward": float(reward)},
+                         "messages": messages})
     path.write_text(json.dumps({"timestamp": "x", "info": {"num_trials": 3}, "tasks": [],
                                 "simulations": sims}))
     return path
@@ -110,3 +121,30 @@ def test_agreeing_trials_widen_the_intervals(tmp_path):
         ka, na = c["k_acc"].sum(), c["k_share"].sum()
         a_lo, a_hi = proportion_confint(ka, na, alpha=0.05, method="wilson")
         assert row["accuracy_ci_high"] - row["accuracy_ci_low"] > a_hi - a_lo
+
+
+def test_step_latency_quantile_intervals_resample_tasks(tmp_path):
+    """The assistant's step times (each message's gap from the previous timestamp): p50, p90,
+    p99 by numpy's linear rule; their intervals the 2.5 % and 97.5 % points over 2000 draws of
+    the 6 tasks (seed 0), each drawn task bringing every step of its 3 trials."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lat = tr.step_latency(da.load_run(_write(tmp_path / "tau2.json", MIXED)), by="agent")
+    row = lat[(lat["difficulty"] == "all") & (lat["agent"] == "assistant")].iloc[0]
+    per_task = [np.array([_gap(t, trial, m) for trial, (tools, _) in enumerate(trials)
+                          for m in range(0, 2 * len(tools), 2)], dtype=float)
+                for t, trials in enumerate(MIXED.values())]
+    every = np.concatenate(per_task)
+    # one assistant message per tool call
+    assert row["n"] == every.size == sum(len(tools) for trials in MIXED.values()
+                                         for tools, _ in trials)
+    draw = np.random.default_rng(0).integers(0, 6, size=(2000, 6))
+    reps = np.array([np.quantile(np.concatenate([per_task[i] for i in d]), [0.5, 0.9, 0.99])
+                     for d in draw])
+    bounds = np.quantile(reps, [0.025, 0.975], axis=0)
+    for j, name in enumerate(("p50", "p90", "p99")):
+        assert row[f"{name}_s"] == pytest.approx(np.quantile(every, [0.5, 0.9, 0.99][j]))
+        assert (row[f"{name}_s_ci_low"], row[f"{name}_s_ci_high"]) == (
+            pytest.approx(bounds[0, j], abs=1e-9), pytest.approx(bounds[1, j], abs=1e-9))
+    assert row["note"].endswith("quantile intervals: percentile bootstrap over tasks "
+                                "(2000 draws, seed 0)")

@@ -96,3 +96,60 @@ def variant_intervals(s: pd.DataFrame, g: pd.DataFrame, inp: Inputs,
         lo[:len(r)], hi[:len(r)] = r["ci_low"].to_numpy(), r["ci_high"].to_numpy()
         out[f"{name}_ci_low"], out[f"{name}_ci_high"] = lo, hi
     return out
+
+
+def quantile_intervals(values: np.ndarray, groups: np.ndarray, clusters: np.ndarray,
+                       quantiles: tuple[float, ...], inp: Inputs,
+                       ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile-bootstrap bounds over clusters (tasks) of each group's quantiles, shape
+    (groups, quantiles): replicate b takes every value of cluster c ``counts[b, c]`` times
+    (:func:`dabench_analysis.stats.ranking.bootstrap_counts` over the clusters with a value,
+    in label order; ``inp.n_boot`` draws, ``inp.seed``) and the quantile is numpy's linear one of
+    that sample; NaN values left out; NaN bounds for a group with fewer than 2 clusters."""
+    from dabench_analysis.stats.ranking import bootstrap_counts
+
+    v, g = np.asarray(values, dtype="float64"), np.asarray(groups, dtype=np.int64)
+    n_g = int(g.max(initial=-1)) + 1
+    lo, hi = np.full((n_g, len(quantiles)), np.nan), np.full((n_g, len(quantiles)), np.nan)
+    keep = ~np.isnan(v)
+    v, g = v[keep], g[keep]
+    c = np.unique(np.asarray(clusters, dtype=np.int64)[keep], return_inverse=True)[1].ravel()
+    if not v.size:
+        return lo, hi
+    counts = bootstrap_counts(int(c.max()) + 1, inp.n_boot, inp.seed)
+    order = np.lexsort((v, g))
+    v, g, c = v[order], g[order], c[order]
+    edges = np.searchsorted(g, np.arange(n_g + 1))
+    for k in range(n_g):
+        part = slice(edges[k], edges[k + 1])
+        if len(np.unique(c[part])) < 2:
+            continue
+        reps = np.full((inp.n_boot, len(quantiles)), np.nan)
+        for start in range(0, inp.n_boot, 256):  # (draws × values) weights, a block at a time
+            w = counts[start:start + 256][:, c[part]]
+            reps[start:start + len(w)] = _weighted_quantiles(v[part], w, quantiles)
+        q = np.nanquantile(reps, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+        lo[k], hi[k] = q[0], q[1]
+    return lo, hi
+
+
+def _weighted_quantiles(v: np.ndarray, w: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:
+    """numpy's linear quantiles of the sorted values ``v``, each taken ``w[r, i]`` times, for
+    each row r of ``w`` (shape (rows, quantiles); NaN for a row of zero weights): the value at
+    position x of row r's sample is the first whose cumulative weight exceeds x."""
+    out = np.full((len(w), len(quantiles)), np.nan)
+    cw = np.cumsum(w, axis=1)
+    total = cw[:, -1]
+    rows = np.flatnonzero(total > 0)
+    if not rows.size:
+        return out
+    big = float(total.max()) + 1  # rows laid end to end, each offset past the previous one
+    shift = np.arange(len(rows))
+    flat = (cw[rows] + big * shift[:, None]).ravel()
+    n_v = cw.shape[1]
+    for j, p in enumerate(quantiles):
+        h = (total[rows] - 1) * p
+        low, high = (v[np.minimum(np.searchsorted(flat, x + big * shift, side="right")
+                                  - n_v * shift, n_v - 1)] for x in (np.floor(h), np.ceil(h)))
+        out[rows, j] = low + (h - np.floor(h)) * (high - low)
+    return out
