@@ -148,3 +148,24 @@ def test_step_latency_quantile_intervals_resample_tasks(tmp_path):
             pytest.approx(bounds[0, j], abs=1e-9), pytest.approx(bounds[1, j], abs=1e-9))
     assert row["note"].endswith("quantile intervals: percentile bootstrap over tasks "
                                 "(2000 draws, seed 0)")
+
+
+def test_first_failure_agreement_resamples_tasks():
+    """first_failures' table of 4 tasks x 3 failed trials: agreement with the evidence per
+    trace, its interval the bootstrap over tasks (tasks in order of appearance, seed 0)."""
+    import pandas as pd
+
+    agree = {"a": [True, True, False], "b": [False, False, None], "c": [True, True, True],
+             "d": [False, True, False]}
+    table = pd.DataFrame([{"task_id": t, "trial": i, "difficulty": "Hard", "stage": "E",
+                           "agent": "x", "in_evidence": v}
+                          for t, vs in agree.items() for i, v in enumerate(vs)])
+    table["in_evidence"] = table["in_evidence"].astype("boolean")
+    r = tr.first_failure_agreement(table).query("difficulty == 'all'").iloc[0]
+    k = np.array([sum(v is True for v in vs) for vs in agree.values()], dtype=float)
+    n = np.array([sum(v is not None for v in vs) for vs in agree.values()], dtype=float)
+    assert (r["n_agree"], r["n_compared"]) == (k.sum(), n.sum()) == (6, 11)
+    lo, hi = _boot(k, n)
+    assert (r["agreement_ci_low"], r["agreement_ci_high"]) == (pytest.approx(lo, abs=1e-12),
+                                                               pytest.approx(hi, abs=1e-12))
+    assert r["note"] == "each trial its own trace; intervals clustered by task (4 tasks, 12 traces)"
