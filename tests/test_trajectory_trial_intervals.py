@@ -52,6 +52,7 @@ def _write(path: Path, spec: dict) -> Path:
                 message["timestamp"] = clock.isoformat()
             sims.append({"id": f"{task}-{trial}", "task_id": task, "trial": trial,
                          "start_time": start, "reward_info": {"reward": float(reward)},
+                         "duration": (clock - datetime.fromisoformat(start)).total_seconds(),
                          "messages": messages})
     path.write_text(json.dumps({"timestamp": "x", "info": {"num_trials": 3}, "tasks": [],
                                 "simulations": sims}))
@@ -169,3 +170,28 @@ def test_first_failure_agreement_resamples_tasks():
     assert (r["agreement_ci_low"], r["agreement_ci_high"]) == (pytest.approx(lo, abs=1e-12),
                                                                pytest.approx(hi, abs=1e-12))
     assert r["note"] == "each trial its own trace; intervals clustered by task (4 tasks, 12 traces)"
+
+
+def test_solve_curve_by_seconds_resamples_tasks(tmp_path):
+    """Each trace ends at its ``duration`` (the sum of its messages' times); at each time x, the share of the 18
+    traces solved by x, its interval the bootstrap over the 6 tasks (k, n per task)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        curve = tr.solve_curve(da.load_run(_write(tmp_path / "tau2.json", MIXED)),
+                               axis="seconds")
+    ends = [[(sum(_gap(t, trial, m) for m in range(2 * len(tools))), r >= 0.8)
+             for trial, (tools, r) in enumerate(trials)]
+            for t, trials in enumerate(MIXED.values())]
+    grid = sorted({e for task in ends for e, ok in task if ok}
+                  | {max(e for task in ends for e, _ in task)})
+    assert curve["seconds"].tolist() == grid
+    n = np.full(6, 3.0)
+    for x, row in zip(grid, curve.itertuples(), strict=True):
+        k = np.array([sum(ok and e <= x for e, ok in task) for task in ends], dtype=float)
+        assert row.share == pytest.approx(k.sum() / 18)
+        if 0 < k.sum() < 18:  # (a share of 0 or 1 takes Wilson's bound over the tasks)
+            lo, hi = _boot(k, n)
+            assert (row.ci_low, row.ci_high) == (pytest.approx(lo, abs=1e-12),
+                                                 pytest.approx(hi, abs=1e-12))
+    assert curve["method"].iloc[0].endswith(
+        "pointwise percentile bootstrap over tasks (2000 draws, seed 0)")

@@ -153,3 +153,23 @@ def _weighted_quantiles(v: np.ndarray, w: np.ndarray, quantiles: tuple[float, ..
                                   - n_v * shift, n_v - 1)] for x in (np.floor(h), np.ceil(h)))
         out[rows, j] = low + (h - np.floor(h)) * (high - low)
     return out
+
+
+def seconds_intervals(s: pd.DataFrame, curve: pd.DataFrame, inp: Inputs,
+                      ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """The solve curve's interval bounds by time, one per row of ``curve`` (``run_id``,
+    ``difficulty``, ``seconds``): the share of the group's traces (rows of ``s``:
+    ``run_id``, ``difficulty``, ``task_index``, ``end``, ``solved``) solved by then,
+    resampling tasks."""
+    keys = ["run_id", "difficulty"]
+    rows = curve[[*keys, "seconds"]].reset_index(drop=True).assign(row=np.arange(len(curve)))
+    cross = s[[*keys, "task_index", "end", "solved"]].astype({k: object for k in keys}).merge(
+        rows.astype({k: object for k in keys}), on=keys)
+    hit = cross["solved"].to_numpy(dtype=bool) & (cross["end"].to_numpy(dtype=float)
+                                                   <= cross["seconds"].to_numpy(dtype=float))
+    r = cluster_bootstrap_ratio(hit, np.ones(len(cross)), cross["row"].to_numpy(),
+                                inp.clusters[cross["task_index"].to_numpy()], ci=ci,
+                                n_boot=inp.n_boot, seed=inp.seed)
+    lo, hi = np.full(len(curve), np.nan), np.full(len(curve), np.nan)
+    lo[:len(r)], hi[:len(r)] = r["ci_low"].to_numpy(), r["ci_high"].to_numpy()
+    return lo, hi

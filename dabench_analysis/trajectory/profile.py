@@ -27,6 +27,7 @@ from dabench_analysis.trajectory._clustered import (
     curve_intervals,
     fit_intervals,
     quantile_intervals,
+    seconds_intervals,
 )
 from dabench_analysis.trajectory._inputs import (
     Inputs,
@@ -176,7 +177,9 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     threshold : float, optional
         Success threshold; default the run's.
     ci : float
-        Level of the pointwise Wilson intervals.
+        Level of the pointwise Wilson intervals (on repeated trials, each trial its own
+        trace, on either axis: a percentile bootstrap over tasks, every trial of a drawn task
+        with it; Field & Welsh 2007, JRSS B 69(3), 369–390; ``method`` and ``note`` say so).
 
     Returns
     -------
@@ -234,9 +237,11 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
                           "solved": t["correct"].fillna(False).to_numpy(dtype=bool)[keep]})
     s = stratify(frame, t)
     out = _steps_curve(s, ci, inp) if axis == "steps" else _seconds_curve(s, ci)
+    if axis == "seconds" and inp.clusters is not None and len(out):  # trials: resample tasks
+        out["ci_low"], out["ci_high"] = seconds_intervals(s, out, inp, ci)
     out["method"] = SOLVE_METHOD
     cols = ["run_id", "difficulty", axis, "n", "n_solved", "share", "ci_low", "ci_high", "method"]
-    return finish(out[cols], inp, sort=[axis], clustered=axis == "steps")
+    return finish(out[cols], inp, sort=[axis], clustered=True)
 
 
 def _steps_curve(s: pd.DataFrame, ci: float, inp: Inputs) -> pd.DataFrame:
