@@ -74,6 +74,23 @@ def test_trajectory_variants_bars_labels_and_highlight():
     assert "95% CI" in ax.get_xlabel()
 
 
+def test_variant_labels_break_between_steps_only():
+    """Tool and command sequences are broken after a "→" (at most 32 characters a line, 40 in
+    all), never inside a name: "read_file→edit_file→run_tests→submit" is 36 characters."""
+    readings = ["read_file→edit_file→run_tests→submit",
+                "find→grep→sed→python→pytest→sed→python→pytest→git→submit", "ls→cat→submit"]
+    table = pd.DataFrame({"reading": readings, "n_tasks": [3, 2, 1],
+                          "share": [0.5, 0.33, 0.17], "share_ci_low": [0.2, 0.1, 0.03],
+                          "share_ci_high": [0.8, 0.7, 0.56], "accuracy": [1.0, 0.5, 0.0]})
+    labels = [t.get_text() for t in figures.trajectory_variants(table).get_yticklabels()]
+    assert labels == ["read_file→edit_file→run_tests→\nsubmit",
+                      "find→grep→sed→python→…→pytest→\ngit→submit", "ls→cat→submit"]
+    names = {n for r in readings for n in r.split("→")} | {"…"}
+    for label in labels:  # every piece between arrows and breaks is a whole name
+        assert {p for line in label.split("\n") for p in line.split("→") if p} <= names
+        assert max(map(len, label.split("\n"))) <= 32 and len(label) <= 41
+
+
 CURVE = pd.DataFrame({"difficulty": ["all"] * 3 + ["Hard"] * 3, "steps": [1, 2, 3] * 2,
                       "share": [0.0, 0.5, 0.75, 0.0, 0.0, 0.5],
                       "ci_low": [0.0, 0.2, 0.4, 0.0, 0.0, 0.1],

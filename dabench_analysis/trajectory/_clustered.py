@@ -63,3 +63,113 @@ def fit_intervals(per_task: pd.DataFrame, fams: list, run: np.ndarray, run_names
     fail = shares(pd.concat(calls, ignore_index=True), keys,
                   {"failure_rate": ("n_failed", "n_calls")}, inp, ci)
     return acc.merge(fail, on=keys, how="left")
+
+
+def variant_intervals(s: pd.DataFrame, g: pd.DataFrame, inp: Inputs,
+                      ci: float) -> dict[str, np.ndarray]:
+    """The variants' interval bounds on repeated trials, one per row of ``g`` (``run_id``,
+    ``difficulty``, ``pattern``, ``is_other``): ``share`` (the row's traces among its group's)
+    and ``accuracy`` (correct among the row's scored traces), resampling tasks. ``s``: one row
+    per trace and group (``run_id``, ``difficulty``, ``pattern``, ``task_index``, ``ok``,
+    ``scored``); a trace whose pattern has no row of its own is in its group's pooled row."""
+    keys = ["run_id", "difficulty"]
+    rows = g[[*keys, "pattern", "is_other"]].reset_index(drop=True).assign(
+        row=np.arange(len(g)))
+    own = s[[*keys, "pattern"]].merge(rows[~rows["is_other"]], on=[*keys, "pattern"],
+                                      how="left")["row"]
+    rest = s[keys].merge(rows[rows["is_other"]].drop(columns="pattern"), on=keys,
+                         how="left")["row"]
+    mine = own.fillna(rest).to_numpy(dtype="float64")  # each trace's row
+    trace = s.assign(mine=mine, ok=s["ok"].to_numpy(dtype=bool),
+                     scored=s["scored"].to_numpy(dtype=bool))[[*keys, "mine", "task_index",
+                                                                "ok", "scored"]]
+    cross = trace.merge(rows[[*keys, "row"]], on=keys)  # every trace against its group's rows
+    hit = cross["mine"].to_numpy() == cross["row"].to_numpy()
+    task = inp.clusters[cross["task_index"].to_numpy()]
+    out = {}
+    for name, num, den in (("share", hit, np.ones(len(cross))),
+                           ("accuracy", hit & cross["ok"].to_numpy(),
+                            hit & cross["scored"].to_numpy())):
+        r = cluster_bootstrap_ratio(num, den, cross["row"].to_numpy(), task, ci=ci,
+                                    n_boot=inp.n_boot, seed=inp.seed)
+        lo, hi = np.full(len(g), np.nan), np.full(len(g), np.nan)
+        lo[:len(r)], hi[:len(r)] = r["ci_low"].to_numpy(), r["ci_high"].to_numpy()
+        out[f"{name}_ci_low"], out[f"{name}_ci_high"] = lo, hi
+    return out
+
+
+def quantile_intervals(values: np.ndarray, groups: np.ndarray, clusters: np.ndarray,
+                       quantiles: tuple[float, ...], inp: Inputs,
+                       ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile-bootstrap bounds over clusters (tasks) of each group's quantiles, shape
+    (groups, quantiles): replicate b takes every value of cluster c ``counts[b, c]`` times
+    (:func:`dabench_analysis.stats.ranking.bootstrap_counts` over the clusters with a value,
+    in label order; ``inp.n_boot`` draws, ``inp.seed``) and the quantile is numpy's linear one of
+    that sample; NaN values left out; NaN bounds for a group with fewer than 2 clusters."""
+    from dabench_analysis.stats.ranking import bootstrap_counts
+
+    v, g = np.asarray(values, dtype="float64"), np.asarray(groups, dtype=np.int64)
+    n_g = int(g.max(initial=-1)) + 1
+    lo, hi = np.full((n_g, len(quantiles)), np.nan), np.full((n_g, len(quantiles)), np.nan)
+    keep = ~np.isnan(v)
+    v, g = v[keep], g[keep]
+    c = np.unique(np.asarray(clusters, dtype=np.int64)[keep], return_inverse=True)[1].ravel()
+    if not v.size:
+        return lo, hi
+    counts = bootstrap_counts(int(c.max()) + 1, inp.n_boot, inp.seed)
+    order = np.lexsort((v, g))
+    v, g, c = v[order], g[order], c[order]
+    edges = np.searchsorted(g, np.arange(n_g + 1))
+    for k in range(n_g):
+        part = slice(edges[k], edges[k + 1])
+        if len(np.unique(c[part])) < 2:
+            continue
+        reps = np.full((inp.n_boot, len(quantiles)), np.nan)
+        for start in range(0, inp.n_boot, 256):  # (draws × values) weights, a block at a time
+            w = counts[start:start + 256][:, c[part]]
+            reps[start:start + len(w)] = _weighted_quantiles(v[part], w, quantiles)
+        q = np.nanquantile(reps, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+        lo[k], hi[k] = q[0], q[1]
+    return lo, hi
+
+
+def _weighted_quantiles(v: np.ndarray, w: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:
+    """numpy's linear quantiles of the sorted values ``v``, each taken ``w[r, i]`` times, for
+    each row r of ``w`` (shape (rows, quantiles); NaN for a row of zero weights): the value at
+    position x of row r's sample is the first whose cumulative weight exceeds x."""
+    out = np.full((len(w), len(quantiles)), np.nan)
+    cw = np.cumsum(w, axis=1)
+    total = cw[:, -1]
+    rows = np.flatnonzero(total > 0)
+    if not rows.size:
+        return out
+    big = float(total.max()) + 1  # rows laid end to end, each offset past the previous one
+    shift = np.arange(len(rows))
+    flat = (cw[rows] + big * shift[:, None]).ravel()
+    n_v = cw.shape[1]
+    for j, p in enumerate(quantiles):
+        h = (total[rows] - 1) * p
+        low, high = (v[np.minimum(np.searchsorted(flat, x + big * shift, side="right")
+                                  - n_v * shift, n_v - 1)] for x in (np.floor(h), np.ceil(h)))
+        out[rows, j] = low + (h - np.floor(h)) * (high - low)
+    return out
+
+
+def seconds_intervals(s: pd.DataFrame, curve: pd.DataFrame, inp: Inputs,
+                      ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """The solve curve's interval bounds by time, one per row of ``curve`` (``run_id``,
+    ``difficulty``, ``seconds``): the share of the group's traces (rows of ``s``:
+    ``run_id``, ``difficulty``, ``task_index``, ``end``, ``solved``) solved by then,
+    resampling tasks."""
+    keys = ["run_id", "difficulty"]
+    rows = curve[[*keys, "seconds"]].reset_index(drop=True).assign(row=np.arange(len(curve)))
+    cross = s[[*keys, "task_index", "end", "solved"]].astype({k: object for k in keys}).merge(
+        rows.astype({k: object for k in keys}), on=keys)
+    hit = cross["solved"].to_numpy(dtype=bool) & (cross["end"].to_numpy(dtype=float)
+                                                   <= cross["seconds"].to_numpy(dtype=float))
+    r = cluster_bootstrap_ratio(hit, np.ones(len(cross)), cross["row"].to_numpy(),
+                                inp.clusters[cross["task_index"].to_numpy()], ci=ci,
+                                n_boot=inp.n_boot, seed=inp.seed)
+    lo, hi = np.full(len(curve), np.nan), np.full(len(curve), np.nan)
+    lo[:len(r)], hi[:len(r)] = r["ci_low"].to_numpy(), r["ci_high"].to_numpy()
+    return lo, hi

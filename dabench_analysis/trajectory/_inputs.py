@@ -286,12 +286,14 @@ def stratify(frame: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
 
 
 def finish(table: pd.DataFrame, inputs: Inputs, *, sort: Sequence[str] = (),
-           ascending: bool | Sequence[bool] = True, clustered: bool = False) -> pd.DataFrame:
+           ascending: bool | Sequence[bool] = True, clustered: bool = False,
+           p_clustered: bool = False) -> pd.DataFrame:
     """Order a table (runs, then difficulty "all", Easy … Extreme, then ``sort``), make
     ``difficulty`` an ordered categorical, drop ``run_id`` for one run, and warn the notes.
     With repeated trials, a ``note`` column says each trial is its own trace and whether the
     intervals are ``clustered`` by task (:func:`trace_note`), and ``method`` names the
-    bootstrap where they are."""
+    bootstrap where they are (and the note says the p-values treat the traces as independent,
+    unless ``p_clustered``: a test clustered by task)."""
     present = set(pd.unique(table["difficulty"].to_numpy(dtype=object)))
     levels = [lvl for lvl in LEVELS if lvl in present] + sorted(present - set(LEVELS))
     table = table.assign(difficulty=pd.Categorical(table["difficulty"].astype(object),
@@ -308,7 +310,7 @@ def finish(table: pd.DataFrame, inputs: Inputs, *, sort: Sequence[str] = (),
             table["method"] = table["method"].astype(str).str.replace(
                 "Wilson", f"percentile bootstrap over tasks ({inputs.n_boot} draws, seed "
                           f"{inputs.seed})", regex=False)
-        if clustered and "p_value" in table:
+        if clustered and "p_value" in table and not p_clustered:
             note += "; p-values treat the traces as independent"
         table["note"] = note
     warn(inputs.notes)

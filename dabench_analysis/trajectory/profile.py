@@ -23,7 +23,12 @@ from dabench_analysis.stats.inputs import check_ci, warn
 from dabench_analysis.stats.proportions import proportion_intervals
 from dabench_analysis.tables.actors import own_actions, with_note
 from dabench_analysis.trajectory._by import AUTO, resolve_by
-from dabench_analysis.trajectory._clustered import curve_intervals, fit_intervals
+from dabench_analysis.trajectory._clustered import (
+    curve_intervals,
+    fit_intervals,
+    quantile_intervals,
+    seconds_intervals,
+)
 from dabench_analysis.trajectory._inputs import (
     Inputs,
     finish,
@@ -46,10 +51,16 @@ SMALL = 5
 
 
 def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
-               ci: float) -> pd.DataFrame:
+               ci: float, inp: Inputs | None = None) -> pd.DataFrame:
     codes, uniques = group_codes(frame, keys)
-    q = grouped_quantiles(frame[value].to_numpy(dtype="float64", na_value=np.nan), codes,
-                          ci=ci)
+    values = frame[value].to_numpy(dtype="float64", na_value=np.nan)
+    q = grouped_quantiles(values, codes, ci=ci)
+    if inp is not None and inp.clusters is not None:  # repeated trials: resample tasks
+        probs = (0.5, 0.9, 0.99)
+        lo, hi = quantile_intervals(values, codes, inp.clusters[frame["task_index"].to_numpy()],
+                                    probs, inp, ci)
+        for j, p in enumerate(probs):
+            q[f"p{p * 100:g}_ci_low"], q[f"p{p * 100:g}_ci_high"] = lo[:, j], hi[:, j]
     q.columns = [f"{prefix}n" if c == "n" else f"{prefix}{c}_s" if "_ci_" not in c
                  else f"{prefix}{c.split('_ci_')[0]}_s_ci_{c.split('_ci_')[1]}"
                  for c in q.columns]
@@ -95,10 +106,16 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     -----
     Quantiles and their intervals by :func:`dabench_analysis.trajectory.step_events.
     grouped_quantiles` (linear interpolation; order-statistic intervals), every group at once.
+    On repeated trials (each trial its own trace) the intervals are a percentile bootstrap
+    over tasks instead, every step of every trial of a drawn task with it (Field & Welsh 2007;
+    2000 draws, seed 0; ``note`` says so): the steps of one task's trials are not
+    independent. A bootstrap quantile never exceeds the largest step time drawn, so a p99
+    bound from few tasks is too narrow.
 
     References
     ----------
     Conover, W. J. (1999). Practical Nonparametric Statistics, 3rd ed. Wiley, §3.2.
+    Field, C. A., Welsh, A. H. (2007). Bootstrapping clustered data. JRSS B 69(3), 369–390.
 
     Examples
     --------
@@ -121,7 +138,7 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
         inp.notes.append(f"{missing} step(s) without duration_seconds left out of the times")
     s = stratify(steps, inp.tasks)
     keys = ["run_id", "difficulty", by]
-    out = _quantiles(s, keys, "duration_seconds", "", ci)
+    out = _quantiles(s, keys, "duration_seconds", "", ci, inp)
     g = s.groupby(keys, sort=False, observed=True).agg(total_s=("duration_seconds", "sum"),
                                         tokens_sum=("tokens", "sum"),
                                         tokens_p50=("tokens", "median"))
@@ -131,10 +148,15 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
     if inp.calls is not None and "latency_seconds" in inp.calls:
         c = inp.calls.rename(columns={"tool_name": by})[["task_index", by, "latency_seconds"]]
         cs = stratify(c.assign(**{by: c[by].astype("string").fillna(NO_VALUE)}), inp.tasks)
-        out = out.merge(_quantiles(cs, keys, "latency_seconds", "call_", ci), on=keys,
+        out = out.merge(_quantiles(cs, keys, "latency_seconds", "call_", ci, inp), on=keys,
                         how="left").rename(columns={"call_n": "n_calls"})
     out = out[out["n"] > 0] if len(out) else out
-    return finish(out, inp, sort=["total_s", by], ascending=[False, True])
+    out = finish(out, inp, sort=["total_s", by], ascending=[False, True],
+                 clustered=inp.clusters is not None)
+    if inp.clusters is not None:
+        out["note"] += (f"; quantile intervals: percentile bootstrap over tasks "
+                        f"({inp.n_boot} draws, seed {inp.seed})")
+    return out
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id"),
@@ -155,7 +177,9 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     threshold : float, optional
         Success threshold; default the run's.
     ci : float
-        Level of the pointwise Wilson intervals.
+        Level of the pointwise Wilson intervals (on repeated trials, each trial its own
+        trace, on either axis: a percentile bootstrap over tasks, every trial of a drawn task
+        with it; Field & Welsh 2007, JRSS B 69(3), 369–390; ``method`` and ``note`` say so).
 
     Returns
     -------
@@ -213,9 +237,11 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
                           "solved": t["correct"].fillna(False).to_numpy(dtype=bool)[keep]})
     s = stratify(frame, t)
     out = _steps_curve(s, ci, inp) if axis == "steps" else _seconds_curve(s, ci)
+    if axis == "seconds" and inp.clusters is not None and len(out):  # trials: resample tasks
+        out["ci_low"], out["ci_high"] = seconds_intervals(s, out, inp, ci)
     out["method"] = SOLVE_METHOD
     cols = ["run_id", "difficulty", axis, "n", "n_solved", "share", "ci_low", "ci_high", "method"]
-    return finish(out[cols], inp, sort=[axis], clustered=axis == "steps")
+    return finish(out[cols], inp, sort=[axis], clustered=True)
 
 
 def _steps_curve(s: pd.DataFrame, ci: float, inp: Inputs) -> pd.DataFrame:

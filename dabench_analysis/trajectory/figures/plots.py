@@ -12,7 +12,13 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from dabench_analysis import schema
-from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
+from dabench_analysis.figures._labels import (
+    LINE_CHARS,
+    MAX_CHARS,
+    fit_ticklabels,
+    height_for,
+    shorten,
+)
 from dabench_analysis.figures.theme import (
     OKABE_ITO,
     RC_PARAMS,
@@ -41,10 +47,33 @@ def _pooled(table: pd.DataFrame, what: str) -> pd.DataFrame:
 
 
 def _variant_label(reading: str) -> str:
+    """A variant's tick label: stage patterns abbreviated; others at most :data:`MAX_CHARS`
+    long (whole steps in the middle left out, "…" in their place) on at most two lines, broken
+    only after a "→" or at a space, never inside a step's name."""
     parts = str(reading).split("→")
     if all(p in ABBREVIATIONS for p in parts):
         return "→".join(ABBREVIATIONS[p] for p in parts)
-    return shorten(reading)
+    steps = " ".join(str(reading).split()).split("→")
+    if len(steps) < 2:
+        return shorten(steps[0])  # one name: a space, else its own separators
+
+    def join(h: int, k: int) -> str:
+        return "→".join(steps if h + k >= len(steps) else [*steps[:h], "…", *steps[-k:]])
+
+    head = tail = len(steps)  # every step, else the first and last few around "…"
+    if len(join(head, tail)) > MAX_CHARS:
+        head = tail = 1
+        while head + tail < len(steps) - 1:
+            h, k = (head + 1, tail) if head <= tail else (head, tail + 1)
+            if len(join(h, k)) > MAX_CHARS:
+                break
+            head, tail = h, k
+    text = join(head, tail)
+    if len(text) <= LINE_CHARS:
+        return text
+    cuts = [i + 1 for i, ch in enumerate(text) if ch in "→ " and 0 < i + 1 < len(text)]
+    fit = [c for c in cuts if c <= LINE_CHARS] or cuts[:1]
+    return text if not fit else text[:fit[-1]].rstrip() + "\n" + text[fit[-1]:].lstrip()
 
 
 def trajectory_variants(table: pd.DataFrame, *, top: int = 10, ci: float = 0.95,
