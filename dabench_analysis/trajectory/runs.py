@@ -53,7 +53,7 @@ def _per_task(run: Run, window: int, threshold: float | None, by: str = "stage",
         tp["conforms"] = pd.array([pd.NA] * len(tp), dtype="boolean")
     elif by != "stage":
         tp["conforms"] = _task_patterns(inp, "stage", True)["conforms"].to_numpy()
-    lt = _loop_tasks(inp, window)
+    lt = _loop_tasks(inp, window, kinds=False)  # only n_loops is read
     errors = error_recovery(inp.steps, inp.calls)
     err = errors.groupby("task_index")["recovered"].all()
     out = tp[["run_id", "task_id", "difficulty", "pattern", "reading", "n_steps", "conforms",
