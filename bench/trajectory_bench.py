@@ -275,8 +275,8 @@ def _child(sweep: str, name: str) -> None:
     arrow = pa.Table.from_pandas(runs.trajectory, preserve_index=False).nbytes
     text = 0
     if name == "loops":  # the free text the table reads beyond the loaded steps
-        text = sum(pa.array(r.select("trajectory", ["action_input"])["action_input"],
-                            type=pa.string(), from_pandas=True).nbytes for r in runs)
+        text = sum(pa.Table.from_pandas(r.select("trajectory", ["action_input", "observation"]),
+                                        preserve_index=False).nbytes for r in runs)
     print(json.dumps({"seconds": seconds, "rss_before": before, "peak": peak,
                       "peak_increase": peak - before, "arrow_bytes": arrow,
                       "text_arrow_bytes": text, "steps": len(runs.trajectory),
