@@ -235,10 +235,14 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
     stage = np.where(ev["stage"] >= 0, ev["stage"], len(stage_names))
     ev["kind"] = np.where(ev["tool"] >= 0, 0, 1)
     ev["code"] = np.where(ev["tool"] >= 0, ev["tool"], stage)
-    good = ev[ev["ok"] == 1]
-    last = pd.concat([good[good["tool"] >= 0].assign(kind=0, code=good["tool"]),
-                      good.assign(kind=1, code=stage[(ev["ok"] == 1).to_numpy()])]).groupby(
-        ["task_index", "kind", "code"])["step_id"].max()
+    ok = (ev["ok"] == 1).to_numpy()
+    task, step, tool = (ev[c].to_numpy()[ok] for c in ("task_index", "step_id", "tool"))
+    last = []  # the last success per task and tool (kind 0), and per task and stage (kind 1),
+    for kind, rows, code in ((0, tool >= 0, tool), (1, slice(None), stage[ok])):  # apart:
+        last.append(pd.DataFrame({"task_index": task[rows], "kind": kind, "code": code[rows],
+                                  "step_id": step[rows]}).groupby(  # no stacked copy of ev
+            ["task_index", "kind", "code"])["step_id"].max())
+    last = pd.concat(last)
     bad = ev[ev["ok"] == 0]
     errors = bad.assign(by_step=bad["src"] == 1, by_call=bad["src"] == 2).groupby(
         ["task_index", "step_id", "kind", "code"], sort=True).agg(
