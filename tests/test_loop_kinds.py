@@ -85,3 +85,19 @@ def test_variants_by_program_with_cycles_swe():
     assert v["p_value"].isna().all() and "not tested" in v["method"].iloc[0]
     assert da.trajectory.transitions(run, by="auto")["method"].iloc[0].startswith(
         "by=action_class")
+
+
+def test_normalise_inputs_every_python_whitespace():
+    """The whitespace class handed to pyarrow's RE2 matches what Python's ``re`` ``\\s`` does:
+    every character for which ``str.isspace()`` holds (the vertical tab, the file separators
+    and the Unicode spaces included), others kept (zero-width space, Arabic-Indic digit)."""
+    import pandas as pd
+
+    from dabench_analysis.trajectory.step_events import normalise_inputs
+
+    spaces = "".join(c for c in map(chr, range(0x110000)) if c.isspace())
+    raw = [f"{spaces}ls{spaces}-la 'a.py'{spaces}", "x\u200by \u0663", "\x0bcat  12\x1cf\u3000", ""]
+    want = [_norm(v) for v in raw]  # Python's re, the rule of the module docstring
+    assert want[0] == "ls -la a.py" and want[2] == "cat 0 f"
+    got = normalise_inputs(pd.Series(raw, dtype="string")).tolist()
+    assert got == want

@@ -119,7 +119,9 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
     return _loop_tasks(inp, window)
 
 
-def _loop_tasks(inp: Inputs, window: int) -> pd.DataFrame:
+def _loop_tasks(inp: Inputs, window: int, kinds: bool = True) -> pd.DataFrame:
+    """:func:`loop_tasks`' rows; ``kinds`` False: n_stuck and n_retry NA (not computed, for a
+    caller that reads only n_loops)."""
     n = len(inp.tasks)
     t = inp.steps["task_index"].to_numpy()
     out = inp.tasks[[c for c in ("run_id", "task_id", "trial", "difficulty")
@@ -128,11 +130,14 @@ def _loop_tasks(inp: Inputs, window: int) -> pd.DataFrame:
     if {"tool", "action_input"} <= set(inp.steps.columns):
         hit = repeated_actions(inp.steps, window=window)
         out["n_loops"] = np.bincount(t[hit], minlength=n)
-        kind = repeat_kinds(inp.steps, window=window)
-        out["n_stuck"] = np.bincount(t[kind == 1], minlength=n)
-        out["n_retry"] = np.bincount(t[kind == 2], minlength=n)
+        if kinds:
+            kind = repeat_kinds(inp.steps, window=window)
+            out["n_stuck"] = np.bincount(t[kind == 1], minlength=n)
+            out["n_retry"] = np.bincount(t[kind == 2], minlength=n)
     else:  # no actions recorded: repeats unknown (the agent's own flags may still be read)
-        for col in ("n_loops", "n_stuck", "n_retry"):
+        out["n_loops"] = pd.array([pd.NA] * n, dtype="Int64")
+    for col in ("n_stuck", "n_retry"):
+        if col not in out:
             out[col] = pd.array([pd.NA] * n, dtype="Int64")
     if "observation" in inp.steps:
         out["n_flagged"] = np.bincount(t[loop_flags(inp.steps["observation"])], minlength=n)

@@ -42,7 +42,8 @@ def _per_task(run: Run, window: int, threshold: float | None, by: str = "stage",
               what: str = "compare", inputs: list | None = None) -> pd.DataFrame:
     """One run's traces with n_steps, pattern (of ``by`` blocks), conforms (NA without
     stages), loop and all_recovered (a ``trial`` column when the run has repeated trials,
-    each its own trace); ``inputs``: a list the gathered inputs are appended to."""
+    each its own trace); ``inputs``: a list the gathered inputs and their
+    :func:`error_recovery` frame are appended to."""
     inp = gather(run, what, steps=_STEPS, calls=["step_id", "tool_name", "success"],
                  task_columns=["replan_count", "execution_attempts"], threshold=threshold,
                  optional=_LEVEL_STEPS)
@@ -52,8 +53,9 @@ def _per_task(run: Run, window: int, threshold: float | None, by: str = "stage",
         tp["conforms"] = pd.array([pd.NA] * len(tp), dtype="boolean")
     elif by != "stage":
         tp["conforms"] = _task_patterns(inp, "stage", True)["conforms"].to_numpy()
-    lt = _loop_tasks(inp, window)
-    err = error_recovery(inp.steps, inp.calls).groupby("task_index")["recovered"].all()
+    lt = _loop_tasks(inp, window, kinds=False)  # only n_loops is read
+    errors = error_recovery(inp.steps, inp.calls)
+    err = errors.groupby("task_index")["recovered"].all()
     out = tp[["run_id", "task_id", "difficulty", "pattern", "reading", "n_steps", "conforms",
               "correct", *(["trial"] if inp.clusters is not None else [])]].copy()
     out["loop"] = lt["n_loops"].to_numpy() > 0
@@ -62,7 +64,7 @@ def _per_task(run: Run, window: int, threshold: float | None, by: str = "stage",
     if inputs is None:
         warn(inp.notes)
     else:
-        inputs.append(inp)
+        inputs.extend([inp, errors])
     return out
 
 
@@ -392,8 +394,7 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
         got: list = []
         t = _per_task(run, window, threshold, "stage" if "stage" in run.columns_of(
             "trajectory") else "tool", "per_run", got)
-        inp = got[0]
-        err = error_recovery(inp.steps, inp.calls)
+        inp, err = got  # the run's errors as _per_task found them
         err["difficulty"] = inp.tasks["difficulty"].to_numpy(dtype=object)[err["task_index"]]
         trials = inp.clusters is not None
         if trials:  # task means over trials: each task one value

@@ -75,6 +75,12 @@ def repeated_actions(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
     return hit
 
 
+#: A run of Python's whitespace (``str.isspace``: what ``re``'s ``\\s`` matches in a str pattern),
+#: spelled out: pandas hands ``\\s`` to Python's ``re`` row by row (RE2's ``\\s`` misses ``\\x0b``
+#: and the Unicode spaces), this class to pyarrow's RE2 on Arrow strings, with the same matches.
+_SPACE = "[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+"
+
+
 def normalise_inputs(text: pd.Series) -> pd.Series:
     """Action inputs with near-duplicates made equal: quotes (``'"`` and backticks) removed,
     every run of digits written ``0``, whitespace runs one space, ends stripped.
@@ -85,8 +91,8 @@ def normalise_inputs(text: pd.Series) -> pd.Series:
     ['sed -n 0,0p a.py', 'sed -n 0,0p a.py']
     """
     t = text.astype("string").str.replace(r"[\'\"`]", "", regex=True)
-    return t.str.replace(r"\d+", "0", regex=True).str.replace(r"\s+", " ",
-                                                             regex=True).str.strip()
+    return t.str.replace(r"\d+", "0", regex=True).str.replace(_SPACE, " ",
+                                                             regex=True).str.strip(" ")
 
 
 def repeat_kinds(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
@@ -127,9 +133,15 @@ def repeat_kinds(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
         raise ValueError(f"window must be a whole number >= 1, got {window!r}")
     require_columns(steps, ["task_index", "tool", "action_input"], "steps")
     t = steps["task_index"].to_numpy()
-    tool, text = steps["tool"].astype("string"), normalise_inputs(steps["action_input"])
-    known = (tool.notna() & text.fillna("").str.len().gt(0)).to_numpy()
-    code = np.where(known, pd.factorize(tool.fillna("") + "\x1f" + text.fillna(""))[0], -1)
+    tool = steps["tool"].astype("string")
+    # each distinct input normalised once; a step's code: its tool's and normalised input's
+    raw, uniq = pd.factorize(steps["action_input"].astype("string"))
+    norm = normalise_inputs(pd.Series(uniq, dtype="string"))
+    ncode = pd.factorize(norm)[0].astype(np.int64)
+    nonempty = norm.str.len().gt(0).to_numpy(bool)
+    known = tool.notna().to_numpy(bool) & (raw >= 0) & nonempty[np.maximum(raw, 0)]
+    tc = pd.factorize(tool)[0].astype(np.int64)
+    code = np.where(known, tc * (int(ncode.max(initial=0)) + 2) + ncode[np.maximum(raw, 0)], -1)
     obs = (steps["observation"].astype("string") if "observation" in steps
            else pd.Series(pd.NA, index=steps.index, dtype="string"))
     seen = obs.notna().to_numpy()
@@ -223,10 +235,14 @@ def error_recovery(steps: pd.DataFrame, calls: pd.DataFrame | None = None) -> pd
     stage = np.where(ev["stage"] >= 0, ev["stage"], len(stage_names))
     ev["kind"] = np.where(ev["tool"] >= 0, 0, 1)
     ev["code"] = np.where(ev["tool"] >= 0, ev["tool"], stage)
-    good = ev[ev["ok"] == 1]
-    last = pd.concat([good[good["tool"] >= 0].assign(kind=0, code=good["tool"]),
-                      good.assign(kind=1, code=stage[(ev["ok"] == 1).to_numpy()])]).groupby(
-        ["task_index", "kind", "code"])["step_id"].max()
+    ok = (ev["ok"] == 1).to_numpy()
+    task, step, tool = (ev[c].to_numpy()[ok] for c in ("task_index", "step_id", "tool"))
+    last = []  # the last success per task and tool (kind 0), and per task and stage (kind 1),
+    for kind, rows, code in ((0, tool >= 0, tool), (1, slice(None), stage[ok])):  # apart:
+        last.append(pd.DataFrame({"task_index": task[rows], "kind": kind, "code": code[rows],
+                                  "step_id": step[rows]}).groupby(  # no stacked copy of ev
+            ["task_index", "kind", "code"])["step_id"].max())
+    last = pd.concat(last)
     bad = ev[ev["ok"] == 0]
     errors = bad.assign(by_step=bad["src"] == 1, by_call=bad["src"] == 2).groupby(
         ["task_index", "step_id", "kind", "code"], sort=True).agg(
