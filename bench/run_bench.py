@@ -310,7 +310,7 @@ def _child_trajectory(sweep: str, mode: str) -> None:
 
     from dabench_analysis import schema
     from dabench_analysis.load import load_runs
-    from dabench_analysis.load.csv import read_header
+    from dabench_analysis.load._csv import read_header
 
     # the raw parse's types: numbers as float64, flags as pyarrow's bool, the rest as text
     PA_TYPES = {k: pa.float64() for k in ("count", "tokens", "bytes", "score", "float",
@@ -408,10 +408,10 @@ def bench_trajectory_parts(sweep: Path, repeats: int, n_files: int = 20) -> dict
     import pyarrow.csv as pacsv
 
     from dabench_analysis import schema
-    from dabench_analysis.load import csv as csv_reader
-    from dabench_analysis.load import pipeline
-    from dabench_analysis.load.csv import read_header
-    from dabench_analysis.schema.files import TRAJECTORY
+    from dabench_analysis.load import _csv as csv_reader
+    from dabench_analysis.load import _pipeline as pipeline
+    from dabench_analysis.load._csv import read_header
+    from dabench_analysis.schema._files import TRAJECTORY
 
     files = sorted(sweep.glob("*/trajectory.csv"))[:n_files]
     cols = tuple(c for c in schema.TRAJECTORY_COLUMNS if c not in schema.columns.TEXT_TRAJECTORY_COLUMNS)
@@ -449,9 +449,9 @@ def bench_task_parts(sweep: Path, repeats: int) -> dict:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from dabench_analysis.load import csv as csv_reader
-    from dabench_analysis.load import pipeline
-    from dabench_analysis.schema.files import TASKS
+    from dabench_analysis.load import _csv as csv_reader
+    from dabench_analysis.load import _pipeline as pipeline
+    from dabench_analysis.schema._files import TASKS
 
     files = sorted(sweep.glob("*/task_metrics.csv"))
     data = [memoryview(pa.OSFile(str(f)).read_buffer()) for f in files]

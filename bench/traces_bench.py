@@ -57,7 +57,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     import dabench_analysis as da
-    from dabench_analysis.harnesses.swe_traj import read_swe
+    from dabench_analysis.harnesses._swe_traj import read_swe
 
     tmp = Path(tempfile.mkdtemp(prefix="traces_bench_"))
     try:

@@ -65,13 +65,13 @@ from dabench_analysis import harnesses  # noqa: E402, F401
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext dabench_analysis``: HTML displays of runs, tasks and replays."""
-    from dabench_analysis.report.display import register
+    from dabench_analysis.report._display import register
 
     register(ipython)
 
 
 if "IPython" in sys.modules:  # inside IPython (a notebook): the HTML displays; else nothing
-    from dabench_analysis.report.display import register as _register
+    from dabench_analysis.report._display import register as _register
 
     _register()
     del _register

@@ -85,7 +85,7 @@ def attach(package: str, file: str) -> tuple[Callable[[str], object], Callable[[
     --------
     >>> import dabench_analysis as da
     >>> da.stats.proportion_ci.__module__
-    'dabench_analysis.stats.proportions'
+    'dabench_analysis.stats._proportions'
     """
     where = _deferred(package, file)
     module = sys.modules[package]

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import matthews_corrcoef, precision_recall_fscore_support
 
-from dabench_analysis.judge import figures as judge_figures
-from dabench_analysis.judge import tables as judge
+from dabench_analysis.judge import _figures as judge_figures
+from dabench_analysis.judge import _tables as judge
 from dabench_analysis.stats import agreement, reliability
 
 ROOT = Path(__file__).resolve().parents[1]

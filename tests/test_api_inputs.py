@@ -41,11 +41,11 @@ def _plain(module, names: str, pools: bool = True, which: str = "tasks") -> dict
 
 # The statistics: a frame (or arrays) in; a Run or Runs is a TypeError naming the frame to pass.
 STATS_SINGLE = {
-    "stats.clustered.clustered_mean_ci": lambda x: stats.clustered_mean_ci(x),
-    "stats.correlation.correlation": lambda x: stats.correlation(
+    "stats._clustered.clustered_mean_ci": lambda x: stats.clustered_mean_ci(x),
+    "stats._correlation.correlation": lambda x: stats.correlation(
         x, ["final_score", "autonomy_score"]),
-    "stats.descriptive.describe": lambda x: stats.describe(x, ["final_score", "execution_time"]),
-    "stats.descriptive.interval_method": lambda x: stats.descriptive.interval_method(x, "final_score"),
+    "stats._descriptive.describe": lambda x: stats.describe(x, ["final_score", "execution_time"]),
+    "stats._descriptive.interval_method": lambda x: stats._descriptive.interval_method(x, "final_score"),
     **{f"stats.calibration.{n}": getattr(stats.calibration, n) for n in (
         "calibration_table", "calibration_summary", "brier_score", "expected_calibration_error",
         "max_calibration_error")},
@@ -56,10 +56,10 @@ STATS_SINGLE = {
 
 # The tables: a Run, a Runs or the frame.
 SINGLE = {
-    **_plain(tables.common, "correct_mask require_rows", pools=False),
+    **_plain(tables._common, "correct_mask require_rows", pools=False),
     **_plain(tables.paper, "main_results difficulty_breakdown task_type_breakdown "
                            "specialist_participation"),
-    **_plain(tables.summary, "key_numbers"),
+    **_plain(tables._summary, "key_numbers"),
     **_plain(tables.ablation, "verification replanning efficiency_quartiles"),
     **_plain(tables.explore, "pick_task", pools=False),
     **_plain(tables.failures, "failed_tasks", pools=False),
@@ -88,20 +88,20 @@ PAIRED = {
 }
 # ... and the statistics of two runs: two frames (or Series, arrays); a Run is a TypeError.
 STATS_PAIRED = {
-    "stats.comparison.paired_comparison": stats.paired_comparison,
-    "stats.comparison.unpaired_comparison": stats.unpaired_comparison,
+    "stats._comparison.paired_comparison": stats.paired_comparison,
+    "stats._comparison.unpaired_comparison": stats.unpaired_comparison,
     "stats.multicomp.compare_runs": stats.compare_runs,
-    "stats.proportions.mcnemar": stats.mcnemar,
+    "stats._proportions.mcnemar": stats.mcnemar,
 }
 
 # Functions that do not take a run's frames, each with the reason.
 EXCLUDED = {
     # numbers, values, counts, p-values or a design, not a run's rows
-    **dict.fromkeys(["stats.multicomp.adjust_pvalues", "stats.descriptive.bootstrap_ci",
-                     "stats.descriptive.mean_summary", "stats.clustered.clustered_se",
-                     "stats.effsize.effect_sizes", "stats.proportions.proportion_ci",
-                     "stats.power.min_detectable_effect", "stats.power.required_n",
-                     "stats.power.miller_required_n", "stats.power.miller_min_detectable_effect",
+    **dict.fromkeys(["stats.multicomp.adjust_pvalues", "stats._descriptive.bootstrap_ci",
+                     "stats._descriptive.mean_summary", "stats._clustered.clustered_se",
+                     "stats._effsize.effect_sizes", "stats._proportions.proportion_ci",
+                     "stats._power.min_detectable_effect", "stats._power.required_n",
+                     "stats._power.miller_required_n", "stats._power.miller_min_detectable_effect",
                      "schema.columns.check_threshold", "stats.calibration.assign_bucket",
                      "stats.binning.bin_index", "stats.binning.equal_edges",
                      "stats.binning.edge_label", "tables.ablation.quantile_bins",
@@ -115,9 +115,9 @@ EXCLUDED = {
         "per-task outcomes, action sequences, confidences or arrays (test_reliability_profile)"),
     **dict.fromkeys(["stats.planning.plan_study", "stats.planning.variance_components"],
                     "variance components or a per-task outcome matrix (test_planning)"),
-    "judge.ppi.ppi_mean": "label vectors: human, judge on them, judge on the rest "
+    "judge._ppi.ppi_mean": "label vectors: human, judge on them, judge on the rest "
                           "(test_judge_ppi)",
-    "judge.tables.judge_corrected_accuracy": "a judge study's cases (test_judge_ppi)",
+    "judge._tables.judge_corrected_accuracy": "a judge study's cases (test_judge_ppi)",
     # take a Run, Runs or a frame, and the run's trajectory / configurations beside its tasks
     **dict.fromkeys(["tables.reliability_profile.reliability",
                      "tables.reliability_profile.risk_coverage"],
@@ -128,7 +128,7 @@ EXCLUDED = {
     **dict.fromkeys(["stats.agreement.factoid_scores", "stats.agreement.likert_to_scale",
                      "stats.agreement.judge_agreement", "stats.reliability.aggregate_annotators",
                      "stats.reliability.inter_rater", "stats.gwet.agreement_coefficients",
-                     "stats.gwet.weight_matrix", "judge.tables.configuration_table"],
+                     "stats.gwet.weight_matrix", "judge._tables.configuration_table"],
                     "a judge study's ratings or verdicts"),
     **{f"research_eval.tables.{n}": "research-eval cases" for n in (
         "pass_rate", "mcnemar_profiles", "describe_profiles", "tool_mix", "tool_mix_test",
@@ -159,20 +159,20 @@ BY = {
     "tables.paper.task_type_breakdown": lambda x, by: tables.task_type_breakdown(x, by=by),
     "tables.paper.specialist_participation":
         lambda x, by: tables.specialist_participation(x, by=by),
-    "tables.summary.key_numbers": lambda x, by: tables.key_numbers(x, by=by),
+    "tables._summary.key_numbers": lambda x, by: tables.key_numbers(x, by=by),
 }
 
 
 def _public_functions() -> dict[str, object]:
     found = {}
     # the feature folders' statistics and tables that were in stats/tables before issue 34
-    features = {"judge_tables": da.judge.tables, "research_eval_tables": da.research_eval.tables,
-                "ppi": da.judge.ppi, "steps": da.trajectory.steps,
+    features = {"judge_tables": da.judge._tables, "research_eval_tables": da.research_eval.tables,
+                "ppi": da.judge._ppi, "steps": da.trajectory.steps,
                 "step_events": da.trajectory.step_events,
                 # dropped from the namespaces' __all__ (<= 150 public names), still public
                 **{f.__name__: f for f in (
-                    stats.descriptive.interval_method, stats.power.miller_min_detectable_effect,
-                    tables.common.correct_mask, tables.common.require_rows,
+                    stats._descriptive.interval_method, stats._power.miller_min_detectable_effect,
+                    tables._common.correct_mask, tables._common.require_rows,
                     da.schema.columns.require_columns, da.schema.columns.check_threshold)}}
     for pkg in (stats, tables, features):
         for name in (pkg if isinstance(pkg, dict) else pkg.__all__):
@@ -251,7 +251,7 @@ def _wilson(k: int, n: int, z: float = Z975) -> tuple[float, float]:
 def test_every_public_function_has_a_call_or_a_reason():
     missing = sorted(set(PUBLIC) - set(ALL_SINGLE) - LISTED)
     assert not missing, ("public functions without a Run test: add a call to SINGLE/PAIRED "
-                         "(a table decorated with tables.common.takes_run), to STATS_SINGLE/"
+                         "(a table decorated with tables._common.takes_run), to STATS_SINGLE/"
                          f"STATS_PAIRED (a statistic taking frames) or a reason to EXCLUDED: "
                          f"{missing}")
     stale = sorted(LISTED - set(PUBLIC))
@@ -332,7 +332,7 @@ def test_a_statistic_of_two_runs_refuses_runs(name, runs):
 
 
 def test_stats_no_longer_know_runs():
-    """stats/inputs.py turns no Run into a frame: it imports neither Run nor Runs."""
+    """stats/_inputs.py turns no Run into a frame: it imports neither Run nor Runs."""
     import ast
 
     source = (Path(stats.__file__).parent / "inputs.py").read_text()

@@ -23,7 +23,7 @@ import pytest
 
 from dabench_analysis import schema
 from dabench_analysis.load import RunLoadError, load_run
-from dabench_analysis.load.csv import read_header
+from dabench_analysis.load._csv import read_header
 from dabench_analysis.synthetic import generate_run
 from dabench_analysis.validate import validate_run
 

@@ -20,7 +20,7 @@ import pytest
 
 from dabench_analysis import load, schema
 from dabench_analysis.load import cache, load_runs
-from dabench_analysis.load.pipeline import concat_frames
+from dabench_analysis.load._pipeline import concat_frames
 from dabench_analysis.synthetic import generate_run
 from dabench_analysis.validate import validate_run
 

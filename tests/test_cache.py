@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from dabench_analysis import load
+from dabench_analysis.load import _csv as load_csv
 from dabench_analysis.load import cache
-from dabench_analysis.load import csv as load_csv
-from dabench_analysis.schema.files import LEGACY_TASK_FILE
+from dabench_analysis.schema._files import LEGACY_TASK_FILE
 from dabench_analysis.synthetic import generate_run
 
 FILES = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv")
@@ -246,7 +246,7 @@ def test_scan_of_a_file_equals_counting_its_bytes(size, seed, monkeypatch):
     by Python's bytes methods and hashed by hashlib: chunk edges at 2**18 bytes included."""
     import random
 
-    from dabench_analysis.load import pipeline
+    from dabench_analysis.load import _pipeline as pipeline
 
     monkeypatch.setattr(cache, "_HASH_NAME", "sha256")
     monkeypatch.setattr(cache, "_HASH", hashlib.sha256)
@@ -260,7 +260,7 @@ def test_scan_of_a_file_equals_counting_its_bytes(size, seed, monkeypatch):
 
 
 def test_a_quote_in_the_last_byte_of_a_chunk_is_counted():
-    from dabench_analysis.load import pipeline
+    from dabench_analysis.load import _pipeline as pipeline
 
     data = b"a" * ((1 << 18) - 1) + b'"' + b"b" * 10 + b"\r"
     _, has_cr, odd = pipeline.scan(data)

@@ -18,9 +18,10 @@ import pyarrow as pa
 import pytest
 
 from dabench_analysis import load
-from dabench_analysis.load import cache, pipeline
-from dabench_analysis.load import csv as load_csv
-from dabench_analysis.schema.files import LEGACY_TASK_FILE, REPLAY_FILE
+from dabench_analysis.load import _csv as load_csv
+from dabench_analysis.load import _pipeline as pipeline
+from dabench_analysis.load import cache
+from dabench_analysis.schema._files import LEGACY_TASK_FILE, REPLAY_FILE
 from dabench_analysis.synthetic import generate_run
 
 TASKS = "task_metrics.csv"

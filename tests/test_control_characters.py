@@ -19,9 +19,9 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 import dabench_analysis as da
 from dabench_analysis.export import save_table, visible
-from dabench_analysis.export.files import write_text
+from dabench_analysis.export._files import write_text
 from dabench_analysis.report import JobResult, export_html, table_html, write_index
-from dabench_analysis.report.jobs import Job
+from dabench_analysis.report._jobs import Job
 from dabench_analysis.tables import failures
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"

@@ -18,8 +18,8 @@ import pytest
 from matplotlib.collections import PathCollection
 
 from dabench_analysis import figures, tables
-from dabench_analysis.report.context import Context
-from dabench_analysis.report.sections import Sections
+from dabench_analysis.report._context import Context
+from dabench_analysis.report._sections import Sections
 from dabench_analysis.schema.needs import Skipped
 from dabench_analysis.stats.recorded import cost_recorded
 

@@ -19,7 +19,7 @@ def test_report_on_a_dask_cluster_matches_a_local_run(tiny_runs, tmp_path, monke
     from typer.testing import CliRunner
 
     from dabench_analysis.load import cache
-    from dabench_analysis.report.cli import app
+    from dabench_analysis.report._cli import app
 
     monkeypatch.setenv("MPLBACKEND", "Agg")  # inherited by the worker and its kernels
     monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "cache"))

@@ -21,7 +21,8 @@ import pytest
 
 import dabench_analysis as da
 from dabench_analysis import figures, load_run, load_runs
-from dabench_analysis.report import display, table_html
+from dabench_analysis.report import _display as display
+from dabench_analysis.report import table_html
 from dabench_analysis.tables.explore import task_detail
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dabench_analysis import explore, load_run, report
-from dabench_analysis.report.explorer import STATIC_NOTE
+from dabench_analysis.report._explorer import STATIC_NOTE
 from dabench_analysis.tables.explore import filter_tasks, task_list
 
 ROOT = Path(__file__).resolve().parents[1]

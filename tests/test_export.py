@@ -154,7 +154,7 @@ def test_estimate_and_interval_cells():
     assert export.format_interval(-0.0222, -0.1579, 0.1135) == "-0.022 [-0.158, 0.114]"
     assert export.format_interval(math.nan, 0.1, 0.2) == "n/a"
     assert export.format_interval(0.5, 0.25, None) == "0.500 [–]"
-    pairs = export.presentation.find_intervals(pd.DataFrame({
+    pairs = export._presentation.find_intervals(pd.DataFrame({
         "specialist": ["x"], "accuracy_with": [0.9], "ci_low_with": [0.8], "ci_high_with": [0.95],
         "delta": [0.1], "ci_low": [0.0], "ci_high": [0.2], "failure_rate": [0.1],
         "failure_ci_low": [0.05], "failure_ci_high": [0.2]}))

@@ -68,7 +68,7 @@ def test_hand_built_run_one_trial_per_task():
     assert key["answer_accuracy_errors_note"].startswith("2 of 8 trials errored")
     keys = list(key)  # the range comes right after the headline accuracy and its interval
     assert keys[keys.index("answer_accuracy_ci_method") + 1] == "n_errored"
-    from dabench_analysis.report.show import key_numbers_frame
+    from dabench_analysis.report._show import key_numbers_frame
     shown = key_numbers_frame(key).set_index("quantity")["value"]
     assert shown["Answer accuracy, errored trials as failures"] == \
         f"0.500 [{wilson(k, 8)[0]:.3f}, {wilson(k, 8)[1]:.3f}]"

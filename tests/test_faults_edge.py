@@ -41,8 +41,10 @@ from test_faults_outputs import (  # noqa: F401 - small_disk: a fixture
 )
 from typer.testing import CliRunner
 
-from dabench_analysis.report import cli, kernel, outputs
-from dabench_analysis.report.validation import (
+from dabench_analysis.report import _cli as cli
+from dabench_analysis.report import _kernel as kernel
+from dabench_analysis.report import _outputs as outputs
+from dabench_analysis.report._validation import (
     CURRENT,
     LINK_PREFIX,
     NAMES,
@@ -181,7 +183,7 @@ def test_a_users_index_is_in_the_way_before_any_report_runs(tmp_path):
 
 
 def test_a_folder_without_a_list_keeps_the_users_files(tmp_path):
-    """The break-it pass's case: a folder named after a run, holding the user's report.html
+    """The break-it pass's case: a folder named after a run, holding the user's report._html
     and summary.json, no list of the toolkit's files: refused, nothing removed; files of the
     user's that are not in the way stay beside the toolkit's."""
     run = tmp_path / "notrun"
@@ -460,7 +462,7 @@ def test_a_mapped_column_the_table_lacks_is_exit_2_before_any_report(suffix, tmp
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_mapped_columns_the_table_has_pass_the_check(suffix, tmp_path):
-    from dabench_analysis.report.arguments import check_map, table_columns
+    from dabench_analysis.report._arguments import check_map, table_columns
 
     table = _table(tmp_path, suffix)
     assert table_columns(table) == ["sample_id", "passed", "tokens"]

@@ -33,7 +33,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"
-CLI = [sys.executable, "-m", "dabench_analysis.report.cli"]
+CLI = [sys.executable, "-m", "dabench_analysis.report._cli"]
 SUCCESS = ("report.ipynb", "summary.json", "report.html")
 LEDGER = ".dabench-report.json"
 
@@ -312,7 +312,7 @@ def test_a_bogus_matplotlib_backend_is_one_line():
     proc = _cli("validate", str(SAMPLE / "pending_run"), MPLBACKEND="bogus")
     assert proc.returncode == 3, proc.stderr  # not evaluated: the command still works
     assert "Traceback" not in proc.stderr and "bogus" not in proc.stderr
-    for module in ("dabench_analysis.figures", "dabench_analysis.export.figures"):
+    for module in ("dabench_analysis.figures", "dabench_analysis.export._figures"):
         proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
                               text=True, cwd=ROOT, env={**os.environ, "MPLBACKEND": "bogus"})
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

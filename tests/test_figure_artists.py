@@ -194,7 +194,7 @@ def test_reliability_bins_with_few_tasks_are_grey_and_counted():
 # --- research-eval latency: timeouts apart --------------------------------------------------
 
 def test_research_eval_timeouts_are_not_drawn_as_latencies():
-    from dabench_analysis.research_eval.load import load_research_eval
+    from dabench_analysis.research_eval._load import load_research_eval
 
     session = ROOT / "data/research_eval"
     ax = re_plots.plot_latency(load_research_eval(session).cases)

@@ -22,7 +22,7 @@ from test_inline_figures import TASKS  # the same four tasks: one fixture for bo
 
 import dabench_analysis as da
 from dabench_analysis import figures
-from dabench_analysis.judge import figures as judge_plots
+from dabench_analysis.judge import _figures as judge_plots
 from dabench_analysis.research_eval import figures as re_plots
 
 CASES = pd.DataFrame({"run_id": ["a", "a", "b"], "elapsed_ms": [1000.0, 3000.0, 500.0]})

@@ -200,7 +200,7 @@ def test_png_is_300_dpi_and_pdf_page_matches_it(tmp_path):
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1])
     ax.set_title("A title − with a minus ≥ 0.8")
-    with plt.rc_context(figures.theme.RC_PARAMS):  # tight bounding box, as in the notebooks
+    with plt.rc_context(figures._theme.RC_PARAMS):  # tight bounding box, as in the notebooks
         png, pdf = export.save_figure(fig, tmp_path / "f")
     with Image.open(png) as im:
         assert im.info["dpi"] == pytest.approx((300, 300), abs=0.01)

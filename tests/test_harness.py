@@ -21,8 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import dabench_analysis as da
-from dabench_analysis.load.findings import RunLoadError
-from dabench_analysis.load.formats import detect_format
+from dabench_analysis.load._findings import RunLoadError
+from dabench_analysis.load._formats import detect_format
 
 pytest.importorskip("inspect_ai")
 from inspect_ai.event import ToolEvent  # noqa: E402

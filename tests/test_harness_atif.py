@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import dabench_analysis as da
-from dabench_analysis.harnesses.atif import read_atif
-from dabench_analysis.load.formats import detect_format
+from dabench_analysis.harnesses._atif import read_atif
+from dabench_analysis.load._formats import detect_format
 from dabench_analysis.tables.timing import tool_usage
 from dabench_analysis.trajectory import recovery, tool_fit
 

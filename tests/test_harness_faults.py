@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import dabench_analysis as da
-from dabench_analysis.load.findings import RunLoadError
+from dabench_analysis.load._findings import RunLoadError
 
 pytest.importorskip("inspect_ai")
 

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 import dabench_analysis as da
-from dabench_analysis.load.findings import RunLoadError
-from dabench_analysis.load.formats import detect_format
+from dabench_analysis.load._findings import RunLoadError
+from dabench_analysis.load._formats import detect_format
 
 DATA = Path(__file__).parent / "data" / "harness"
 SWE = DATA / "mini-swe-agent"

@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dabench_analysis.report import jobs
-from dabench_analysis.report.cli import app, validate_command
-from dabench_analysis.report.index import write_index
+from dabench_analysis.report import _jobs as jobs
+from dabench_analysis.report._cli import app, validate_command
+from dabench_analysis.report._index import write_index
 from dabench_analysis.report.runner import ReportError
 from dabench_analysis.validate import findings_table, health_table, validate_run
-from dabench_analysis.validate.health import harness_score
+from dabench_analysis.validate._health import harness_score
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 TM, TC = "task_metrics.csv", "tool_calls.csv"
@@ -323,7 +323,7 @@ def test_validate_out_writes_findings_and_health(tmp_path):
     out = tmp_path / "val"
     runs = [SAMPLE / "proposed_aat", SAMPLE / "pending_run"]
     assert validate_command(runs, out=out, console=None) == 3
-    # + the list of what validate wrote there (report.outputs), and the set the four names
+    # + the list of what validate wrote there (report._outputs), and the set the four names
     # link to (report.validation: switched by one rename, so never a mix of two sets)
     names = sorted(p.name for p in out.iterdir())
     assert [n for n in names if not n.startswith(".dabench-validate-")] == [

@@ -18,8 +18,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from dabench_analysis.report.html import export_html, external_references
-from dabench_analysis.report.show import table_html
+from dabench_analysis.report._html import export_html, external_references
+from dabench_analysis.report._show import table_html
 
 ROOT = Path(__file__).resolve().parents[1]
 INTERVAL = re.compile(r"-?\d+(\.\d+)?(e-\d+)? \[-?\d+(\.\d+)?(e-\d+)?, -?\d+(\.\d+)?(e-\d+)?\]")

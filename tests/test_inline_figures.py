@@ -18,7 +18,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from dabench_analysis import figures
-from dabench_analysis.judge import figures as judge_plots
+from dabench_analysis.judge import _figures as judge_plots
 from dabench_analysis.research_eval import figures as re_plots
 
 ROOT = Path(__file__).resolve().parents[1]

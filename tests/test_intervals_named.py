@@ -16,16 +16,16 @@ import pytest
 
 from dabench_analysis import stats, tables
 from dabench_analysis.stats import StatisticsWarning, gwet
-from dabench_analysis.stats.calibration import brier_score, expected_calibration_error
-from dabench_analysis.stats.nonparametric import welch_interval
-from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
-from dabench_analysis.stats.results import (
+from dabench_analysis.stats._nonparametric import welch_interval
+from dabench_analysis.stats._proportions import mcnemar_discordant, proportion_interval
+from dabench_analysis.stats._results import (
     AdjustedPValues,
     Interval,
     Score,
     StandardError,
     TestResult,
 )
+from dabench_analysis.stats.calibration import brier_score, expected_calibration_error
 
 Z975 = 1.959963984540054  # R: qnorm(0.975)
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from dabench_analysis.judge import read_judge_study
-from dabench_analysis.judge.tables import configuration_table
+from dabench_analysis.judge._tables import configuration_table
 from dabench_analysis.load import RunLoadError
 from dabench_analysis.stats.reliability import aggregate_annotators
 
@@ -242,7 +242,7 @@ def test_the_judge_report_takes_its_worked_case_from_the_data_or_the_cli(study, 
 
     header, rows = _rows(study / V)
     _write(study / V, header, [r for r in rows if r[0] != "tc000"])  # the old fixed default
-    cli = [sys.executable, "-m", "dabench_analysis.report.cli", "report",
+    cli = [sys.executable, "-m", "dabench_analysis.report._cli", "report",
            str(Path(__file__).resolve().parents[1] / "data" / "sample_runs" / "pending_run"),
            "--judge-study", str(study)]
     for extra, case in (([], "tc001"), (["--worked-case", "tc003"], "tc003")):

@@ -13,9 +13,9 @@ import pytest
 
 import dabench_analysis as da
 from dabench_analysis import schema
-from dabench_analysis.load.rules import parse_flags
+from dabench_analysis.load._rules import parse_flags
 from dabench_analysis.stats import StatisticsWarning, mcnemar
-from dabench_analysis.stats.inputs import as_bool
+from dabench_analysis.stats._inputs import as_bool
 from dabench_analysis.tables import mas
 
 PKG = Path(da.__file__).resolve().parent
@@ -117,7 +117,7 @@ def test_mcnemar_exact_matches_r_in_both_users():
 
 # One home for each fact (issue 22, item 6): a run's file names are schema.files' names.
 #: Folders not (yet) under the rule, each with the reason.
-FILE_NAMES_ELSEWHERE = {"schema": "the one home (schema/files.py, and the catalogue's prose)"}
+FILE_NAMES_ELSEWHERE = {"schema": "the one home (schema/_files.py, and the catalogue's prose)"}
 
 
 def _spelled_file_names(path: Path) -> list[str]:

@@ -43,7 +43,7 @@ def test_import_loads_no_heavy_library():
 
 def test_the_command_line_module_imports_no_layer():
     """``dabench-analysis --help`` costs about what typer does: no pandas, no notebook stack."""
-    loaded = _loaded_by("import dabench_analysis.report.cli")
+    loaded = _loaded_by("import dabench_analysis.report._cli")
     assert "typer" in loaded
     assert not loaded & (HEAVY | {"pandas", "numpy", "pyarrow"}), loaded & (HEAVY | {"pandas"})
 
@@ -72,20 +72,20 @@ def test_every_public_name_resolves(name):
 
 
 def test_a_function_named_like_its_module_stays_the_function():
-    """``stats.correlation`` is the function even after its module ``stats/correlation.py`` was
+    """``stats.correlation`` is the function even after its module ``stats/_correlation.py`` was
     imported (as it was when the namespace imported eagerly); the module is still importable."""
-    import dabench_analysis.report.show  # noqa: F401
-    import dabench_analysis.stats.correlation  # noqa: F401
+    import dabench_analysis.report._show  # noqa: F401
+    import dabench_analysis.stats._correlation  # noqa: F401
 
     assert isinstance(da.stats.correlation, types.FunctionType)
     assert isinstance(da.report.show, types.FunctionType)
-    assert sys.modules["dabench_analysis.stats.correlation"].correlation is da.stats.correlation
+    assert sys.modules["dabench_analysis.stats._correlation"].correlation is da.stats.correlation
 
 
 def test_help_and_doctests_see_the_lazy_names():
     text = pydoc.render_doc(da.stats, renderer=pydoc.plaintext)
     assert "proportion_ci(" in text and "Wilson" in text
-    assert da.stats.proportion_ci.__module__ == "dabench_analysis.stats.proportions"
+    assert da.stats.proportion_ci.__module__ == "dabench_analysis.stats._proportions"
 
 
 def test_a_missing_widget_library_names_its_extra(monkeypatch):
@@ -123,7 +123,7 @@ def test_report_scheduler_without_dask_is_a_usage_error(monkeypatch, tmp_path):
     """``report --scheduler`` without the [dask] extra: exit 2 and one line, before any report."""
     from typer.testing import CliRunner
 
-    from dabench_analysis.report.cli import app
+    from dabench_analysis.report._cli import app
 
     monkeypatch.setitem(sys.modules, "distributed", None)
     res = CliRunner().invoke(app, ["report", "data/sample_runs/baseline_react", "--out",

@@ -11,7 +11,7 @@ import pytest
 
 from dabench_analysis import schema
 from dabench_analysis.load import RunLoadError, load_run, read_replay
-from dabench_analysis.load.pipeline import read_table
+from dabench_analysis.load._pipeline import read_table
 from dabench_analysis.schema import Column
 from dabench_analysis.synthetic import generate_run
 

@@ -20,7 +20,7 @@ from dabench_analysis import export, report
 from dabench_analysis.synthetic import generate_run
 
 ROOT = Path(__file__).resolve().parents[1]
-M = importlib.import_module("dabench_analysis.report.provenance")
+M = importlib.import_module("dabench_analysis.report._provenance")
 
 
 def _expected(paths) -> list[dict]:
@@ -247,7 +247,7 @@ def test_a_study_file_rewritten_after_it_was_read_fails_the_manifest(tmp_path, k
 
 
 def test_manifest_view_shows_a_mapping_parameter_without_a_python_literal():
-    from dabench_analysis.report.provenance import ManifestView
+    from dabench_analysis.report._provenance import ManifestView
 
     view = ManifestView({"parameters": {"column_map": {}, "other_map": {"task_id": "sample"},
                                         "flip_pair": None}})

@@ -23,10 +23,10 @@ from statsmodels.stats.proportion import proportion_confint
 
 import dabench_analysis as da
 from dabench_analysis import tables
-from dabench_analysis.report.display import run_html, runs_html
-from dabench_analysis.report.index import _summary_text
-from dabench_analysis.report.summary import _trial_numbers
-from dabench_analysis.validate.health import quality_components
+from dabench_analysis.report._display import run_html, runs_html
+from dabench_analysis.report._index import _summary_text
+from dabench_analysis.report._summary import _trial_numbers
+from dabench_analysis.validate._health import quality_components
 
 TAU = Path(__file__).parent / "data" / "harness" / "tau-bench" / "gpt-4o-airline.json"
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample_runs"

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from dabench_analysis import export, load_run, schema, stats
-from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema._labels import value_label
 
 ROOT = "data/sample_runs"
 
@@ -102,7 +102,7 @@ def test_tie_no_significant_difference():
     assert ("not significantly different from the baseline (0.520 ± 0.123; Wilcoxon "
             "signed-rank test on 20 paired tasks, single-test p = 0.940") in text
     # No task crosses 0.8: McNemar has no discordant pair (R mcnemar.test gives NaN; the
-    # package's documented rule is p = 1.0, stats.proportions.mcnemar_discordant).
+    # package's documented rule is p = 1.0, stats._proportions.mcnemar_discordant).
     assert ("McNemar's exact test on correctness (final_score ≥ 0.8: no task changed "
             "correctness, p set to 1.0) finds no significant difference, and the 95 % "
             "t-interval of the mean difference (0.001, from -0.030 to 0.031) includes 0: "

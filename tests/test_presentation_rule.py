@@ -21,9 +21,9 @@ import pytest
 
 import dabench_analysis as da
 from dabench_analysis import export, figures
-from dabench_analysis.report.show import key_numbers_frame
+from dabench_analysis.report._show import key_numbers_frame
 from dabench_analysis.schema import numbers
-from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema._labels import value_label
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 
@@ -198,7 +198,7 @@ def test_reports_show_no_python_literal_or_repr(sample_report):
 def test_report_help_reads_at_eighty_columns():
     from typer.testing import CliRunner
 
-    from dabench_analysis.report.cli import app
+    from dabench_analysis.report._cli import app
 
     res = CliRunner().invoke(app, ["report", "--help"], env={"COLUMNS": "80"},
                              terminal_width=80)

@@ -28,10 +28,10 @@ import pytest
 from rich.console import Console
 
 from dabench_analysis import export
-from dabench_analysis.export import tables as export_tables
+from dabench_analysis.export import _tables as export_tables
 from dabench_analysis.load import load_run
 from dabench_analysis.report import safe_name
-from dabench_analysis.report.cli import validate_command
+from dabench_analysis.report._cli import validate_command
 from dabench_analysis.synthetic import generate_run
 from dabench_analysis.validate import validate_run
 from dabench_analysis.validate.summaries import health_section
@@ -56,7 +56,7 @@ def _set_writable(root: Path, writable: bool) -> None:
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """The installed ``dabench-analysis`` console script (else ``python -m``)."""
     script = Path(sys.executable).with_name("dabench-analysis")
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "dabench_analysis.report.cli"]
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "dabench_analysis.report._cli"]
     return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "MPLBACKEND": "Agg"})
 

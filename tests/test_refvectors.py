@@ -416,7 +416,7 @@ def _(v):
 def _(v):
     i, e = v["inputs"], v["expected"]
     for k in i["K"]:
-        r = stats.power.miller_min_detectable_effect(i["n"], omega2=i["omega2"], sigma2_a=i["sigma2_A"],
+        r = stats._power.miller_min_detectable_effect(i["n"], omega2=i["omega2"], sigma2_a=i["sigma2_A"],
                                                sigma2_b=i["sigma2_B"], k_a=k, k_b=k,
                                                alpha=i["alpha"], power=i["power"])
         assert r.mde[0] == approx(e[f"mde_K{k}"], e["tol"])

@@ -18,7 +18,7 @@ from dabench_analysis import report, tables
 from dabench_analysis.load import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = [sys.executable, "-m", "dabench_analysis.report.cli"]
+CLI = [sys.executable, "-m", "dabench_analysis.report._cli"]
 
 
 def _nb(path: Path, cells, kernel="python3") -> Path:
@@ -141,7 +141,7 @@ def test_cli_run_report_end_to_end(cli_report):
     assert summary["answer_accuracy"] == pytest.approx(61 / 80)
     assert summary["validation_errors"] == 0
     # the baseline's tool calls fail more often than the guide's 10 % (§Troubleshooting, "health
-    # score < 7"), counted from the file: one cause caps harness health at 6 (validate/health.py)
+    # score < 7"), counted from the file: one cause caps harness health at 6 (validate/_health.py)
     with (ROOT / "data" / "sample_runs" / "baseline_react" / "tool_calls.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert sum(r["success"] == "0" for r in rows) / len(rows) > 0.10
@@ -257,7 +257,7 @@ def test_baseline_by_folder_name_or_a_clear_error(tmp_path, monkeypatch):
     is a usage error (exit 2) naming it, before any notebook runs."""
     from typer.testing import CliRunner
 
-    from dabench_analysis.report import cli
+    from dabench_analysis.report import _cli as cli
 
     seen = {}
 

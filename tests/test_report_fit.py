@@ -20,11 +20,11 @@ import pytest
 from trajectory_fixture import write_tau2
 
 import dabench_analysis as da
-from dabench_analysis.report.context import run_context
-from dabench_analysis.report.html import prepare_for_page
-from dabench_analysis.report.sections import Sections, group_skips
+from dabench_analysis.report._context import run_context
+from dabench_analysis.report._html import prepare_for_page
+from dabench_analysis.report._sections import Sections, group_skips
 from dabench_analysis.schema.needs import collect_reduced, skips
-from dabench_analysis.validate.health import health_text
+from dabench_analysis.validate._health import health_text
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = Path(__file__).resolve().parent / "data" / "harness"
@@ -126,7 +126,7 @@ def test_tool_usage_without_latency_counts_failures_per_tool():
                 calls[m["name"]] = calls.get(m["name"], 0) + 1
                 fails[m["name"]] = fails.get(m["name"], 0) + m["content"].startswith("Error")
     with warnings.catch_warnings():
-        warnings.simplefilter("error", da.tables.pooling.PooledTrialsWarning)  # rows are calls
+        warnings.simplefilter("error", da.tables._pooling.PooledTrialsWarning)  # rows are calls
         warnings.simplefilter("ignore", UserWarning)
         run = da.load_run(TAU)
         assert skips(da.tables.timing.tool_usage, run) == []  # four trials a task: calls

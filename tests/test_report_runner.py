@@ -130,7 +130,7 @@ def test_successful_run_is_quiet_and_clears_old_failures(tmp_path, capfd):
     text = "".join(capfd.readouterr())
     for noise in ("KeyboardInterrupt", "zmq", "Traceback", "IPKernelApp", "ERROR"):
         assert noise.lower() not in text.lower(), text
-    # + the list of what the toolkit wrote there (report.outputs): the stale failures are gone
+    # + the list of what the toolkit wrote there (report._outputs): the stale failures are gone
     assert sorted(p.name for p in out.iterdir()) == [".dabench-report.json", "notes.txt",
                                                      "report.html", "report.ipynb"]
 

@@ -1,4 +1,4 @@
-"""Tests of dabench_analysis.research_eval.load, .tables and
+"""Tests of dabench_analysis.research_eval._load, .tables and
 .research_eval.figures: the loader, the analyses and the notebook.
 
 ``tests/data/research_eval/tiny_session`` is a hand-written session (2 runs x 4 cases) whose

@@ -53,7 +53,7 @@ def optional_groups() -> dict[str, list[str]]:
 #: shape name -> (columns removed, files removed)
 SHAPES: dict[str, tuple[set[str], set[str]]] = {
     **{f"no_{slug(g)}": (set(cols), set()) for g, cols in optional_groups().items()},
-    **{f"no_{slug(f)}": (set(), {f}) for f in schema.files.OPTIONAL_FILES},
+    **{f"no_{slug(f)}": (set(), {f}) for f in schema._files.OPTIONAL_FILES},
 }
 OTHER_VERSION_DROPPED = {"outcome_error_type", "confidence_score", "specialist_participation",
                          "failure_stage", "verification_triggered", "trace_id"}
@@ -153,7 +153,7 @@ DATA_SKIPS = {"reliability": (lambda cols: "confidence_score" in cols,
 
 def _expected_skips(cols: set[str], files: set[str], report: str) -> list[str]:
     columns = set(schema.TASK_COLUMNS) - cols - set(ANNOTATION_COLUMNS)  # no labels
-    present = set(schema.files.OPTIONAL_FILES) - files
+    present = set(schema._files.OPTIONAL_FILES) - files
     return [s["name"] for s in SECTIONS[report]  # eval-v2 runs: one trial per task
             if any(f.needs.missing(columns, present) or f.needs.trials == "several"
                    for f, _ in s["functions"])
@@ -331,7 +331,7 @@ def _compute(name, func, args, kw):
 
 
 FULL = load_run(SAMPLE / "proposed_aat").tasks
-OPTIONAL = [c for c in schema.declared.optional_columns() if c in FULL]
+OPTIONAL = [c for c in schema._declared.optional_columns() if c in FULL]
 FULL_TABLES = {k: _compute(k, *v) for k, v in _api(FULL).items()}
 
 

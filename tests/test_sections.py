@@ -30,7 +30,7 @@ def run_copy(tmp_path) -> Path:
 
 
 def _declared():
-    return {schema.declared.name_of(f): f.needs for f in schema.declared.declared()}
+    return {schema._declared.name_of(f): f.needs for f in schema._declared.declared()}
 
 
 def test_the_declarations_name_only_known_columns_and_files():
@@ -42,7 +42,7 @@ def test_the_declarations_name_only_known_columns_and_files():
     for name, need in decls.items():
         for col in (*need.columns, *(u for u in need.uses if ":" not in u)):
             assert col in schema.TASK_COLUMNS, (name, col)
-        assert set(need.files) <= set(schema.files.OPTIONAL_FILES), name
+        assert set(need.files) <= set(schema._files.OPTIONAL_FILES), name
         for qual in (*need.file_needs, *(u for u in need.uses if ":" in u)):  # "<file>:<column>"
             file, _, col = qual.partition(":")
             assert file in need.files, (name, qual)
@@ -58,7 +58,7 @@ def test_the_declarations_name_only_known_columns_and_files():
                 if obj.__name__.startswith(ns.__name__ + "."):
                     yield from walk(obj)
             elif callable(obj) and hasattr(obj, "needs"):
-                yield schema.declared.name_of(obj)
+                yield schema._declared.name_of(obj)
 
     walked = {n for ns in (da.tables, da.figures, da.stats, da.export, da.trajectory, da.judge,
                            da.research_eval) for n in walk(ns)}
@@ -128,7 +128,7 @@ def test_a_section_skips_once_and_says_what_is_missing(tmp_path, run_copy, drop_
                      "missing": ["tool_calls.csv"]}],
         "reduced": [{"section": "main_results", "title": "Table 1: main results",
                      "absent": ["answer_f1", "autonomy_score", "tool_efficiency"]}],
-        "skipped_lines": [  # report.sections.group_skips: one line per reason
+        "skipped_lines": [  # report._sections.group_skips: one line per reason
             "**Not in this run** (1 section): Tool latency and failures. They need "
             "`tool_calls.csv`.",
             "*Computed without* `answer_f1`, `autonomy_score`, `tool_efficiency` (absent in "
@@ -207,7 +207,7 @@ def test_a_run_without_a_required_column_fails_naming_it(tmp_path, run_copy, dro
     old.parent.mkdir(parents=True)
     old.write_text('{"answer_accuracy": 0.9}')
     # written by an earlier report: its ledger lists it (a file it did not write is never removed)
-    from dabench_analysis.report.outputs import ledger_path
+    from dabench_analysis.report._outputs import ledger_path
 
     ledger_path(old.parent).write_text(json.dumps({"version": 1, "written_by": "dabench-analysis",
                                                    "files": ["summary.json"]}))

@@ -87,7 +87,7 @@ def clean(tmp_path_factory):
 
 
 def test_side_needs_and_reads_name_catalogue_columns():
-    declared = [f.needs for f in schema.declared.declared()]
+    declared = [f.needs for f in schema._declared.declared()]
     named = [n for d in declared for n in d.file_needs]
     named += [n for c in schema.CHECKS.values() for n in c.reads]
     assert named
@@ -108,10 +108,10 @@ def _expected(file: str, col: str) -> tuple[Counter, set[str]]:
         return Counter({("required_column", "error", file, col): 1}), skipped
     if col == "duration_seconds":  # §Troubleshooting: missing time data, a warning of its own
         return Counter({("missing_time_data", "warning", file, col): 1}), skipped
-    off = schema.declared.needing(name)
+    off = schema._declared.needing(name)
     if off:
         return Counter({("absent_column", "warning", file, col): 1}), skipped
-    if reads or schema.declared.using(name):  # used when present: named, an info
+    if reads or schema._declared.using(name):  # used when present: named, an info
         return Counter({("absent_column", "info", file, col): 1}), skipped
     return Counter({("absent_column", "info", file, None): 1}), skipped
 
@@ -136,7 +136,7 @@ def test_each_side_column_dropped_is_listed_and_never_crashes(tmp_path, clean, f
     msgs = report.findings.loc[report.findings["check"] == "absent_column", "message"]
     name = f"{file}:{col}"
     named = [] if FILE_CATALOGUES[file][col].required or col == "duration_seconds" else \
-        schema.declared.needing(name) + checks_reading(name)
+        schema._declared.needing(name) + checks_reading(name)
     for part in named:  # required: the loader's error names the column
         assert msgs.str.contains(part, regex=False).any(), (part, msgs.tolist())
     # only what the column feeds may change the score: none of these is a health input

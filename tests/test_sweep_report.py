@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from dabench_analysis import report
-from dabench_analysis.report.cli import app
-from dabench_analysis.report.jobs import Job, JobResult, execute_job
+from dabench_analysis.report._cli import app
+from dabench_analysis.report._jobs import Job, JobResult, execute_job
 from dabench_analysis.synthetic import generate_run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ import pytest
 
 import dabench_analysis as da
 from dabench_analysis import figures, tables
-from dabench_analysis.synthetic.evalv2 import generate_run
+from dabench_analysis.synthetic._evalv2 import generate_run
 
 AGENTS = ["claude-sonnet-4-5", "gpt-5-mini", "gemini-2.5-pro", "qwen3-coder-480b",
           "llama-4-maverick", "deepseek-v3.1", "mistral-large-2", "grok-4-fast"]
@@ -154,7 +154,7 @@ def test_the_report_heatmap_keeps_the_leaderboard_order(sweep40, tmp_path):
 
     import nbformat
 
-    from dabench_analysis.report.context import sweep_context
+    from dabench_analysis.report._context import sweep_context
 
     out = sweep_context(sweep40["runs"], {"threshold": 0.8, "n_boot": 200, "seed": 0},
                         out=Path(tmp_path), quiet=True)

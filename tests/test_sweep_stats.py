@@ -20,7 +20,7 @@ from scipy import special
 from scipy import stats as st
 
 import dabench_analysis as da
-from dabench_analysis.load.config import CONFIG_FILE, read_run_config, run_configs
+from dabench_analysis.load._config import CONFIG_FILE, read_run_config, run_configs
 from dabench_analysis.stats import StatisticsWarning
 from dabench_analysis.stats.ranking import rank_intervals, rank_ties
 from dabench_analysis.stats.repetitions import repetition_variance
@@ -609,7 +609,7 @@ def test_a_seed_that_is_a_label_is_kept_as_a_label(two_runs, tmp_path):
     (prop / CONFIG_FILE).write_text(json.dumps({"config": "react", "seed": 3}))  # mixed
     with pytest.warns(UserWarning, match=r"1 run\(s\) declare a seed that is a label"):
         assert run_configs(runs)["seed"].tolist() == ["baseline-a", "3"]
-    from dabench_analysis.report.context import sweep_context
+    from dabench_analysis.report._context import sweep_context
 
     with pytest.warns(UserWarning, match="is a label"):  # the sweep report starts
         ctx = sweep_context(runs, {"threshold": 0.8, "n_boot": 50, "seed": 0},

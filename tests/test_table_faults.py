@@ -23,8 +23,8 @@ import pytest
 
 import dabench_analysis as da
 from dabench_analysis import schema
-from dabench_analysis.load.findings import RunLoadError
-from dabench_analysis.report import jobs
+from dabench_analysis.load._findings import RunLoadError
+from dabench_analysis.report import _jobs as jobs
 from dabench_analysis.synthetic import generate_run
 from dabench_analysis.tables.sweep import task_counts
 

@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 from dabench_analysis import load_run, load_runs, schema
+from dabench_analysis.load import _csv as load_csv
 from dabench_analysis.load import cache as parse_cache
-from dabench_analysis.load import csv as load_csv
 from dabench_analysis.synthetic import generate_run
 
 MIB = 1 << 20

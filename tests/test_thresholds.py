@@ -27,13 +27,13 @@ import pytest
 from dabench_analysis import export, figures, load_run, load_runs, report, schema, stats, tables
 from dabench_analysis import validate_run as da_validate_run
 from dabench_analysis.schema.needs import Skipped
-from dabench_analysis.stats.inputs import check_threshold
+from dabench_analysis.stats._inputs import check_threshold
 from dabench_analysis.tables import mas
 
 SAMPLE_RUNS = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
 
 #: Functions with a ``threshold`` whose module this change could not edit; each must call
-#: ``dabench_analysis.stats.inputs.check_threshold`` (remove it here when it does).
+#: ``dabench_analysis.stats._inputs.check_threshold`` (remove it here when it does).
 NOT_YET_CHECKED: dict[str, str] = {}  # every public function with a threshold checks it
 
 
@@ -150,12 +150,12 @@ _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _METHODS = {"ge", "gt", "le", "lt", "greater_equal", "greater", "less_equal", "less"}
 #: The one home of the rule, and the modules whose comparisons with a threshold are not the
 #: outcome of a task's final_score, each with the reason.
-OUTCOME_RULE = "schema/outcome.py"
+OUTCOME_RULE = "schema/_outcome.py"
 ALLOWED = {
     "stats/reliability.py": "an annotator's rating against the judge study's pass threshold "
                             "(0-9 scale), not a task's final_score",
     "synthetic/judge.py": "the judge study generator's pass threshold on the 0-9 scale",
-    "synthetic/evalv2.py": "the generator plays the harness: it writes final_answer_correct, "
+    "synthetic/_evalv2.py": "the generator plays the harness: it writes final_answer_correct, "
                            "outcome_status and confidence_correct with the guide's 0.8, as "
                            "eval-v2 does (validate checks them against schema.correct)",
 }
@@ -235,7 +235,7 @@ def test_the_scanner_finds_what_it_looks_for():
 
 
 def test_no_module_compares_a_score_with_a_threshold_outside_the_outcome_rule():
-    """Correct/incorrect has one home, schema.correct (schema/outcome.py); every table,
+    """Correct/incorrect has one home, schema.correct (schema/_outcome.py); every table,
     summary, paragraph, comparison, sweep, run-quality score and the guide's own rules call it."""
     found = {}
     for f in sorted(PKG.rglob("*.py")):
@@ -414,7 +414,7 @@ def test_the_explorers_tables_check_their_threshold(bad):
 
 def test_the_decorator_has_no_threshold_option():
     """takes_run: 9 options before (threshold_if and needs among them), 7 now."""
-    params = set(inspect.signature(tables.common.takes_run).parameters)
+    params = set(inspect.signature(tables._common.takes_run).parameters)
     assert params == {"frame", "named", "pools", "paired", "grouped", "grouping", "trials"}
 
 
@@ -436,7 +436,7 @@ def test_report_threshold_reaches_the_run_compare_and_sweep_notebooks(tmp_path):
 def test_a_bad_threshold_is_a_one_line_usage_error(command, bad, option):
     from typer.testing import CliRunner
 
-    from dabench_analysis.report.cli import app
+    from dabench_analysis.report._cli import app
 
     res = CliRunner().invoke(app, [command, f"{option}={bad}",
                                    str(SAMPLE_RUNS / "proposed_aat")])
@@ -449,7 +449,7 @@ def test_a_bad_threshold_is_a_one_line_usage_error(command, bad, option):
 def test_validate_threshold_sets_the_run_quality(option):
     from typer.testing import CliRunner
 
-    from dabench_analysis.report.cli import app
+    from dabench_analysis.report._cli import app
 
     res = CliRunner().invoke(app, ["validate", option, "0.7",
                                    str(SAMPLE_RUNS / "proposed_aat")], terminal_width=400)
@@ -540,7 +540,7 @@ def test_no_function_spells_its_own_default_threshold():
     found = {f.relative_to(PKG).as_posix(): hits for f in sorted(PKG.rglob("*.py"))
              if (hits := _literal_threshold_defaults(ast.parse(f.read_text(encoding="utf-8"))))}
     assert not found, f"use dabench_analysis.schema.SUCCESS_THRESHOLD as the default: {found}"
-    from dabench_analysis.load.formats import load_file
+    from dabench_analysis.load._formats import load_file
 
     assert "success_threshold" not in inspect.signature(load_file).parameters  # no threshold
 
@@ -548,7 +548,7 @@ def test_no_function_spells_its_own_default_threshold():
 def test_the_help_states_the_schemas_default_threshold():
     from typer.testing import CliRunner
 
-    from dabench_analysis.report.cli import app
+    from dabench_analysis.report._cli import app
 
     for command in ("report", "validate"):
         text = " ".join(CliRunner().invoke(app, [command, "--help"], terminal_width=400)

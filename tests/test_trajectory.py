@@ -16,7 +16,7 @@ from trajectory_fixture import LONG_MESSAGE, write_run
 
 import dabench_analysis as da
 from dabench_analysis import trajectory as tr
-from dabench_analysis.stats.inputs import StatisticsWarning
+from dabench_analysis.stats._inputs import StatisticsWarning
 
 U, P, E, V, S = "UNDERSTAND", "PLAN", "EXECUTE", "VERIFY", "SUMMARIZE"
 

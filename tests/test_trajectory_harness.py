@@ -14,7 +14,7 @@ from trajectory_fixture import write_run, write_tau2
 import dabench_analysis as da
 from dabench_analysis import trajectory as tr
 from dabench_analysis.schema.needs import Skipped, skips
-from dabench_analysis.tables.pooling import PooledTrialsWarning
+from dabench_analysis.tables._pooling import PooledTrialsWarning
 
 
 def _run(path, trials: int):

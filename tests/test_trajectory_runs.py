@@ -13,7 +13,7 @@ from trajectory_fixture import STEPS, write_run
 
 import dabench_analysis as da
 from dabench_analysis import trajectory as tr
-from dabench_analysis.stats.differences import newcombe_paired
+from dabench_analysis.stats._differences import newcombe_paired
 from dabench_analysis.trajectory import step_events, steps
 
 U, P, E, V, S = "UNDERSTAND", "PLAN", "EXECUTE", "VERIFY", "SUMMARIZE"
@@ -167,7 +167,7 @@ def test_trajectory_stats_refuse_a_run(pair):
 
 def test_fisher_exact_for_many_tables_equals_scipy():
     # every 2x2 table of up to 14 observations, against scipy.stats.fisher_exact (R fisher.test)
-    from dabench_analysis.stats.differences import compare_proportions, fisher_exact
+    from dabench_analysis.stats._differences import compare_proportions, fisher_exact
 
     tables = [(a, b, c, d) for a in range(8) for b in range(8) for c in range(8) for d in range(8)
               if 0 < a + b + c + d <= 14]

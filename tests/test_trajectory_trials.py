@@ -131,7 +131,7 @@ def test_call_ids_reused_within_a_trace_are_one_finding_naming_every_row(raw, ru
 def test_cluster_bootstrap_ratio_draws_clusters_and_bounds_an_all_zero_share():
     from scipy.stats import norm
 
-    from dabench_analysis.stats.clustered import cluster_bootstrap_ratio
+    from dabench_analysis.stats._clustered import cluster_bootstrap_ratio
 
     # 3 tasks (labels 7, 2, 5: drawn in label order 2, 5, 7), 6 traces
     num, clusters = np.array([1, 0, 1, 1, 0, 0.]), np.array([7, 7, 2, 5, 5, 5])

@@ -22,7 +22,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 import dabench_analysis as da
 from dabench_analysis.schema.needs import Skipped
-from dabench_analysis.stats.trials import pass_at_k, pass_hat_k
+from dabench_analysis.stats._trials import pass_at_k, pass_hat_k
 from dabench_analysis.tables import trials
 
 sys.path.insert(0, str(Path(__file__).parent))

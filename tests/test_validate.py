@@ -14,12 +14,12 @@ import pytest
 from rich.console import Console
 
 from dabench_analysis import load_run
-from dabench_analysis.report.cli import validate_command
+from dabench_analysis.report._cli import validate_command
 from dabench_analysis.synthetic import generate_run
-from dabench_analysis.validate import health, validate_run
-from dabench_analysis.validate import invariants as _invariants
-from dabench_analysis.validate.health import HARNESS_WEIGHTS
-from dabench_analysis.validate.run import FINDING_COLUMNS
+from dabench_analysis.validate import _health as health
+from dabench_analysis.validate import _invariants, validate_run
+from dabench_analysis.validate._health import HARNESS_WEIGHTS
+from dabench_analysis.validate._run import FINDING_COLUMNS
 from dabench_analysis.validate.summaries import health_section
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
@@ -99,7 +99,7 @@ def test_every_rule_is_catalogued_and_a_rule_that_cannot_run_is_a_finding(run8, 
     # every per-task rule and replay comparison is named check:column after a catalogued check;
     # a rule whose test raises is reported as a warning naming the check, never a traceback
     from dabench_analysis.schema import CHECKS
-    from dabench_analysis.validate import replay as _replay
+    from dabench_analysis.validate import _replay
 
     keys = {i.key for i in (*_invariants.INVARIANTS, *_replay.REPLAY_INVARIANTS)}
     assert {k.split(":")[0] for k in keys} <= set(CHECKS)
@@ -350,7 +350,7 @@ def test_validate_command_default_console_prints_to_stdout(capsys):
 def test_a_loaded_run_validates_as_its_path_without_loading_it_again(name, sample_reports,
                                                                      monkeypatch):
     from dabench_analysis import load_run
-    from dabench_analysis.validate import run as validate_module
+    from dabench_analysis.validate import _run as validate_module
 
     run = load_run(SAMPLE / name, strict=False)
 
@@ -401,11 +401,11 @@ def test_the_threshold_given_is_the_run_qualitys():
 def test_validate_checks_run_config_as_the_report_does(text, severity, check, column,
                                                        tmp_path):
     """Issue 33, item 6: the sweep report refused runs that validate passed; both now go
-    through load.config.declared_config: the report's error is validate's error finding (the
+    through load._config.declared_config: the report's error is validate's error finding (the
     same message), a label seed a note in both."""
     import warnings
 
-    from dabench_analysis.load.config import CONFIG_FILE, run_configs
+    from dabench_analysis.load._config import CONFIG_FILE, run_configs
 
     run = _copy(SAMPLE / "proposed_aat", tmp_path)
     (run / CONFIG_FILE).write_text(text)
@@ -428,7 +428,7 @@ def test_validate_checks_run_config_as_the_report_does(text, severity, check, co
 
 
 def test_validate_warns_when_run_config_and_columns_disagree(tmp_path):
-    from dabench_analysis.load.config import CONFIG_FILE
+    from dabench_analysis.load._config import CONFIG_FILE
 
     run = _copy(SAMPLE / "proposed_aat", tmp_path)
     (run / CONFIG_FILE).write_text('{"config": "a", "seed": 3}')

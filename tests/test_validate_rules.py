@@ -21,7 +21,9 @@ import pytest
 
 from dabench_analysis import schema
 from dabench_analysis.synthetic import SAMPLE_RUNS, generate_run
-from dabench_analysis.validate import invariants, replay, validate_run
+from dabench_analysis.validate import _invariants as invariants
+from dabench_analysis.validate import _replay as replay
+from dabench_analysis.validate import validate_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs"

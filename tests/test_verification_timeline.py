@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dabench_analysis import tables
-from dabench_analysis.stats.inputs import StatisticsWarning
+from dabench_analysis.stats._inputs import StatisticsWarning
 from dabench_analysis.tables.verification import verification_timeline
 
 #   task  approved  final_score  correct (>= 0.8)

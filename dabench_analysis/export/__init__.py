@@ -7,10 +7,10 @@ from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
     from dabench_analysis._atomic import atomic_write
-    from dabench_analysis.export.figures import save_and_show, save_figure
-    from dabench_analysis.export.files import write_json
+    from dabench_analysis.export._figures import save_and_show, save_figure
+    from dabench_analysis.export._files import write_json
+    from dabench_analysis.export._tables import save_table, to_latex, to_markdown
     from dabench_analysis.export.paragraph import format_p, reporting_paragraph
-    from dabench_analysis.export.tables import save_table, to_latex, to_markdown
 
 __all__ = ["atomic_write", "format_p", "reporting_paragraph",
            "save_and_show", "save_figure", "save_table", "to_latex", "to_markdown", "write_json"]
@@ -28,13 +28,13 @@ __all__ += ["format_estimate", "format_pvalue"]
 
 # Tables as a reader sees them: estimate and interval in one cell, human labels.
 if TYPE_CHECKING:
-    from dabench_analysis.export.presentation import present
+    from dabench_analysis.export._presentation import present
 
 __all__ += ["format_interval", "present"]
 
-# Control characters from the data as visible escapes, in every file written: export/text.py.
+# Control characters from the data as visible escapes, in every file written: export/_text.py.
 if TYPE_CHECKING:
-    from dabench_analysis.export.text import visible
+    from dabench_analysis.export._text import visible
 
 __all__ += ["visible"]
 

@@ -12,12 +12,12 @@ from scipy import stats as st
 
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import require_columns
-from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema._labels import value_label
 from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate as _est
 from dabench_analysis.schema.numbers import format_p
 from dabench_analysis.tables import failures
-from dabench_analysis.tables.common import correct_mask, takes_run
+from dabench_analysis.tables._common import correct_mask, takes_run
 
 __all__ = ["format_p", "reporting_paragraph"]
 

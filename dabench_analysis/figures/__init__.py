@@ -7,7 +7,7 @@ the last line of a notebook cell shows its figure once (the inline backend draws
 no image repr). Save with ``export.save_figure(ax.figure, ...)``. The one multi-panel figure,
 :func:`tool_latency`, takes and returns a pair of Axes. None calls ``show()`` or ``savefig()`` or
 changes global matplotlib state: interactive mode, rcParams and pyplot's current figure are as
-they were (see :mod:`dabench_analysis.figures.theme`). A figure with nothing to show says so.
+they were (see :mod:`dabench_analysis.figures._theme`). A figure with nothing to show says so.
 """
 
 from typing import TYPE_CHECKING
@@ -17,9 +17,10 @@ from dabench_analysis import _mplbackend  # noqa: F401
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
+    from dabench_analysis.figures._comparison import paired_difference
+    from dabench_analysis.figures._theme import OKABE_ITO, apply_style, new_figure
     from dabench_analysis.figures.breakdowns import difficulty_bars, failure_by_stage
     from dabench_analysis.figures.calibration import reliability_diagram
-    from dabench_analysis.figures.comparison import paired_difference
     from dabench_analysis.figures.distributions import (
         failure_distribution,
         score_bins,
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     )
     from dabench_analysis.figures.process import tool_latency
     from dabench_analysis.figures.relations import autonomy_vs_efficiency, correlation_matrix
-    from dabench_analysis.figures.theme import OKABE_ITO, apply_style, new_figure
 
 __all__ = ["OKABE_ITO", "apply_style",
            "autonomy_vs_efficiency", "correlation_matrix", "difficulty_bars",
@@ -56,7 +56,7 @@ __all__ += ["frontier", "pass_k_curve", "trials"]
 
 # Reliability profile: each metric with its bootstrap interval.
 if TYPE_CHECKING:
-    from dabench_analysis.figures.reliability import reliability_profile, risk_coverage_curve
+    from dabench_analysis.figures._reliability import reliability_profile, risk_coverage_curve
 
 __all__ += ["reliability_profile", "risk_coverage_curve"]
 

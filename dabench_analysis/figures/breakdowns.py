@@ -8,12 +8,12 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from dabench_analysis import schema, tables
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note, rate_limit
-from dabench_analysis.figures.theme import axes_or_new as _axes
-from dabench_analysis.schema.labels import value_label
+from dabench_analysis.figures._theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note, rate_limit
+from dabench_analysis.figures._theme import axes_or_new as _axes
+from dabench_analysis.schema._labels import value_label
 from dabench_analysis.schema.needs import needs
 from dabench_analysis.tables import failures
-from dabench_analysis.tables.common import takes_run
+from dabench_analysis.tables._common import takes_run
 
 
 @needs("difficulty", "execution_success", "final_score", "execution_time", "total_tokens")

@@ -14,12 +14,12 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from dabench_analysis import schema
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note
-from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.figures._theme import OKABE_ITO, RC_PARAMS, _ci_label, _err, _note
+from dabench_analysis.figures._theme import axes_or_new as _axes
 from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate
 from dabench_analysis.stats import calibration
-from dabench_analysis.tables.common import takes_run
+from dabench_analysis.tables._common import takes_run
 
 
 @needs("confidence_score", "final_score")

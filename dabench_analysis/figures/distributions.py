@@ -17,14 +17,14 @@ from matplotlib.axes import Axes
 
 from dabench_analysis import schema
 from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, count_axis, empty_note
-from dabench_analysis.figures.theme import axes_or_new as _axes
-from dabench_analysis.schema.labels import value_label
+from dabench_analysis.figures._theme import OKABE_ITO, RC_PARAMS, count_axis, empty_note
+from dabench_analysis.figures._theme import axes_or_new as _axes
+from dabench_analysis.schema._labels import value_label
 from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate
+from dabench_analysis.stats._inputs import check_threshold
 from dabench_analysis.stats.binning import bin_index, equal_edges
-from dabench_analysis.stats.inputs import check_threshold
-from dabench_analysis.tables.common import correct_mask, takes_run
+from dabench_analysis.tables._common import correct_mask, takes_run
 
 
 def score_bins(
@@ -301,7 +301,7 @@ def failure_distribution(
 
     Notes
     -----
-    Failed tasks as :func:`dabench_analysis.tables.common.correct_mask`; shares are of failed tasks.
+    Failed tasks as :func:`dabench_analysis.tables._common.correct_mask`; shares are of failed tasks.
 
     Examples
     --------

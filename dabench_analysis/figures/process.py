@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
-from dabench_analysis.figures.theme import (
+from dabench_analysis.figures._theme import (
     OKABE_ITO,
     RC_PARAMS,
     TWO_COLUMN,
@@ -22,7 +22,7 @@ from dabench_analysis.figures.theme import (
 from dabench_analysis.schema import TOOL_CALLS_FILE
 from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.tables import timing as process
-from dabench_analysis.tables.common import takes_run
+from dabench_analysis.tables._common import takes_run
 
 
 def _panels(ax: Sequence[Axes] | None, labels: list[str]) -> np.ndarray:

@@ -16,11 +16,11 @@ from matplotlib.axes import Axes
 from matplotlib.colorbar import Colorbar
 
 from dabench_analysis import schema
-from dabench_analysis.figures.theme import RC_PARAMS, SEQUENTIAL, _note
-from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.figures._theme import RC_PARAMS, SEQUENTIAL, _note
+from dabench_analysis.figures._theme import axes_or_new as _axes
 from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate
-from dabench_analysis.tables.common import takes_run
+from dabench_analysis.tables._common import takes_run
 
 
 @needs("final_score",
@@ -121,7 +121,7 @@ def autonomy_vs_efficiency(tasks: pd.DataFrame, *, ax: Axes | None = None) -> Ax
     -------
     Axes
         One point per task, coloured by final_score on viridis cut at 0.85 (its light yellow
-        end is hard to see on white; :data:`~dabench_analysis.figures.theme.SEQUENTIAL`), each
+        end is hard to see on white; :data:`~dabench_analysis.figures._theme.SEQUENTIAL`), each
         with a thin dark edge; the colour bar (0–1) is ``ax.collections[0].colorbar``.
         autonomy_score takes few distinct values (1 − replans/3), so points are jittered
         horizontally by up to ±0.025 (seeded, said in the axis label), reflected at 0 and 1 so

@@ -23,8 +23,8 @@ from dabench_analysis.figures._labels import (
     height_for,
     run_labels,
 )
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _ci_label, empty_note
-from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.figures._theme import OKABE_ITO, RC_PARAMS, _ci_label, empty_note
+from dabench_analysis.figures._theme import axes_or_new as _axes
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.numbers import format_rank
 

@@ -12,8 +12,8 @@ from matplotlib.axes import Axes
 
 from dabench_analysis import schema
 from dabench_analysis.figures._labels import run_labels, shorten
-from dabench_analysis.figures.theme import OKABE_ITO, RC_PARAMS, _err, empty_note, rate_limit
-from dabench_analysis.figures.theme import axes_or_new as _axes
+from dabench_analysis.figures._theme import OKABE_ITO, RC_PARAMS, _err, empty_note, rate_limit
+from dabench_analysis.figures._theme import axes_or_new as _axes
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.numbers import format_estimate
 
@@ -101,7 +101,7 @@ def frontier(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes:
     Axes
         One point per run (filled: on the frontier; hollow: dominated) with both intervals;
         the frontier's line; x the mean cost per task in the column's unit, y accuracy (to 1,
-        or near the data below 0.5: :func:`~dabench_analysis.figures.theme.rate_limit`). Run
+        or near the data below 0.5: :func:`~dabench_analysis.figures._theme.rate_limit`). Run
         names lose the prefix and suffix all share (said under the x label); above
         :data:`MAX_LABELLED` runs only the runs on the frontier are marked, by a number, with
         the key of numbers to names under the x label.

@@ -1,8 +1,8 @@
 """The readers of this folder, registered with the core loader
-(:func:`dabench_analysis.load.readers.register_format`); each imports its reader (and
+(:func:`dabench_analysis.load.register_format`); each imports its reader (and
 inspect_ai) only when it is called.
 
-Detection (:func:`dabench_analysis.load.formats.detect_format`): a file named ``.traj`` is a
+Detection (:func:`dabench_analysis.load.detect_format`): a file named ``.traj`` is a
 SWE-agent trajectory; a zip named ``.eval`` or a JSON object with Inspect's ``version``,
 ``status`` and ``eval`` keys an Inspect log; a ``.traj.json`` object with ``messages`` a
 SWE-agent trajectory; a JSON list of results with ``task_id`` and ``reward`` or a JSON object
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from dabench_analysis.load.readers import register_format
+from dabench_analysis.load._readers import register_format
 
 #: File suffixes read as per-task tables.
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".ndjson", ".parquet", ".pq")
@@ -81,13 +81,13 @@ def _is_table(path: Path, head: bytes) -> bool:
 
 
 def _swe_folder(path: Path) -> bool:
-    from dabench_analysis.harnesses import swe_traj
+    from dabench_analysis.harnesses import _swe_traj as swe_traj
 
     return bool(swe_traj.trajectory_files(path, first=True))
 
 
 def _chat_folder(path: Path) -> bool:
-    from dabench_analysis.harnesses import groupchat
+    from dabench_analysis.harnesses import _groupchat as groupchat
 
     first = next(iter(groupchat.chat_files(path)), None)
     return first is not None and groupchat.is_chat(first)
@@ -105,37 +105,37 @@ def _inspect_scored(path: Path) -> bool:
 
 
 def _read_inspect(path: Path, mapping: Mapping[str, str]) -> list:
-    from dabench_analysis.harnesses.inspect_log import read_inspect
+    from dabench_analysis.harnesses._inspect_log import read_inspect
 
     return [read_inspect(path)]
 
 
 def _read_swe(path: Path, mapping: Mapping[str, str]) -> list:
-    from dabench_analysis.harnesses.swe_traj import read_swe
+    from dabench_analysis.harnesses._swe_traj import read_swe
 
     return [read_swe(path)]
 
 
 def _read_tau(path: Path, mapping: Mapping[str, str]) -> list:
-    from dabench_analysis.harnesses.taubench import read_taubench
+    from dabench_analysis.harnesses._taubench import read_taubench
 
     return [read_taubench(path)]
 
 
 def _read_atif(path: Path, mapping: Mapping[str, str]) -> list:
-    from dabench_analysis.harnesses.atif import read_atif
+    from dabench_analysis.harnesses._atif import read_atif
 
     return [read_atif(path)]
 
 
 def _read_table(path: Path, mapping: Mapping[str, str]) -> list:
-    from dabench_analysis.harnesses.table import read_table_records
+    from dabench_analysis.harnesses._table import read_table_records
 
     return read_table_records(path, mapping or {})
 
 
 def _read_chat(path: Path, mapping: Mapping[str, str]) -> list:
-    from dabench_analysis.harnesses.groupchat import read_groupchat
+    from dabench_analysis.harnesses._groupchat import read_groupchat
 
     return [read_groupchat(path)]
 

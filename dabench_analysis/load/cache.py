@@ -42,8 +42,8 @@ import pandas as pd
 import pyarrow as pa
 
 from dabench_analysis._atomic import atomic_write
-from dabench_analysis.load.findings import Finding
-from dabench_analysis.schema.files import TASK_FILES
+from dabench_analysis.load._findings import Finding
+from dabench_analysis.schema._files import TASK_FILES
 
 #: Environment variable that overrides the cache directory.
 ENV_VAR = "DABENCH_CACHE_DIR"
@@ -53,8 +53,8 @@ _META = b"dabench.cache"
 _MAGIC = b"DABENCH2"
 _ROWS = "__dabench_row__"  # data-row numbers, stored only when some rows were dropped
 #: Sources whose change invalidates every entry: the load layer and the catalogue beneath it.
-_SOURCES = ("csv.py", "rules.py", "findings.py", "pipeline.py", "cache.py",
-            "../schema/columns.py", "../schema/rules.py", "../schema/files.py")
+_SOURCES = ("_csv.py", "_rules.py", "_findings.py", "_pipeline.py", "cache.py",
+            "../schema/columns.py", "../schema/rules.py", "../schema/_files.py")
 _warned: set[str] = set()
 #: Racily clean margin (ns): an input modified or changed this close to (or after) the time it
 #: was read is read and hashed again on every lookup, whatever its stamp.

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
-    from dabench_analysis.report.index import write_index
-    from dabench_analysis.report.jobs import (
+    from dabench_analysis.report._index import write_index
+    from dabench_analysis.report._jobs import (
         STATES,
         Job,
         JobResult,
@@ -18,21 +18,21 @@ if TYPE_CHECKING:
         run_jobs,
         safe_name,
     )
-    from dabench_analysis.report.params import (
+    from dabench_analysis.report._params import (
         check_parameters,
         input_dir,
         input_path,
         output_dir_for,
         run_name,
     )
-    from dabench_analysis.report.provenance import input_files, manifest, show_manifest
+    from dabench_analysis.report._provenance import input_files, manifest, show_manifest
+    from dabench_analysis.report._sections import Sections, group_skips
     from dabench_analysis.report.runner import (
         NOTEBOOK_DIR,
         ReportError,
         check_notebook,
         run_notebook,
     )
-    from dabench_analysis.report.sections import Sections, group_skips
 
 __all__ = ["NOTEBOOK_DIR", "SUMMARY_FIELDS", "SUMMARY_SCHEMA_VERSION", "Sections", "check_parameters",
            "input_dir", "output_dir_for", "STATES", "Job", "JobResult", "ReportError", "check_notebook",
@@ -45,20 +45,20 @@ __all__ += ["input_files", "manifest", "show_manifest"]
 
 # Report pages that read as reports: tables as a reader sees them, the HTML page.
 if TYPE_CHECKING:
-    from dabench_analysis.report.html import export_html
-    from dabench_analysis.report.show import show, table_html
+    from dabench_analysis.report._html import export_html
+    from dabench_analysis.report._show import show, table_html
 
 __all__ += ["export_html", "show", "table_html"]
 
 # A report notebook's writer (its context: sections, tables, figures), its summary.json.
 if TYPE_CHECKING:
-    from dabench_analysis.report.context import (
+    from dabench_analysis.report._context import (
         Context,
         compare_context,
         run_context,
         sweep_context,
     )
-    from dabench_analysis.report.summary import (
+    from dabench_analysis.report._summary import (
         SUMMARY_FIELDS,
         SUMMARY_SCHEMA_VERSION,
         summary,
@@ -70,8 +70,8 @@ __all__ += ["Context", "compare_context", "run_context", "summary",
 
 # In notebooks: HTML displays of runs, tasks and replays, da.show's tables, the explorer.
 if TYPE_CHECKING:
-    from dabench_analysis.report.display import register as register_displays
-    from dabench_analysis.report.explorer import Explorer, explore
+    from dabench_analysis.report._display import register as register_displays
+    from dabench_analysis.report._explorer import Explorer, explore
 
 __all__ += ["Explorer", "explore", "register_displays"]
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dabench_analysis.schema._declared import needing as sections_needing
+from dabench_analysis.schema._declared import using as sections_using
+from dabench_analysis.schema._files import OPTIONAL_FILES
 from dabench_analysis.schema.checks import checks_reading
 from dabench_analysis.schema.columns import TASK_COLUMNS
-from dabench_analysis.schema.declared import needing as sections_needing
-from dabench_analysis.schema.declared import using as sections_using
-from dabench_analysis.schema.files import OPTIONAL_FILES
 from dabench_analysis.schema.needs import FILE_CATALOGUES, FILE_USES, split_qualified
 
 

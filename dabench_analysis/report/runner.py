@@ -19,9 +19,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dabench_analysis.report import outputs
-from dabench_analysis.report.edge import cause
-from dabench_analysis.report.kernel import INLINE_BACKEND, _exit_status, _kernel_manager  # noqa: F401
+from dabench_analysis.report import _outputs as outputs
+from dabench_analysis.report._edge import cause
+from dabench_analysis.report._kernel import INLINE_BACKEND, _exit_status, _kernel_manager  # noqa: F401
 
 if TYPE_CHECKING:  # imported where used: nbformat's import takes seconds (jsonschema formats),
     import nbformat  # and every report kernel imports this package
@@ -174,8 +174,8 @@ def _kernel_exists(kernel_name: str) -> None:
 
 def _export_html(nb_path: Path, html_path: Path) -> None:
     """The report page: no code, a table of contents, warnings as notes, nothing loaded from
-    the network (:func:`dabench_analysis.report.html.export_html`)."""
-    from dabench_analysis.report.html import export_html  # nbconvert: only when a page is written
+    the network (:func:`dabench_analysis.report.export_html`)."""
+    from dabench_analysis.report._html import export_html  # nbconvert: only when a page is written
 
     export_html(nb_path, html_path)
 
@@ -252,7 +252,7 @@ def run_notebook(
     kernel_name : str
         Jupyter kernel to run, checked to exist first (pitfall P10a).
     html_export : bool
-        Also write ``report.html``: the page of :func:`dabench_analysis.report.html.export_html`
+        Also write ``report.html``: the page of :func:`dabench_analysis.report.export_html`
         (nbconvert's lab template without code, with a table of contents, warnings as notes and
         nothing loaded from the network; outputs are escaped by the package and nbconvert).
     timeout : int or None
@@ -263,9 +263,9 @@ def run_notebook(
     Path
         The executed notebook. The notebook runs with its outputs in a staging folder inside
         ``out_dir`` (its ``output_dir`` parameter, when it names ``out_dir``, is that folder:
-        :func:`dabench_analysis.report.outputs.staged`); when it has finished, every file the
+        :func:`dabench_analysis.report._outputs.staged`); when it has finished, every file the
         previous run wrote there is removed or replaced by the new ones, ``report.ipynb``,
-        ``summary.json`` and ``report.html`` last (:func:`dabench_analysis.report.outputs.install`).
+        ``summary.json`` and ``report.html`` last (:func:`dabench_analysis.report._outputs.install`).
         A killed run leaves no file under those names and nothing the next run does not remove.
 
     Raises
@@ -317,7 +317,7 @@ def run_notebook(
 def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html_export: bool,
              timeout: int | None) -> Path:
     """Run ``nb`` with its outputs in the staging folder ``tmp`` and install them into
-    ``out`` (:mod:`dabench_analysis.report.outputs`)."""
+    ``out`` (:mod:`dabench_analysis.report._outputs`)."""
     import nbformat
     import papermill as pm
 

@@ -1,6 +1,6 @@
 """Research-eval sessions: pass rates, profiles, tool mix and failures of research agents.
 
-One folder: the loader (:mod:`.load`), the tables (:mod:`.tables`) and the figures
+One folder: the loader (:mod:`._load`), the tables (:mod:`.tables`) and the figures
 (:mod:`.figures`).
 
 >>> import dabench_analysis as da
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
+    from dabench_analysis.research_eval._load import ResearchEval, load_research_eval
     from dabench_analysis.research_eval.figures import plot_latency, plot_pass_rate
-    from dabench_analysis.research_eval.load import ResearchEval, load_research_eval
     from dabench_analysis.research_eval.tables import (
         describe_profiles,
         failures,

@@ -13,9 +13,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from dabench_analysis.figures._labels import fit_ticklabels, height_for, shorten
-from dabench_analysis.figures.theme import OKABE_ITO, ONE_COLUMN, RC_PARAMS, _ci_label, axes_or_new
+from dabench_analysis.figures._theme import OKABE_ITO, ONE_COLUMN, RC_PARAMS, _ci_label, axes_or_new
 from dabench_analysis.schema import require_columns
-from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema._labels import value_label
 
 #: An ``error`` matching this (case-insensitive) marks a case that hit the harness's time limit.
 TIMEOUT_PATTERN = r"time\s*-?\s*out|timed\s+out"

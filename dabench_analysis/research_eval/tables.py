@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from dabench_analysis import stats as da_stats
-from dabench_analysis.research_eval.load import STATUS
+from dabench_analysis.research_eval._load import STATUS
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.numbers import format_estimate
 

@@ -8,6 +8,16 @@ from typing import TYPE_CHECKING
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
+    from dabench_analysis.schema._files import (
+        CONFIG_FILE,
+        LEGACY_TASK_FILE,
+        REPLAY_FILE,
+        TASK_FILE,
+        TOOL_CALLS_FILE,
+        TRAJECTORY_FILE,
+    )
+    from dabench_analysis.schema._labels import label
+    from dabench_analysis.schema._outcome import correct, errored, task_success
     from dabench_analysis.schema.checks import CHECKS
     from dabench_analysis.schema.columns import (
         ALIASES,
@@ -24,17 +34,7 @@ if TYPE_CHECKING:
         check_threshold,
         require_columns,
     )
-    from dabench_analysis.schema.files import (
-        CONFIG_FILE,
-        LEGACY_TASK_FILE,
-        REPLAY_FILE,
-        TASK_FILE,
-        TOOL_CALLS_FILE,
-        TRAJECTORY_FILE,
-    )
-    from dabench_analysis.schema.labels import label
     from dabench_analysis.schema.needs import Skipped
-    from dabench_analysis.schema.outcome import correct, errored, task_success
 
 __all__ = ["CONFIG_FILE", "LEGACY_TASK_FILE", "REPLAY_FILE", "TASK_FILE", "TOOL_CALLS_FILE", "TRAJECTORY_FILE", "ALIASES", "CHECKS", "Column", "DIFFICULTY_ORDER", "ENUMS", "FLAG_TRUE", "NULL_VALUES", "STAGES", "SUCCESS_THRESHOLD",
            "Skipped", "TASK_COLUMNS", "TOOL_CALL_COLUMNS",

@@ -6,7 +6,7 @@ break each check once (``tests/test_validate_rules.py`` fails for an entry witho
 test), and :func:`checks_markdown` renders the table for the README.
 
 Not listed: the loader's per-value checks (``flag_value``, ``range``, ``enum_value``, ...; see
-:mod:`dabench_analysis.load.rules`), which enforce each column's documented range and
+:mod:`dabench_analysis.load._rules`), which enforce each column's documented range and
 vocabulary while reading, and the availability notes of ``validate_run`` itself
 (``missing_file``, ``absent_column``).
 
@@ -59,7 +59,7 @@ TM, TRAJ, CALLS, REPLAY = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv
 #: DEL, a lone surrogate cannot be encoded as UTF-8): the C0 controls except tab, line feed and
 #: carriage return (the text's own layout), DEL, the C1 controls (U+0080-U+009F), and UTF-16
 #: surrogates not paired (JSON's ``"\ud800"``). ``control_characters`` finds them; every
-#: writer shows them as escapes (:func:`dabench_analysis.export.text.visible`).
+#: writer shows them as escapes (:func:`dabench_analysis.export.visible`).
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 #: The same controls in UTF-8 bytes (a file is scanned before its text columns are read).
 CONTROL_BYTES = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]")

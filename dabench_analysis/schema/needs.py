@@ -27,12 +27,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
+from dabench_analysis.schema._files import REPLAY_FILES, TOOL_CALLS_FILE, TRAJECTORY_FILE
 from dabench_analysis.schema.columns import (
     TOOL_CALL_COLUMNS,
     TRAJECTORY_COLUMNS,
     Column,
 )
-from dabench_analysis.schema.files import REPLAY_FILES, TOOL_CALLS_FILE, TRAJECTORY_FILE
 
 #: What each optional file feeds besides the analyses that declare it.
 FILE_USES: dict[str, str] = {
@@ -384,7 +384,7 @@ def needs(*columns: str, files: Sequence[str] = (), file_needs: Sequence[str] = 
     *columns : str
         task_metrics columns without which it cannot be computed.
     files : sequence of str
-        Optional files of a run it reads (:data:`~dabench_analysis.schema.files.OPTIONAL_FILES`);
+        Optional files of a run it reads (:data:`~dabench_analysis.schema._files.OPTIONAL_FILES`);
         checked when an input is a run (a bare frame says nothing about files).
     file_needs : sequence of str
         Columns of those files it needs, ``"<file>:<column>"`` (:func:`in_file`).

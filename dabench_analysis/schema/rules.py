@@ -2,7 +2,7 @@
 of each kind admits (seed 000 §Data Model Schema: scores in [0, 1], counts and times >= 0, flags
 0/1, the seed's enums).
 
-The loader (:mod:`dabench_analysis.load.rules`) evaluates these once per column over every file
+The loader (:mod:`dabench_analysis.load._rules`) evaluates these once per column over every file
 of a sweep, vectorised; a value that fails is set to missing and reported by file, row and
 column with the rule's ``check`` name and message. Nothing else restates them.
 """

@@ -20,15 +20,15 @@ from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
     from dabench_analysis.stats import agreement, calibration, reliability
-    from dabench_analysis.stats.clustered import clustered_mean_ci, clustered_se
-    from dabench_analysis.stats.comparison import paired_comparison, unpaired_comparison
-    from dabench_analysis.stats.correlation import correlation
-    from dabench_analysis.stats.descriptive import bootstrap_ci, describe
-    from dabench_analysis.stats.effsize import effect_sizes
-    from dabench_analysis.stats.inputs import StatisticsWarning
+    from dabench_analysis.stats._clustered import clustered_mean_ci, clustered_se
+    from dabench_analysis.stats._comparison import paired_comparison, unpaired_comparison
+    from dabench_analysis.stats._correlation import correlation
+    from dabench_analysis.stats._descriptive import bootstrap_ci, describe
+    from dabench_analysis.stats._effsize import effect_sizes
+    from dabench_analysis.stats._inputs import StatisticsWarning
+    from dabench_analysis.stats._power import miller_required_n, min_detectable_effect, required_n
+    from dabench_analysis.stats._proportions import mcnemar, proportion_ci
     from dabench_analysis.stats.multicomp import adjust_pvalues, compare_runs
-    from dabench_analysis.stats.power import miller_required_n, min_detectable_effect, required_n
-    from dabench_analysis.stats.proportions import mcnemar, proportion_ci
 
 __all__ = ["StatisticsWarning", "adjust_pvalues", "agreement", "bootstrap_ci", "calibration",
            "clustered_mean_ci", "clustered_se", "compare_runs", "correlation", "describe",
@@ -39,7 +39,7 @@ __all__ = ["StatisticsWarning", "adjust_pvalues", "agreement", "bootstrap_ci", "
 # one binning rule, bounded intervals, one threshold check.
 if TYPE_CHECKING:
     from dabench_analysis.stats import binning
-    from dabench_analysis.stats.descriptive import mean_summary
+    from dabench_analysis.stats._descriptive import mean_summary
 
 __all__ += ["binning", "mean_summary"]
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from dabench_analysis.stats.inputs import as_bool
+from dabench_analysis.stats._inputs import as_bool
 
 _METRICS = ("precision", "recall", "f1", "mcc", "accuracy")
 

@@ -22,10 +22,10 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.needs import needs
+from dabench_analysis.stats._inputs import as_bool, as_float, check_ci, check_frame, warn
+from dabench_analysis.stats._proportions import proportion_interval
+from dabench_analysis.stats._results import Score
 from dabench_analysis.stats.binning import bin_index, edge_label, equal_edges
-from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, check_frame, warn
-from dabench_analysis.stats.proportions import proportion_interval
-from dabench_analysis.stats.results import Score
 
 #: The seed's calibration buckets, in order.
 BUCKETS: tuple[str, ...] = tuple(schema.columns.CALIBRATION_BUCKETS)
@@ -219,7 +219,7 @@ def calibration_table(tasks: pd.DataFrame | None = None, *, confidence="confiden
     ------
     ValueError
         Missing columns, confidence outside [0, 1], unequal lengths, ``threshold`` outside
-        (0, 1] (:func:`~dabench_analysis.stats.inputs.check_threshold`).
+        (0, 1] (:func:`~dabench_analysis.stats._inputs.check_threshold`).
     TypeError
         ``tasks`` is a Run or Runs (pass ``run.tasks``).
 

@@ -16,10 +16,10 @@ from statsmodels.stats.multitest import multipletests
 
 from dabench_analysis import schema
 from dabench_analysis.schema.needs import needs
-from dabench_analysis.stats.comparison import paired_comparison
-from dabench_analysis.stats.descriptive import _as_list
-from dabench_analysis.stats.inputs import StatisticsWarning, check_frame, warn
-from dabench_analysis.stats.results import AdjustedPValues
+from dabench_analysis.stats._comparison import paired_comparison
+from dabench_analysis.stats._descriptive import _as_list
+from dabench_analysis.stats._inputs import StatisticsWarning, check_frame, warn
+from dabench_analysis.stats._results import AdjustedPValues
 
 #: The names of the adjustments, as ``method`` columns and notes print them.
 ADJUSTMENT_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg",

@@ -1,7 +1,7 @@
 """Planning a study from a pilot run: the variance between tasks and within tasks (between
 repeated trials) estimated from the run (Miller 2024, "Adding Error Bars to Evals", §3), and
 from them the detectable difference, the tasks and the trials per task a difference needs at a
-power (noncentral t, as R ``power.t.test``; :mod:`.power` solves).
+power (noncentral t, as R ``power.t.test``; :mod:`._power` solves).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from dabench_analysis.stats.power import _t_power, min_detectable_effect, required_n
+from dabench_analysis.stats._power import _t_power, min_detectable_effect, required_n
 
 __all__ = ["plan_study", "variance_components"]
 
@@ -134,8 +134,8 @@ def plan_study(delta: float, *, n_tasks: int, n_trials: float, var_between: floa
     -----
     The per-task variance with K trials is ω² + σ²/K (Miller 2024, §3 and §5, Eq. 9, which
     uses normal quantiles); here the power is the noncentral t's (R ``power.t.test(...,
-    strict = TRUE)``: both tails), through :func:`.power.required_n` and
-    :func:`.power.min_detectable_effect`.
+    strict = TRUE)``: both tails), through :func:`._power.required_n` and
+    :func:`._power.min_detectable_effect`.
 
     Examples
     --------

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as st
 
-from dabench_analysis.stats.inputs import check_ci, warn
+from dabench_analysis.stats._inputs import check_ci, warn
 
 #: Digits (relative to the largest absolute score) at which two bootstrap means count as equal.
 TIE_DIGITS = 10

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.stats.inputs import as_float, check_frame
+from dabench_analysis.stats._inputs import as_float, check_frame
 
 __all__ = ["COST_COLUMNS", "cost_recorded", "not_recorded_note"]
 

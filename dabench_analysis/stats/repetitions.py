@@ -10,10 +10,10 @@ import pandas as pd
 from scipy import stats as st
 
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.clustered import _se
-from dabench_analysis.stats.descriptive import LOGIT_T, WILSON, bounded_interval, interval_method
-from dabench_analysis.stats.inputs import as_float, check_ci, check_frame, warn
-from dabench_analysis.stats.results import Interval
+from dabench_analysis.stats._clustered import _se
+from dabench_analysis.stats._descriptive import LOGIT_T, WILSON, bounded_interval, interval_method
+from dabench_analysis.stats._inputs import as_float, check_ci, check_frame, warn
+from dabench_analysis.stats._results import Interval
 
 _COLUMNS = ["config", "n_runs", "n_seeds", "n_tasks", "n_tasks_dropped", "mean", "se",
             "se_naive", "design_effect", "ci_low", "ci_high", "var_between_repetitions",
@@ -94,14 +94,14 @@ def repetition_variance(tasks: pd.DataFrame, configs: pd.DataFrame, *,
         One row per run: ``run_id``, ``config`` (str; missing = the run declares none and is
         left out with a warning), ``seed`` (the repetition: a number or a label, only told
         apart; may be missing), as
-        :func:`dabench_analysis.load.config.run_configs` gives it.
+        :func:`dabench_analysis.load.run_configs` gives it.
     metric : str
         Column to summarise.
     ci : float
         Level of the interval of the mean.
     bounded : bool or None
         Whether ``metric`` is a [0, 1] quantity (None: the catalogue decides, see
-        :func:`dabench_analysis.stats.descriptive.interval_method`).
+        :func:`dabench_analysis.stats._descriptive.interval_method`).
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Seeded generators of sample data: eval-v2 runs (:mod:`.evalv2`), a judge study and a
+"""Seeded generators of sample data: eval-v2 runs (:mod:`._evalv2`), a judge study and a
 research-eval session.
 
 ``python -m dabench_analysis.synthetic [OUT_DIR]`` regenerates the committed sample runs in
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dabench_analysis.synthetic.evalv2 import Task, generate_run, make_tasks
+from dabench_analysis.synthetic._evalv2 import Task, generate_run, make_tasks
 
 __all__ = ["SAMPLE_RUNS", "generate_run", "generate_sample_runs", "make_tasks", "Task"]
 

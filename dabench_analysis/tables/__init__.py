@@ -8,7 +8,7 @@ sessions have their own folders (:mod:`dabench_analysis.trajectory`, ...).
 
 Every table that reads a run's frame takes a ``Run``, a ``Runs`` or the frame itself, and a
 table with a ``threshold`` takes it as an explicit argument (default 0.8; a Run carries none)
-(:func:`dabench_analysis.tables.common.takes_run`); several runs are never pooled silently
+(:func:`dabench_analysis.tables._common.takes_run`); several runs are never pooled silently
 (:class:`PooledRunsWarning`).
 """
 
@@ -26,15 +26,15 @@ if TYPE_CHECKING:
         timing,
         verification,
     )
-    from dabench_analysis.tables.errored import failure_bounds
+    from dabench_analysis.tables._errored import failure_bounds
+    from dabench_analysis.tables._pooling import PooledRunsWarning
+    from dabench_analysis.tables._summary import answer_accuracy, key_numbers
     from dabench_analysis.tables.paper import (
         difficulty_breakdown,
         main_results,
         specialist_participation,
         task_type_breakdown,
     )
-    from dabench_analysis.tables.pooling import PooledRunsWarning
-    from dabench_analysis.tables.summary import answer_accuracy, key_numbers
 
 __all__ = ["PooledRunsWarning", "ablation", "answer_accuracy", "comparison", "difficulty_breakdown",
            "explore", "failure_bounds", "failures", "key_numbers", "main_results", "mas",
@@ -58,7 +58,7 @@ __all__ += ["reliability", "reliability_profile", "risk_coverage"]
 
 # Planning from a pilot run: the detectable difference now, the tasks or trials a difference needs.
 if TYPE_CHECKING:
-    from dabench_analysis.tables.plan import planning
+    from dabench_analysis.tables._plan import planning
 
 __all__ += ["planning"]
 

@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis.schema.needs import needs
+from dabench_analysis.stats._comparison import unpaired_comparison
+from dabench_analysis.stats._descriptive import interval_method, mean_summary
+from dabench_analysis.stats._inputs import as_bool, as_float, check_ci, warn
 from dabench_analysis.stats.binning import ULPS, bin_index
-from dabench_analysis.stats.comparison import unpaired_comparison
-from dabench_analysis.stats.descriptive import interval_method, mean_summary
-from dabench_analysis.stats.inputs import as_bool, as_float, check_ci, warn
-from dabench_analysis.tables.common import TasksLike, takes_run
+from dabench_analysis.tables._common import TasksLike, takes_run
 
 
 def _two_groups(tasks, metric, mask_a, mask_b, labels, comparison, ci, n_excluded, notes):

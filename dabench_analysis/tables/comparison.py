@@ -10,8 +10,8 @@ import pandas as pd
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.needs import needs
-from dabench_analysis.stats.inputs import unique_key
-from dabench_analysis.tables.common import TasksLike, takes_run
+from dabench_analysis.stats._inputs import unique_key
+from dabench_analysis.tables._common import TasksLike, takes_run
 
 
 @needs("task_id", "difficulty", "final_score", inputs=2)

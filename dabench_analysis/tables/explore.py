@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.load.replay import Replay
-from dabench_analysis.load.run import Run
+from dabench_analysis.load._replay import Replay
+from dabench_analysis.load._run import Run
 from dabench_analysis.schema.needs import needs
 from dabench_analysis.schema.numbers import format_estimate
-from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
+from dabench_analysis.tables._common import TasksLike, correct_mask, takes_run
 from dabench_analysis.tables.comparison import task_changes
 
 #: A task's outcome in :func:`task_list`, in this order.

@@ -1,7 +1,7 @@
 """Failure analysis tables (seed 000 §Failure Analysis for Papers, §Failure Attribution, V2.1).
 
 Frames in, tidy frames out. A task *failed* when it is not correct
-(:func:`~dabench_analysis.tables.common.correct_mask`: ``final_score < threshold``, 0.8 as the seed's
+(:func:`~dabench_analysis.tables._common.correct_mask`: ``final_score < threshold``, 0.8 as the seed's
 ``df[df['final_score'] < 0.8]``, or the ``threshold`` passed); shares are of failed tasks,
 with Wilson intervals. A ``threshold`` outside (0, 1] raises ValueError. Every function takes a
 frame, a Run or a Runs (its ``tasks``); the counting ones pool several runs with a
@@ -14,7 +14,7 @@ import pandas as pd
 
 from dabench_analysis import schema, stats
 from dabench_analysis.schema.needs import needs
-from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
+from dabench_analysis.tables._common import TasksLike, correct_mask, takes_run
 
 
 @needs("final_score", trials="any")

@@ -11,10 +11,10 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.needs import Skipped, needs
-from dabench_analysis.stats.inputs import as_float, check_ci, warn
+from dabench_analysis.stats._inputs import as_float, check_ci, warn
 from dabench_analysis.stats.ranking import bootstrap_counts
 from dabench_analysis.stats.recorded import COST_COLUMNS, cost_recorded, not_recorded_note
-from dabench_analysis.tables.common import correct_mask, takes_run
+from dabench_analysis.tables._common import correct_mask, takes_run
 
 __all__ = ["cost_column", "frontier", "pareto_front"]
 

@@ -10,12 +10,12 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
-from dabench_analysis.schema.labels import value_label
+from dabench_analysis.schema._labels import value_label
 from dabench_analysis.schema.needs import needs
-from dabench_analysis.stats.differences import two_proportions
-from dabench_analysis.stats.inputs import as_bool, check_ci, warn
-from dabench_analysis.stats.proportions import mcnemar_discordant, proportion_interval
-from dabench_analysis.tables.common import TasksLike, takes_run
+from dabench_analysis.stats._differences import two_proportions
+from dabench_analysis.stats._inputs import as_bool, check_ci, warn
+from dabench_analysis.stats._proportions import mcnemar_discordant, proportion_interval
+from dabench_analysis.tables._common import TasksLike, takes_run
 
 
 def _correctness(tasks: pd.DataFrame, correct: str | None, threshold: float) -> pd.Series:

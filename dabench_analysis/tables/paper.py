@@ -6,7 +6,7 @@ Frames in, frames out: no IO and no plotting. Every mean comes with an interval 
 (never outside [0, 1]), Wilson for proportions, t for seconds and tokens. Each takes a frame,
 a Run or a Runs and ``by=`` (``"run_id"``: one table per run, stacked); several runs without
 ``by`` are pooled with a :class:`~dabench_analysis.tables.PooledRunsWarning`, never silently
-(:func:`~dabench_analysis.tables.common.takes_run`). A table with a ``threshold`` takes it as an
+(:func:`~dabench_analysis.tables._common.takes_run`). A table with a ``threshold`` takes it as an
 explicit argument (default 0.8).
 """
 
@@ -20,7 +20,7 @@ import pandas as pd
 from dabench_analysis import schema, stats
 from dabench_analysis.schema.needs import needs
 from dabench_analysis.stats.recorded import cost_recorded
-from dabench_analysis.tables.common import TasksLike, correct_mask, takes_run
+from dabench_analysis.tables._common import TasksLike, correct_mask, takes_run
 
 #: The ``by`` argument of every table here, described once.
 _BY_DOC = """by : str, sequence of str or None

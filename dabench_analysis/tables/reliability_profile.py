@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load._run import Run
+from dabench_analysis.load._sweep import Runs
 from dabench_analysis.schema.needs import REPEATED, Skipped, needs
 from dabench_analysis.stats import consistency as cs
-from dabench_analysis.stats.inputs import check_ci
+from dabench_analysis.stats._inputs import check_ci
 from dabench_analysis.stats.recorded import cost_recorded
+from dabench_analysis.tables._common import as_frame
 from dabench_analysis.tables._resample import bounds, interval, pooled_reps, ratio
-from dabench_analysis.tables.common import as_frame
 from dabench_analysis.tables.trials import _configs
 
 __all__ = ["COLUMNS", "RESOURCES", "reliability", "risk_coverage"]

@@ -21,15 +21,16 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.needs import needs
-from dabench_analysis.stats.descriptive import interval_method, mean_summary
-from dabench_analysis.stats.inputs import as_float, check_ci, warn
+from dabench_analysis.stats._descriptive import interval_method, mean_summary
+from dabench_analysis.stats._inputs import as_float, check_ci, warn
 from dabench_analysis.stats.ranking import rank_intervals, rank_ties
 from dabench_analysis.stats.recorded import cost_recorded, not_recorded_note
 from dabench_analysis.stats.repetitions import repetition_variance
-from dabench_analysis.tables.common import takes_run
-from dabench_analysis.tables.errored import _error_columns
+from dabench_analysis.tables._common import takes_run
+from dabench_analysis.tables._errored import _error_columns
+from dabench_analysis.tables._summary import answer_accuracy
+from dabench_analysis.tables._ties import _tie_table, tie_groups
 from dabench_analysis.tables.frontier import frontier
-from dabench_analysis.tables.summary import answer_accuracy
 from dabench_analysis.tables.sweep_items import (
     _as_tasks,
     _higher_is_better,
@@ -39,11 +40,10 @@ from dabench_analysis.tables.sweep_items import (
     items,
     pairwise,
 )
-from dabench_analysis.tables.ties import _tie_table, tie_groups
 from dabench_analysis.tables.trials import pairing_checks
 
 if TYPE_CHECKING:
-    from dabench_analysis.load.sweep import Runs
+    from dabench_analysis.load._sweep import Runs
 
 __all__ = ["check_sweep", "flip_counts", "flips", "frontier", "items", "leaderboard",
            "leaderboard_by_config", "pairwise", "repetition_table", "shared_tasks", "task_counts",
@@ -378,7 +378,7 @@ def leaderboard_by_config(tasks, configs: pd.DataFrame, *, metric: str = "final_
     tasks : DataFrame or Runs
         Stacked task frames with ``run_id``, ``task_id`` and ``metric``.
     configs : DataFrame
-        ``run_id``, ``config``, ``seed`` per run (:func:`load.config.run_configs`); runs without
+        ``run_id``, ``config``, ``seed`` per run (:func:`load.run_configs`); runs without
         a configuration are left out.
     metric : str
         The score ranked ([0, 1] scores get the logit-t interval).
@@ -455,7 +455,7 @@ def repetition_table(tasks, configs: pd.DataFrame, *, metric: str = "final_score
     tasks : DataFrame or Runs
         Stacked task frames with ``run_id``, ``task_id`` and ``metric``.
     configs : DataFrame
-        ``run_id``, ``config``, ``seed`` per run (:func:`load.config.run_configs`).
+        ``run_id``, ``config``, ``seed`` per run (:func:`load.run_configs`).
     metric : str
         The score summarised.
     ci : float

@@ -15,12 +15,12 @@ import pandas as pd
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.needs import needs
-from dabench_analysis.stats.descriptive import t_summary
-from dabench_analysis.stats.inputs import as_float, check_ci, warn
+from dabench_analysis.stats._descriptive import t_summary
+from dabench_analysis.stats._inputs import as_float, check_ci, warn
+from dabench_analysis.stats._nonparametric import signed_rank
+from dabench_analysis.stats._proportions import discordant_counts, mcnemar_discordant
 from dabench_analysis.stats.multicomp import adjust_pvalues
-from dabench_analysis.stats.nonparametric import signed_rank
-from dabench_analysis.stats.proportions import discordant_counts, mcnemar_discordant
-from dabench_analysis.tables.common import correct_mask, takes_run
+from dabench_analysis.tables._common import correct_mask, takes_run
 
 
 def _as_tasks(frame: pd.DataFrame, columns=()) -> pd.DataFrame:
@@ -91,7 +91,7 @@ def flip_counts(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.Dat
         Stacked task frames (``load_runs(...).tasks``) with ``run_id``, ``task_id`` and
         ``final_score`` ([0, 1]).
     threshold : float
-        A task passes when ``final_score >= threshold`` (:func:`tables.common.correct_mask`).
+        A task passes when ``final_score >= threshold`` (:func:`tables._common.correct_mask`).
 
     Returns
     -------
@@ -348,7 +348,7 @@ def items(tasks, *, threshold: float = schema.SUCCESS_THRESHOLD) -> pd.DataFrame
         Stacked task frames with ``run_id``, ``task_id``, ``final_score`` ([0, 1]) and
         optionally ``difficulty``.
     threshold : float
-        Solved means ``final_score >= threshold`` (:func:`tables.common.correct_mask`).
+        Solved means ``final_score >= threshold`` (:func:`tables._common.correct_mask`).
 
     Returns
     -------

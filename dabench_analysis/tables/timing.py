@@ -13,8 +13,8 @@ import pandas as pd
 from dabench_analysis import schema, stats
 from dabench_analysis.schema import TOOL_CALLS_FILE
 from dabench_analysis.schema.needs import in_file, needs
-from dabench_analysis.tables.actors import own_actions, with_note
-from dabench_analysis.tables.common import TasksLike, takes_run
+from dabench_analysis.tables._actors import own_actions, with_note
+from dabench_analysis.tables._common import TasksLike, takes_run
 
 #: The per-stage columns of task_metrics.csv that :func:`phase_timing` reads.
 _STAGE_COLUMNS = [f"{p}_{m}" for p in schema.STAGES.values() for m in ("time", "calls", "tokens")]
@@ -114,7 +114,7 @@ def tool_usage(tool_calls: TasksLike, *, ci: float = 0.95,
         Level of the Wilson interval of the failure rate and the t-intervals of the means.
     actor : str or None
         When the calls' ``actor`` names the agent and another caller (tau2's simulated user),
-        only this actor's calls (:func:`~dabench_analysis.tables.actors.own_actions`; a
+        only this actor's calls (:func:`~dabench_analysis.tables._actors.own_actions`; a
         ``note`` column says how many were left out); None: every call.
 
     Returns

@@ -12,14 +12,14 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.load.config import run_configs
-from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load._config import run_configs
+from dabench_analysis.load._sweep import Runs
 from dabench_analysis.schema import require_columns
 from dabench_analysis.schema.needs import needs
-from dabench_analysis.stats.inputs import check_ci, warn
-from dabench_analysis.stats.proportions import proportion_ci
-from dabench_analysis.stats.trials import pass_k_summary
-from dabench_analysis.tables.common import correct_mask, takes_run
+from dabench_analysis.stats._inputs import check_ci, warn
+from dabench_analysis.stats._proportions import proportion_ci
+from dabench_analysis.stats._trials import pass_k_summary
+from dabench_analysis.tables._common import correct_mask, takes_run
 
 __all__ = ["flakiness", "pairing_checks", "pass_k", "trial_outcomes"]
 
@@ -125,7 +125,7 @@ def pass_k(tasks, *, configs: pd.DataFrame | None = None, ks=None,
     -----
     Per task with n trials and c successes, pass@k = 1 - C(n - c, k) / C(n, k) (Chen et al.
     2021) and pass^k = C(c, k) / C(n, k) (Yao et al. 2024), unbiased; the run's value is the
-    mean over tasks (:func:`dabench_analysis.stats.trials.pass_k_summary`). A task with fewer
+    mean over tasks (:func:`dabench_analysis.stats._trials.pass_k_summary`). A task with fewer
     than k trials is left out of k's mean, and the ``note`` says how many.
 
     References

@@ -14,9 +14,9 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema.needs import needs
-from dabench_analysis.stats.inputs import as_bool, check_ci, warn
-from dabench_analysis.stats.proportions import proportion_ci
-from dabench_analysis.tables.common import TasksLike, require_rows, takes_run
+from dabench_analysis.stats._inputs import as_bool, check_ci, warn
+from dabench_analysis.stats._proportions import proportion_ci
+from dabench_analysis.tables._common import TasksLike, require_rows, takes_run
 
 #: The approval columns, in the order they are read (the flag first, the decision as a check).
 APPROVAL_COLUMNS = ("aat_verification_passed", "coordinator_final_decision")

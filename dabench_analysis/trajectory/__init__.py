@@ -9,7 +9,7 @@ Every table takes a :class:`~dabench_analysis.load.Run` (or a
 pooled), reads only the columns it needs (``action_input`` and the other free-text columns
 only where a table needs them), takes the analysis' ``threshold`` (default 0.8), and is given pooled
 (``difficulty`` "all") and per difficulty where the run has that column. The statistics are
-in :mod:`.steps`, :mod:`.step_events` and :mod:`.loop_flags`, the figures in :mod:`.figures`
+in :mod:`.steps`, :mod:`.step_events` and :mod:`._loop_flags`, the figures in :mod:`.figures`
 (``da.trajectory.figures.solve_curve(...)``).
 """
 

@@ -11,9 +11,9 @@ import re
 
 import pandas as pd
 
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
-from dabench_analysis.schema.files import TRAJECTORY_FILE
+from dabench_analysis.load._run import Run
+from dabench_analysis.load._sweep import Runs
+from dabench_analysis.schema._files import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import Skipped, in_file
 from dabench_analysis.trajectory import steps as sq
 

@@ -1,6 +1,6 @@
 """Intervals of the solve curve and of tool fit on repeated trials (another harness's: each
 trial its own trace): a percentile bootstrap over tasks, every trace of a drawn task with it
-(:func:`dabench_analysis.stats.clustered.cluster_bootstrap_ratio`). With one row per task the
+(:func:`dabench_analysis.stats._clustered.cluster_bootstrap_ratio`). With one row per task the
 tables keep their Wilson and Newcombe intervals.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.stats.clustered import cluster_bootstrap_ratio
+from dabench_analysis.stats._clustered import cluster_bootstrap_ratio
 from dabench_analysis.trajectory._inputs import Inputs, difference, shares
 
 

@@ -12,17 +12,17 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load._run import Run
+from dabench_analysis.load._sweep import Runs
 from dabench_analysis.schema import TOOL_CALLS_FILE, TRAJECTORY_FILE, require_columns
-from dabench_analysis.stats.clustered import (
+from dabench_analysis.stats._clustered import (
     cluster_bootstrap_difference,
     cluster_bootstrap_ratio,
 )
-from dabench_analysis.stats.inputs import warn
+from dabench_analysis.stats._inputs import warn
+from dabench_analysis.stats._proportions import proportion_intervals
 from dabench_analysis.stats.multicomp import adjust_pvalues
-from dabench_analysis.stats.proportions import proportion_intervals
-from dabench_analysis.tables.pooling import check_trials
+from dabench_analysis.tables._pooling import check_trials
 from dabench_analysis.trajectory.steps import index_tasks, order_steps
 
 #: The pooled row of every table (the difficulty column's first level).

@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load._run import Run
+from dabench_analysis.load._sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
 from dabench_analysis.trajectory._inputs import gather
-from dabench_analysis.trajectory.loop_flags import loop_flags
+from dabench_analysis.trajectory._loop_flags import loop_flags
 from dabench_analysis.trajectory.step_events import error_recovery, repeat_kinds
 
 #: The agent of a step nobody delegated.
@@ -92,7 +92,7 @@ def agent_attribution(run: Run | Runs) -> pd.DataFrame:
     A failing step is an error of :func:`~dabench_analysis.trajectory.step_events.error_recovery`
     (a failed step or tool call, once); loops by
     :func:`~dabench_analysis.trajectory.step_events.repeat_kinds`; flags by
-    :func:`~dabench_analysis.trajectory.loop_flags.loop_flags`. The delegator of a step is the
+    :func:`~dabench_analysis.trajectory._loop_flags.loop_flags`. The delegator of a step is the
     agent of its ``parent_step_id`` in the same task; a step without one counts under
     :data:`NOT_DELEGATED` in the delegated columns.
 

@@ -4,7 +4,7 @@ trace.
 
 Labels (annotations): the task columns ``mistake_step`` (the labelled step's ``step_id``, the
 trajectory's own 1-based numbering), ``mistake_agent`` and optional ``mistake_category``, as the
-Who&When reader fills them (:mod:`dabench_analysis.harnesses.groupchat`), or a per-task CSV the user
+Who&When reader fills them (:mod:`dabench_analysis.harnesses._groupchat`), or a per-task CSV the user
 adds with :func:`with_labels` (columns ``task_id``, ``mistake_step``, ``mistake_agent``, optional
 ``mistake_category``; ``mistake_step`` in the trajectory's ``step_id`` numbering: a 0-based index
 into a chat is converted by adding 1 before it is written). Who&When (Zhang et al. 2025,
@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load._run import Run
+from dabench_analysis.load._sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
-from dabench_analysis.stats.inputs import check_ci
+from dabench_analysis.stats._inputs import check_ci
 from dabench_analysis.trajectory._inputs import wilson
 from dabench_analysis.trajectory.failures import first_failures
 

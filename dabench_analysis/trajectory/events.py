@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load._run import Run
+from dabench_analysis.load._sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
-from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
-from dabench_analysis.stats.inputs import check_ci
-from dabench_analysis.tables.actors import own_actions, with_note
+from dabench_analysis.stats._differences import TWO_PROPORTIONS, compare_proportions
+from dabench_analysis.stats._inputs import check_ci
+from dabench_analysis.tables._actors import own_actions, with_note
 from dabench_analysis.trajectory import steps as sq
 from dabench_analysis.trajectory._inputs import (
     Inputs,
@@ -28,7 +28,7 @@ from dabench_analysis.trajectory._inputs import (
     shares,
     stratify,
 )
-from dabench_analysis.trajectory.loop_flags import loop_flags
+from dabench_analysis.trajectory._loop_flags import loop_flags
 from dabench_analysis.trajectory.step_events import error_recovery, repeat_kinds, repeated_actions
 
 
@@ -85,7 +85,7 @@ def loop_tasks(run: Run | Runs, *, window: int = 3,
         a different observation: a retry after change; :func:`~dabench_analysis.stats.
         step_events.repeat_kinds`; both 0 without ``observation``), ``n_flagged`` (steps
         whose text says the agent itself is looping: Magentic-One's ledger,
-        :func:`~dabench_analysis.trajectory.loop_flags.loop_flags`; <NA> without ``observation``),
+        :func:`~dabench_analysis.trajectory._loop_flags.loop_flags`; <NA> without ``observation``),
         ``plan_blocks``,
         ``plan_reentries`` (PLAN blocks beyond 1 + ``replan_count``), ``execute_blocks``,
         ``execute_reentries`` (EXECUTE blocks beyond ``execution_attempts``), ``correct``.
@@ -252,7 +252,7 @@ def recovery(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.9
         Level of the Wilson intervals.
     actor : str or None
         Errors of this actor's steps and calls only when the run names several (``actor``;
-        a note says how many were left out): :func:`~dabench_analysis.tables.actors.
+        a note says how many were left out): :func:`~dabench_analysis.tables._actors.
         own_actions`.
 
     Returns

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load._run import Run
+from dabench_analysis.load._sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
-from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
-from dabench_analysis.stats.inputs import check_ci, warn
+from dabench_analysis.stats._differences import TWO_PROPORTIONS, compare_proportions
+from dabench_analysis.stats._inputs import check_ci, warn
 from dabench_analysis.trajectory import steps as sq
 from dabench_analysis.trajectory._by import (
     AUTO,

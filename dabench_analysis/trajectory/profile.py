@@ -14,14 +14,14 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load._run import Run
+from dabench_analysis.load._sweep import Runs
 from dabench_analysis.schema import TOOL_CALLS_FILE, TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
-from dabench_analysis.stats.differences import TWO_PROPORTIONS, compare_proportions
-from dabench_analysis.stats.inputs import check_ci, warn
-from dabench_analysis.stats.proportions import proportion_intervals
-from dabench_analysis.tables.actors import own_actions, with_note
+from dabench_analysis.stats._differences import TWO_PROPORTIONS, compare_proportions
+from dabench_analysis.stats._inputs import check_ci, warn
+from dabench_analysis.stats._proportions import proportion_intervals
+from dabench_analysis.tables._actors import own_actions, with_note
 from dabench_analysis.trajectory._by import AUTO, resolve_by
 from dabench_analysis.trajectory._clustered import (
     curve_intervals,
@@ -301,7 +301,7 @@ def tool_fit(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.9
         Level of the intervals.
     actor : str or None
         Calls (steps) of this actor only when the run names several (``actor``; a note says
-        how many were left out): :func:`~dabench_analysis.tables.actors.own_actions`.
+        how many were left out): :func:`~dabench_analysis.tables._actors.own_actions`.
 
     Returns
     -------

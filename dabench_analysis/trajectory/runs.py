@@ -17,15 +17,15 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
-from dabench_analysis.load.run import Run
-from dabench_analysis.load.sweep import Runs
+from dabench_analysis.load._run import Run
+from dabench_analysis.load._sweep import Runs
 from dabench_analysis.schema import TRAJECTORY_FILE
 from dabench_analysis.schema.needs import in_file, needs
-from dabench_analysis.stats.comparison import paired_comparison
-from dabench_analysis.stats.descriptive import mean_summary
-from dabench_analysis.stats.differences import newcombe_paired
-from dabench_analysis.stats.inputs import check_ci, warn
-from dabench_analysis.stats.proportions import mcnemar_discordant
+from dabench_analysis.stats._comparison import paired_comparison
+from dabench_analysis.stats._descriptive import mean_summary
+from dabench_analysis.stats._differences import newcombe_paired
+from dabench_analysis.stats._inputs import check_ci, warn
+from dabench_analysis.stats._proportions import mcnemar_discordant
 from dabench_analysis.trajectory._by import add_level, resolve_by
 from dabench_analysis.trajectory._inputs import POOLED, gather, holm, wilson
 from dabench_analysis.trajectory.events import _loop_tasks
@@ -223,7 +223,7 @@ def compare(baseline: Run, proposed: Run, *, window: int = 3, threshold: float |
     Steps per task: :func:`dabench_analysis.stats.paired_comparison` (Wilcoxon signed-rank,
     t-interval of the mean difference). Shares: McNemar's exact test on the discordant tasks
     and Newcombe's (1998b) square-and-add interval for paired proportions
-    (:func:`dabench_analysis.stats.proportions.newcombe_paired`). With repeated trials in
+    (:func:`dabench_analysis.stats._proportions.newcombe_paired`). With repeated trials in
     either run, each measure is the task's mean over its trials (steps; the share of its trials
     with a loop, recovered, canonical) and every measure is compared as steps are: Wilcoxon
     signed-rank on the paired task means, t-interval of their mean difference (``method``

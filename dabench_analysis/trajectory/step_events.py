@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats as st
 
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.proportions import proportion_intervals
+from dabench_analysis.stats._proportions import proportion_intervals
 
 
 def repeated_actions(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:

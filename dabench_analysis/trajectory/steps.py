@@ -22,7 +22,7 @@ import pandas as pd
 
 from dabench_analysis import schema
 from dabench_analysis.schema import require_columns
-from dabench_analysis.stats.inputs import check_frame
+from dabench_analysis.stats._inputs import check_frame
 
 #: The guide's canonical pattern (seed 000 §Trajectory Metrics), the catalogue's stage order.
 CANONICAL: tuple[str, ...] = tuple(schema.STAGES)

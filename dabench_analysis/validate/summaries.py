@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from dabench_analysis.validate.health import (
+from dabench_analysis.validate._health import (
     CAP_STEP,
     CAP_TOP,
     CAUSES,
@@ -14,7 +14,7 @@ from dabench_analysis.validate.health import (
     NOT_EVALUATED,
     Health,
 )
-from dabench_analysis.validate.run import ValidationReport
+from dabench_analysis.validate._run import ValidationReport
 
 _MEASURES = {
     "reconciliation": "tasks passing every cross-file invariant (§Hardening Features 1)",
@@ -70,7 +70,7 @@ def health_table(report: ValidationReport) -> pd.DataFrame:
         in [0, 1], ``weight``, ``points`` = 10 × weight × value), ``weighted_score`` (0–10),
         one row per cause of :data:`CAUSES` (value the measured share, ``limit``, ``points`` the
         cap when found, ``status`` found, clear or not assessable) and ``score`` (0–10, the
-        V2.1 status, the action in ``note``: :func:`~dabench_analysis.validate.health.health_action`). Run-quality rows: ``answer_accuracy``, ``execution_success_rate`` (equal
+        V2.1 status, the action in ``note``: :func:`~dabench_analysis.validate._health.health_action`). Run-quality rows: ``answer_accuracy``, ``execution_success_rate`` (equal
         weights over the known ones) and ``score``. A run that is not evaluated has one
         ``score`` row per assessment, NaN, status UNDEFINED.
 

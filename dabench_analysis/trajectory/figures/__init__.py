@@ -1,5 +1,5 @@
-"""Figures of trajectories: the directly-follows graph (:mod:`.graph`), variants, the share
-solved within k steps and step latency (:mod:`.plots`), each on ``ax=`` as the core figures
+"""Figures of trajectories: the directly-follows graph (:mod:`._graph`), variants, the share
+solved within k steps and step latency (:mod:`._plots`), each on ``ax=`` as the core figures
 (:mod:`dabench_analysis.figures`) are."""
 
 from typing import TYPE_CHECKING
@@ -9,8 +9,8 @@ from dabench_analysis import _mplbackend  # noqa: F401
 from dabench_analysis._lazy import attach
 
 if TYPE_CHECKING:
-    from dabench_analysis.trajectory.figures.graph import transition_graph
-    from dabench_analysis.trajectory.figures.plots import (
+    from dabench_analysis.trajectory.figures._graph import transition_graph
+    from dabench_analysis.trajectory.figures._plots import (
         solve_curve,
         step_latency,
         trajectory_variants,
