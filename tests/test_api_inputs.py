@@ -335,7 +335,7 @@ def test_stats_no_longer_know_runs():
     """stats/_inputs.py turns no Run into a frame: it imports neither Run nor Runs."""
     import ast
 
-    source = (Path(stats.__file__).parent / "inputs.py").read_text()
+    source = (Path(stats.__file__).parent / "_inputs.py").read_text()
     imported = {a.name for node in ast.walk(ast.parse(source))
                 if isinstance(node, ast.ImportFrom) and node.module
                 and node.module.startswith("dabench_analysis.load") for a in node.names}
