@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -162,3 +163,69 @@ def test_the_core_has_at_most_150_public_names():
     for space in CORE:  # and each of them resolves
         ns = importlib.import_module(f"dabench_analysis.{space}".rstrip("."))
         assert all(hasattr(ns, n) for n in ns.__all__), space
+
+
+def _module_test_table() -> dict[str, list[str]]:
+    """docs/development.md, "Where a module's tests are": ``{folder/module.py: [test files]}``."""
+    text = (PKG.parent / "docs" / "development.md").read_text(encoding="utf-8")
+    section = text.split("### Where a module's tests are", 1)[1].split("\n#", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`") and cells[0].endswith(".py`"):
+            rows[cells[0].strip("`")] = [t.strip(" `") for t in cells[1].split(",")]
+    return rows
+
+
+def test_a_public_modules_tests_are_found_from_its_name():
+    """Issue 34 item 6: every public module ``<folder>/<module>.py`` has tests in
+    ``tests/test_<module>*.py`` or ``tests/test_<folder>_<module>*.py``, or the table of
+    docs/development.md names its test files (which exist); private modules (``_name.py``)
+    are tested through the public names that use them."""
+    tests = PKG.parent / "tests"
+    table = _module_test_table()
+    public = [f.relative_to(PKG) for f in sorted(PKG.rglob("*.py"))
+              if not any(p.startswith("_") for p in f.relative_to(PKG).parts)]
+    by_name, by_table, missing = [], [], []
+    for rel in public:
+        folder, module = "_".join(rel.parts[:-1]), rel.stem
+        if list(tests.glob(f"test_{module}*.py")) or list(tests.glob(f"test_{folder}_{module}*.py")):
+            by_name.append(rel)
+        elif rel.as_posix() in table:
+            by_table.append(rel)
+        else:
+            missing.append(rel.as_posix())
+    assert not missing, f"add tests/test_<module>.py or a row to docs/development.md: {missing}"
+    assert not set(table) - {r.as_posix() for r in by_table}, "rows for modules found by name or gone"
+    assert all((tests / t).is_file() for files in table.values() for t in files), table
+    assert by_name and by_table  # 28 and 28 of the 56 public modules when this was written
+
+
+def test_private_modules_are_underscored():
+    """Issue 34 item 2: a module is public (no ``_``) only when its folder's ``__init__``
+    imports it as a submodule or users reach it by name (README.md, notebooks/ or docs/ name
+    it: ``da.tables.paper.``, ``dabench_analysis.schema.needs``, ``from
+    dabench_analysis.research_eval import tables``); no ``_`` name is in an ``__all__``.
+    56 public and 99 private modules when this was written (146 and 9 before)."""
+    root = PKG.parent
+    texts = [root / "README.md", *(root / "notebooks").glob("*.ipynb"),
+             *(f for f in (root / "docs").rglob("*") if f.is_file() and "_build" not in f.parts
+               and f.suffix in (".md", ".py", ".ipynb"))]
+    user = "\n".join(f.read_text(encoding="utf-8") for f in texts)
+    unnamed = []
+    for f in sorted(PKG.rglob("*.py")):
+        rel = f.relative_to(PKG)
+        if any(p.startswith("_") for p in rel.parts):
+            continue
+        pkg = ".".join(("dabench_analysis", *rel.parts[:-1]))
+        ns = ".".join(rel.parts[:-1])
+        init = (f.parent / "__init__.py").read_text(encoding="utf-8")
+        if not (re.search(rf"from {re.escape(pkg)} import [^\n]*\b{f.stem}\b", init)
+                or re.search(rf"(?<![\w])({re.escape(pkg)}\.|{re.escape(ns)}\.){f.stem}\b", user)
+                or re.search(rf"from {re.escape(pkg)} import [^\n]*\b{f.stem}\b", user)):
+            unnamed.append(rel.as_posix())
+    assert not unnamed, f"rename to _name.py (private) or list in the folder's __init__: {unnamed}"
+    for init in PKG.rglob("__init__.py"):
+        ns = importlib.import_module(".".join(init.parent.relative_to(root).parts))
+        assert not [n for n in getattr(ns, "__all__", ()) if n.startswith("_")
+                    and n != "__version__"], ns.__name__
