@@ -52,16 +52,29 @@ def declared() -> list[Callable]:
 
 
 def name_of(func: Callable) -> str:
-    """How validation and the README name a declared function: its module below the package.
+    """How validation and the docs name a declared function: as users reach it, its module
+    below the package, or, when that module is private (``_name``), the namespace that exports
+    the function.
 
     Examples
     --------
     >>> import dabench_analysis as da
     >>> name_of(da.tables.failures.root_causes)
     'tables.failures.root_causes'
+    >>> name_of(da.tables.key_numbers)  # defined in the private tables/_summary.py
+    'tables.key_numbers'
     """
-    module = func.__module__.removeprefix("dabench_analysis.")
-    return f"{module}.{func.__name__}"
+    import sys
+
+    parts = func.__module__.split(".")
+    public = [p for p in parts if not p.startswith("_")]
+    if len(public) < len(parts):  # a private module: the namespace above it, if it exports it
+        space = sys.modules.get(".".join(parts[:len(public)]))
+        seen = getattr(space, func.__name__, None) if space is not None else None
+        if seen is func or (getattr(seen, "__module__", None), getattr(seen, "__name__", None)) \
+                == (func.__module__, func.__name__):  # or its wrapper (takes_run)
+            parts = public
+    return ".".join([*parts[1:], func.__name__])
 
 
 def needing(column: str) -> list[str]:
