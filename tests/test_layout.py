@@ -229,3 +229,15 @@ def test_private_modules_are_underscored():
         ns = importlib.import_module(".".join(init.parent.relative_to(root).parts))
         assert not [n for n in getattr(ns, "__all__", ()) if n.startswith("_")
                     and n != "__version__"], ns.__name__
+
+
+def test_the_parse_caches_fingerprint_reads_existing_sources():
+    """The parse cache's key digests the loader's sources by file name (a missing file is
+    skipped there): after a rename (``load/csv.py`` -> ``load/_csv.py``) every name still
+    points at a file, and entries written before the rename are not served (new names, new
+    key)."""
+    from dabench_analysis.load import _stack_cache, cache
+
+    here = PKG / "load"
+    for name in (*cache._SOURCES, *_stack_cache._SOURCES):
+        assert (here / name).resolve().is_file(), name
