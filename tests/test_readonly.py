@@ -209,7 +209,7 @@ def test_save_table_failing_midway_leaves_old_files_and_no_temp_files(tmp_path, 
     def broken(*args, **kwargs):
         raise RuntimeError("renderer failed")
 
-    monkeypatch.setattr(export_tables, "to_markdown", broken)
+    monkeypatch.setattr(export_tables, "_markdown", broken)  # what save_table writes .md with
     with pytest.raises(RuntimeError, match="renderer failed"):
         export.save_table(df.assign(mean=0.75), tmp_path / "main")
     assert (tmp_path / "main.md").read_bytes() == old["main.md"]
