@@ -427,16 +427,21 @@ def bench_trajectory_parts(sweep: Path, repeats: int, n_files: int = 20) -> dict
         "raw_1thread": lambda: [pacsv.read_csv(f, read_options=pacsv.ReadOptions(
             use_threads=False), convert_options=pacsv.ConvertOptions(include_columns=own[f]))
             for f in files]}
+    out = _interleaved(parts, repeats)
+    out["files"], out["bytes"] = len(files), sum(len(d) for d in data)
+    return out
+
+
+def _interleaved(parts: dict, repeats: int) -> dict:
+    """Each part timed ``repeats`` times, the parts interleaved: median and samples (seconds)."""
     samples: dict[str, list[float]] = {k: [] for k in parts}
     for _ in range(repeats):
         for name, run in parts.items():
             start = time.perf_counter()
             run()
             samples[name].append(time.perf_counter() - start)
-    out = {k: {"median_s": statistics.median(v), "samples_s": [round(x, 4) for x in v]}
-           for k, v in samples.items()}
-    out["files"], out["bytes"] = len(files), sum(len(d) for d in data)
-    return out
+    return {k: {"median_s": statistics.median(v), "samples_s": [round(x, 4) for x in v]}
+            for k, v in samples.items()}
 
 
 def bench_task_parts(sweep: Path, repeats: int) -> dict:
@@ -464,14 +469,7 @@ def bench_task_parts(sweep: Path, repeats: int) -> dict:
                           for d, (_, cr, odd) in zip(data, scans, strict=True)],
         "raw_1thread": lambda: [pacsv.read_csv(f, read_options=pacsv.ReadOptions(
             use_threads=False)) for f in files]}
-    samples: dict[str, list[float]] = {k: [] for k in parts}
-    for _ in range(repeats):
-        for name, run in parts.items():
-            start = time.perf_counter()
-            run()
-            samples[name].append(time.perf_counter() - start)
-    out = {k: {"median_s": statistics.median(v), "samples_s": [round(x, 4) for x in v]}
-           for k, v in samples.items()}
+    out = _interleaved(parts, repeats)
     out["files"], out["bytes"] = len(files), sum(len(d) for d in data)
     return out
 

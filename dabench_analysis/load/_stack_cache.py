@@ -20,10 +20,8 @@ run, no error finding), so that a hit says and warns exactly what a first load d
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import hashlib
 import os
 import time
 from collections.abc import Sequence
@@ -63,12 +61,8 @@ class Part:
 
 @functools.cache
 def _fingerprint() -> str:
-    h = hashlib.blake2b(digest_size=16)
-    here = Path(__file__).resolve().parent
-    for name in _SOURCES:
-        with contextlib.suppress(OSError):
-            h.update(name.encode() + b"\0" + (here / name).read_bytes())
-    return f"{parse_cache.toolkit_fingerprint()} loader {h.hexdigest()}"
+    return (f"{parse_cache.toolkit_fingerprint()} loader "
+            f"{parse_cache._sources_digest(_SOURCES)}")
 
 
 def _stamp(path: str) -> dict | None:

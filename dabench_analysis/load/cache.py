@@ -222,12 +222,18 @@ def toolkit_fingerprint() -> str:
         ver = version("dabench-analysis")
     except PackageNotFoundError:  # pragma: no cover - running from a plain checkout
         ver = "unknown"
+    return f"{ver}+{_sources_digest(_SOURCES)} pandas {pd.__version__} pyarrow {pa.__version__}"
+
+
+def _sources_digest(names: tuple[str, ...]) -> str:
+    """BLAKE2b (16 bytes, hex) of the named source files of ``load/`` (name and bytes each;
+    a missing file is passed over): an entry written by other code is never served."""
     h = hashlib.blake2b(digest_size=16)
     here = Path(__file__).resolve().parent
-    for name in _SOURCES:
+    for name in names:
         with contextlib.suppress(OSError):
             h.update(name.encode() + b"\0" + (here / name).read_bytes())
-    return f"{ver}+{h.hexdigest()} pandas {pd.__version__} pyarrow {pa.__version__}"
+    return h.hexdigest()
 
 
 def usable() -> Path | None:
