@@ -22,6 +22,9 @@ package is imported inside IPython, or with ``%load_ext dabench_analysis``).
 >>> run = da.load_run("data/sample_runs/baseline_react")
 >>> da.tables.difficulty_breakdown(run.tasks)["difficulty"].tolist()
 ['Easy', 'Medium', 'Hard', 'Extreme']
+
+Public modules besides those above (reached as ``da.<folder>.<module>``): ``synthetic`` (seeded
+generators of sample data).
 """
 
 import sys

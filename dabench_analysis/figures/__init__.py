@@ -8,6 +8,12 @@ no image repr). Save with ``export.save_figure(ax.figure, ...)``. The one multi-
 :func:`tool_latency`, takes and returns a pair of Axes. None calls ``show()`` or ``savefig()`` or
 changes global matplotlib state: interactive mode, rcParams and pyplot's current figure are as
 they were (see :mod:`dabench_analysis.figures._theme`). A figure with nothing to show says so.
+
+Public modules besides those above (reached as ``da.<folder>.<module>``): ``breakdowns``
+(figures of the paper's breakdowns); ``calibration`` (the reliability diagram);
+``distributions`` (distributions of one run); ``process`` (figures of the process);
+``relations`` (relations between metrics); ``sweep`` (figures of a sweep (many runs));
+``trials`` (figures of repeated trials and costs).
 """
 
 from typing import TYPE_CHECKING

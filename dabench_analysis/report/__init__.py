@@ -1,6 +1,11 @@
 """Layer 7, report: the papermill runner, batch jobs and their states, the index page, the
 manifest of every report's inputs and versions, and the command line (``dabench-analysis``).
-The notebooks live in the top-level ``notebooks/``."""
+The notebooks live in the top-level ``notebooks/``.
+
+Public modules besides those above (reached as ``da.<folder>.<module>``): ``inputs_table`` (the
+docs' table of inputs, from the functions' declarations, :func:`dabench_analysis.schema.needs`);
+``notes`` (sentences a report shows beside a table, computed from it).
+"""
 
 from typing import TYPE_CHECKING
 

@@ -1,7 +1,11 @@
 """Layer 0, the catalogue as data: every eval-v2 column (:mod:`.columns`), what an analysis
 declares it needs and the one typed skip (:mod:`.needs`), every check of the guide with its tolerance,
 severity and section (:mod:`.checks`) and the fields of ``task_replay.json`` (:mod:`.replay`).
-No other layer restates any of them."""
+No other layer restates any of them.
+
+Public modules besides those above (reached as ``da.<folder>.<module>``): ``numbers`` (the
+package's one rule for numbers a reader sees); ``rules`` (the loader's value rules as data).
+"""
 
 from typing import TYPE_CHECKING
 

@@ -12,6 +12,13 @@ metrics at once), ``correlation``, ``power`` (clustered SE, power and sample siz
 (Gwet's AC1/AC2, Fleiss' kappa, Krippendorff's alpha), the statistics of
 the trajectories, judge studies and research-eval sessions are in their own folders
 (:mod:`dabench_analysis.trajectory`, :mod:`dabench_analysis.judge`).
+
+Public modules besides those above (reached as ``da.<folder>.<module>``): ``binning`` (the
+package's one binning rule); ``consistency`` (the reliability profile's
+formulas); ``gwet`` (chance-corrected agreement of raw ratings with Gwet's variance); ``planning``
+(planning a study from a pilot run); ``ranking`` (rank intervals of many runs); ``recorded``
+(absent is not zero); ``repetitions`` (repeated runs of one configuration (different random
+seeds)).
 """
 
 from typing import TYPE_CHECKING

@@ -1,8 +1,11 @@
-"""Seeded generators of sample data: eval-v2 runs (:mod:`._evalv2`), a judge study and a
-research-eval session.
+"""Seeded generators of sample data: eval-v2 runs (:mod:`._evalv2`), a judge study
+(``judge``) and a research-eval session.
 
 ``python -m dabench_analysis.synthetic [OUT_DIR]`` regenerates the committed sample runs in
 ``data/sample_runs/`` byte for byte.
+
+Public modules besides those above (reached as ``da.<folder>.<module>``): ``research_eval``
+(seeded sample of a research-eval harness session (seed 002)).
 """
 
 from __future__ import annotations

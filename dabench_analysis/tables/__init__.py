@@ -10,6 +10,12 @@ Every table that reads a run's frame takes a ``Run``, a ``Runs`` or the frame it
 table with a ``threshold`` takes it as an explicit argument (default 0.8; a Run carries none)
 (:func:`dabench_analysis.tables._common.takes_run`); several runs are never pooled silently
 (:class:`PooledRunsWarning`).
+
+Public modules besides those above (reached as ``da.<folder>.<module>``): ``frontier`` (the
+cost–accuracy frontier of a sweep); ``reliability_profile`` (the reliability
+profile of a run with repeated trials); ``sweep`` (comparing many runs (a
+sweep)); ``sweep_items`` (many runs task by task); ``trials`` (repeated trials of a task);
+``verification`` (verification timeline).
 """
 
 from typing import TYPE_CHECKING

@@ -11,6 +11,11 @@ only where a table needs them), takes the analysis' ``threshold`` (default 0.8),
 (``difficulty`` "all") and per difficulty where the run has that column. The statistics are
 in :mod:`.steps`, :mod:`.step_events` and :mod:`._loop_flags`, the figures in :mod:`.figures`
 (``da.trajectory.figures.solve_curve(...)``).
+
+Public modules besides those above (reached as ``da.<folder>.<module>``): ``attribution``
+(attribution you can check); ``events`` (step-level debugging of a run); ``failures``
+(step-level debugging); ``patterns`` (process mining of a run's trajectories); ``profile``
+(performance profiling and tool selection from a run's steps and tool calls).
 """
 
 from typing import TYPE_CHECKING
