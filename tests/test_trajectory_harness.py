@@ -45,12 +45,12 @@ def test_loops_and_recovery_count_each_trial_as_a_trajectory(tmp_path):
 
 def test_sections_skip_what_another_harness_lacks(tmp_path):
     one = _run(tmp_path / "one.json", trials=1)
-    # no stages recorded: the declaration needs none (by="auto" takes the agent), an explicit
-    # by="stage" is skipped when called
+    # no stages recorded: the declaration needs none (the default by="auto" takes the agent),
+    # an explicit by="stage" is skipped when called
     assert skips(tr.variants, one) == []
     with pytest.raises(Skipped, match="stage"):
-        tr.variants(one)
-    assert tr.variants(one, by="auto")["method"].iloc[0].startswith("by=agent")
+        tr.variants(one, by="stage")
+    assert tr.variants(one)["method"].iloc[0].startswith("by=agent")
     assert skips(tr.loops, one) == []  # tool and action_input are recorded
     loops = tr.loops(one)
     assert (loops["n_tasks"].iloc[0], loops["n_with_loop"].iloc[0]) == (2, 2)

@@ -66,7 +66,7 @@ def _gather_by(run, name: str, by: str, **kw):
     return inp
 
 
-def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
+def task_patterns(run: Run | Runs, *, by: str = "auto", collapse_repeats: bool = True,
                   collapse_cycles: bool | str = False, shape: str = "full",
                   prefix: int | None = None, threshold: float | None = None) -> pd.DataFrame:
     """Each task's sequence of ``by`` values, its conformance and outcome (the rows behind
@@ -85,7 +85,7 @@ def task_patterns(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool 
         command classed localize, patch, validate or submit
         (:func:`~dabench_analysis.trajectory._by.action_classes`, after Liu et al.
         2025); ``"auto"``: stage, else agent (two or more), else action class (steps with
-        ``tool`` and ``action_input``), else tool.
+        ``tool`` and ``action_input``), else tool; the default.
     collapse_repeats : bool
         Consecutive steps with one value are one block (default); False keeps every step.
     collapse_cycles : bool or "shape"
@@ -199,7 +199,7 @@ def _pool_rest(g: pd.DataFrame, top: int) -> pd.DataFrame:
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=_FILE_NEEDS,
        uses=("difficulty", "execution_time", *_LEVELS), trials="any")
-def variants(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
+def variants(run: Run | Runs, *, by: str = "auto", collapse_repeats: bool = True,
              collapse_cycles: bool | str = False, shape: str = "full", prefix: int | None = None,
              top: int = 10, threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The variants of a run: one row per distinct sequence of ``by`` values, most frequent
@@ -418,7 +418,7 @@ def _node_order(values, by: str) -> dict[str, int]:
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=_FILE_NEEDS, uses=("difficulty", *_LEVELS),
        trials="any")
-def transitions(run: Run | Runs, *, by: str = "stage", collapse_repeats: bool = True,
+def transitions(run: Run | Runs, *, by: str = "auto", collapse_repeats: bool = True,
                 threshold: float | None = None, ci: float = 0.95) -> pd.DataFrame:
     """The directly-follows relation: one row per (from, to) pair of consecutive blocks,
     with a start and an end node.
