@@ -112,6 +112,23 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
     ValueError: ...run_config.json: key 'seed': 1e20 is a float; a seed is a whole number written without a decimal point or exponent (e.g. 3)
     """
     path = Path(path)
+    data = read_object(path)
+    return {"config": _config_value(data.get("config"), str(path)),
+            "seed": _seed_value(data.get("seed"), str(path))}
+
+
+
+def read_object(path: Path) -> dict:
+    """The JSON object of a run folder's JSON file (at most 1 MiB, UTF-8, finite numbers):
+    the one reader of ``run_config.json``, for :func:`read_run_config` and the declared
+    threshold (:func:`dabench_analysis.load._threshold.declared_threshold`).
+
+    Raises
+    ------
+    ValueError
+        Unreadable, larger than 1 MiB, not UTF-8, not JSON, not an object, or holding NaN,
+        Infinity or a number beyond the float range; the message names the file.
+    """
     try:
         with path.open("rb") as fh:
             raw = fh.read(_MAX_BYTES + 1)
@@ -135,8 +152,7 @@ def read_run_config(path: str | os.PathLike[str]) -> dict:
     if bad is not None:
         raise ValueError(f"{path}: key {bad!r}: NaN, Infinity and numbers beyond the float "
                          "range are not JSON numbers; write null for a missing value")
-    return {"config": _config_value(data.get("config"), str(path)),
-            "seed": _seed_value(data.get("seed"), str(path))}
+    return data
 
 
 def _config_value(value, where: str) -> str | None:

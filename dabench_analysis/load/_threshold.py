@@ -6,7 +6,6 @@ the old ``success_threshold=`` (:func:`refuse_threshold`); a threshold a run dec
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -86,12 +85,11 @@ def declared_threshold(run_dir: str | Path) -> float | None:
     >>> declared_threshold(d)
     0.7
     """
-    path = Path(run_dir) / CONFIG_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
+    from dabench_analysis.load._config import read_object  # _config imports the loader
+
+    try:  # the one reader of run_config.json; its errors are read_run_config's to report
+        data = read_object(Path(run_dir) / CONFIG_FILE)
+    except ValueError:
         return None
     for key in DECLARED_KEYS:
         value = data.get(key)

@@ -1,5 +1,5 @@
 """Figures of trajectories: the most frequent variants, the share of tasks solved within k
-steps, and step latencies (the directly-follows graph: :mod:`.process_graph`). Each takes the
+steps, and step latencies (the directly-follows graph: :func:`~dabench_analysis.trajectory.figures.transition_graph`). Each takes the
 table of :mod:`dabench_analysis.trajectory` and draws its pooled rows (difficulty
 "all"), except :func:`solve_curve`, which draws one line per difficulty.
 """
