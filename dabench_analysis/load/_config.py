@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): one reader of run_config.json (read_object: its JSON rules) and the config and seed rules of the file and of task_metrics.csv columns
 """Which configuration a run is a repetition of: ``run_config.json`` in the run folder, or constant
 ``config``/``seed`` columns in task_metrics.csv. eval-v2 writes neither; this module defines them.
 
