@@ -5,7 +5,8 @@
 trajectory and resource consistency of a task's repeated trials, and confidence discrimination
 and selective prediction (AUROC, the risk–coverage curve, AuRC and excess AuRC; Geifman et al.
 2019). Arrays in, numbers (or a curve frame) out; the per-run table with its bootstrap over tasks
-is :func:`dabench_analysis.tables.reliability`.
+is :func:`dabench_analysis.tables.reliability`, whose resamples' AUROC and AuRC come from the
+same counts by confidence level (:func:`_by_level`) as those of :func:`auroc` and :func:`aurc`.
 """
 
 from __future__ import annotations
