@@ -191,6 +191,56 @@ def test_pooled_bootstrap_is_that_of_the_drawn_trials_to_the_last_bit():
         assert (r.loc[m, "ci_low"], r.loc[m, "ci_high"]) == pytest.approx((lo, hi), abs=1e-12)
 
 
+def _aurc_by_definition(c, y) -> tuple[float, float]:
+    """AuRC and optimal AuRC by Geifman et al. (2019), §3: the mean over i = 1..n of the share
+    wrong among the i most confident, a tied block taken in every order (its expected share:
+    the errors above it plus the block's error rate per position), the optimum with every
+    correct trial first."""
+    e = 1.0 - y
+    risk = [(e[c > t].sum() + (i - (c > t).sum()) * e[c == t].mean()) / i
+            for i, t in enumerate(np.sort(c)[::-1], start=1)]
+    i = np.arange(1, len(c) + 1)
+    return float(np.mean(risk)), float(np.mean(np.cumsum(np.sort(e)) / i))
+
+
+def test_level_counts_path_one_sample_and_many_rows_against_sklearn_and_the_definition():
+    """The one home of AUROC and AuRC (``consistency._by_level``, from counts of correct and
+    wrong trials by confidence level): its single-sample callers (``auroc``, ``aurc``,
+    ``risk_coverage``) and the many-row path the table's bootstrap takes agree with sklearn's
+    ``roc_auc_score`` and the AuRC written out from its definition, on random trials with
+    many ties (confidence rounded to one decimal), one-class samples included."""
+    rng = np.random.default_rng(11)
+    samples = []
+    for k in [2, 3, 5, 8, 13, 40, 40, 40, 97] + [int(x) for x in rng.integers(1, 60, 20)]:
+        c = np.round(rng.random(k), 1)
+        y = (rng.random(k) < rng.choice([0.0, 0.3, 0.7, 1.0], p=[0.1, 0.4, 0.4, 0.1])) * 1.0
+        samples.append((c, y))
+    levels = np.unique(np.concatenate([c for c, _ in samples]))[::-1]  # most confident first
+    won = np.array([[((c == v) & (y == 1)).sum() for v in levels] for c, y in samples])
+    lost = np.array([[((c == v) & (y == 0)).sum() for v in levels] for c, y in samples])
+    rows = cs._by_level(won, lost)
+    for j, (c, y) in enumerate(samples):
+        auc = roc_auc_score(y, c) if 0 < y.sum() < len(y) else np.nan
+        a, best = _aurc_by_definition(c, y)
+        one = cs._by_level(won[j], lost[j])
+        curve = cs.aurc(c, y)
+        for got in (one["auroc"], rows["auroc"][j], cs.auroc(c, y)):
+            assert got == pytest.approx(auc, abs=1e-12, nan_ok=True)
+        for got in (one, {k: v[j] for k, v in rows.items()}, curve):
+            assert got["aurc"] == pytest.approx(a, abs=1e-12)
+            assert got["aurc_optimal"] == pytest.approx(best, abs=1e-12)
+            assert got["excess_aurc"] == pytest.approx(a - best, abs=1e-12)
+            assert got["n"] == len(c)
+        rc = cs.risk_coverage(c, y)
+        assert rc["risk"].mean() == pytest.approx(a, abs=1e-12)
+        assert rc["optimal_risk"].mean() == pytest.approx(best, abs=1e-12)
+    assert np.isnan(rows["auroc"]).any() and np.isfinite(rows["auroc"]).any()
+    # no trial: every value undefined (n = 0)
+    empty = cs._by_level(np.zeros(3), np.zeros(3))
+    assert np.isnan([empty[k] for k in ("auroc", "aurc", "excess_aurc")]).all()
+    assert empty["n"] == 0
+
+
 def test_robustness_ratio_against_the_baseline_condition():
     base = _trials({"a": [1, 1], "b": [1, 0], "c": [0, 0]}, condition="baseline")
     fault = _trials({"a": [1, 0], "b": [0, 0], "c": [0, 0]}, condition="fault:timeout")

@@ -1,10 +1,12 @@
 # Over 400 lines (under 500): one concept, the formulas of the reliability profile (consistency,
-# AUROC, risk-coverage); most of the length is their docstrings with definitions and sources.
+# AUROC, risk-coverage), the last also from counts by confidence level (the one home of the
+# table's bootstrap); most of the length is their docstrings with definitions and sources.
 """The reliability profile's formulas (Rabanser et al. 2026; HAL's ``reliability_eval/``): outcome,
 trajectory and resource consistency of a task's repeated trials, and confidence discrimination
 and selective prediction (AUROC, the risk–coverage curve, AuRC and excess AuRC; Geifman et al.
 2019). Arrays in, numbers (or a curve frame) out; the per-run table with its bootstrap over tasks
-is :func:`dabench_analysis.tables.reliability`.
+is :func:`dabench_analysis.tables.reliability`, whose resamples' AUROC and AuRC come from the
+same counts by confidence level (:func:`_by_level`) as those of :func:`auroc` and :func:`aurc`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import mannwhitneyu
 
 __all__ = ["action_consistency", "aurc", "auroc", "coefficient_of_variation",
            "js_divergence", "order_consistency", "outcome_consistency", "risk_coverage"]
@@ -265,6 +266,105 @@ def _check_pairs(confidence, correct) -> tuple[np.ndarray, np.ndarray]:
     return conf[keep], ok[keep]
 
 
+def _level_counts(conf: np.ndarray, ok: np.ndarray,
+                  groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Correct and wrong trials at each confidence level, most confident level first.
+
+    Parameters
+    ----------
+    conf, ok : numpy.ndarray of float, shape (n,)
+        Checked trials (:func:`_check_pairs`): finite confidences, 0/1 correctness.
+    groups : numpy.ndarray of int, shape (n,), optional
+        Each trial's group, 0..g-1 (the table: its task).
+
+    Returns
+    -------
+    (won, lost) : numpy.ndarray of float
+        Shape (levels,), or (g, levels) with ``groups``; levels are the distinct confidences,
+        decreasing.
+    """
+    levels, level = np.unique(-conf, return_inverse=True)
+    g = 1 if groups is None else int(groups.max()) + 1
+    cell = level if groups is None else groups * len(levels) + level
+    won, lost = (np.bincount(cell, weights=w, minlength=g * len(levels)).reshape(g, -1)
+                 for w in (ok, 1 - ok))
+    return (won[0], lost[0]) if groups is None else (won, lost)
+
+
+def _risk_rows(size: np.ndarray, err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Risk and optimal risk at coverage i / n, i = 1..n, of rows of one total ``n``.
+
+    Parameters
+    ----------
+    size, err : numpy.ndarray, shape (rows, levels)
+        Trials (int) and wrong trials (float, whole numbers) at each level, most confident
+        first; every row has ``size.sum() == n >= 1``.
+
+    Returns
+    -------
+    (risk, optimal) : numpy.ndarray of float, shape (rows, n)
+        ``risk``: expected share wrong among the i most confident, a level's errors spread
+        evenly over its positions (tied trials in random order); ``optimal``: correct trials
+        first (Geifman et al. 2019, §3).
+    """
+    n = int(size[0].sum())
+    r = np.arange(len(size))[:, None]
+    lev = np.repeat(np.tile(np.arange(size.shape[1]), len(size)), size.ravel())
+    lev = lev.reshape(len(size), n)  # each position's level
+    start = (np.cumsum(size, axis=1) - size)[r, lev]  # positions before its level
+    before = (np.cumsum(err, axis=1) - err)[r, lev]  # errors before its level
+    share = err / np.where(size > 0, size, 1)  # a level's errors per position
+    i = np.arange(1, n + 1)
+    risk = (before + (i - start) * share[r, lev]) / i
+    return risk, np.maximum(i - (n - err.sum(axis=1, keepdims=True)), 0) / i
+
+
+def _by_level(won, lost) -> dict:
+    """AUROC, AuRC, optimal AuRC and excess AuRC from counts of correct and wrong trials by
+    confidence level, of one sample or of each row.
+
+    Parameters
+    ----------
+    won, lost : array-like of float (whole numbers)
+        Correct and wrong trials at each confidence level, most confident first (a level may
+        hold none); shape (levels,) for one sample, (rows, levels) for many (the table's
+        bootstrap: the drawn trials of each resample).
+
+    Returns
+    -------
+    dict
+        ``auroc``, ``aurc``, ``aurc_optimal``, ``excess_aurc`` (float; NaN: AUROC without both
+        a correct and a wrong trial, the others without a trial) and ``n`` (trials): floats and
+        an int for one sample, arrays of shape (rows,) for many.
+
+    Notes
+    -----
+    AUROC: the Mann–Whitney form (Hanley & McNeil 1982), ``U_1 / (n_1 n_0)`` with
+    ``U_1 = sum_l won_l (lost at less confident levels + lost_l / 2)`` (ties one half). AuRC:
+    the mean of :func:`_risk_rows`' risk over the n coverage levels, optimal AuRC that of its
+    optimal risk, excess their difference (Geifman et al. 2019, §3). Every sum is of whole or
+    half numbers, exact in floating point: the values are those of the trials themselves.
+    """
+    w1, w0 = np.asarray(won, dtype=float), np.asarray(lost, dtype=float)
+    one = w1.ndim == 1
+    w1, w0 = np.atleast_2d(w1), np.atleast_2d(w0)
+    n1, n0 = w1.sum(axis=1), w0.sum(axis=1)
+    u = (w1 * (np.cumsum(w0[:, ::-1], axis=1)[:, ::-1] - w0 / 2)).sum(axis=1)
+    both = (n1 > 0) & (n0 > 0)
+    out = {"auroc": np.where(both, u / np.where(both, n1 * n0, 1), np.nan)}
+    size = (w1 + w0).astype(np.int64)
+    total = size.sum(axis=1)
+    a, b = np.full(len(size), np.nan), np.full(len(size), np.nan)
+    for n in np.unique(total[total > 0]):
+        rows = np.flatnonzero(total == n)
+        risk, best = _risk_rows(size[rows], w0[rows])
+        a[rows], b[rows] = risk.mean(axis=1), best.mean(axis=1)
+    out.update(aurc=a, aurc_optimal=b, excess_aurc=a - b, n=total)
+    if one:
+        return {k: int(v[0]) if k == "n" else float(v[0]) for k, v in out.items()}
+    return out
+
+
 def auroc(confidence, correct) -> float:
     """Area under the ROC curve of confidence for correctness: P(conf of a correct trial >
     conf of a wrong one) + P(equal) / 2.
@@ -289,8 +389,10 @@ def auroc(confidence, correct) -> float:
     Notes
     -----
     The Mann–Whitney form (Hanley & McNeil 1982): ``U_1 / (n_1 n_0)``, with ``U_1`` the
-    statistic of :func:`scipy.stats.mannwhitneyu` for the correct trials (ties counted one
-    half); equal to HAL's pair count and to ``sklearn.metrics.roc_auc_score``.
+    Mann–Whitney statistic of the correct trials (pairs a correct trial wins, ties counted one
+    half), counted by confidence level (:func:`_by_level`); equal to the statistic of
+    :func:`scipy.stats.mannwhitneyu`, to HAL's pair count and to
+    ``sklearn.metrics.roc_auc_score``.
 
     References
     ----------
@@ -302,37 +404,7 @@ def auroc(confidence, correct) -> float:
     >>> auroc([0.9, 0.8, 0.3, 0.8], [1, 1, 0, 0])  # pairs: 1, 1 (0.9 > 0.3, 0.8), 1, 0.5
     0.875
     """
-    conf, ok = _check_pairs(confidence, correct)
-    n1 = int(ok.sum())
-    n0 = len(ok) - n1
-    if n1 == 0 or n0 == 0:
-        return np.nan
-    u = mannwhitneyu(conf[ok == 1], conf[ok == 0]).statistic  # U of the correct trials
-    return float(u / (n1 * n0))
-
-
-def _cumulative_errors(conf: np.ndarray, err: np.ndarray) -> np.ndarray:
-    """Expected errors among the i most confident trials, i = 1..n; tied confidences taken in
-    random order (a tie block's errors spread evenly over its positions)."""
-    order = np.argsort(-conf, kind="stable")
-    c, e = conf[order], err[order]
-    if not len(c):
-        return np.zeros(0)
-    new = np.r_[True, c[1:] != c[:-1]]
-    block = np.cumsum(new) - 1
-    starts = np.flatnonzero(new)
-    sizes = np.diff(np.r_[starts, len(c)])
-    block_err = np.add.reduceat(e, starts)
-    before = np.r_[0.0, np.cumsum(block_err)[:-1]]
-    position = np.arange(len(c)) - starts[block] + 1
-    return before[block] + position * (block_err / sizes)[block]
-
-
-def _curves(conf: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Risk and optimal risk at coverage i / n, i = 1..n (checked, finite inputs)."""
-    i = np.arange(1, len(ok) + 1)
-    err = 1 - ok
-    return _cumulative_errors(conf, err) / i, np.cumsum(np.sort(err)) / i
+    return _by_level(*_level_counts(*_check_pairs(confidence, correct)))["auroc"]
 
 
 def risk_coverage(confidence, correct) -> pd.DataFrame:
@@ -362,10 +434,12 @@ def risk_coverage(confidence, correct) -> pd.DataFrame:
     >>> risk_coverage([0.5, 0.9, 0.7], [1, 0, 0]).round(3).values.tolist()
     [[0.333, 1.0, 0.0], [0.667, 1.0, 0.5], [1.0, 0.667, 0.667]]
     """
-    conf, ok = _check_pairs(confidence, correct)
-    risk, best = _curves(conf, ok)
-    return pd.DataFrame({"coverage": np.arange(1, len(ok) + 1) / len(ok), "risk": risk,
-                         "optimal_risk": best})
+    won, lost = _level_counts(*_check_pairs(confidence, correct))
+    size = (won + lost).astype(np.int64)
+    n = int(size.sum())
+    risk, best = _risk_rows(size[None], lost[None])
+    return pd.DataFrame({"coverage": np.arange(1, n + 1) / n, "risk": risk[0],
+                         "optimal_risk": best[0]})
 
 
 def aurc(confidence, correct) -> dict:
@@ -406,8 +480,5 @@ def aurc(confidence, correct) -> dict:
     >>> round(r["aurc"], 4), round(r["aurc_optimal"], 4), round(r["excess_aurc"], 4)
     (0.8889, 0.3889, 0.5)
     """
-    risk, best = _curves(*_check_pairs(confidence, correct))
-    if not len(risk):
-        return {"aurc": np.nan, "aurc_optimal": np.nan, "excess_aurc": np.nan, "n": 0}
-    a, b = float(risk.mean()), float(best.mean())
-    return {"aurc": a, "aurc_optimal": b, "excess_aurc": a - b, "n": len(risk)}
+    out = _by_level(*_level_counts(*_check_pairs(confidence, correct)))
+    return {k: out[k] for k in ("aurc", "aurc_optimal", "excess_aurc", "n")}

@@ -1,8 +1,8 @@
 """The bootstrap of :mod:`dabench_analysis.tables.reliability_profile`: resamples of tasks drawn
-in blocks (the same draws as one ``rng.integers(0, n, n)`` per resample) and the pooled
-predictability statistics of every resample from how often each task is drawn, each equal, to
-the last bit, to the statistic computed on the drawn trials themselves (every sum it takes is
-of whole or half numbers, exact in floating point)."""
+in blocks (the same draws as one ``rng.integers(0, n, n)`` per resample), how often each task
+is drawn in each, and percentile intervals of the resampled values. The pooled predictability
+statistics of a resample are computed from those counts by
+:func:`dabench_analysis.stats.consistency._by_level`."""
 
 from __future__ import annotations
 
@@ -53,51 +53,3 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """``num / den`` where ``den > 0``, else NaN."""
     pos = den > 0
     return np.where(pos, num / np.where(pos, den, 1), np.nan)
-
-
-def pooled_reps(codes: np.ndarray, conf: np.ndarray, ok: np.ndarray, *, n_boot: int,
-                 seed: int) -> dict[str, np.ndarray]:
-    """AUROC, AuRC and excess AuRC of the trials pooled over each resample of tasks (``codes``:
-    each trial's task, 0..n-1), from how often each task is drawn and its trials' counts by
-    confidence level; every sum is of whole (AUROC: half) numbers, exact in floating point,
-    so each value is the one :func:`dabench_analysis.stats.consistency.auroc` and ``aurc`` give for the drawn trials."""
-    n = int(codes.max()) + 1
-    levels, level = np.unique(-conf, return_inverse=True)  # most confident first
-    won = np.zeros((n, len(levels)))
-    lost = np.zeros((n, len(levels)))
-    np.add.at(won, (codes, level), ok)
-    np.add.at(lost, (codes, level), 1 - ok)
-    out: dict[str, list] = {"confidence_auroc": [], "aurc": [], "excess_aurc": []}
-    for idx in draws(n, n_boot, seed, width=len(codes)):
-        drawn = counts(idx, n)
-        w1, w0 = drawn @ won, drawn @ lost  # per resample and level
-        n1, n0 = w1.sum(axis=1), w0.sum(axis=1)
-        u = (w1 * (np.cumsum(w0[:, ::-1], axis=1)[:, ::-1] - w0 / 2)).sum(axis=1)
-        both = (n1 > 0) & (n0 > 0)
-        out["confidence_auroc"].append(np.where(both, u / np.where(both, n1 * n0, 1), np.nan))
-        aurc, excess = aurc_rows((w1 + w0).astype(np.int64), w0)
-        out["aurc"].append(aurc)
-        out["excess_aurc"].append(excess)
-    return {m: np.concatenate(v) for m, v in out.items()}
-
-
-def aurc_rows(size: np.ndarray, err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """AuRC and excess AuRC of each row of trial counts by level (most confident first):
-    the risk at each coverage computed as :func:`dabench_analysis.stats.consistency.risk_coverage` does (a level's errors
-    spread evenly over its positions), averaged over rows of one length at a time."""
-    total = size.sum(axis=1)
-    aurc, excess = np.empty(len(size)), np.empty(len(size))
-    for n in np.unique(total):
-        rows = np.flatnonzero(total == n)
-        s, e = size[rows], err[rows]
-        lev = np.repeat(np.tile(np.arange(s.shape[1]), len(rows)), s.ravel()).reshape(len(rows), n)
-        r = np.arange(len(rows))[:, None]
-        start = (np.cumsum(s, axis=1) - s)[r, lev]
-        before = (np.cumsum(e, axis=1) - e)[r, lev]
-        i = np.arange(1, n + 1)
-        share = e / np.where(s > 0, s, 1)  # a level's errors per position (levels drawn: s > 0)
-        risk = (before + (i - start) * share[r, lev]) / i
-        best = np.maximum(i - (n - e.sum(axis=1, keepdims=True)), 0) / i
-        aurc[rows] = risk.mean(axis=1)
-        excess[rows] = aurc[rows] - best.mean(axis=1)
-    return aurc, excess

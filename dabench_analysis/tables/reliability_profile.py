@@ -22,7 +22,7 @@ from dabench_analysis.stats import consistency as cs
 from dabench_analysis.stats._inputs import check_ci
 from dabench_analysis.stats.recorded import cost_recorded
 from dabench_analysis.tables._common import as_frame
-from dabench_analysis.tables._resample import bounds, interval, pooled_reps, ratio
+from dabench_analysis.tables._resample import bounds, counts, draws, interval, ratio
 from dabench_analysis.tables.trials import _configs
 
 __all__ = ["COLUMNS", "RESOURCES", "reliability", "risk_coverage"]
@@ -171,6 +171,24 @@ def _consistency(base: pd.DataFrame, boot: dict) -> list[dict]:
     return rows
 
 
+def _pooled(codes: np.ndarray, conf: np.ndarray, ok: np.ndarray, boot: dict) -> dict:
+    """AUROC, AuRC and excess AuRC of the trials pooled over each resample of tasks
+    (``codes``: each trial's task, 0..n-1): each task's trials counted by confidence level
+    once, a resample's counts the sum of its drawn tasks' (:func:`counts`), the statistics
+    from them by :func:`dabench_analysis.stats.consistency._by_level`, equal to the last bit
+    to those of the drawn trials themselves."""
+    n = int(codes.max()) + 1
+    won, lost = cs._level_counts(conf, ok, codes)
+    out: dict[str, list] = {"confidence_auroc": [], "aurc": [], "excess_aurc": []}
+    for idx in draws(n, boot["n_boot"], boot["seed"], width=len(codes)):
+        drawn = counts(idx, n)
+        stats = cs._by_level(drawn @ won, drawn @ lost)
+        for m, k in (("confidence_auroc", "auroc"), ("aurc", "aurc"),
+                     ("excess_aurc", "excess_aurc")):
+            out[m].append(stats[k])
+    return {m: np.concatenate(v) for m, v in out.items()}
+
+
 def _predictability(base: pd.DataFrame, boot: dict) -> list[dict]:
     """AUROC of confidence for correctness, AuRC and excess AuRC over one unit's trials."""
     names = ["confidence_auroc", "aurc", "excess_aurc"]
@@ -188,8 +206,7 @@ def _predictability(base: pd.DataFrame, boot: dict) -> list[dict]:
     what = {"confidence_auroc": "AUROC (Mann-Whitney) of confidence for correctness",
             "aurc": "area under the risk-coverage curve (Geifman et al. 2019)",
             "excess_aurc": "AuRC minus the optimal AuRC (Geifman et al. 2019)"}
-    reps = (pooled_reps(codes, conf, ok, n_boot=boot["n_boot"], seed=boot["seed"])
-            if n_tasks >= 2 else {})
+    reps = _pooled(codes, conf, ok, boot) if n_tasks >= 2 else {}
     rows = []
     for m in names:
         value = values[m]
