@@ -312,3 +312,37 @@ def test_another_harness_run_names_what_its_file_holds_and_lacks():
         run = da.load_run(INSPECT / "log_streaming.eval")
     assert run.files_present == ["log_streaming.eval (inspect)", "trajectory"]
     assert run.files_absent == ["tool_calls"]  # no shipped log has tool events (issue 26)
+
+
+def test_validate_a_trials_file_counts_traces_and_names_the_file_they_came_from():
+    """tau-bench's file (50 tasks x 4 trials, the `traj` of four trials kept, README): a trace
+    without steps is one trial, not one task id (a trial of task 0 without steps was counted
+    as having them when another of its trials had), the steps are named as coming from the
+    harness's file, not from trajectory.csv, and the size is stated in tasks and trials.
+    Expected values from the raw JSON."""
+    import io
+
+    from rich.console import Console
+
+    from dabench_analysis.report._cli import validate_command
+
+    path = DATA / "tau-bench" / "gpt-4o-airline.json"
+    raw = json.loads(path.read_text())
+    no_steps = sum(1 for r in raw if not r["traj"])  # 196
+    n_tasks = len({r["task_id"] for r in raw})  # 50
+    most = max(pd.Series([r["task_id"] for r in raw]).value_counts())  # 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = da.validate_run(path)
+    missing = report.findings[report.findings["check"] == "missing_trajectory"]
+    assert len(missing) == no_steps == 196
+    side = report.findings[report.findings["check"].isin(["missing_trajectory",
+                                                          "missing_time_data"])]
+    assert set(side["file"]) == {path.name}
+    assert not side["message"].str.contains("trajectory.csv").any()
+    assert report.size == f"{n_tasks} tasks, up to {most} trials each"
+    buf = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        validate_command([str(path)], console=Console(file=buf, width=300))
+    assert f"(evaluated, {n_tasks} tasks, up to {most} trials each)" in buf.getvalue()

@@ -261,3 +261,33 @@ def test_two_reports_at_once_each_kernel_in_its_notebook_folder(tmp_path, monkey
         cwd, backend = json.loads(out.strip().splitlines()[-1])
         assert Path(cwd).resolve() == folder.resolve()
         assert backend == "module://matplotlib_inline.backend_inline"
+
+
+def test_index_keeps_listing_the_reports_an_earlier_batch_wrote_into_the_folder(tmp_path):
+    """Two `report` commands into one --out: the second index still links the first report
+    (a folder with the toolkit's ledger and a summary.json of a known kind), after this batch's
+    rows, without a time; a folder without the ledger (the user's) or of no known kind is not
+    listed."""
+    from dabench_analysis.report import _outputs as outputs
+
+    out = tmp_path / "out"
+    for name, kind in (("old", "run"), ("odd", "bogus")):
+        with outputs.stage(out / name) as st:
+            (st / "summary.json").write_text(json.dumps({"report": kind, "n_tasks": 7}))
+            (st / "report.html").write_text("<p>old</p>")
+            outputs.install(st, out / name)
+    (out / "mine").mkdir()
+    (out / "mine" / "summary.json").write_text(json.dumps({"report": "run", "n_tasks": 3}))
+    new = report.JobResult(_job(out, "new", {"report": "run", "n_tasks": 5}), "evaluated",
+                           seconds=2.0)
+    rows = _rows(report.write_index([new], out).read_text())
+    assert list(rows) == ["new", "old"]
+    assert rows["old"]["hrefs"] == ["old/report.html"]
+    assert rows["old"]["cells"][3] == "7 tasks"
+    assert rows["old"]["cells"][4] == "written by an earlier batch into this folder"
+    assert rows["old"]["cells"][5].strip() == "" and rows["new"]["cells"][5].strip() == "2.00 s"
+    # the same folder in this batch again: listed once, as this batch's
+    again = report.JobResult(report.Job("run", "old", Path("run_report.ipynb"), {},
+                                        (out / "old").resolve()), "evaluated", seconds=1.0)
+    rows = _rows(report.write_index([again], out).read_text())
+    assert list(rows) == ["old"] and rows["old"]["cells"][4] == ""

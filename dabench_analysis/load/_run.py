@@ -239,6 +239,22 @@ class Run:
         return int(ids.value_counts().max()) if len(ids) else 0
 
     @property
+    def size(self) -> str:
+        """The run's size in words, as every report and ``validate`` state it: ``"80 tasks"``;
+        for repeated trials the tasks and trials (``"50 tasks, up to 4 trials each"``), not the
+        rows.
+
+        Examples
+        --------
+        >>> from dabench_analysis import load_run
+        >>> load_run("data/sample_runs/baseline_react").size
+        '80 tasks'
+        """
+        if self.trials < 2:
+            return f"{len(self.tasks)} tasks"
+        return f"{self.tasks['task_id'].nunique()} tasks, up to {self.trials} trials each"
+
+    @property
     def files_present(self) -> list[str]:
         """The eval-v2 files the run holds (another harness's run: its file, its records)."""
         if self.format != "eval-v2":

@@ -111,7 +111,7 @@ def validate_command(paths: Sequence[str | os.PathLike[str]], *, console=None,
         vr = validate_run(p, threshold=threshold)
         reports.append(vr)
         console.print(Text(export.visible(f"{vr.path} — run {vr.run_id} ({vr.state}, "
-                                   f"{vr.n_tasks} tasks)"), style="bold"))
+                                   f"{vr.size or f'{vr.n_tasks} tasks'})"), style="bold"))
         summary = vr.summary()
         if vr.state == "not evaluated":
             pass

@@ -272,14 +272,11 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     apply_style()
     lazy = {"validation": lambda: validate.validate_run(  # after Context checked the threshold
                 run.path if run.format == "eval-v2" else run, threshold=parameters["threshold"])}
-    trials = run.trials
-    size = f"{len(run.tasks)} tasks" if trials < 2 else \
-        f"{run.tasks['task_id'].nunique()} tasks, up to {trials} trials each"
     return Context("run", inputs={"run": run, "tasks": run.tasks}, lazy=lazy,
                    parameters=parameters, out=out,
                    sections=Sections("run", fmt=run.format, quiet=quiet,
                                      grouped=run.format != "eval-v2"),
-                   read=[run], subject=f"Run `{run.run_id}` ({size}, `{run.path}`)")
+                   read=[run], subject=f"Run `{run.run_id}` ({run.size}, `{run.path}`)")
 
 
 def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any], *, out: Path,

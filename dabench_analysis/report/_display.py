@@ -124,8 +124,7 @@ def run_html(run: Run) -> str:
     True
     """
     numbers = _numbers(run)
-    tasks = (f"{run.tasks['task_id'].nunique()}, up to {run.trials} trials each "
-             f"({len(run.tasks)} rows)" if run.trials > 1 else len(run.tasks))
+    tasks = f"{run.size} ({len(run.tasks)} rows)" if run.trials > 1 else len(run.tasks)
     facts = [("Tasks", tasks),
              (f"Answer accuracy (final_score ≥ {schema.SUCCESS_THRESHOLD:g}, 95% CI)",
               _accuracy(numbers)),

@@ -21,7 +21,7 @@ from pathlib import Path
 from dabench_analysis._atomic import atomic_write
 from dabench_analysis.export._text import visible
 from dabench_analysis.report import _outputs as outputs
-from dabench_analysis.report._jobs import JobResult
+from dabench_analysis.report._jobs import KINDS, Job, JobResult
 from dabench_analysis.schema.numbers import (
     format_count,
     format_estimate,
@@ -93,8 +93,34 @@ def _code(text: str) -> str:
 
 
 def _seconds(res: JobResult) -> str:
-    """The report's run time by the number rule; none for a report that was not run."""
-    return "" if res.state == "not evaluated" else f"{format_estimate(res.seconds)} s"
+    """The report's run time by the number rule; none for a report that was not run or that an
+    earlier batch wrote."""
+    if res.state == "not evaluated" or res.reason == EARLIER:
+        return ""
+    return f"{format_estimate(res.seconds)} s"
+
+
+#: The reason shown for a report an earlier batch wrote into the same output folder.
+EARLIER = "written by an earlier batch into this folder"
+
+
+def earlier_reports(results: Sequence[JobResult], out: str | os.PathLike[str]) -> list[JobResult]:
+    """The reports earlier batches wrote into ``out`` that this batch did not rewrite: folders
+    of ``out`` holding the toolkit's ledger (``.dabench-report.json``) and a ``summary.json``
+    whose ``report`` is a known kind, in name order; each an evaluated :class:`JobResult` with
+    that summary, so that ``index.html`` keeps listing every report in ``out``."""
+    out = Path(out)
+    mine = {res.job.out_dir.resolve() for res in results}
+    found = []
+    for folder in sorted(p for p in out.iterdir() if p.is_dir()) if out.is_dir() else []:
+        if folder.resolve() in mine or not outputs.ledger_path(folder).is_file():
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+            if isinstance(summary, dict) and summary.get("report") in KINDS:
+                job = Job(summary["report"], folder.name, Path(), {}, folder.resolve())
+                found.append(JobResult(job, "evaluated", EARLIER, summary=summary))
+    return found
 
 
 def _health(summary: dict) -> list[str]:
@@ -231,7 +257,7 @@ def write_index(results: Sequence[JobResult], out: str | os.PathLike[str]) -> Pa
     """
     out = Path(out)
     rows = []
-    for res in results:
+    for res in [*results, *earlier_reports(results, out)]:
         summary = _summary(res)
         cls = {"failed": "failed", "not evaluated": "skipped"}.get(res.state, "")
         kind = _KINDS.get(res.job.kind, res.job.kind)

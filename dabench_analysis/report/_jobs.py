@@ -69,6 +69,10 @@ def run_name(path: str | os.PathLike[str]) -> str:
     return p.stem if p.suffix and not p.is_dir() else p.name
 
 
+#: The kinds of report, one notebook each.
+KINDS = ("run", "compare", "sweep", "judge", "research_eval")
+
+
 @dataclass(frozen=True)
 class Job:
     """One notebook execution: ``kind`` is run, compare, sweep, judge or research_eval."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from dabench_analysis import export, tables
 from dabench_analysis.report._context import Context
+from dabench_analysis.report._jobs import KINDS
 from dabench_analysis.report._provenance import manifest
 from dabench_analysis.report._sections import Sections
 from dabench_analysis.report._show import show
@@ -77,7 +78,7 @@ def write_summary(report: str, numbers: Mapping[str, Any], *, out: str | os.Path
     >>> sorted(s)
     ['manifest', 'n_cases', 'reduced', 'report', 'schema_version', 'skipped', 'skipped_lines', 'success_threshold']
     """
-    if report not in ("run", "compare", "sweep", "judge", "research_eval"):
+    if report not in KINDS:
         raise ValueError(f"unknown report {report!r}; known: run, compare, sweep, judge, "
                          "research_eval")
     clash = sorted(set(numbers) & set(SUMMARY_FIELDS))

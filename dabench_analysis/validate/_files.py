@@ -30,8 +30,10 @@ from dabench_analysis.schema.columns import OTHER_HARNESS_COLUMNS
 from dabench_analysis.schema.needs import FILE_CATALOGUES
 
 
-def orphan_findings(task_ids: pd.Series, table: pd.DataFrame, file: str) -> list[Finding]:
-    """Task ids in a side table that task_metrics.csv does not have (one finding per id)."""
+def orphan_findings(task_ids: pd.Series, table: pd.DataFrame, file: str, *,
+                    task_file: str = TASK_FILE) -> list[Finding]:
+    """Task ids in a side table (read from ``file``) that the task file ``task_file`` does not
+    have (one finding per id)."""
     if table is None or table.empty or "task_id" not in table:
         return []
     known = set(task_ids.dropna().astype(str))
@@ -41,7 +43,7 @@ def orphan_findings(task_ids: pd.Series, table: pd.DataFrame, file: str) -> list
     for tid, idx in table.index[orphan.to_numpy()].to_series().groupby(ids[orphan]):
         rows = tuple(int(i) + 1 for i in idx)
         out.append(Finding("error", file, rows[0], "task_id", "unknown_task_id",
-                           f"task_id {tid!r} ({len(rows)} row(s)) is not in {TASK_FILE}",
+                           f"task_id {tid!r} ({len(rows)} row(s)) is not in {task_file}",
                            rows))
     return out
 

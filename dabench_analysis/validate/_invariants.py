@@ -10,7 +10,7 @@ section there) is one vectorised test; a task whose inputs are missing passes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -262,11 +262,22 @@ def _typed(tasks: pd.DataFrame, name: str) -> pd.Series:
 
 def _side_counts(rec: pd.DataFrame, traj: pd.DataFrame | None,
                  calls: pd.DataFrame | None) -> None:
-    """What tool_calls.csv and trajectory.csv say about each task (<NA>: not checkable)."""
-    ids, na = rec["task_id"], pd.Series(pd.NA, index=rec.index, dtype="Float64")
+    """What tool_calls.csv and trajectory.csv say about each task (<NA>: not checkable); a
+    run of repeated trials (a ``trial`` in the tasks and the side table) per task and trial."""
+    na = pd.Series(pd.NA, index=rec.index, dtype="Float64")
 
-    def per_task(values: pd.Series, table: pd.DataFrame, how: str = "sum") -> pd.Series:
-        return ids.map(values.groupby(table["task_id"]).agg(how)).astype("Float64")
+    def keys(table: pd.DataFrame) -> list[str]:
+        return ["task_id", "trial"] if "trial" in table and rec["trial"].notna().any() \
+            else ["task_id"]
+
+    def per_task(values: pd.Series, table: pd.DataFrame, how: str | Callable = "sum") -> pd.Series:
+        by = keys(table)
+        grouped = values.groupby([table[k] for k in by])
+        agg = grouped.agg(how) if isinstance(how, str) else how(grouped)
+        if len(by) == 1:
+            return rec["task_id"].map(agg).astype("Float64")
+        at = pd.MultiIndex.from_frame(rec[by].astype(object))
+        return pd.Series(agg.reindex(at).to_numpy(), index=rec.index).astype("Float64")
     rec["tc_rows"] = rec["tc_failed"] = rec["tc_unique"] = na
     if calls is not None:
         rec["tc_rows"] = per_task(calls["task_id"], calls, "size").fillna(0)
@@ -283,8 +294,7 @@ def _side_counts(rec: pd.DataFrame, traj: pd.DataFrame | None,
         return
     rec["traj_steps"] = per_task(traj["task_id"], traj, "size")
     if "tokens" in traj:
-        rec["traj_tokens"] = ids.map(traj.groupby("task_id")["tokens"].sum(min_count=1)) \
-            .astype("Float64")
+        rec["traj_tokens"] = per_task(traj["tokens"], traj, lambda g: g.sum(min_count=1))
     for col, name, value in (("action", "traj_planner", "planner"),
                              ("phase", "traj_explore", "explore"), ("tool", "traj_tool_steps", "")):
         if col in traj:
@@ -330,7 +340,16 @@ def _label(col: str) -> str:
         "tc_", f"{schema.TOOL_CALLS_FILE} ").replace("traj_", f"{schema.TRAJECTORY_FILE} ")
 
 
-def _finding(inv: Invariant, row: pd.Series, source_row: int, task_file: str) -> Finding:
+def _renamed(text: str, side_files: Mapping[str, str] | None) -> str:
+    """``text`` with the eval-v2 side files named as this run's files (another harness's steps
+    and tool calls come from its own file, not from trajectory.csv and tool_calls.csv)."""
+    for file, name in (side_files or {}).items():
+        text = text.replace(file, name)
+    return text
+
+
+def _finding(inv: Invariant, row: pd.Series, source_row: int, task_file: str,
+             side_files: Mapping[str, str] | None = None) -> Finding:
     if inv.file == "replay":  # shows: the replay value, the task_metrics column
         msg = (f"{row['task_id']}: {schema.REPLAY_FILE} {inv.column} = "
                f"{_fmt(row[inv.shows[0]])} "
@@ -339,9 +358,9 @@ def _finding(inv: Invariant, row: pd.Series, source_row: int, task_file: str) ->
         return Finding(inv.severity, f"{row['task_id']}/{schema.REPLAY_FILE}", None, inv.column,
                        inv.check, msg)
     shown = "".join(f", {_label(c)} {_fmt(row[c])}" for c in inv.shows)
-    return Finding(inv.severity, task_file, source_row, inv.column, inv.check,
-                   f"{row['task_id']}: {inv.column} = {_fmt(row[inv.column])}{shown} "
-                   f"(rule: {CHECKS[inv.check].rule})")
+    return Finding(inv.severity, task_file, source_row, inv.column, inv.check, _renamed(
+        f"{row['task_id']}: {inv.column} = {_fmt(row[inv.column])}{shown} "
+        f"(rule: {CHECKS[inv.check].rule})", side_files))
 
 
 def _outcome(inv: Invariant, rec: pd.DataFrame) -> pd.Series | str:
@@ -357,13 +376,17 @@ def _outcome(inv: Invariant, rec: pd.DataFrame) -> pd.Series | str:
 
 def check_invariants(rec: pd.DataFrame, source_rows: list[int], task_file: str,
                      invariants: Sequence[Invariant] = INVARIANTS, *,
-                     report_skipped: bool = True) -> tuple[list[Finding], pd.Series]:
+                     report_skipped: bool = True,
+                     side_files: Mapping[str, str] | None = None) -> tuple[list[Finding], pd.Series]:
     """Run ``invariants``; return the findings and, per task, whether an error-level one failed.
 
     An invariant whose inputs are missing for every task (a column absent from task_metrics.csv
     or from a side file, see :data:`SOURCES`) is not run; with ``report_skipped`` it is
     reported once as ``invariant_skipped`` (info, "not assessable"). Task findings name ``task_file``, the
     task's row and column; replay findings ``<task_id>/task_replay.json`` and the field.
+    ``side_files`` (``trajectory.csv`` / ``tool_calls.csv`` -> a name) names the files the
+    steps and tool calls came from in the messages, for another harness's run (default: the
+    eval-v2 names).
     """
     findings: list[Finding] = []
     failed = pd.Series(False, index=rec.index)
@@ -372,7 +395,7 @@ def check_invariants(rec: pd.DataFrame, source_rows: list[int], task_file: str,
     run = [i for i in invariants if not any(rec[c].isna().all() for c in i.needs)]
     findings += [Finding("info", task_file, None, i.column, "invariant_skipped",
                          f"{i.check} not checked (not assessable): no values for "
-                         f"{' / '.join(SOURCES.get(c, c) for c in i.needs)}")
+                         + _renamed(' / '.join(SOURCES.get(c, c) for c in i.needs), side_files))
                  for i in invariants if report_skipped and i not in run]
     for inv in run:
         held = _outcome(inv, rec)
@@ -383,8 +406,9 @@ def check_invariants(rec: pd.DataFrame, source_rows: list[int], task_file: str,
         if held.all():
             continue
         idx = rec.index[~held.to_numpy()]
-        findings += [_finding(inv, row, source_rows[i], task_file)
+        findings += [_finding(inv, row, source_rows[i], task_file, side_files)
                      for i, row in rec.loc[idx].iterrows()]
+
         if inv.severity == "error":
             failed |= rec.index.isin(idx)
     return findings, failed

@@ -60,6 +60,11 @@ class ValidationReport:
         file- or column-level findings), ``column``, ``check``, ``message``; one line per row
         concerned, errors first.
     health : Health
+    n_tasks : int
+        Rows of the task file (a run of repeated trials: one per task and trial).
+    size : str
+        The run's size in words (:attr:`dabench_analysis.load.Run.size`: tasks and trials);
+        empty for a run that was not loaded.
     """
 
     path: Path
@@ -68,6 +73,7 @@ class ValidationReport:
     findings: pd.DataFrame
     health: Health
     n_tasks: int = 0
+    size: str = ""
     _raw: list[Finding] = field(default_factory=list, repr=False)
 
     @property
@@ -195,14 +201,24 @@ def _grouped_skips(run: Run, found: list[Finding]) -> list[Finding]:
         f"values for their inputs, eval-v2 columns): {', '.join(skipped)}")]
 
 
+def _side_names(run: Run) -> dict[str, str]:
+    """The file each side table of ``run`` came from: trajectory.csv and tool_calls.csv for an
+    eval-v2 run; for another harness's, its own file (its steps and tool calls are read from it)."""
+    return {f: f if run.format == "eval-v2" else run.task_file
+            for f in (TRAJECTORY_FILE, TOOL_CALLS_FILE)}
+
+
 def _side_file_findings(run: Run, sides: dict[str, pd.DataFrame | None]) -> list[Finding]:
     """Unknown task ids, missing step durations, run_id consistency across the files, control
     characters in free text, and the catalogue columns each side file lacks (as
-    :func:`_absent_columns` for task_metrics)."""
+    :func:`_absent_columns` for task_metrics). Findings name the file each table came from
+    (:func:`_side_names`)."""
+    names = _side_names(run)
     out = [f for file, table in sides.items()
-           for f in fl.orphan_findings(run.tasks["task_id"], table, file)]
-    out += fl.missing_time(sides[TRAJECTORY_FILE], TRAJECTORY_FILE)
-    out += fl.parent_findings(sides[TRAJECTORY_FILE], TRAJECTORY_FILE)
+           for f in fl.orphan_findings(run.tasks["task_id"], table, names[file],
+                                       task_file=run.task_file)]
+    out += fl.missing_time(sides[TRAJECTORY_FILE], names[TRAJECTORY_FILE])
+    out += fl.parent_findings(sides[TRAJECTORY_FILE], names[TRAJECTORY_FILE])
     out += fl.run_id_findings(run.tasks["run_id"], run.source_rows, run.task_file, sides,
                               fill=run.run_id)
     out += fl.control_findings(run, sides)
@@ -219,7 +235,7 @@ def _failed_report(path: Path, exc: RunLoadError) -> ValidationReport:
                     for f in findings]
     return ValidationReport(path, path.name, state, _frame(findings),  # not evaluated: no score
                             _health(None, {}, len(findings), evaluated=state == "failed"), 0,
-                            list(findings))
+                            _raw=list(findings))
 
 
 def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
@@ -359,7 +375,8 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
         calls = _side(run, "tool_calls", TOOL_CALLS_FILE, extra)
     replay = rp.replay_frame(run, extra) if replays and run.format == "eval-v2" else None
     rec = inv.reconciliation_frame(run.tasks, traj, calls, replay)
-    found, failed = inv.check_invariants(rec, run.source_rows, run.task_file)
+    found, failed = inv.check_invariants(rec, run.source_rows, run.task_file,
+                                         side_files=_side_names(run))
     if run.format != "eval-v2":  # checks of eval-v2 columns another harness cannot record
         found = _grouped_skips(run, found)
     if replay is not None:
@@ -375,4 +392,4 @@ def validate_run(run: Run | str | os.PathLike[str], *, replays: bool = True,
     health = _health(components, quality_components(run.tasks, threshold=threshold), n_errors,
                      success_threshold=threshold)
     return ValidationReport(path, run.run_id, "evaluated", _frame(findings), health,
-                            len(run.tasks), findings)
+                            len(run.tasks), run.size, _raw=findings)
