@@ -88,9 +88,12 @@ def _tight_bbox(fig: Figure, dpi: int):
     What ``savefig(bbox_inches="tight")`` computes before each save (the layout engine run by a
     draw that renders nothing, then the extent of every artist, measured by the Agg renderer at
     ``dpi``), done once so that every format is saved with this box and a single draw. None
-    when ``savefig.bbox`` is not ``"tight"``.
+    when ``savefig.bbox`` is not ``"tight"`` or the figure's canvas is not an Agg canvas (a
+    bare ``Figure()``): savefig then measures each format itself.
     """
-    if mpl.rcParams["savefig.bbox"] != "tight":
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if mpl.rcParams["savefig.bbox"] != "tight" or not isinstance(fig.canvas, FigureCanvasAgg):
         return None
     original = fig.dpi
     fig.dpi = dpi
