@@ -242,3 +242,29 @@ def test_markdown_escapes_emphasis_and_code_but_keeps_snake_case():
     md = export.to_markdown(pd.DataFrame({"x": ["x*y*", "_a_ and run_a", "`rm -rf`", "a__b"]}))
     assert md.splitlines()[2:] == [r"| x\*y\* |", r"| \_a\_ and run_a |", r"| \`rm -rf\` |",
                                    r"| a\_\_b |"]
+
+
+def test_atomic_write_leaves_the_flush_of_a_staged_report_to_the_runner(tmp_path, monkeypatch):
+    import os
+
+    from dabench_analysis import _atomic
+
+    synced = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    stage = tmp_path / ".papermill-x" / "out"
+    monkeypatch.setenv(_atomic.STAGE_ENV, str(stage))
+    with export.atomic_write(stage / "tables" / "t.csv") as fh:  # inside the staging folder
+        fh.write("a\n")
+    assert synced == []  # no fsync per file: the runner's one sync_all(folder) does it
+    assert (stage / "tables" / "t.csv").read_text() == "a\n"
+    assert [p.name for p in (stage / "tables").iterdir()] == ["t.csv"]  # renamed, no .tmp left
+    with export.atomic_write(tmp_path / "elsewhere.txt") as fh:  # outside: flushed as before
+        fh.write("b\n")
+    assert len(synced) == 1
+    monkeypatch.delenv(_atomic.STAGE_ENV)
+    with export.atomic_write(stage / "u.csv") as fh:  # no report running: flushed
+        fh.write("c\n")
+    assert len(synced) == 2
+    synced.clear()
+    _atomic.sync_all(stage)  # the runner's one pass: every file under the staging folder
+    assert len(synced) == 2  # tables/t.csv and u.csv

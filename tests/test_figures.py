@@ -215,6 +215,34 @@ def test_png_is_300_dpi_and_pdf_page_matches_it(tmp_path):
     assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
 
 
+def _titled_figure(fig):
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1])
+    ax.set_title("A title − with a minus ≥ 0.8")
+    ax.set_xlabel("Final score")
+    return fig
+
+
+def test_png_measured_once_is_matplotlibs_own_tight_save(tmp_path):
+    import io
+
+    from matplotlib.figure import Figure
+
+    with plt.rc_context(figures._theme.RC_PARAMS):  # tight bounding box, as in the notebooks
+        png, _ = export.save_figure(_titled_figure(figures.new_figure("one")), tmp_path / "f")
+        # expected: matplotlib's savefig with its own tight box (measure draw, then write)
+        reference = _titled_figure(figures.new_figure("one"))
+        buf = io.BytesIO()
+        reference.savefig(buf, format="png", dpi=300, bbox_inches="tight",
+                          metadata={"Software": None})
+        # a bare Figure (no Agg canvas) is measured by savefig itself, for each format
+        bare = _titled_figure(Figure(figsize=(3.5, 2.5), layout="constrained"))
+        written = export.save_figure(bare, tmp_path / "bare")
+    assert png.read_bytes() == buf.getvalue()  # byte for byte, pixels and size alike
+    assert [p.read_bytes()[:5] for p in written] == [b"\x89PNG\r", b"%PDF-"]
+    plt.close("all")
+
+
 def test_pdf_fonts_are_embedded_glyph_subsets(tmp_path):
     from fontTools import subset
 

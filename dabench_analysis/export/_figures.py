@@ -65,31 +65,67 @@ def _glyph_only_font_subsets() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _layout_kept(fig: Figure) -> Iterator[None]:
-    """Skip the layout engine while saving: the previous save has just laid the figure out."""
+    """Skip the layout engine while saving: the figure has just been laid out.
+
+    The engine is removed (not replaced by ``"none"``'s placeholder), so that savefig, given
+    an explicit box, does not draw the figure once more before drawing it into the file.
+    """
     engine = fig.get_layout_engine()
     if engine is None:
         yield
         return
-    fig.set_layout_engine("none")
+    with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)  # None, with neither rc layout on: no engine at all
     try:
         yield
     finally:
         fig.set_layout_engine(engine)
 
 
+def _tight_bbox(fig: Figure, dpi: int):
+    """The figure's tight bounding box (inches, padded by ``savefig.pad_inches``), laid out once.
+
+    What ``savefig(bbox_inches="tight")`` computes before each save (the layout engine run by a
+    draw that renders nothing, then the extent of every artist, measured by the Agg renderer at
+    ``dpi``), done once so that every format is saved with this box and a single draw. None
+    when ``savefig.bbox`` is not ``"tight"`` or the figure's canvas is not an Agg canvas (a
+    bare ``Figure()``): savefig then measures each format itself.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if mpl.rcParams["savefig.bbox"] != "tight" or not isinstance(fig.canvas, FigureCanvasAgg):
+        return None
+    original = fig.dpi
+    fig.dpi = dpi
+    try:
+        fig.draw_without_rendering()  # runs the layout engine, as savefig's first draw does
+        bbox = fig.get_tightbbox(fig.canvas.get_renderer())
+    finally:
+        fig.dpi = original
+    pad = mpl.rcParams["savefig.pad_inches"]
+    return bbox.padded(pad) if pad not in (None, "layout") else bbox
+
+
 def _save(fig: Figure, stem: Path, formats: Sequence[str], dpi: int) -> tuple[list[Path], bytes | None]:
-    """Write each format atomically; return the paths and the PNG bytes (if PNG was written)."""
+    """Write each format atomically; return the paths and the PNG bytes (if PNG was written).
+
+    The figure is laid out and its tight box measured once (:func:`_tight_bbox`, at ``dpi``
+    with the Agg renderer, as the PNG save would); every format is then drawn once with that
+    box, instead of savefig drawing each twice (once to measure, once to write).
+    """
     written, png = [], None
+    bbox = _tight_bbox(fig, dpi)
     with mpl.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
         for i, fmt in enumerate(formats):
             dest = stem.with_name(f"{stem.name}.{fmt}")
             # A fixed creation date keeps re-runs byte-identical for PDF.
             meta = {"CreationDate": None} if fmt == "pdf" else ({"Software": None} if fmt == "png" else None)
             buf = io.BytesIO()
-            with (_layout_kept(fig) if i else contextlib.nullcontext()), \
+            with (_layout_kept(fig) if i or bbox is not None else contextlib.nullcontext()), \
                     (_glyph_only_font_subsets() if fmt in ("pdf", "ps", "eps")
                      else contextlib.nullcontext()):
-                fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta)
+                fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta,
+                            **({} if bbox is None else {"bbox_inches": bbox}))
             with atomic_write(dest, mode="wb") as fh:
                 fh.write(buf.getbuffer())
             if fmt == "png" and png is None:

@@ -238,10 +238,19 @@ def save_table(
     |:---|---:|---:|
     | Final score | 0.667 [0.500, 0.800] | 3886 |
     """
+    return _save_table(df, Path(path_stem), formats=formats, digits=digits, caption=caption,
+                       columns=columns, labels=labels)[0]
+
+
+def _save_table(df: pd.DataFrame, stem: Path, *, formats: Sequence[str], digits: int,
+                caption: str | None, columns: Sequence[str] | None,
+                labels: Mapping[str, str] | None) -> tuple[list[Path], pd.DataFrame | None]:
+    """:func:`save_table`, also returning the presented table of the ``tex``/``md`` files
+    (:func:`export.present` of the table with its named index as columns; None when neither
+    is written), so that a report shows that very table instead of presenting it again."""
     unknown = sorted(set(formats) - set(TABLE_FORMATS))
     if unknown:
         raise ValueError(f"unknown table format(s) {unknown}; known: {', '.join(TABLE_FORMATS)}")
-    stem = Path(path_stem)
     flat = df.reset_index() if any(n is not None for n in df.index.names) else df
     if columns is not None:
         require_columns(flat, columns, "the table")
@@ -258,4 +267,4 @@ def save_table(
             else:
                 fh.write(_markdown(shown) + "\n")
         written.append(dest)
-    return written
+    return written, shown

@@ -23,12 +23,14 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import export, schema, tables, validate
+from dabench_analysis.export._tables import TABLE_FORMATS, _save_table
 from dabench_analysis.figures import apply_style
 from dabench_analysis.load import Run, Runs, run_configs
 from dabench_analysis.report._sections import Sections
-from dabench_analysis.report._show import show
+from dabench_analysis.report._show import _show_presented, show
 from dabench_analysis.schema._files import CONFIG_FILE
 from dabench_analysis.schema.needs import Skipped, collect_reduced
+from dabench_analysis.schema.numbers import ESTIMATE_DIGITS
 
 _USES = {"run": "every accuracy, failure share, calibration bucket and the run quality",
          "compare": "McNemar's test, the per-task changes and the results paragraph",
@@ -172,11 +174,21 @@ class Context:
         keep = [c for c in columns if c in value] or None
         heads = {c: h for c, h in (labels or {}).items()
                  if c in value and (keep is None or c in keep)}
+        presented = None
         if stem:
-            export.save_table(value, self.tables_dir / stem, caption=caption or self._title,
-                              columns=keep, labels=heads)
+            presented = _save_table(value, self.tables_dir / stem, formats=TABLE_FORMATS,
+                                    digits=ESTIMATE_DIGITS, caption=caption or self._title,
+                                    columns=keep, labels=heads)[1]
             self.results[stem] = value
-        if shown:
+        if not shown:
+            return value
+        # The files' presented table is what show() would present (same columns, labels and
+        # digits) when the table has no named index and every row is shown.
+        if presented is not None and isinstance(value, pd.DataFrame) \
+                and all(n is None for n in value.index.names) \
+                and (max_rows is None or len(value) <= max_rows):
+            _show_presented(presented, value, caption=caption or None, max_rows=max_rows)
+        else:
             show(value, columns=keep, max_rows=max_rows, caption=caption or None, labels=heads)
         return value
 

@@ -34,7 +34,7 @@ import tempfile
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
-from dabench_analysis._atomic import atomic_write
+from dabench_analysis._atomic import STAGE_ENV, atomic_write
 
 try:  # POSIX; elsewhere the staging folders are removed without asking who holds them
     import fcntl
@@ -49,9 +49,10 @@ SUCCESS_NAMES = ("report.ipynb", "summary.json", "report.html")
 FAILED_NAMES = ("report.failed.ipynb", "report.failed.html", "report.failed.kernel.log")
 #: The names every report folder may hold, whatever its notebook (checked before a report runs).
 FIXED_NAMES = SUCCESS_NAMES + FAILED_NAMES
-#: Environment of a report's kernel: its output folder and the staging folder that stands in
-#: for it (:func:`staged`).
-OUTPUT_ENV, STAGE_ENV = "DABENCH_OUTPUT_DIR", "DABENCH_OUTPUT_STAGE"
+#: Environment of a report's kernel: its output folder, and (:data:`STAGE_ENV`, defined by the
+#: atomic writer, which leaves the flush of staged files to the runner) the staging folder that
+#: stands in for it (:func:`staged`).
+OUTPUT_ENV = "DABENCH_OUTPUT_DIR"
 _LEDGER_VERSION = 1
 
 

@@ -346,10 +346,17 @@ def show(
     n         Mean [95% CI]
     3  0.500 [0.250, 0.750]
     """
+    _show_presented(present(_head(_frame(df), max_rows), columns=columns, labels=labels,
+                            digits=digits), df, caption=caption, max_rows=max_rows)
+
+
+def _show_presented(shown: pd.DataFrame, df, *, caption: str | None,
+                    max_rows: int | None) -> None:
+    """Display a presented table (:func:`show` after ``present``; the report's tables pass the
+    one :func:`dabench_analysis.export.save_table` presented for its files)."""
     from IPython import get_ipython
     from IPython.display import display
 
-    shown = present(_head(_frame(df), max_rows), columns=columns, labels=labels, digits=digits)
     text = "\n".join([_plain(shown), *_cut_note(df, max_rows)])
     if get_ipython() is None:  # plain Python: the text
         print(text)

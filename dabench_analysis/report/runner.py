@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dabench_analysis._atomic import sync_all
 from dabench_analysis.report import _outputs as outputs
 from dabench_analysis.report._edge import cause
 from dabench_analysis.report._kernel import INLINE_BACKEND, _exit_status, _kernel_manager  # noqa: F401
@@ -348,6 +349,7 @@ def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html
     os.replace(dst, files / "report.ipynb")
     if html_export:
         _export_html(files / "report.ipynb", files / "report.html")
+    sync_all(files)  # the kernel's files were not flushed one by one (_atomic.STAGE_ENV)
     outputs.install(files, out)
     return out / "report.ipynb"
 
