@@ -97,7 +97,8 @@ def _frame(run: Run | Runs, runs: list[Run], name: str, file: str, columns: Sequ
         have = [r for r in have if not lacking[r.run_id]]
     if not have:
         return None
-    trial = ["trial"] if any("trial" in r.tasks for r in runs) else []  # repeated trials
+    # repeated trials; a Runs' stacked tasks have every run's columns (no run's slice built)
+    trial = ["trial"] if "trial" in run.tasks else []
     want = list(dict.fromkeys(["run_id", *columns, *trial, *optional]))
     if isinstance(run, Runs) and len(have) == len(runs) and all(
             c in getattr(r, name) for r in runs for c in columns):

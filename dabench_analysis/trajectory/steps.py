@@ -144,16 +144,20 @@ def order_steps(steps: pd.DataFrame, tasks: pd.DataFrame | None = None) -> tuple
             notes.append(f"{int(orphan.sum())} step(s) of tasks absent from the task metrics "
                          "left out")
         valid &= t >= 0
-    order = np.lexsort((sid, t))
-    order = order[valid[order]]
+    order = np.flatnonzero(valid)
     ts, ss = t[order], sid[order]
+    if not ((ts[1:] > ts[:-1]) | ((ts[1:] == ts[:-1]) & (ss[1:] >= ss[:-1]))).all():
+        order = np.lexsort((sid, t))  # not in order already (a file is, mostly): sort
+        order = order[valid[order]]
+        ts, ss = t[order], sid[order]
     dup = np.zeros(len(order), dtype=bool)
     dup[1:] = (ts[1:] == ts[:-1]) & (ss[1:] == ss[:-1])
     if dup.any():
         notes.append(f"{int(dup.sum())} step(s) repeating a step_id of their task left out "
                      "(first kept)")
     order = order[~dup]
-    out = steps.iloc[order].reset_index(drop=True)
+    out = (steps.iloc[order] if len(order) < len(steps) or (order[1:] < order[:-1]).any()
+           else steps).reset_index(drop=True)
     out.insert(0, "task_index", t[order].astype(np.int64))
     return out, notes
 
