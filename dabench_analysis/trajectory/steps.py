@@ -71,11 +71,18 @@ def index_tasks(frame: pd.DataFrame, tasks: pd.DataFrame) -> np.ndarray:
     """
     keys = [k for k in _task_keys(frame) if k in tasks]
     require_columns(tasks, keys)
+    cols, n = frame[keys].astype("string"), len(frame)
+    same = np.ones(max(n - 1, 0), dtype=bool)  # a row with its predecessor's keys
+    for k in keys:
+        c = cols[k].reset_index(drop=True)
+        same &= c.iloc[1:].reset_index(drop=True).eq(c.iloc[:-1]).fillna(False).to_numpy(bool)
+    first = np.flatnonzero(np.concatenate([[n > 0], ~same]))  # each run of equal keys, once
     if len(keys) == 1:
-        index = pd.Index(tasks[keys[0]].astype("string"))
-        return index.get_indexer(frame[keys[0]].astype("string"))
-    index = pd.MultiIndex.from_frame(tasks[keys].astype("string"))
-    return index.get_indexer(pd.MultiIndex.from_frame(frame[keys].astype("string")))
+        at = pd.Index(tasks[keys[0]].astype("string")).get_indexer(cols[keys[0]].iloc[first])
+    else:
+        at = pd.MultiIndex.from_frame(tasks[keys].astype("string")).get_indexer(
+            pd.MultiIndex.from_frame(cols.iloc[first]))
+    return np.repeat(at, np.diff(np.append(first, n)))
 
 
 def order_steps(steps: pd.DataFrame, tasks: pd.DataFrame | None = None) -> tuple[pd.DataFrame,
