@@ -150,6 +150,9 @@ def base_first_failures(runs):
 
 
 def base_step_latency(runs):
+    """n, p50, p90, p99, the total time and the tokens' sum per run and stage, pooled and per
+    difficulty; less than the table (bench/README.md): not its quantiles' intervals, the
+    tokens' median, the share of time or its checks of the steps."""
     s = runs.trajectory[[*KEYS, "stage", "duration_seconds", "tokens"]].merge(_tasks(runs),
                                                                             on=KEYS)
     out = _two_levels(s, ["stage"], {"n": ("duration_seconds", "count"),
@@ -162,6 +165,9 @@ def base_step_latency(runs):
 
 
 def base_solve_curve(runs):
+    """The cumulative solved counts per run, pooled and per difficulty, up to the longest
+    trajectory; less than the table (bench/README.md): not n, the share or its Wilson interval,
+    and every row counted (the table: each task's valid, distinct steps)."""
     n = runs.trajectory.groupby(KEYS).size().rename("steps").reset_index()
     t = _tasks(runs).merge(n, on=KEYS)
     out = []

@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): the Run class (frames, files, replays, columns) and the loading of
+# its side files that Runs shares are one unit; most of the length is docstrings.
 """One loaded run: :class:`Run` (typed frames plus where they came from) and the loading of its
 side files, which :class:`~dabench_analysis.load.Runs` shares (:func:`load_sides`).
 
@@ -25,6 +27,7 @@ from dabench_analysis.load._replay import Replay, RunReplays
 from dabench_analysis.load._threshold import declared_threshold
 from dabench_analysis.schema._files import (
     LEGACY_TASK_FILE,
+    OPTIONAL_FILES,
     REPLAY_FILE,
     REPLAY_FILES,
     SIDE_FILES,
@@ -202,7 +205,7 @@ class Run:
         True
         """
         kind = SIDE_FILES[name]
-        if kind.file not in self.side_files:
+        if not self.has_file(kind.file):  # not the replays: their index lists every task
             return set()
         have = set(map(str, getattr(self, name).columns))
         text = [c for c in schema.columns.TEXT_TRAJECTORY_COLUMNS if c in kind.catalogue]
@@ -218,12 +221,43 @@ class Run:
     def side_files(self) -> set[str]:
         """The optional inputs the run has (entries of
         :data:`dabench_analysis.schema._files.OPTIONAL_FILES`): files of the run folder, or for
-        another harness's run the steps and tool calls it records."""
+        another harness's run the steps and tool calls it records (:meth:`has_file` of each)."""
+        return {f for f in OPTIONAL_FILES if self.has_file(f)}
+
+    def has_file(self, file: str) -> bool:
+        """Whether the run has the optional input ``file`` (an entry of
+        :data:`dabench_analysis.schema._files.OPTIONAL_FILES`).
+
+        Parameters
+        ----------
+        file : str
+            ``trajectory.csv``, ``tool_calls.csv`` or the replays (``task_*/task_replay.json``).
+
+        Returns
+        -------
+        bool
+            A file of the run folder (for another harness's run: the steps or tool calls it
+            records). Only the replays build the run's replay index (:attr:`replays`, one
+            path per task, kept); asking about the CSV files reads no replay path.
+
+        Raises
+        ------
+        ValueError
+            ``file`` is not one of the optional inputs.
+
+        Examples
+        --------
+        >>> from dabench_analysis import load_run
+        >>> load_run("data/sample_runs/baseline_react").has_file("trajectory.csv")
+        True
+        """
+        if file not in OPTIONAL_FILES:
+            raise ValueError(f"file must be one of {', '.join(OPTIONAL_FILES)}; got {file!r}")
         if self.format != "eval-v2":
-            return {f for a, f in ((a, k.file) for a, k in SIDE_FILES.items())
-                    if a in self.recorded}
-        files = {f for f in (TRAJECTORY_FILE, TOOL_CALLS_FILE) if (self.path / f).is_file()}
-        return files | ({REPLAY_FILES} if len(self.replays) else set())
+            return any(k.file == file and a in self.recorded for a, k in SIDE_FILES.items())
+        if file == REPLAY_FILES:
+            return len(self.replays) > 0
+        return (self.path / file).is_file()
 
     @property
     def trials(self) -> int:
@@ -235,8 +269,7 @@ class Run:
         >>> load_run("data/sample_runs/baseline_react").trials
         1
         """
-        ids = self.tasks["task_id"] if "task_id" in self.tasks else pd.Series([], dtype=object)
-        return int(ids.value_counts().max()) if len(ids) else 0
+        return rows_per_task(self.tasks)
 
     @property
     def size(self) -> str:
@@ -302,6 +335,33 @@ class Run:
         return (f"<Run {self.run_id!r}: {n} answer accuracy {acc} "
                 f"(final_score >= {schema.SUCCESS_THRESHOLD:g}), files: "
                 f"{', '.join(self.files_present)}; {found}>")
+
+
+def rows_per_task(tasks: pd.DataFrame, keys: Sequence[str] = ("task_id",)) -> int:
+    """The most rows any task has in a task frame: its trials (:attr:`Run.trials`).
+
+    Parameters
+    ----------
+    tasks : DataFrame
+        One row per task and trial, with the ``keys`` columns.
+    keys : sequence of str
+        The columns naming a task: ``task_id``, or ``run_id, task_id`` for several runs'
+        stacked tasks (the most rows of one task within one run).
+
+    Returns
+    -------
+    int
+        The largest count of rows sharing the keys (rows with a missing key left out); 0 for
+        no rows or a frame without a key column.
+
+    Examples
+    --------
+    >>> rows_per_task(pd.DataFrame({"task_id": ["a", "a", "b"]}))
+    2
+    """
+    if not len(tasks) or any(k not in tasks for k in keys):
+        return 0
+    return int(tasks.groupby(list(keys), observed=True).size().max())
 
 
 def _columns(kind, include_text: bool) -> list[str]:

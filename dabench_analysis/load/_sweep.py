@@ -16,7 +16,7 @@ import pandas as pd
 
 from dabench_analysis.load import _folders as folders
 from dabench_analysis.load._pipeline import concat_frames
-from dabench_analysis.load._run import Run, load_sides
+from dabench_analysis.load._run import Run, load_sides, rows_per_task
 
 SKIPPED_COLUMNS = ["path", "reason"]
 
@@ -91,7 +91,20 @@ class Runs:
 
         per = run_configs(self.runs, self.tasks)["config"].dropna().value_counts() \
             if self.runs else ()
-        return max([1, *(r.trials for r in self.runs), *([int(per.max())] if len(per) else [])])
+        return max([1, self.row_trials, *([int(per.max())] if len(per) else [])])
+
+    @property
+    def row_trials(self) -> int:
+        """The most rows of one task in one run (the most of :attr:`Run.trials`), from the
+        stacked tasks (:func:`~dabench_analysis.load._run.rows_per_task`; 0 without tasks).
+
+        Examples
+        --------
+        >>> from dabench_analysis import load_runs
+        >>> load_runs(["data/sample_runs/baseline_react", "data/sample_runs/proposed_aat"]).row_trials
+        1
+        """
+        return rows_per_task(self.tasks, ("run_id", "task_id"))
 
     @property
     def run_ids(self) -> list[str]:

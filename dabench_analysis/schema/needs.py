@@ -27,7 +27,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
-from dabench_analysis.schema._files import REPLAY_FILES, TOOL_CALLS_FILE, TRAJECTORY_FILE
+from dabench_analysis.schema._files import (
+    OPTIONAL_FILES,
+    REPLAY_FILES,
+    TOOL_CALLS_FILE,
+    TRAJECTORY_FILE,
+)
 from dabench_analysis.schema.columns import (
     TOOL_CALL_COLUMNS,
     TRAJECTORY_COLUMNS,
@@ -214,15 +219,18 @@ def _present(args: Sequence, decl: Needs) -> _Present | None:
     cols, files, fcols, bad, rows, trials = [], [], {}, {}, 1, 1
     for arg in args:
         if hasattr(arg, "runs") and hasattr(arg, "tasks"):  # a sweep: Runs
-            runs = list(arg.runs)  # files not checked: a table of runs notes a run without one
-            rows = max([rows, *(r.trials for r in runs)])
+            # files not checked: a table of runs notes a run without one; the trials from the
+            # stacked tasks (no run's own slice of them is built)
+            rows = max(rows, int(arg.row_trials))
             trials = max(trials, rows, int(getattr(arg, "trials", 1) or 1))
             cols.append(set(map(str, arg.tasks.columns)))
             continue
-        if hasattr(arg, "side_files") and hasattr(arg, "tasks"):  # one Run
-            have = set(arg.side_files)
-            for file in dict.fromkeys([*decl.files, *(split_qualified(n)[0]
-                                                      for n in decl.file_needs)]):
+        if hasattr(arg, "has_file") and hasattr(arg, "tasks"):  # one Run
+            wanted = dict.fromkeys([*decl.files, *(split_qualified(n)[0]
+                                                   for n in decl.file_needs)])
+            # only the files declared: a run's replay index is built only when they are
+            have = {f for f in wanted if f in OPTIONAL_FILES and arg.has_file(f)}
+            for file in wanted:
                 if file in have and file in FRAMES:
                     try:
                         got = set(map(str, arg.columns_of(FRAMES[file])))

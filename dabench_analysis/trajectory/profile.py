@@ -51,7 +51,9 @@ SMALL = 5
 
 
 def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
-               ci: float, inp: Inputs | None = None) -> pd.DataFrame:
+               ci: float, inp: Inputs | None = None) -> tuple[np.ndarray, pd.DataFrame]:
+    """Each row's group of ``keys`` and, per group (row = code), the keys and the quantiles of
+    ``value`` with their intervals (columns named with ``prefix``)."""
     codes, uniques = group_codes(frame, keys)
     values = frame[value].to_numpy(dtype="float64", na_value=np.nan)
     q = grouped_quantiles(values, codes, ci=ci)
@@ -64,7 +66,7 @@ def _quantiles(frame: pd.DataFrame, keys: list[str], value: str, prefix: str,
     q.columns = [f"{prefix}n" if c == "n" else f"{prefix}{c}_s" if "_ci_" not in c
                  else f"{prefix}{c.split('_ci_')[0]}_s_ci_{c.split('_ci_')[1]}"
                  for c in q.columns]
-    return pd.concat([uniques, q], axis=1)
+    return codes, pd.concat([uniques, q], axis=1)
 
 
 @needs(files=(TRAJECTORY_FILE,), file_needs=in_file(TRAJECTORY_FILE, "task_id", "step_id",
@@ -138,17 +140,16 @@ def step_latency(run: Run | Runs, *, by: str = "stage", ci: float = 0.95) -> pd.
         inp.notes.append(f"{missing} step(s) without duration_seconds left out of the times")
     s = stratify(steps, inp.tasks)
     keys = ["run_id", "difficulty", by]
-    out = _quantiles(s, keys, "duration_seconds", "", ci, inp)
-    g = s.groupby(keys, sort=False, observed=True).agg(total_s=("duration_seconds", "sum"),
-                                        tokens_sum=("tokens", "sum"),
-                                        tokens_p50=("tokens", "median"))
-    out = out.join(g, on=keys)
+    codes, out = _quantiles(s, keys, "duration_seconds", "", ci, inp)
+    out = out.join(s[["duration_seconds", "tokens"]].groupby(codes).agg(  # row = code
+        total_s=("duration_seconds", "sum"), tokens_sum=("tokens", "sum"),
+        tokens_p50=("tokens", "median")))
     out["share_of_time"] = out["total_s"] / out.groupby(["run_id", "difficulty"], observed=True)[
         "total_s"].transform("sum")
     if inp.calls is not None and "latency_seconds" in inp.calls:
         c = inp.calls.rename(columns={"tool_name": by})[["task_index", by, "latency_seconds"]]
         cs = stratify(c.assign(**{by: c[by].astype("string").fillna(NO_VALUE)}), inp.tasks)
-        out = out.merge(_quantiles(cs, keys, "latency_seconds", "call_", ci, inp), on=keys,
+        out = out.merge(_quantiles(cs, keys, "latency_seconds", "call_", ci, inp)[1], on=keys,
                         how="left").rename(columns={"call_n": "n_calls"})
     out = out[out["n"] > 0] if len(out) else out
     out = finish(out, inp, sort=["total_s", by], ascending=[False, True],
@@ -338,7 +339,7 @@ def tool_fit(run: Run | Runs, *, threshold: float | None = None, ci: float = 0.9
     """
     check_ci(ci)
     runs = [run] if isinstance(run, Run) else list(run) if isinstance(run, Runs) else [run]
-    from_calls = all(isinstance(r, Run) and TOOL_CALLS_FILE in r.side_files for r in runs)
+    from_calls = all(isinstance(r, Run) and r.has_file(TOOL_CALLS_FILE) for r in runs)
     if from_calls:
         inp = gather(run, "tool_fit", steps=None, calls=["tool_name", "success"],
                      task_columns=["task_type"], threshold=threshold, calls_needed=True,

@@ -388,8 +388,8 @@ def per_run(runs: Runs, *, window: int = 3, threshold: float | None = None,
         missing = [c for c in ("task_id", "step_id", *_STEPS) if c not in run.columns_of("trajectory")]
         if missing:  # no steps, or steps without stages (another harness's)
             rows.append({"run_id": run.run_id, "difficulty": POOLED, "n_tasks": 0,
-                         "note": f"no {TRAJECTORY_FILE}" if TRAJECTORY_FILE not in
-                         run.side_files else f"{TRAJECTORY_FILE} without {', '.join(missing)}"})
+                         "note": f"no {TRAJECTORY_FILE}" if not
+                         run.has_file(TRAJECTORY_FILE) else f"{TRAJECTORY_FILE} without {', '.join(missing)}"})
             continue
         got: list = []
         t = _per_task(run, window, threshold, "stage" if "stage" in run.columns_of(

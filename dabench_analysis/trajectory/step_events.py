@@ -411,10 +411,13 @@ def grouped_quantiles(values, groups, *, quantiles: tuple[float, ...] = (0.5, 0.
     k = int(g.max(initial=-1)) + 1
     keep = ~np.isnan(v)
     v, g = v[keep], g[keep]
-    order = np.lexsort((v, g))
-    v = v[order]
     n = np.bincount(g, minlength=k)
     start = np.cumsum(n) - n
+    # by group (a stable radix sort of 16-bit codes), then each group's slice in place: the
+    # values of v[np.lexsort((v, g))], several times faster than sorting on two keys
+    v = v[np.argsort(g.astype(np.uint16 if k <= 2**16 else np.int64), kind="stable")]
+    for at, size in zip(start[n > 1].tolist(), n[n > 1].tolist(), strict=True):
+        v[at:at + size].sort()
     has = n > 0
     out = {"n": n}
     alpha = (1 - ci) / 2

@@ -71,11 +71,18 @@ def index_tasks(frame: pd.DataFrame, tasks: pd.DataFrame) -> np.ndarray:
     """
     keys = [k for k in _task_keys(frame) if k in tasks]
     require_columns(tasks, keys)
+    cols, n = frame[keys].astype("string"), len(frame)
+    same = np.ones(max(n - 1, 0), dtype=bool)  # a row with its predecessor's keys
+    for k in keys:
+        c = cols[k].reset_index(drop=True)
+        same &= c.iloc[1:].reset_index(drop=True).eq(c.iloc[:-1]).fillna(False).to_numpy(bool)
+    first = np.flatnonzero(np.concatenate([[n > 0], ~same]))  # each run of equal keys, once
     if len(keys) == 1:
-        index = pd.Index(tasks[keys[0]].astype("string"))
-        return index.get_indexer(frame[keys[0]].astype("string"))
-    index = pd.MultiIndex.from_frame(tasks[keys].astype("string"))
-    return index.get_indexer(pd.MultiIndex.from_frame(frame[keys].astype("string")))
+        at = pd.Index(tasks[keys[0]].astype("string")).get_indexer(cols[keys[0]].iloc[first])
+    else:
+        at = pd.MultiIndex.from_frame(tasks[keys].astype("string")).get_indexer(
+            pd.MultiIndex.from_frame(cols.iloc[first]))
+    return np.repeat(at, np.diff(np.append(first, n)))
 
 
 def order_steps(steps: pd.DataFrame, tasks: pd.DataFrame | None = None) -> tuple[pd.DataFrame,
@@ -144,16 +151,20 @@ def order_steps(steps: pd.DataFrame, tasks: pd.DataFrame | None = None) -> tuple
             notes.append(f"{int(orphan.sum())} step(s) of tasks absent from the task metrics "
                          "left out")
         valid &= t >= 0
-    order = np.lexsort((sid, t))
-    order = order[valid[order]]
+    order = np.flatnonzero(valid)
     ts, ss = t[order], sid[order]
+    if not ((ts[1:] > ts[:-1]) | ((ts[1:] == ts[:-1]) & (ss[1:] >= ss[:-1]))).all():
+        order = np.lexsort((sid, t))  # not in order already (a file is, mostly): sort
+        order = order[valid[order]]
+        ts, ss = t[order], sid[order]
     dup = np.zeros(len(order), dtype=bool)
     dup[1:] = (ts[1:] == ts[:-1]) & (ss[1:] == ss[:-1])
     if dup.any():
         notes.append(f"{int(dup.sum())} step(s) repeating a step_id of their task left out "
                      "(first kept)")
     order = order[~dup]
-    out = steps.iloc[order].reset_index(drop=True)
+    out = (steps.iloc[order] if len(order) < len(steps) or (order[1:] < order[:-1]).any()
+           else steps).reset_index(drop=True)
     out.insert(0, "task_index", t[order].astype(np.int64))
     return out, notes
 
