@@ -277,11 +277,16 @@ def bench_load(sweep: Path, repeats: int) -> dict:
                  lambda: load_runs(sweep, cache=False, progress=False).tasks, None),
                 ("load_runs_cold", lambda: load_runs(sweep, progress=False).tasks, cache.clear),
                 ("load_runs_hit", lambda: load_runs(sweep, progress=False).tasks, None)):
+            cpu = time.process_time()  # every thread's CPU time: the work, whatever ran beside
             sample = _time(fn, 1, before=before)["samples_s"][0]
-            out.setdefault(name, {"samples_s": []})["samples_s"].append(sample)
+            cpu = time.process_time() - cpu
+            entry = out.setdefault(name, {"samples_s": [], "cpu_samples_s": []})
+            entry["samples_s"].append(sample)
+            entry["cpu_samples_s"].append(round(cpu, 4))
     for v in out.values():
         if isinstance(v, dict):
             v["median_s"] = statistics.median(v["samples_s"])
+            v["cpu_median_s"] = statistics.median(v["cpu_samples_s"])
     out["load_runs_nocache_1thread"] = _time(
         lambda: load_runs(sweep, cache=False, progress=False, parallel=False).tasks, 1)
     out["hash_all_files"] = _time(lambda: [cache.file_digest(f) for f in files], repeats)
@@ -322,13 +327,14 @@ def _child_trajectory(sweep: str, mode: str) -> None:
     if mode == "arrow":
         out = {"typed_bytes": 0, "inferred_bytes": 0, "rows": 0}
         own = {f: [c for c in cols if c in read_header(f)] for f in files}
-        start = time.perf_counter()
+        cpu, start = time.process_time(), time.perf_counter()
         for f in files:
             t = pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(
                 include_columns=own[f], column_types={c: types[c] for c in own[f]}))
             out["typed_bytes"] += t.nbytes
             out["rows"] += t.num_rows
         out["seconds"] = time.perf_counter() - start
+        out["cpu_seconds"] = time.process_time() - cpu
         for f in files:
             out["inferred_bytes"] += pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(
                 include_columns=own[f])).nbytes
@@ -340,11 +346,11 @@ def _child_trajectory(sweep: str, mode: str) -> None:
     runs = load_runs(sweep, cache=cache, progress=False)
     gc.collect()
     base = psutil.Process().memory_info().rss
-    start = time.perf_counter()
+    cpu, start = time.process_time(), time.perf_counter()
     traj = runs.trajectory
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = _high_water_mark() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "rows": len(traj),
+    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "rows": len(traj),
                       "frame_bytes": int(traj.memory_usage(deep=True).sum()),
                       "rss_before": base, "peak_rss": peak, "peak_increase": peak - base}))
 
@@ -386,9 +392,11 @@ def bench_trajectory(sweep: Path, repeats: int) -> dict:
             samples[mode].append(_subprocess(sweep, mode))
     arrow = samples.pop("arrow")
     out = {"arrow": {**arrow[0], "median_s": statistics.median(a["seconds"] for a in arrow),
+                     "cpu_median_s": statistics.median(a["cpu_seconds"] for a in arrow),
                      "samples_s": [round(a["seconds"], 4) for a in arrow]}}
     for mode, runs in samples.items():
         out[mode] = {"median_s": statistics.median(r["seconds"] for r in runs),
+                     "cpu_median_s": statistics.median(r["cpu_seconds"] for r in runs),
                      "samples_s": [round(r["seconds"], 4) for r in runs],
                      "peak_increase": max(r["peak_increase"] for r in runs),  # the worst
                      "peak_increase_median": statistics.median(r["peak_increase"] for r in runs),
@@ -532,10 +540,17 @@ def ratios(res: dict) -> dict:
         out["hit_vs_raw"] = med["load_runs_hit"] / med["raw"]
         out["task_threads_speedup"] = med["load_runs_nocache_1thread"] / med["load_runs_nocache"]
         out["hash_share_of_hit"] = med["hash_all_files"] / med["load_runs_hit"]
+        cpu = {k: v["cpu_median_s"] for k, v in load.items()
+               if isinstance(v, dict) and "cpu_median_s" in v}
+        if cpu:  # CPU time of every thread: the work done, which other load does not change
+            out["load_cpu_vs_raw"] = cpu["load_runs_nocache"] / cpu["raw"]
+            out["load_cpu_vs_naive"] = cpu["load_runs_nocache"] / cpu["naive"]
     if traj:
         arrow = traj["arrow"]["typed_bytes"]
         out["traj_vs_raw"] = traj["nocache"]["median_s"] / traj["arrow"]["median_s"]
         out["traj_cold_vs_raw"] = traj["cold"]["median_s"] / traj["arrow"]["median_s"]
+        if "cpu_median_s" in traj["arrow"]:
+            out["traj_cpu_vs_raw"] = traj["nocache"]["cpu_median_s"] / traj["arrow"]["cpu_median_s"]
         out["traj_peak_vs_arrow"] = traj["nocache"]["peak_increase"] / arrow
         out["traj_peak_median_vs_arrow"] = traj["nocache"]["peak_increase_median"] / arrow
         out["traj_peak_vs_arrow_inferred"] = (traj["nocache"]["peak_increase"]
