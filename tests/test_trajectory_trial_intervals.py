@@ -195,3 +195,23 @@ def test_solve_curve_by_seconds_resamples_tasks(tmp_path):
                                                  pytest.approx(hi, abs=1e-12))
     assert curve["method"].iloc[0].endswith(
         "pointwise percentile bootstrap over tasks (2000 draws, seed 0)")
+
+
+def test_solve_curve_notes_count_the_traces_each_axis_counts():
+    """The real tau2 file (README of tests/data/harness): 41 simulations of 40 tasks with a
+    duration, the messages of four only (tasks 0 twice and two others). The seconds curve
+    counts every simulation with a duration, the steps curve those with steps: each note
+    counts its own traces (the seconds note used to count the four traces with steps)."""
+    path = Path(__file__).parent / "data" / "harness" / "tau2-bench" / "airline_grok-3.json"
+    sims = json.loads(path.read_text())["simulations"]
+    timed = [s for s in sims if s["duration"] is not None]
+    stepped = [s for s in sims if s["messages"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = da.load_run(path)
+        by_time, by_steps = tr.solve_curve(run, axis="seconds"), tr.solve_curve(run)
+    for curve, traces in ((by_time, timed), (by_steps, stepped)):
+        tasks = len({s["task_id"] for s in traces})
+        assert curve["n"].iloc[0] == len(traces)
+        assert curve["note"].iloc[0].endswith(f"({tasks} tasks, {len(traces)} traces)")
+    assert (len(timed), len(stepped)) == (41, 4)

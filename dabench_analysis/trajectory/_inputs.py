@@ -251,14 +251,15 @@ def difference(frame: pd.DataFrame, keys: Sequence[str], first: tuple[str, str],
     return d.assign(ci_low=r["ci_low"].to_numpy(), ci_high=r["ci_high"].to_numpy())
 
 
-def trace_note(inp: Inputs, clustered: bool = True) -> str:
+def trace_note(inp: Inputs, clustered: bool = True, traces: np.ndarray | None = None) -> str:
     """The note of a table on repeated trials ("" with one row per task): each trial its own
-    trace, and whether its intervals are clustered by task; the counts are of traces with
-    steps (or tool calls) when the table reads them."""
+    trace, and whether its intervals are clustered by task; the counts are of ``traces`` (the
+    task indices of the traces the table counts) when given, else of the traces with steps
+    (or tool calls) when the table reads them."""
     if inp.clusters is None:
         return ""
-    t = np.arange(len(inp.tasks))
-    for frame in (inp.steps, inp.calls):
+    t = np.arange(len(inp.tasks)) if traces is None else np.unique(traces)
+    for frame in (inp.steps, inp.calls) if traces is None else ():
         if frame is not None:
             t = np.unique(frame["task_index"].to_numpy())
             break
@@ -288,13 +289,13 @@ def stratify(frame: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
 
 def finish(table: pd.DataFrame, inputs: Inputs, *, sort: Sequence[str] = (),
            ascending: bool | Sequence[bool] = True, clustered: bool = False,
-           p_clustered: bool = False) -> pd.DataFrame:
+           p_clustered: bool = False, traces: np.ndarray | None = None) -> pd.DataFrame:
     """Order a table (runs, then difficulty "all", Easy … Extreme, then ``sort``), make
     ``difficulty`` an ordered categorical, drop ``run_id`` for one run, and warn the notes.
     With repeated trials, a ``note`` column says each trial is its own trace and whether the
     intervals are ``clustered`` by task (:func:`trace_note`), and ``method`` names the
     bootstrap where they are (and the note says the p-values treat the traces as independent,
-    unless ``p_clustered``: a test clustered by task)."""
+    unless ``p_clustered``: a test clustered by task); ``traces``: as :func:`trace_note`."""
     present = set(pd.unique(table["difficulty"].to_numpy(dtype=object)))
     levels = [lvl for lvl in LEVELS if lvl in present] + sorted(present - set(LEVELS))
     table = table.assign(difficulty=pd.Categorical(table["difficulty"].astype(object),
@@ -305,7 +306,7 @@ def finish(table: pd.DataFrame, inputs: Inputs, *, sort: Sequence[str] = (),
     table = table.sort_values(keys, ascending=asc, kind="stable").reset_index(drop=True)
     if not inputs.several:
         table = table.drop(columns="run_id")
-    note = trace_note(inputs, clustered) if isinstance(inputs, Inputs) else ""
+    note = trace_note(inputs, clustered, traces) if isinstance(inputs, Inputs) else ""
     if note:
         if clustered and "method" in table:
             table["method"] = table["method"].astype(str).str.replace(

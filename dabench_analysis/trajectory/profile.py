@@ -242,7 +242,8 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
         out["ci_low"], out["ci_high"] = seconds_intervals(s, out, inp, ci)
     out["method"] = SOLVE_METHOD
     cols = ["run_id", "difficulty", axis, "n", "n_solved", "share", "ci_low", "ci_high", "method"]
-    return finish(out[cols], inp, sort=[axis], clustered=True)
+    return finish(out[cols], inp, sort=[axis], clustered=True,
+                  traces=frame["task_index"].to_numpy())  # the traces the curve counts
 
 
 def _steps_curve(s: pd.DataFrame, ci: float, inp: Inputs) -> pd.DataFrame:
