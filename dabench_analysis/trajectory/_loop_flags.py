@@ -13,6 +13,8 @@ import pandas as pd
 
 #: The ledger field: ``"is_in_loop": {... "answer": true|false ...}`` (no nested object).
 LEDGER = r'"is_in_loop"\s*:\s*\{[^{}]*?"answer"\s*:\s*(true|false)'
+#: The field's name, which every match of :data:`LEDGER` begins with.
+_FIELD = '"is_in_loop"'
 
 
 def loop_flags(text: pd.Series) -> np.ndarray:
@@ -36,5 +38,36 @@ def loop_flags(text: pd.Series) -> np.ndarray:
     >>> loop_flags(s).tolist()
     [True, False, False]
     """
-    got = text.astype("string").str.extract(LEDGER, expand=False)
-    return got.eq("true").fillna(False).to_numpy(dtype=bool)
+    text = text.astype("string")
+    out = np.zeros(len(text), dtype=bool)
+    if not _anywhere(text):  # no text holds the field's name: nothing to match
+        return out
+    # only a text holding the field's name can match: found by a plain substring search,
+    # the pattern then run on those texts alone
+    maybe = text.str.contains(_FIELD, regex=False).fillna(False).to_numpy(dtype=bool)
+    if maybe.any():
+        got = text[maybe].str.extract(LEDGER, expand=False)
+        out[maybe] = got.eq("true").fillna(False).to_numpy(dtype=bool)
+    return out
+
+
+def _anywhere(text: pd.Series) -> bool:
+    """Whether the field's name may be in any of the texts: one search of the bytes of the
+    Arrow strings at once (a text split over two chunks is not one text, so a chunk is
+    searched alone); True where the texts are not Arrow strings."""
+    import pyarrow as pa
+
+    try:
+        chunks = pa.chunked_array(pa.array(text.array)).chunks
+    except (TypeError, pa.ArrowException):
+        return True
+    needle = _FIELD.encode()
+    for chunk in chunks:
+        data = chunk.buffers()[2] if chunk.type in (pa.string(), pa.large_string()) else None
+        if data is None:
+            if len(chunk) and chunk.null_count < len(chunk):
+                return True
+            continue
+        if needle in memoryview(data).tobytes():
+            return True
+    return False

@@ -79,6 +79,9 @@ def repeated_actions(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
 #: spelled out: pandas hands ``\\s`` to Python's ``re`` row by row (RE2's ``\\s`` misses ``\\x0b``
 #: and the Unicode spaces), this class to pyarrow's RE2 on Arrow strings, with the same matches.
 _SPACE = "[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+"
+#: What :func:`normalise_inputs` changes: a quote, a digit, a whitespace character other than the
+#: plain space, two spaces in a row, a space at either end.
+_CHANGES = "[\'\"`]|\\d|" + _SPACE[:-1].replace(" ", "") + "|  |^ | $"
 
 
 def normalise_inputs(text: pd.Series) -> pd.Series:
@@ -90,9 +93,17 @@ def normalise_inputs(text: pd.Series) -> pd.Series:
     >>> normalise_inputs(pd.Series(["sed -n '10,20p' a.py", 'sed  -n "11,40p" a.py'])).tolist()
     ['sed -n 0,0p a.py', 'sed -n 0,0p a.py']
     """
-    t = text.astype("string").str.replace(r"[\'\"`]", "", regex=True)
-    return t.str.replace(r"\d+", "0", regex=True).str.replace(_SPACE, " ",
-                                                             regex=True).str.strip(" ")
+    text = text.astype("string")
+    # only inputs with something to change are rewritten: a quote, a digit, whitespace other
+    # than single inner spaces (one match over every input, in the engine the rewrite uses)
+    todo = text.str.contains(_CHANGES, regex=True).fillna(False).to_numpy(dtype=bool)
+    if not todo.any():
+        return text
+    t = text[todo].str.replace(r"[\'\"`]", "", regex=True)
+    t = t.str.replace(r"\d+", "0", regex=True).str.replace(_SPACE, " ", regex=True).str.strip(" ")
+    out = text.copy()
+    out[todo] = t
+    return out
 
 
 def repeat_kinds(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
@@ -145,15 +156,19 @@ def repeat_kinds(steps: pd.DataFrame, *, window: int = 3) -> np.ndarray:
     obs = (steps["observation"].astype("string") if "observation" in steps
            else pd.Series(pd.NA, index=steps.index, dtype="string"))
     seen = obs.notna().to_numpy()
-    oc = pd.factorize(obs)[0]
     same = np.zeros(len(t), dtype=bool)
     differ = np.zeros(len(t), dtype=bool)
     unknown = np.zeros(len(t), dtype=bool)
     for d in range(1, min(window, max(len(t) - 1, 0)) + 1):
         hit = (code[d:] >= 0) & (code[d:] == code[:-d]) & (t[d:] == t[:-d])
         both = seen[d:] & seen[:-d]
-        same[d:] |= hit & both & (oc[d:] == oc[:-d])
-        differ[d:] |= hit & both & (oc[d:] != oc[:-d])
+        # the observations compared only where a repeat has both (a few rows, not every text)
+        pair = np.flatnonzero(hit & both)
+        equal = np.zeros(len(hit), dtype=bool)
+        equal[pair] = (obs.iloc[pair + d].to_numpy(dtype=object)
+                       == obs.iloc[pair].to_numpy(dtype=object))
+        same[d:] |= hit & both & equal
+        differ[d:] |= hit & both & ~equal
         unknown[d:] |= hit & ~both
     return np.select([same, differ, unknown], [1, 2, 3], 0).astype(np.int8)
 
