@@ -147,8 +147,7 @@ EXCLUDED = {
     **{f"trajectory.steps.{n}": "ordered steps, blocks or a frame with task keys" for n in (
         "index_tasks order_steps blocks patterns conformance directly_follows").split()},
     **{f"trajectory.step_events.{n}": "ordered steps, tool calls or arrays" for n in (
-        "repeated_actions error_recovery first_failures grouped_quantiles "
-        "cumulative_share repeat_kinds").split()},
+        "repeated_actions error_recovery first_failures repeat_kinds").split()},
     "trajectory.step_events.normalise_inputs": "a Series of action inputs (test_loop_kinds)",
 }
 

@@ -12,7 +12,7 @@ from scipy import stats as st
 import dabench_analysis as da
 from dabench_analysis import trajectory as tr
 from dabench_analysis.schema._files import OPTIONAL_FILES, REPLAY_FILES
-from dabench_analysis.trajectory import step_events, steps
+from dabench_analysis.trajectory import _step_stats, steps
 from dabench_analysis.trajectory._by import resolve_by
 from dabench_analysis.trajectory._inputs import group_codes
 
@@ -50,7 +50,7 @@ def test_grouped_quantiles_of_many_groups_match_numpy():
     groups = np.repeat(np.arange(k), 3)
     values[5] = np.nan  # group 1 keeps 2 values
     perm = rng.permutation(3 * k)
-    out = step_events.grouped_quantiles(values[perm], groups[perm])
+    out = _step_stats.grouped_quantiles(values[perm], groups[perm])
     x = values.reshape(k, 3)
     assert out["n"].tolist() == [3, 2] + [3] * (k - 2)
     for p in (0.5, 0.9, 0.99):

@@ -14,7 +14,7 @@ from trajectory_fixture import STEPS, write_run
 import dabench_analysis as da
 from dabench_analysis import trajectory as tr
 from dabench_analysis.stats._differences import newcombe_paired
-from dabench_analysis.trajectory import step_events, steps
+from dabench_analysis.trajectory import _step_stats, step_events, steps
 
 U, P, E, V, S = "UNDERSTAND", "PLAN", "EXECUTE", "VERIFY", "SUMMARIZE"
 #: The proposed run: t2 without its loop (one EXECUTE step), t4 canonical (U P E V S).
@@ -140,7 +140,7 @@ def test_grouped_quantiles_match_scipy_per_group():
     values = rng.gamma(2.0, 1.0, size=400)
     groups = rng.integers(0, 4, size=400)
     groups[:3] = 3
-    out = step_events.grouped_quantiles(values, groups)
+    out = _step_stats.grouped_quantiles(values, groups)
     for g in range(4):
         x = values[groups == g]
         for p in (0.5, 0.9, 0.99):

@@ -39,7 +39,7 @@ from dabench_analysis.trajectory._inputs import (
     trace_note,
     wilson,
 )
-from dabench_analysis.trajectory.step_events import cumulative_share, grouped_quantiles
+from dabench_analysis.trajectory._step_stats import cumulative_share, grouped_quantiles
 
 #: Where a step has no value of the ``by`` column (e.g. a step that calls no tool).
 NO_VALUE = "(none)"

@@ -1,3 +1,5 @@
+# Over 400 lines (<= 500): the guide's per-task rules, their labels and the one pass that checks
+# them; most of the length is the rule table.
 """The guide's per-task rules as vectorised checks on one reconciliation frame per run.
 
 Private to :mod:`dabench_analysis.validate`. One row per task of ``task_metrics.csv``: every
