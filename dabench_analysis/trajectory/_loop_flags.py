@@ -8,6 +8,8 @@ arXiv:2411.04468, §3.1 "progress ledger"); Who&When's Hand-Crafted files keep i
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -53,21 +55,22 @@ def loop_flags(text: pd.Series) -> np.ndarray:
 
 def _anywhere(text: pd.Series) -> bool:
     """Whether the field's name may be in any of the texts: one search of the bytes of the
-    Arrow strings at once (a text split over two chunks is not one text, so a chunk is
-    searched alone); True where the texts are not Arrow strings."""
+    Arrow strings at once, in place (``re`` reads the buffer without copying it; a text split
+    over two chunks is not one text, so a chunk is searched alone); True where the texts are
+    not Arrow strings."""
     import pyarrow as pa
 
     try:
         chunks = pa.chunked_array(pa.array(text.array)).chunks
     except (TypeError, pa.ArrowException):
         return True
-    needle = _FIELD.encode()
+    needle = re.compile(re.escape(_FIELD.encode()))
     for chunk in chunks:
         data = chunk.buffers()[2] if chunk.type in (pa.string(), pa.large_string()) else None
         if data is None:
             if len(chunk) and chunk.null_count < len(chunk):
                 return True
             continue
-        if needle in memoryview(data).tobytes():
+        if needle.search(memoryview(data)) is not None:
             return True
     return False
