@@ -346,3 +346,8 @@ def test_validate_a_trials_file_counts_traces_and_names_the_file_they_came_from(
         warnings.simplefilter("ignore")
         validate_command([str(path)], console=Console(file=buf, width=300))
     assert f"(evaluated, {n_tasks} tasks, up to {most} trials each)" in buf.getvalue()
+    one = DATA / "inspect_ai" / "mmlu-summary-choices.eval"
+    assert len(read_eval_log(str(one)).samples) == 1  # inspect_ai's own reader
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert da.load_run(one).size == "1 task"

@@ -273,7 +273,8 @@ class Run:
 
     @property
     def size(self) -> str:
-        """The run's size in words, as every report and ``validate`` state it: ``"80 tasks"``;
+        """The run's size in words, as every report and ``validate`` state it: ``"80 tasks"``
+        (``"1 task"``);
         for repeated trials the tasks and trials (``"50 tasks, up to 4 trials each"``), not the
         rows.
 
@@ -283,9 +284,10 @@ class Run:
         >>> load_run("data/sample_runs/baseline_react").size
         '80 tasks'
         """
-        if self.trials < 2:
-            return f"{len(self.tasks)} tasks"
-        return f"{self.tasks['task_id'].nunique()} tasks, up to {self.trials} trials each"
+        trials = self.trials
+        n = len(self.tasks) if trials < 2 else self.tasks["task_id"].nunique()
+        size = f"{n} task{'' if n == 1 else 's'}"
+        return size if trials < 2 else f"{size}, up to {trials} trials each"
 
     @property
     def files_present(self) -> list[str]:
