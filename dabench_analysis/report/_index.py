@@ -108,7 +108,21 @@ def earlier_reports(results: Sequence[JobResult], out: str | os.PathLike[str]) -
     """The reports earlier batches wrote into ``out`` that this batch did not rewrite: folders
     of ``out`` holding the toolkit's ledger (``.dabench-report.json``) and a ``summary.json``
     whose ``report`` is a known kind, in name order; each an evaluated :class:`JobResult` with
-    that summary, so that ``index.html`` keeps listing every report in ``out``."""
+    that summary, so that ``index.html`` keeps listing every report in ``out``.
+
+    Parameters
+    ----------
+    results : sequence of JobResult
+        This batch's jobs (their folders are not listed again).
+    out : path-like
+        The batch's output root.
+
+    Returns
+    -------
+    list of JobResult
+        One per earlier report, reason :data:`EARLIER`, no time; empty when ``out`` does not
+        exist. A folder whose ``summary.json`` cannot be read or parsed is passed over.
+    """
     out = Path(out)
     mine = {res.job.out_dir.resolve() for res in results}
     found = []
