@@ -14,6 +14,8 @@ expression of a cell, a context states the run(s) and the success threshold the 
 
 from __future__ import annotations
 
+import os
+import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +28,7 @@ from dabench_analysis import export, schema, tables, validate
 from dabench_analysis.export._tables import TABLE_FORMATS, _save_table
 from dabench_analysis.figures import apply_style
 from dabench_analysis.load import Run, Runs, run_configs
+from dabench_analysis.report._figure_writer import FIGURE_WRITER_ENV, FigureWriter
 from dabench_analysis.report._sections import Sections
 from dabench_analysis.report._show import _show_presented, show
 from dabench_analysis.schema._files import CONFIG_FILE
@@ -92,6 +95,7 @@ class Context:
         self.results: dict[str, Any] = {}
         self._title = ""
         self._where = "in this run" if report != "compare" else "in one of the runs"
+        self._writer = _batch_writer()
 
     @property
     def tables_dir(self) -> Path:
@@ -194,13 +198,40 @@ class Context:
 
     def figure(self, value: Any, stem: str) -> Any:
         """Save a figure function's result (an Axes, Axes, or a Figure) to ``<stem>.{png,pdf}``
-        and show it; return it."""
+        and show it; return it.
+
+        In a report the runner executes with a core left over, the figure is saved by the
+        report's figure writer in a second process while the next sections run
+        (:mod:`dabench_analysis.report._figure_writer`): a placeholder is shown until
+        :meth:`wait_for_figures` replaces it with the saved PNG. Elsewhere, and for a figure
+        that cannot be pickled, it is saved here (:func:`dabench_analysis.export.save_and_show`).
+        """
         fig = _figure(value)
         if fig is None:
             raise TypeError(f"{stem}: not a figure, an Axes or a sequence of Axes: "
                             f"{type(value).__name__}")
+        if self._writer is not None:
+            try:
+                self._writer.submit(fig, (self.out / stem).absolute())
+                return value
+            except (pickle.PicklingError, TypeError, AttributeError):
+                pass  # a figure that cannot be pickled is saved here
         _display(export.save_and_show(fig, self.out / stem))
         return value
+
+    def wait_for_figures(self) -> None:
+        """Wait until every figure handed to the batch report's figure writer is saved, and
+        show each (:meth:`~dabench_analysis.report._figure_writer.FigureWriter.wait`); later
+        figures are saved in the kernel. Nothing to do outside a batch report.
+
+        Raises
+        ------
+        OSError
+            A figure the writer could not save (the first one).
+        """
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.wait()
 
     def text(self, value: str, stem: str = "") -> str:
         """Write Markdown text to ``<stem>`` (``"results_paragraph.md"``) and show it."""
@@ -346,6 +377,16 @@ def _figure(value: Any) -> Any:
         first = np.ravel(np.asarray(value, dtype=object))[0]  # panels: the first one's figure
         return first.figure if isinstance(first, Axes) else None
     return None
+
+
+def _batch_writer() -> FigureWriter | None:
+    """A figure writer for a report the runner executes with a core left over (the runner set
+    :data:`~dabench_analysis.report._figure_writer.FIGURE_WRITER_ENV`); None elsewhere."""
+    from IPython import get_ipython
+
+    if os.environ.get(FIGURE_WRITER_ENV) != "1" or get_ipython() is None:
+        return None
+    return FigureWriter()
 
 
 def _display(obj: Any) -> None:

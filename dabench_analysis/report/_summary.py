@@ -198,6 +198,7 @@ def summary(ctx: Context, **numbers: Any) -> dict:
     KeyError
         When a section the numbers come from was not computed.
     """
+    ctx.wait_for_figures()  # every figure saved (and shown) before the summary lists the files
     found = {**_NUMBERS[ctx.report](ctx), **numbers}
     out = write_summary(ctx.report, found, out=ctx.out, sections=ctx.sections,
                         success_threshold=ctx.threshold,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from dabench_analysis._atomic import sync_all
 from dabench_analysis.report import _outputs as outputs
 from dabench_analysis.report._edge import cause
+from dabench_analysis.report._figure_writer import writer_setting
 from dabench_analysis.report._kernel import INLINE_BACKEND, _exit_status, _kernel_manager  # noqa: F401
 
 if TYPE_CHECKING:  # imported where used: nbformat's import takes seconds (jsonschema formats),
@@ -328,7 +329,7 @@ def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html
     nbformat.write(nb, src)
     env = {outputs.OUTPUT_ENV: str(out.resolve()), outputs.STAGE_ENV: str(files)}
     try:
-        with _quiet_restated(), open(tmp / "kernel.log", "wb") as log:
+        with _quiet_restated(), open(tmp / "kernel.log", "wb") as log, writer_setting(env):
             # The notebook is written once at the end (and on a cell error), not before and
             # after every cell: those ~2 saves per cell land in a temporary folder nobody
             # reads and cost a full JSON dump each of a notebook that grows with its figures.

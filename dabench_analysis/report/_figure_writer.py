@@ -1,0 +1,237 @@
+"""A batch report's figures saved in a second process while the kernel computes the next sections.
+
+Saving is much of a report's time: each figure is laid out, measured, drawn into a 300-dpi PNG
+and into a PDF with embedded font subsets (:func:`dabench_analysis.export._figures._save`,
+about 0.3 s a figure, 14 figures in a run report). When the runner executes a report with a
+core left over (it then sets :data:`FIGURE_WRITER_ENV` in the kernel's environment: one report
+at a time on 2 cores, not ``--jobs 2``), :class:`FigureWriter` pickles each finished figure (a
+few milliseconds) and hands it to one worker process, which saves it with that same function
+and the kernel's rcParams, so the files are byte for byte those the kernel would have written.
+The notebook shows a placeholder where the figure goes; :meth:`FigureWriter.wait` (called by
+``report.summary`` before ``summary.json`` is written) waits for every figure and replaces each
+placeholder with the saved PNG through IPython's display update, which the notebook runner
+applies to the cell that showed the placeholder. A figure the worker could not save raises its
+error there.
+
+The worker is a plain child process (``python -c``), fed pickles on its stdin and answering on
+its stdout: it ends when its stdin closes (the kernel is done, or gone), and it leaves no helper
+process behind (multiprocessing's would: its resource tracker ignores the SIGTERM with which a
+kernel ends its children, so the kernel's shutdown waited 2.5 s for the client to kill it).
+Interactive notebooks, and reports with no core left over, save figures in the kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+import warnings
+from collections.abc import Iterator, MutableMapping
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, BinaryIO
+
+#: Set to "1" in a report kernel's environment by the runner when a core is left over for a
+#: figure writer, else "0". In the caller's environment, ``DABENCH_FIGURE_WRITER=0`` turns the
+#: writer off (figures are then saved in the kernel, as in interactive use) and ``=1`` on.
+FIGURE_WRITER_ENV = "DABENCH_FIGURE_WRITER"
+
+#: rcParams not sent to the worker: the backend and interactive mode are the process's own.
+_PROCESS_RC = ("backend", "backend_fallback", "interactive")
+
+_WORKER = "from dabench_analysis.report._figure_writer import serve; serve()"
+
+_RUNNING = [0]  # reports the runner is executing in this process now
+_RUNNING_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def writer_setting(env: MutableMapping[str, str]) -> Iterator[None]:
+    """While one more report runs in this process, set :data:`FIGURE_WRITER_ENV` in its
+    kernel's environment ``env``.
+
+    The caller's own ``"0"`` or ``"1"`` is passed on; otherwise ``"1"`` when fewer reports run
+    here, this one included, than cores this process may use (``--jobs 2`` on 2 cores: ``"0"``).
+    """
+    with _RUNNING_LOCK:
+        _RUNNING[0] += 1
+        spare = _RUNNING[0] < len(os.sched_getaffinity(0))
+    own = os.environ.get(FIGURE_WRITER_ENV)
+    env[FIGURE_WRITER_ENV] = own if own in ("0", "1") else "1" if spare else "0"
+    try:
+        yield
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING[0] -= 1
+
+
+def _save_pickled(data: bytes, stem: Path, formats: tuple[str, ...], dpi: int,
+                  rc: dict[str, Any]) -> tuple[Any, list[tuple[str, str]]]:
+    """In the worker: unpickle a figure and save it (:func:`export._figures._save`) with ``rc``.
+
+    Returns the :class:`~dabench_analysis.export._figures.SavedFigure` and the warnings the
+    save raised, as (category name, message) pairs, for the kernel to raise again.
+    """
+    import matplotlib as mpl
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from dabench_analysis.export._figures import SavedFigure, _save
+
+    fig = pickle.loads(data)
+    FigureCanvasAgg(fig)  # the kernel's figure had an Agg canvas; the unpickled one a base one
+    try:
+        with warnings.catch_warnings(record=True) as caught, mpl.rc_context(rc):
+            warnings.simplefilter("always")
+            paths, png = _save(fig, stem, formats, dpi)
+    finally:
+        plt.close(fig)
+    return (SavedFigure(tuple(paths), png, dpi),
+            [(w.category.__name__, str(w.message)) for w in caught])
+
+
+def serve(jobs: BinaryIO | None = None, answers: BinaryIO | None = None) -> None:
+    """The worker's loop: read pickled jobs until the input ends, answer each in order.
+
+    Each job is ``(data, stem, formats, dpi, rc)`` for :func:`_save_pickled`; each answer is
+    ``(True, result)`` or ``(False, exception)``. Anything printed goes to stderr: stdout
+    carries the answers only.
+    """
+    if jobs is None or answers is None:
+        answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        jobs = sys.stdin.buffer
+    from dabench_analysis.export import _figures  # noqa: F401 - matplotlib imported before the first job
+
+    while True:
+        try:
+            job = pickle.load(jobs)
+        except EOFError:
+            return
+        try:
+            answer = (True, _save_pickled(*job))
+        except Exception as exc:  # noqa: BLE001 - sent back, raised in the kernel
+            answer = (False, exc)
+        try:
+            data = pickle.dumps(answer)
+        except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
+            data = pickle.dumps((False, RuntimeError(f"{type(answer[1]).__name__}: {exc}")))
+        answers.write(data)
+        answers.flush()
+
+
+class FigureWriter:
+    """One worker process that saves a report's figures; the kernel shows them when saved.
+
+    Parameters
+    ----------
+    formats : tuple of str
+        File types of every figure (``("png", "pdf")``).
+    dpi : int
+        Raster resolution (300).
+
+    Notes
+    -----
+    Two threads of the kernel move the pickles (a pipe holds 64 KiB; a figure's pickle is
+    ~100 KiB), so that handing over a figure never waits for the worker.
+    """
+
+    def __init__(self, formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 300) -> None:
+        self.formats, self.dpi = tuple(formats), dpi
+        self._proc = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE,
+                                      env={**os.environ, "MPLBACKEND": "agg"})
+        self._jobs: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._futures: queue.SimpleQueue[Future] = queue.SimpleQueue()
+        self._pending: list[tuple[Future, Any]] = []
+        threading.Thread(target=self._feed, daemon=True, name="figure-writer-feed").start()
+        threading.Thread(target=self._read, daemon=True, name="figure-writer-read").start()
+
+    def _feed(self) -> None:
+        stdin = self._proc.stdin
+        try:
+            while (data := self._jobs.get()) is not None:
+                stdin.write(data)
+                stdin.flush()
+        except OSError:
+            pass  # the worker is gone: _read fails the figures
+        finally:
+            try:
+                stdin.close()
+            except OSError:
+                pass
+
+    def _read(self) -> None:
+        while True:
+            try:
+                ok, value = pickle.load(self._proc.stdout)
+            except (EOFError, OSError, pickle.UnpicklingError):
+                break
+            future = self._futures.get()
+            future.set_result(value) if ok else future.set_exception(value)
+        code = self._proc.wait()
+        while True:  # the worker ended before answering these
+            try:
+                future = self._futures.get_nowait()
+            except queue.Empty:
+                return
+            future.set_exception(RuntimeError(
+                f"the figure writer process ended (exit code {code}) before saving this figure"))
+
+    def submit(self, fig: Any, stem: Path) -> None:
+        """Show a placeholder for ``fig``, hand it to the worker, close it in the kernel.
+
+        Raises
+        ------
+        pickle.PicklingError, TypeError, AttributeError
+            A figure that cannot be pickled (the caller saves it in the kernel instead).
+        """
+        import matplotlib as mpl
+        import matplotlib.pyplot as plt
+        from IPython.display import display
+
+        rc = {k: v for k, v in mpl.rcParams.items() if k not in _PROCESS_RC}
+        data = pickle.dumps((pickle.dumps(fig), stem, self.formats, self.dpi, rc))
+        future: Future = Future()
+        self._futures.put(future)
+        self._jobs.put(data)
+        plt.close(fig)
+        handle = display({"text/plain": f"<figure {stem.name}: being saved>"}, raw=True,
+                         display_id=True)
+        self._pending.append((future, handle))
+
+    def wait(self) -> None:
+        """Wait for every figure; show each saved PNG in place of its placeholder; end the
+        worker.
+
+        Raises
+        ------
+        OSError, Exception
+            The first error of a figure the worker could not save (e.g. a full disk), after
+            the figures saved before it are shown.
+        """
+        pending, self._pending = self._pending, []
+        self._jobs.put(None)  # the worker ends once it has answered every figure
+        try:
+            for future, handle in pending:
+                saved, caught = future.result()
+                for category, message in caught:
+                    warnings.warn(message, _category(category), stacklevel=2)
+                if handle is not None:
+                    handle.update(saved)
+        finally:
+            self._proc.wait()
+
+
+def _category(name: str) -> type[Warning]:
+    """The warning class called ``name`` (builtins or matplotlib's), else UserWarning."""
+    import builtins
+
+    import matplotlib
+
+    found = getattr(builtins, name, None) or getattr(matplotlib, name, None)
+    return found if isinstance(found, type) and issubclass(found, Warning) else UserWarning

@@ -1,0 +1,139 @@
+"""A batch report's figure writer (issue 37, item 3): the worker process writes the very bytes the
+kernel would, answers errors in the figure's place, ends when its input ends, and a report run
+with it shows each saved PNG in the cell that made the figure (no placeholder left)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import nbformat
+import pytest
+
+from dabench_analysis import figures, load_run, report
+from dabench_analysis.export._figures import _save
+from dabench_analysis.figures._theme import RC_PARAMS
+from dabench_analysis.report import _figure_writer as fw
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample_runs" / "baseline_react"
+FIGURES = ["difficulty_breakdown", "score_distribution", "correlation_matrix", "tool_latency",
+           "trajectory_variants", "transition_graph", "solve_curve"]
+
+
+def _figure():
+    tasks = load_run(SAMPLE).tasks
+    return figures.score_distribution(tasks, hue="difficulty").figure
+
+
+def _job(fig, stem: Path) -> bytes:
+    rc = {k: v for k, v in mpl.rcParams.items() if k not in fw._PROCESS_RC}
+    return pickle.dumps((pickle.dumps(fig), stem, ("png", "pdf"), 300, rc))
+
+
+def test_the_worker_loop_writes_the_kernels_bytes_and_answers_an_error_in_its_place(tmp_path):
+    (tmp_path / "kernel").mkdir()
+    (tmp_path / "worker").mkdir()
+    (tmp_path / "a_file").write_text("")  # a figure "inside" it cannot be written
+    with mpl.rc_context(RC_PARAMS):  # the report's rcParams (report._context applies them)
+        fig = _figure()
+        jobs = io.BytesIO(_job(fig, tmp_path / "worker" / "a")
+                          + _job(fig, tmp_path / "a_file" / "b")
+                          + _job(fig, tmp_path / "worker" / "c"))
+        paths, png = _save(fig, tmp_path / "kernel" / "a", ("png", "pdf"), 300)
+    plt.close(fig)
+    answers = io.BytesIO()
+    fw.serve(jobs, answers)  # returns at the end of its input
+    answers.seek(0)
+    got = [pickle.load(answers) for _ in range(3)]
+    with pytest.raises(EOFError):
+        pickle.load(answers)
+    (ok_a, (saved_a, caught_a)), (ok_b, error_b), (ok_c, _) = got
+    assert (ok_a, ok_b, ok_c) == (True, False, True)
+    assert isinstance(error_b, OSError) and "a_file" in str(error_b)
+    assert caught_a == []
+    for ext in ("png", "pdf"):
+        kernel = (tmp_path / "kernel" / f"a.{ext}").read_bytes()
+        assert (tmp_path / "worker" / f"a.{ext}").read_bytes() == kernel
+        assert (tmp_path / "worker" / f"c.{ext}").read_bytes() == kernel
+    assert saved_a.png == png == paths[0].read_bytes()
+    assert [p.name for p in saved_a.paths] == ["a.png", "a.pdf"]
+
+
+def test_the_writer_process_saves_raises_the_first_error_and_ends(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    writer = fw.FigureWriter()
+    with mpl.rc_context(RC_PARAMS):
+        writer.submit(_figure(), tmp_path / "first")
+        writer.submit(_figure(), tmp_path / "a_file" / "second")
+        writer.submit(_figure(), tmp_path / "third")
+        reference = _figure()
+        _save(reference, tmp_path / "reference", ("png", "pdf"), 300)
+        plt.close(reference)
+    assert plt.get_fignums() == []  # each figure is closed in the kernel once handed over
+    with pytest.raises(OSError, match="a_file"):
+        writer.wait()
+    assert writer._proc.returncode == 0  # the worker ended with its input, after every figure
+    for stem in ("first", "third"):
+        for ext in ("png", "pdf"):
+            assert (tmp_path / f"{stem}.{ext}").read_bytes() == \
+                (tmp_path / f"reference.{ext}").read_bytes(), (stem, ext)
+
+
+def test_a_worker_whose_kernel_is_gone_ends(tmp_path):
+    """The worker reads its jobs from stdin: a kernel killed mid-report closes it."""
+    proc = subprocess.Popen([sys.executable, "-c", fw._WORKER], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env={**os.environ, "MPLBACKEND": "agg"})
+    proc.stdin.close()  # what the kernel's death does to the pipe
+    assert proc.wait(timeout=60) == 0
+    assert proc.stdout.read() == b""
+
+
+def test_a_report_with_the_writer_shows_each_saved_png_where_its_figure_was_made(
+        tmp_path, monkeypatch, sample_report):
+    monkeypatch.setenv(fw.FIGURE_WRITER_ENV, "1")  # on, whatever the number of cores
+    out = tmp_path / "r"
+    report.run_notebook(report.NOTEBOOK_DIR / "run_report.ipynb", out,
+                        {"run_dir": str(SAMPLE), "output_dir": str(out)})
+    nb = nbformat.read(out / "report.ipynb", as_version=4)
+    for stem in FIGURES:
+        cell = next(c for c in nb.cells if c.cell_type == "code" and f"'{stem}')" in c.source)
+        shown = [base64.b64decode(o.data["image/png"]) for o in cell.outputs
+                 if "image/png" in o.get("data", {})]
+        assert shown == [(out / f"{stem}.png").read_bytes()], stem
+    text = "".join(str(o.get("data", {}).get("text/plain", "")) + str(o.get("text", ""))
+                   for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "being saved" not in text
+    # the same files as the batch's report of that run (sample_report, conftest)
+    _, batch = sample_report
+    for stem in FIGURES:
+        for ext in ("png", "pdf"):
+            assert (out / f"{stem}.{ext}").read_bytes() == \
+                (batch / "baseline_react" / f"{stem}.{ext}").read_bytes(), (stem, ext)
+
+
+def test_the_writer_is_on_while_a_core_is_left_over_or_as_the_caller_says(monkeypatch):
+    monkeypatch.delenv(fw.FIGURE_WRITER_ENV, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # 2 cores
+    first, second = {}, {}
+    with fw.writer_setting(first):
+        with fw.writer_setting(second):  # --jobs 2: two reports at once
+            pass
+    assert (first[fw.FIGURE_WRITER_ENV], second[fw.FIGURE_WRITER_ENV]) == ("1", "0")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})  # 1 core
+    env = {}
+    with fw.writer_setting(env):
+        assert env[fw.FIGURE_WRITER_ENV] == "0"
+    for own in ("0", "1"):
+        monkeypatch.setenv(fw.FIGURE_WRITER_ENV, own)
+        env = {}
+        with fw.writer_setting(env):
+            assert env[fw.FIGURE_WRITER_ENV] == own
+    assert fw._RUNNING == [0]
