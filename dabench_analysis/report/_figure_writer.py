@@ -22,6 +22,7 @@ Interactive notebooks, and reports with no core left over, save figures in the k
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import pickle
@@ -44,6 +45,7 @@ FIGURE_WRITER_ENV = "DABENCH_FIGURE_WRITER"
 _PROCESS_RC = ("backend", "backend_fallback", "interactive")
 
 _WORKER = "from dabench_analysis.report._figure_writer import serve; serve()"
+_PARENT_ENV = "DABENCH_FIGURE_WRITER_PARENT"  # the kernel's pid, for the worker
 
 _RUNNING = [0]  # reports the runner is executing in this process now
 _RUNNING_LOCK = threading.Lock()
@@ -94,6 +96,23 @@ def _save_pickled(data: bytes, stem: Path, formats: tuple[str, ...], dpi: int,
             [(w.category.__name__, str(w.message)) for w in caught])
 
 
+def _end_with_parent() -> None:
+    """On Linux, have the kernel's death kill the worker at once (``PR_SET_PDEATHSIG``), so that
+    no figure is written into a report's staging folder after a killed report's runner has
+    removed it. Elsewhere the worker ends when its stdin closes, after the figure it is saving.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    parent = int(os.environ.get(_PARENT_ENV, "0"))
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if parent and os.getppid() != parent:  # the kernel died before the line above
+        os._exit(1)
+
+
 def serve(jobs: BinaryIO | None = None, answers: BinaryIO | None = None) -> None:
     """The worker's loop: read pickled jobs until the input ends, answer each in order.
 
@@ -102,6 +121,7 @@ def serve(jobs: BinaryIO | None = None, answers: BinaryIO | None = None) -> None
     carries the answers only.
     """
     if jobs is None or answers is None:
+        _end_with_parent()
         answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
         jobs = sys.stdin.buffer
@@ -136,17 +156,23 @@ class FigureWriter:
 
     Notes
     -----
-    Two threads of the kernel move the pickles (a pipe holds 64 KiB; a figure's pickle is
-    ~100 KiB), so that handing over a figure never waits for the worker.
+    Two threads of the kernel move the pickles, so that handing over a figure never waits for
+    the worker. The worker is given at most two figures at a time (the one it saves and the
+    next); the figures it has not been given when :meth:`wait` is called are saved by the
+    kernel, which has nothing else to do then, while the worker finishes its own.
     """
 
     def __init__(self, formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 300) -> None:
         self.formats, self.dpi = tuple(formats), dpi
         self._proc = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE,
-                                      env={**os.environ, "MPLBACKEND": "agg"})
-        self._jobs: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._futures: queue.SimpleQueue[Future] = queue.SimpleQueue()
+                                      env={**os.environ, "MPLBACKEND": "agg",
+                                           _PARENT_ENV: str(os.getpid())})
+        self._ready = threading.Condition()
+        self._todo: collections.deque[tuple[bytes, Future]] = collections.deque()
+        self._given = 0  # figures given to the worker and not answered yet
+        self._closed = False
+        self._sent: queue.SimpleQueue[Future] = queue.SimpleQueue()  # in the worker's order
         self._pending: list[tuple[Future, Any]] = []
         threading.Thread(target=self._feed, daemon=True, name="figure-writer-feed").start()
         threading.Thread(target=self._read, daemon=True, name="figure-writer-read").start()
@@ -154,11 +180,19 @@ class FigureWriter:
     def _feed(self) -> None:
         stdin = self._proc.stdin
         try:
-            while (data := self._jobs.get()) is not None:
+            while True:
+                with self._ready:
+                    self._ready.wait_for(
+                        lambda: self._closed or (self._todo and self._given < 2))
+                    if not self._todo:
+                        return
+                    data, future = self._todo.popleft()
+                    self._given += 1
+                    self._sent.put(future)
                 stdin.write(data)
                 stdin.flush()
         except OSError:
-            pass  # the worker is gone: _read fails the figures
+            pass  # the worker is gone: _read fails its figures
         finally:
             try:
                 stdin.close()
@@ -171,12 +205,15 @@ class FigureWriter:
                 ok, value = pickle.load(self._proc.stdout)
             except (EOFError, OSError, pickle.UnpicklingError):
                 break
-            future = self._futures.get()
+            future = self._sent.get()
             future.set_result(value) if ok else future.set_exception(value)
+            with self._ready:
+                self._given -= 1
+                self._ready.notify_all()
         code = self._proc.wait()
         while True:  # the worker ended before answering these
             try:
-                future = self._futures.get_nowait()
+                future = self._sent.get_nowait()
             except queue.Empty:
                 return
             future.set_exception(RuntimeError(
@@ -197,8 +234,9 @@ class FigureWriter:
         rc = {k: v for k, v in mpl.rcParams.items() if k not in _PROCESS_RC}
         data = pickle.dumps((pickle.dumps(fig), stem, self.formats, self.dpi, rc))
         future: Future = Future()
-        self._futures.put(future)
-        self._jobs.put(data)
+        with self._ready:
+            self._todo.append((data, future))
+            self._ready.notify_all()
         plt.close(fig)
         handle = display({"text/plain": f"<figure {stem.name}: being saved>"}, raw=True,
                          display_id=True)
@@ -208,15 +246,26 @@ class FigureWriter:
         """Wait for every figure; show each saved PNG in place of its placeholder; end the
         worker.
 
+        The figures not yet given to the worker are saved here meanwhile, by the same function
+        (:func:`_save_pickled`) from the same pickle.
+
         Raises
         ------
         OSError, Exception
-            The first error of a figure the worker could not save (e.g. a full disk), after
-            the figures saved before it are shown.
+            The first error of a figure that could not be saved (e.g. a full disk), after the
+            figures saved before it are shown.
         """
         pending, self._pending = self._pending, []
-        self._jobs.put(None)  # the worker ends once it has answered every figure
+        with self._ready:
+            left, self._closed = list(self._todo), True
+            self._todo.clear()
+            self._ready.notify_all()  # the worker ends once it has answered its figures
         try:
+            for data, future in left:
+                try:
+                    future.set_result(_save_pickled(*pickle.loads(data)))
+                except Exception as exc:  # noqa: BLE001 - raised below, in the figures' order
+                    future.set_exception(exc)
             for future, handle in pending:
                 saved, caught = future.result()
                 for category, message in caught:
