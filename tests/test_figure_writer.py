@@ -137,3 +137,17 @@ def test_the_writer_is_on_while_a_core_is_left_over_or_as_the_caller_says(monkey
         with fw.writer_setting(env):
             assert env[fw.FIGURE_WRITER_ENV] == own
     assert fw._RUNNING == [0]
+
+
+def test_a_figure_that_does_not_pickle_is_left_to_the_kernel(tmp_path):
+    import threading
+
+    writer = fw.FigureWriter()
+    fig = _figure()
+    fig.lock = threading.Lock()  # an attribute pickle refuses
+    assert writer.submit(fig, tmp_path / "f") is False
+    assert plt.fignum_exists(fig.number)  # not closed: the caller saves and closes it
+    assert writer._pending == []
+    writer.wait()
+    assert writer._proc.returncode == 0
+    plt.close(fig)

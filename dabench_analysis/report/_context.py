@@ -15,7 +15,6 @@ expression of a cell, a context states the run(s) and the success threshold the 
 from __future__ import annotations
 
 import os
-import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -210,12 +209,8 @@ class Context:
         if fig is None:
             raise TypeError(f"{stem}: not a figure, an Axes or a sequence of Axes: "
                             f"{type(value).__name__}")
-        if self._writer is not None:
-            try:
-                self._writer.submit(fig, (self.out / stem).absolute())
-                return value
-            except (pickle.PicklingError, TypeError, AttributeError):
-                pass  # a figure that cannot be pickled is saved here
+        if self._writer is not None and self._writer.submit(fig, (self.out / stem).absolute()):
+            return value
         _display(export.save_and_show(fig, self.out / stem))
         return value
 

@@ -219,20 +219,24 @@ class FigureWriter:
             future.set_exception(RuntimeError(
                 f"the figure writer process ended (exit code {code}) before saving this figure"))
 
-    def submit(self, fig: Any, stem: Path) -> None:
+    def submit(self, fig: Any, stem: Path) -> bool:
         """Show a placeholder for ``fig``, hand it to the worker, close it in the kernel.
 
-        Raises
-        ------
-        pickle.PicklingError, TypeError, AttributeError
-            A figure that cannot be pickled (the caller saves it in the kernel instead).
+        Returns
+        -------
+        bool
+            False, with nothing done, for a figure that cannot be pickled (the caller saves
+            it in the kernel instead).
         """
         import matplotlib as mpl
         import matplotlib.pyplot as plt
         from IPython.display import display
 
         rc = {k: v for k, v in mpl.rcParams.items() if k not in _PROCESS_RC}
-        data = pickle.dumps((pickle.dumps(fig), stem, self.formats, self.dpi, rc))
+        try:
+            data = pickle.dumps((pickle.dumps(fig), stem, self.formats, self.dpi, rc))
+        except Exception:  # noqa: BLE001 - an artist that does not pickle: saved in the kernel
+            return False
         future: Future = Future()
         with self._ready:
             self._todo.append((data, future))
@@ -241,6 +245,7 @@ class FigureWriter:
         handle = display({"text/plain": f"<figure {stem.name}: being saved>"}, raw=True,
                          display_id=True)
         self._pending.append((future, handle))
+        return True
 
     def wait(self) -> None:
         """Wait for every figure; show each saved PNG in place of its placeholder; end the
