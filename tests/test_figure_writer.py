@@ -151,3 +151,20 @@ def test_a_figure_that_does_not_pickle_is_left_to_the_kernel(tmp_path):
     writer.wait()
     assert writer._proc.returncode == 0
     plt.close(fig)
+
+
+def test_figures_a_dead_worker_was_never_given_are_saved_by_the_kernel(tmp_path):
+    writer = fw.FigureWriter()
+    writer._proc.kill()  # a worker that crashed before its first figure
+    writer._proc.wait()
+    with mpl.rc_context(RC_PARAMS):
+        for name in ("a", "b", "c"):
+            assert writer.submit(_figure(), tmp_path / name)
+        reference = _figure()
+        _save(reference, tmp_path / "reference", ("png", "pdf"), 300)
+        plt.close(reference)
+    writer.wait()  # returns: no figure waits for an answer that will never come
+    for name in ("a", "b", "c"):
+        for ext in ("png", "pdf"):
+            assert (tmp_path / f"{name}.{ext}").read_bytes() == \
+                (tmp_path / f"reference.{ext}").read_bytes(), (name, ext)

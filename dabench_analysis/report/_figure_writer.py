@@ -171,7 +171,8 @@ class FigureWriter:
         self._ready = threading.Condition()
         self._todo: collections.deque[tuple[bytes, Future]] = collections.deque()
         self._given = 0  # figures given to the worker and not answered yet
-        self._closed = False
+        self._closed = False  # wait() has taken the figures not given to the worker
+        self._gone = False  # the worker has ended: no more figures are given to it
         self._sent: queue.SimpleQueue[Future] = queue.SimpleQueue()  # in the worker's order
         self._pending: list[tuple[Future, Any]] = []
         threading.Thread(target=self._feed, daemon=True, name="figure-writer-feed").start()
@@ -182,9 +183,9 @@ class FigureWriter:
         try:
             while True:
                 with self._ready:
-                    self._ready.wait_for(
-                        lambda: self._closed or (self._todo and self._given < 2))
-                    if not self._todo:
+                    self._ready.wait_for(lambda: self._closed or self._gone
+                                         or (self._todo and self._given < 2))
+                    if not self._todo or self._gone:
                         return
                     data, future = self._todo.popleft()
                     self._given += 1
@@ -206,11 +207,17 @@ class FigureWriter:
             except (EOFError, OSError, pickle.UnpicklingError):
                 break
             future = self._sent.get()
-            future.set_result(value) if ok else future.set_exception(value)
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
             with self._ready:
                 self._given -= 1
                 self._ready.notify_all()
         code = self._proc.wait()
+        with self._ready:  # _feed gives no more figures; those it gave are all in _sent now
+            self._gone = True
+            self._ready.notify_all()
         while True:  # the worker ended before answering these
             try:
                 future = self._sent.get_nowait()
