@@ -10,6 +10,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import matplotlib as mpl
@@ -156,7 +157,11 @@ def test_a_figure_that_does_not_pickle_is_left_to_the_kernel(tmp_path):
 def test_figures_a_dead_worker_was_never_given_are_saved_by_the_kernel(tmp_path):
     writer = fw.FigureWriter()
     writer._proc.kill()  # a worker that crashed before its first figure
-    writer._proc.wait()
+    for _ in range(200):  # until the kernel's reader has seen it end
+        if writer._gone:
+            break
+        time.sleep(0.05)
+    assert writer._gone
     with mpl.rc_context(RC_PARAMS):
         for name in ("a", "b", "c"):
             assert writer.submit(_figure(), tmp_path / name)
