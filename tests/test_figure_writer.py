@@ -173,3 +173,131 @@ def test_figures_a_dead_worker_was_never_given_are_saved_by_the_kernel(tmp_path)
         for ext in ("png", "pdf"):
             assert (tmp_path / f"{name}.{ext}").read_bytes() == \
                 (tmp_path / f"reference.{ext}").read_bytes(), (name, ext)
+
+
+def test_the_setting_counts_cores_where_the_os_has_no_affinity(monkeypatch):
+    monkeypatch.delenv(fw.FIGURE_WRITER_ENV, raising=False)
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # macOS, Windows
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    env = {}
+    with fw.writer_setting(env):
+        assert env[fw.FIGURE_WRITER_ENV] == "1"
+    with fw.batch_of(2):  # --jobs 2 planned: no core left over, from the first report on
+        with fw.writer_setting(env):
+            assert env[fw.FIGURE_WRITER_ENV] == "0"
+    monkeypatch.setenv(fw.FIGURE_WRITER_ENV, "yes")
+    with pytest.warns(UserWarning, match="neither 0 nor 1"), fw.writer_setting(env):
+        assert env[fw.FIGURE_WRITER_ENV] == "1"
+
+
+def test_an_exception_that_does_not_come_back_through_pickle_is_sent_as_its_text():
+    class KeywordOnly(Exception):
+        def __init__(self, *, why):
+            super().__init__(why)
+
+    sent = fw._portable(KeywordOnly(why="bad glyph"))
+    assert type(sent) is RuntimeError and str(sent) == "KeywordOnly: bad glyph"
+    error = OSError(28, "No space left on device", "/x/f.png")
+    assert fw._portable(error) is error
+
+
+def _percent(x, _pos):
+    """A tick formatter the worker cannot import (this test module is not on its path)."""
+    return f"{x:.0%}"
+
+
+def test_figures_the_worker_could_not_save_or_was_killed_on_are_saved_by_the_kernel(tmp_path):
+    from matplotlib.ticker import FuncFormatter
+
+    with mpl.rc_context(RC_PARAMS):
+        reference = _figure()
+        reference.axes[0].xaxis.set_major_formatter(FuncFormatter(_percent))
+        _save(reference, tmp_path / "reference", ("png", "pdf"), 300)
+        plt.close(reference)
+        writer = fw.FigureWriter()
+        for name in ("a", "b", "c"):
+            fig = _figure()
+            fig.axes[0].xaxis.set_major_formatter(FuncFormatter(_percent))
+            assert writer.submit(fig, tmp_path / name)
+        writer.wait()  # the worker could not unpickle any of them
+    for name in ("a", "b", "c"):
+        for ext in ("png", "pdf"):
+            assert (tmp_path / f"{name}.{ext}").read_bytes() == \
+                (tmp_path / f"reference.{ext}").read_bytes(), (name, ext)
+    with mpl.rc_context(RC_PARAMS):
+        writer = fw.FigureWriter()
+        for name in ("d", "e", "f"):
+            assert writer.submit(_figure(), tmp_path / name)
+        writer._proc.kill()  # while it holds two of them
+        writer.wait()
+    assert all((tmp_path / f"{n}.png").read_bytes()[:4] == b"\x89PNG" for n in "def")
+
+
+def test_a_forked_child_holding_the_workers_pipe_does_not_keep_it_alive(tmp_path):
+    import multiprocessing
+    import threading
+
+    writer = fw.FigureWriter()
+    pool = multiprocessing.get_context("fork").Pool(1)  # inherits the pipe to the worker
+    try:
+        with mpl.rc_context(RC_PARAMS):
+            assert writer.submit(_figure(), tmp_path / "a")
+        done = threading.Thread(target=writer.wait, daemon=True)
+        done.start()
+        done.join(timeout=120)
+        assert not done.is_alive()
+        assert writer._proc.returncode == 0
+    finally:
+        pool.terminate()
+    assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _notebook(path: Path, cells: list[str]) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+FIGURE_CELLS = [
+    "import dabench_analysis as da\nfrom dabench_analysis import report",
+    "run_dir = ''\noutput_dir = ''",
+    "run = da.load_run(run_dir)\nout = report.run_context(run, {'threshold': 0.8}, "
+    "out=report.output_dir_for(output_dir, 'x'))\nassert out._writer is not None",
+    "out.figure(da.figures.difficulty_bars(run.tasks, threshold=0.8), 'difficulty_breakdown')",
+    "out.figure(da.figures.score_distribution(run.tasks, threshold=0.8), 'score_distribution')"]
+
+
+def test_a_notebook_that_fails_or_never_waits_keeps_its_figures(tmp_path, monkeypatch):
+    monkeypatch.setenv(fw.FIGURE_WRITER_ENV, "1")
+    stems = ("difficulty_breakdown", "score_distribution")
+    nb = _notebook(tmp_path / "no_wait.ipynb", FIGURE_CELLS)  # no report.summary(out)
+    out = tmp_path / "no_wait"
+    report.run_notebook(nb, out, {"run_dir": str(SAMPLE), "output_dir": str(out)})
+    for stem in stems:  # every file, written before the kernel ended
+        assert (out / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
+        assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
+    nb = _notebook(tmp_path / "fails.ipynb", [*FIGURE_CELLS, "raise ValueError('boom')"])
+    out = tmp_path / "fails"
+    with pytest.raises(report.ReportError, match="boom"):
+        report.run_notebook(nb, out, {"run_dir": str(SAMPLE), "output_dir": str(out)})
+    failed = nbformat.read(out / "report.failed.ipynb", as_version=4)
+    shown = [o for c in failed.cells for o in c.get("outputs", [])
+             if "image/png" in o.get("data", {})]
+    assert len(shown) == 2  # the figures drawn before the failure, not their placeholders
+    assert "being saved" not in str(failed.cells)
+
+
+def test_the_users_variable_alone_does_not_start_a_writer_in_a_notebook_opened_by_hand(
+        monkeypatch):
+    import IPython
+
+    from dabench_analysis.report import _context
+
+    monkeypatch.setenv(fw.FIGURE_WRITER_ENV, "1")
+    monkeypatch.delenv("DABENCH_OUTPUT_STAGE", raising=False)  # not a report the runner runs
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())
+    assert _context._batch_writer() is None

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import export, schema, tables, validate
+from dabench_analysis._atomic import STAGE_ENV
 from dabench_analysis.export._tables import TABLE_FORMATS, _save_table
 from dabench_analysis.figures import apply_style
 from dabench_analysis.load import Run, Runs, run_configs
@@ -375,11 +376,14 @@ def _figure(value: Any) -> Any:
 
 
 def _batch_writer() -> FigureWriter | None:
-    """A figure writer for a report the runner executes with a core left over (the runner set
-    :data:`~dabench_analysis.report._figure_writer.FIGURE_WRITER_ENV`); None elsewhere."""
+    """A figure writer for a report the runner executes (its staging folder is set,
+    :data:`~dabench_analysis._atomic.STAGE_ENV`) with a core left over (the runner set
+    :data:`~dabench_analysis.report._figure_writer.FIGURE_WRITER_ENV`); None elsewhere, e.g.
+    in a notebook opened by hand whatever the user's environment says."""
     from IPython import get_ipython
 
-    if os.environ.get(FIGURE_WRITER_ENV) != "1" or get_ipython() is None:
+    if os.environ.get(FIGURE_WRITER_ENV) != "1" or not os.environ.get(STAGE_ENV) \
+            or get_ipython() is None:
         return None
     return FigureWriter()
 

@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): the writer, the worker's loop and the runner's setting are one mechanism.
 """A batch report's figures saved in a second process while the kernel computes the next sections.
 
 Saving is much of a report's time: each figure is laid out, measured, drawn into a 300-dpi PNG
@@ -33,6 +34,7 @@ import threading
 import warnings
 from collections.abc import Iterator, MutableMapping
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -48,7 +50,28 @@ _WORKER = "from dabench_analysis.report._figure_writer import serve; serve()"
 _PARENT_ENV = "DABENCH_FIGURE_WRITER_PARENT"  # the kernel's pid, for the worker
 
 _RUNNING = [0]  # reports the runner is executing in this process now
+_PLANNED = [0]  # reports a batch (report.run_jobs) runs at once
 _RUNNING_LOCK = threading.Lock()
+
+
+def _cores() -> int:
+    """The cores this process may use (its CPU affinity where the OS has one)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity else os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def batch_of(n_jobs: int) -> Iterator[None]:
+    """While a batch runs ``n_jobs`` reports at once in this process, count them all as running
+    from the start, so that the batch's first report does not take a figure writer the next
+    ones will want the core of."""
+    with _RUNNING_LOCK:
+        _PLANNED[0] += n_jobs
+    try:
+        yield
+    finally:
+        with _RUNNING_LOCK:
+            _PLANNED[0] -= n_jobs
 
 
 @contextlib.contextmanager
@@ -56,13 +79,18 @@ def writer_setting(env: MutableMapping[str, str]) -> Iterator[None]:
     """While one more report runs in this process, set :data:`FIGURE_WRITER_ENV` in its
     kernel's environment ``env``.
 
-    The caller's own ``"0"`` or ``"1"`` is passed on; otherwise ``"1"`` when fewer reports run
-    here, this one included, than cores this process may use (``--jobs 2`` on 2 cores: ``"0"``).
+    The caller's own ``DABENCH_FIGURE_WRITER`` of ``"0"`` or ``"1"`` is passed on (another
+    value is ignored with a warning); otherwise ``"1"`` when fewer reports run here, this one
+    included (or planned by :func:`batch_of`), than cores this process may use (``--jobs 2``
+    on 2 cores: ``"0"``).
     """
+    own = os.environ.get(FIGURE_WRITER_ENV, "")
+    if own not in ("", "0", "1"):
+        warnings.warn(f"{FIGURE_WRITER_ENV}={own!r} is neither 0 nor 1; ignored", UserWarning,
+                      stacklevel=3)
     with _RUNNING_LOCK:
         _RUNNING[0] += 1
-        spare = _RUNNING[0] < len(os.sched_getaffinity(0))
-    own = os.environ.get(FIGURE_WRITER_ENV)
+        spare = max(_RUNNING[0], _PLANNED[0]) < _cores()
     env[FIGURE_WRITER_ENV] = own if own in ("0", "1") else "1" if spare else "0"
     try:
         yield
@@ -113,15 +141,30 @@ def _end_with_parent() -> None:
         os._exit(1)
 
 
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it comes back whole through pickle, else a RuntimeError naming it: an answer
+    the kernel cannot unpickle would end its reader."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001 - any failure to round-trip
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
 def serve(jobs: BinaryIO | None = None, answers: BinaryIO | None = None) -> None:
-    """The worker's loop: read pickled jobs until the input ends, answer each in order.
+    """The worker's loop: read pickled jobs until None or the end of the input, answer each in
+    order.
 
     Each job is ``(data, stem, formats, dpi, rc)`` for :func:`_save_pickled`; each answer is
     ``(True, result)`` or ``(False, exception)``. Anything printed goes to stderr: stdout
-    carries the answers only.
+    carries the answers only. The worker ignores SIGINT (a kernel's interrupt or shutdown
+    reaches its whole process group); the kernel ends it with None, or by closing its input.
     """
     if jobs is None or answers is None:
+        import signal
+
         _end_with_parent()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
         jobs = sys.stdin.buffer
@@ -132,15 +175,13 @@ def serve(jobs: BinaryIO | None = None, answers: BinaryIO | None = None) -> None
             job = pickle.load(jobs)
         except EOFError:
             return
+        if job is None:
+            return
         try:
             answer = (True, _save_pickled(*job))
-        except Exception as exc:  # noqa: BLE001 - sent back, raised in the kernel
-            answer = (False, exc)
-        try:
-            data = pickle.dumps(answer)
-        except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
-            data = pickle.dumps((False, RuntimeError(f"{type(answer[1]).__name__}: {exc}")))
-        answers.write(data)
+        except Exception as exc:  # noqa: BLE001 - sent back; the kernel saves the figure itself
+            answer = (False, _portable(exc))
+        answers.write(pickle.dumps(answer))
         answers.flush()
 
 
@@ -158,8 +199,12 @@ class FigureWriter:
     -----
     Two threads of the kernel move the pickles, so that handing over a figure never waits for
     the worker. The worker is given at most two figures at a time (the one it saves and the
-    next); the figures it has not been given when :meth:`wait` is called are saved by the
-    kernel, which has nothing else to do then, while the worker finishes its own.
+    next); those it has not been given when :meth:`wait` is called are saved by the kernel,
+    which has nothing else to do then. A figure the worker could not save (one that does not
+    unpickle there, a worker that ended) is saved again by the kernel, whose error, if any, is
+    the one raised. At the end of each cell the figures saved so far are shown (all of them
+    when the cell failed, so that a failed report shows what it drew); at the kernel's exit the
+    figures still pending are saved, so that a notebook that never waits has every file.
     """
 
     def __init__(self, formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 300) -> None:
@@ -174,9 +219,26 @@ class FigureWriter:
         self._closed = False  # wait() has taken the figures not given to the worker
         self._gone = False  # the worker has ended: no more figures are given to it
         self._sent: queue.SimpleQueue[Future] = queue.SimpleQueue()  # in the worker's order
-        self._pending: list[tuple[Future, Any]] = []
+        self._pending: list[_Figure] = []
         threading.Thread(target=self._feed, daemon=True, name="figure-writer-feed").start()
         threading.Thread(target=self._read, daemon=True, name="figure-writer-read").start()
+        self._hooks(register=True)
+
+    def _hooks(self, *, register: bool) -> None:
+        import atexit
+
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if register:
+            atexit.register(self._at_exit)
+            if shell is not None:
+                shell.events.register("post_run_cell", self._after_cell)
+        else:
+            atexit.unregister(self._at_exit)
+            if shell is not None:
+                with contextlib.suppress(ValueError):
+                    shell.events.unregister("post_run_cell", self._after_cell)
 
     def _feed(self) -> None:
         stdin = self._proc.stdin
@@ -186,25 +248,28 @@ class FigureWriter:
                     self._ready.wait_for(lambda: self._closed or self._gone
                                          or (self._todo and self._given < 2))
                     if not self._todo or self._gone:
-                        return
+                        break
                     data, future = self._todo.popleft()
                     self._given += 1
                     self._sent.put(future)
                 stdin.write(data)
                 stdin.flush()
+            stdin.write(pickle.dumps(None))  # the end: a forked child may hold the pipe open
+            stdin.flush()
         except OSError:
             pass  # the worker is gone: _read fails its figures
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 stdin.close()
-            except OSError:
-                pass
 
     def _read(self) -> None:
         while True:
             try:
                 ok, value = pickle.load(self._proc.stdout)
-            except (EOFError, OSError, pickle.UnpicklingError):
+            except EOFError:
+                break
+            except Exception:  # noqa: BLE001 - an answer that is not one: the worker is ended
+                self._proc.kill()
                 break
             future = self._sent.get()
             if ok:
@@ -251,41 +316,97 @@ class FigureWriter:
         plt.close(fig)
         handle = display({"text/plain": f"<figure {stem.name}: being saved>"}, raw=True,
                          display_id=True)
-        self._pending.append((future, handle))
+        self._pending.append(_Figure(stem, data, future, handle))
         return True
+
+    def _take_back(self) -> None:
+        """Stop giving figures to the worker; save those it was not given, here."""
+        with self._ready:
+            left, self._closed = list(self._todo), True
+            self._todo.clear()
+            self._ready.notify_all()
+        for data, future in left:
+            try:
+                future.set_result(_save_pickled(*pickle.loads(data)))
+            except Exception as exc:  # noqa: BLE001 - raised by _settle, in the figures' order
+                future.set_exception(exc)
+
+    def _settle(self, fig: _Figure) -> Any:
+        """The figure's result, waiting for the worker (for as long as it lives); a figure the
+        worker could not save is saved again here, and this one's error is raised."""
+        while not fig.future.done() and not (self._gone and self._sent.empty()):
+            with contextlib.suppress(TimeoutError):
+                fig.future.result(timeout=0.5)
+        if fig.future.done() and fig.future.exception() is None:
+            return fig.future.result()
+        try:
+            return _save_pickled(*pickle.loads(fig.data))
+        except Exception as exc:
+            exc.add_note(f"while saving the figure {fig.stem.name!r} (shown at its section)")
+            raise
+
+    def _show(self, fig: _Figure, result: Any) -> None:
+        saved, caught = result
+        for category, message in caught:
+            warnings.warn(f"figure {fig.stem.name!r}: {message}", _category(category),
+                          stacklevel=3)
+        if fig.handle is not None:
+            fig.handle.update(saved)
+
+    def _after_cell(self, result: Any = None) -> None:
+        """After each cell: show the figures saved by now (all, when the cell failed)."""
+        failed = result is not None and (result.error_in_exec or result.error_before_exec)
+        if failed:
+            self._take_back()
+        keep = []
+        for fig in self._pending:
+            if fig.future.done() and fig.future.exception() is None or failed:
+                with contextlib.suppress(Exception):  # shown as can be; raised by wait()
+                    self._show(fig, self._settle(fig))
+                    continue
+            keep.append(fig)
+        self._pending = keep
+
+    def _at_exit(self) -> None:
+        """At the kernel's exit: every figure's files written, the worker ended."""
+        with contextlib.suppress(Exception):
+            self._take_back()
+            for fig in self._pending:
+                with contextlib.suppress(Exception):
+                    self._settle(fig)
+            self._proc.wait(timeout=60)
 
     def wait(self) -> None:
         """Wait for every figure; show each saved PNG in place of its placeholder; end the
         worker.
 
         The figures not yet given to the worker are saved here meanwhile, by the same function
-        (:func:`_save_pickled`) from the same pickle.
+        (:func:`_save_pickled`) from the same pickle; so is one the worker could not save.
 
         Raises
         ------
         OSError, Exception
-            The first error of a figure that could not be saved (e.g. a full disk), after the
-            figures saved before it are shown.
+            The first error of a figure that could not be saved here either (e.g. a full
+            disk), with a note naming the figure, after the figures before it are shown.
         """
+        self._hooks(register=False)
+        self._take_back()
         pending, self._pending = self._pending, []
-        with self._ready:
-            left, self._closed = list(self._todo), True
-            self._todo.clear()
-            self._ready.notify_all()  # the worker ends once it has answered its figures
         try:
-            for data, future in left:
-                try:
-                    future.set_result(_save_pickled(*pickle.loads(data)))
-                except Exception as exc:  # noqa: BLE001 - raised below, in the figures' order
-                    future.set_exception(exc)
-            for future, handle in pending:
-                saved, caught = future.result()
-                for category, message in caught:
-                    warnings.warn(message, _category(category), stacklevel=2)
-                if handle is not None:
-                    handle.update(saved)
+            for fig in pending:
+                self._show(fig, self._settle(fig))
         finally:
             self._proc.wait()
+
+
+@dataclass
+class _Figure:
+    """A figure handed to the writer: where it goes, its pickle, its result, its placeholder."""
+
+    stem: Path
+    data: bytes
+    future: Future
+    handle: Any
 
 
 def _category(name: str) -> type[Warning]:

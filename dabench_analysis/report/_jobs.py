@@ -18,6 +18,7 @@ from pathlib import Path
 from dabench_analysis._lazy import need
 from dabench_analysis.load import _formats as formats
 from dabench_analysis.report import _outputs as outputs
+from dabench_analysis.report._figure_writer import batch_of
 from dabench_analysis.report.runner import CELL_TIMEOUT, NOTEBOOK_DIR, ReportError, run_notebook
 from dabench_analysis.schema import TASK_FILE, check_threshold
 from dabench_analysis.schema._files import TASK_FILES
@@ -373,7 +374,8 @@ def run_jobs(
     else:  # each notebook runs in its own kernel process; a thread only drives it
         from concurrent.futures import ThreadPoolExecutor, as_completed
 
-        with ThreadPoolExecutor(n_jobs, thread_name_prefix="report") as pool:
+        with ThreadPoolExecutor(n_jobs, thread_name_prefix="report") as pool, \
+                batch_of(min(n_jobs, len(jobs))):
             futures = {pool.submit(execute_job, j, kernel_name, cell_timeout=cell_timeout): i
                        for i, j in enumerate(jobs)}
             try:
