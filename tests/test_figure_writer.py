@@ -301,3 +301,21 @@ def test_the_users_variable_alone_does_not_start_a_writer_in_a_notebook_opened_b
     monkeypatch.delenv("DABENCH_OUTPUT_STAGE", raising=False)  # not a report the runner runs
     monkeypatch.setattr(IPython, "get_ipython", lambda: object())
     assert _context._batch_writer() is None
+
+
+def test_a_figure_the_worker_fails_on_while_the_kernel_waits_is_saved_by_the_kernel(tmp_path):
+    """The worker's error arrives while wait() is waiting for it (not before): the kernel
+    saves that figure itself instead of raising the worker's error."""
+    from matplotlib.ticker import FuncFormatter
+
+    with mpl.rc_context(RC_PARAMS):
+        figs = []
+        for _ in range(2):
+            fig = _figure()
+            fig.axes[0].xaxis.set_major_formatter(FuncFormatter(_percent))  # fails there
+            figs.append(fig)
+        writer = fw.FigureWriter()  # still importing matplotlib when wait() begins to wait
+        for fig, name in zip(figs, ("a", "b"), strict=True):
+            assert writer.submit(fig, tmp_path / name)
+        writer.wait()
+    assert all((tmp_path / f"{n}.{e}").is_file() for n in "ab" for e in ("png", "pdf"))

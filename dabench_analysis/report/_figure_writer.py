@@ -33,6 +33,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator, MutableMapping
+from concurrent import futures
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -335,8 +336,7 @@ class FigureWriter:
         """The figure's result, waiting for the worker (for as long as it lives); a figure the
         worker could not save is saved again here, and this one's error is raised."""
         while not fig.future.done() and not (self._gone and self._sent.empty()):
-            with contextlib.suppress(TimeoutError):
-                fig.future.result(timeout=0.5)
+            futures.wait([fig.future], timeout=0.5)  # returns, done or not; never raises
         if fig.future.done() and fig.future.exception() is None:
             return fig.future.result()
         try:
