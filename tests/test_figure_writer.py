@@ -25,6 +25,7 @@ from dabench_analysis.report import _figure_writer as fw
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs" / "baseline_react"
+REPORT = report.NOTEBOOK_DIR / "run_report.ipynb"
 FIGURES = ["difficulty_breakdown", "score_distribution", "correlation_matrix", "tool_latency",
            "trajectory_variants", "transition_graph", "solve_curve"]
 
@@ -124,18 +125,18 @@ def test_the_writer_is_on_while_a_core_is_left_over_or_as_the_caller_says(monkey
     monkeypatch.delenv(fw.FIGURE_WRITER_ENV, raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # 2 cores
     first, second = {}, {}
-    with fw.writer_setting(first):
-        with fw.writer_setting(second):  # --jobs 2: two reports at once
+    with fw.writer_setting(first, REPORT):
+        with fw.writer_setting(second, REPORT):  # --jobs 2: two reports at once
             pass
     assert (first[fw.FIGURE_WRITER_ENV], second[fw.FIGURE_WRITER_ENV]) == ("1", "0")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})  # 1 core
     env = {}
-    with fw.writer_setting(env):
+    with fw.writer_setting(env, REPORT):
         assert env[fw.FIGURE_WRITER_ENV] == "0"
     for own in ("0", "1"):
         monkeypatch.setenv(fw.FIGURE_WRITER_ENV, own)
         env = {}
-        with fw.writer_setting(env):
+        with fw.writer_setting(env, REPORT):
             assert env[fw.FIGURE_WRITER_ENV] == own
     assert fw._RUNNING == [0]
 
@@ -180,13 +181,13 @@ def test_the_setting_counts_cores_where_the_os_has_no_affinity(monkeypatch):
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # macOS, Windows
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     env = {}
-    with fw.writer_setting(env):
+    with fw.writer_setting(env, REPORT):
         assert env[fw.FIGURE_WRITER_ENV] == "1"
     with fw.batch_of(2):  # --jobs 2 planned: no core left over, from the first report on
-        with fw.writer_setting(env):
+        with fw.writer_setting(env, REPORT):
             assert env[fw.FIGURE_WRITER_ENV] == "0"
     monkeypatch.setenv(fw.FIGURE_WRITER_ENV, "yes")
-    with pytest.warns(UserWarning, match="neither 0 nor 1"), fw.writer_setting(env):
+    with pytest.warns(UserWarning, match="neither 0 nor 1"), fw.writer_setting(env, REPORT):
         assert env[fw.FIGURE_WRITER_ENV] == "1"
 
 
@@ -266,29 +267,43 @@ FIGURE_CELLS = [
     "import dabench_analysis as da\nfrom dabench_analysis import report",
     "run_dir = ''\noutput_dir = ''",
     "run = da.load_run(run_dir)\nout = report.run_context(run, {'threshold': 0.8}, "
-    "out=report.output_dir_for(output_dir, 'x'))\nassert out._writer is not None",
+    "out=report.output_dir_for(output_dir, 'x'))",
     "out.figure(da.figures.difficulty_bars(run.tasks, threshold=0.8), 'difficulty_breakdown')",
     "out.figure(da.figures.score_distribution(run.tasks, threshold=0.8), 'score_distribution')"]
 
 
-def test_a_notebook_that_fails_or_never_waits_keeps_its_figures(tmp_path, monkeypatch):
+def test_only_the_toolkits_reports_get_a_writer(tmp_path, monkeypatch):
+    """A notebook of the user's may never wait for its figures: it saves them in its kernel,
+    even with DABENCH_FIGURE_WRITER=1."""
     monkeypatch.setenv(fw.FIGURE_WRITER_ENV, "1")
-    stems = ("difficulty_breakdown", "score_distribution")
-    nb = _notebook(tmp_path / "no_wait.ipynb", FIGURE_CELLS)  # no report.summary(out)
+    env = {}
+    with fw.writer_setting(env, tmp_path / "run_report.ipynb"):  # a copy elsewhere
+        assert env[fw.FIGURE_WRITER_ENV] == "0"
+    with fw.writer_setting(env, REPORT):
+        assert env[fw.FIGURE_WRITER_ENV] == "1"
+    nb = _notebook(tmp_path / "no_wait.ipynb", [*FIGURE_CELLS, "assert out._writer is None"])
     out = tmp_path / "no_wait"
     report.run_notebook(nb, out, {"run_dir": str(SAMPLE), "output_dir": str(out)})
-    for stem in stems:  # every file, written before the kernel ended
+    for stem in ("difficulty_breakdown", "score_distribution"):
         assert (out / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
         assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
-    nb = _notebook(tmp_path / "fails.ipynb", [*FIGURE_CELLS, "raise ValueError('boom')"])
-    out = tmp_path / "fails"
-    with pytest.raises(report.ReportError, match="boom"):
-        report.run_notebook(nb, out, {"run_dir": str(SAMPLE), "output_dir": str(out)})
-    failed = nbformat.read(out / "report.failed.ipynb", as_version=4)
-    shown = [o for c in failed.cells for o in c.get("outputs", [])
-             if "image/png" in o.get("data", {})]
-    assert len(shown) == 2  # the figures drawn before the failure, not their placeholders
-    assert "being saved" not in str(failed.cells)
+
+
+def test_a_failed_cell_or_the_exit_saves_every_figure_handed_over(tmp_path):
+    from types import SimpleNamespace
+
+    with mpl.rc_context(RC_PARAMS):
+        writer = fw.FigureWriter()
+        for name in ("a", "b", "c"):
+            assert writer.submit(_figure(), tmp_path / name)
+        writer._after_cell(SimpleNamespace(error_in_exec=ValueError("boom"),
+                                           error_before_exec=None))
+        assert writer._pending == []  # each shown (saved by the worker or here)
+        assert all((tmp_path / f"{n}.png").is_file() for n in "abc")
+        assert writer.submit(_figure(), tmp_path / "d")  # a later figure
+        writer._at_exit()  # a notebook that never waits
+    assert all((tmp_path / f"d.{e}").is_file() for e in ("png", "pdf"))
+    writer._hooks(register=False)
 
 
 def test_the_users_variable_alone_does_not_start_a_writer_in_a_notebook_opened_by_hand(
@@ -319,3 +334,17 @@ def test_a_figure_the_worker_fails_on_while_the_kernel_waits_is_saved_by_the_ker
             assert writer.submit(fig, tmp_path / name)
         writer.wait()
     assert all((tmp_path / f"{n}.{e}").is_file() for n in "ab" for e in ("png", "pdf"))
+
+
+def test_a_forked_child_saves_its_own_figures(tmp_path):
+    """The writer's threads are not copied by a fork: a child's figure is not handed over."""
+    writer = fw.FigureWriter()
+    fig = _figure()
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 when the writer refused the figure
+        os._exit(0 if writer.submit(fig, tmp_path / "x") is False else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    plt.close(fig)
+    writer.wait()
+    assert writer._proc.returncode == 0

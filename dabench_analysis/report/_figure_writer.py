@@ -3,8 +3,8 @@
 
 Saving is much of a report's time: each figure is laid out, measured, drawn into a 300-dpi PNG
 and into a PDF with embedded font subsets (:func:`dabench_analysis.export._figures._save`,
-about 0.3 s a figure, 14 figures in a run report). When the runner executes a report with a
-core left over (it then sets :data:`FIGURE_WRITER_ENV` in the kernel's environment: one report
+about 0.3 s a figure, 14 figures in a run report). When the runner executes one of the
+toolkit's reports (:data:`WAITING_NOTEBOOKS`: run, comparison, sweep) with a core left over (it then sets :data:`FIGURE_WRITER_ENV` in the kernel's environment: one report
 at a time on 2 cores, not ``--jobs 2``), :class:`FigureWriter` pickles each finished figure (a
 few milliseconds) and hands it to one worker process, which saves it with that same function
 and the kernel's rcParams, so the files are byte for byte those the kernel would have written.
@@ -50,6 +50,10 @@ _PROCESS_RC = ("backend", "backend_fallback", "interactive")
 _WORKER = "from dabench_analysis.report._figure_writer import serve; serve()"
 _PARENT_ENV = "DABENCH_FIGURE_WRITER_PARENT"  # the kernel's pid, for the worker
 
+#: The toolkit's report notebooks: each waits for its figures (``report.summary``), draws none
+#: in another process, and is the only kind given a figure writer.
+WAITING_NOTEBOOKS = ("run_report.ipynb", "compare_runs.ipynb", "sweep.ipynb")
+
 _RUNNING = [0]  # reports the runner is executing in this process now
 _PLANNED = [0]  # reports a batch (report.run_jobs) runs at once
 _RUNNING_LOCK = threading.Lock()
@@ -59,6 +63,14 @@ def _cores() -> int:
     """The cores this process may use (its CPU affinity where the OS has one)."""
     affinity = getattr(os, "sched_getaffinity", None)
     return len(affinity(0)) if affinity else os.cpu_count() or 1
+
+
+def _waits(notebook: Path | None) -> bool:
+    """Whether ``notebook`` is one of the toolkit's reports that wait for their figures."""
+    from dabench_analysis.report.runner import NOTEBOOK_DIR
+
+    return notebook is not None and Path(notebook).name in WAITING_NOTEBOOKS \
+        and Path(notebook).resolve().parent == NOTEBOOK_DIR.resolve()
 
 
 @contextlib.contextmanager
@@ -76,14 +88,16 @@ def batch_of(n_jobs: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def writer_setting(env: MutableMapping[str, str]) -> Iterator[None]:
+def writer_setting(env: MutableMapping[str, str], notebook: Path | None = None) -> Iterator[None]:
     """While one more report runs in this process, set :data:`FIGURE_WRITER_ENV` in its
     kernel's environment ``env``.
 
-    The caller's own ``DABENCH_FIGURE_WRITER`` of ``"0"`` or ``"1"`` is passed on (another
-    value is ignored with a warning); otherwise ``"1"`` when fewer reports run here, this one
-    included (or planned by :func:`batch_of`), than cores this process may use (``--jobs 2``
-    on 2 cores: ``"0"``).
+    ``"0"`` unless ``notebook`` is one of the toolkit's reports that wait for their figures
+    (:data:`WAITING_NOTEBOOKS` in ``notebooks/``: a notebook of the user's may never wait, or
+    draw in a forked process). For those, the caller's own ``DABENCH_FIGURE_WRITER`` of ``"0"``
+    or ``"1"`` is passed on (another value is ignored with a warning); otherwise ``"1"`` when
+    fewer reports run here, this one included (or planned by :func:`batch_of`), than cores this
+    process may use (``--jobs 2`` on 2 cores: ``"0"``).
     """
     own = os.environ.get(FIGURE_WRITER_ENV, "")
     if own not in ("", "0", "1"):
@@ -92,7 +106,8 @@ def writer_setting(env: MutableMapping[str, str]) -> Iterator[None]:
     with _RUNNING_LOCK:
         _RUNNING[0] += 1
         spare = max(_RUNNING[0], _PLANNED[0]) < _cores()
-    env[FIGURE_WRITER_ENV] = own if own in ("0", "1") else "1" if spare else "0"
+    env[FIGURE_WRITER_ENV] = "0" if not _waits(notebook) \
+        else own if own in ("0", "1") else "1" if spare else "0"
     try:
         yield
     finally:
@@ -209,7 +224,7 @@ class FigureWriter:
     """
 
     def __init__(self, formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 300) -> None:
-        self.formats, self.dpi = tuple(formats), dpi
+        self.formats, self.dpi, self._pid = tuple(formats), dpi, os.getpid()
         self._proc = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE,
                                       env={**os.environ, "MPLBACKEND": "agg",
@@ -305,6 +320,8 @@ class FigureWriter:
         import matplotlib.pyplot as plt
         from IPython.display import display
 
+        if os.getpid() != self._pid:  # a forked child: the writer's threads are not here
+            return False
         rc = {k: v for k, v in mpl.rcParams.items() if k not in _PROCESS_RC}
         try:
             data = pickle.dumps((pickle.dumps(fig), stem, self.formats, self.dpi, rc))
@@ -343,6 +360,9 @@ class FigureWriter:
             return _save_pickled(*pickle.loads(fig.data))
         except Exception as exc:
             exc.add_note(f"while saving the figure {fig.stem.name!r} (shown at its section)")
+            if fig.handle is not None:
+                fig.handle.update({"text/plain": f"<figure {fig.stem.name}: not saved: "
+                                                 f"{type(exc).__name__}: {exc}>"}, raw=True)
             raise
 
     def _show(self, fig: _Figure, result: Any) -> None:

@@ -329,7 +329,8 @@ def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html
     nbformat.write(nb, src)
     env = {outputs.OUTPUT_ENV: str(out.resolve()), outputs.STAGE_ENV: str(files)}
     try:
-        with _quiet_restated(), open(tmp / "kernel.log", "wb") as log, writer_setting(env):
+        with _quiet_restated(), open(tmp / "kernel.log", "wb") as log, \
+                writer_setting(env, notebook):
             # The notebook is written once at the end (and on a cell error), not before and
             # after every cell: those ~2 saves per cell land in a temporary folder nobody
             # reads and cost a full JSON dump each of a notebook that grows with its figures.
