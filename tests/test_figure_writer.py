@@ -359,3 +359,14 @@ def test_a_forked_child_saves_its_own_figures(tmp_path):
     plt.close(fig)
     writer.wait()
     assert writer._proc.returncode == 0
+
+
+def test_a_warning_raised_while_saving_is_raised_again_in_the_kernel_naming_the_figure(tmp_path):
+    writer = fw.FigureWriter()
+    with mpl.rc_context(RC_PARAMS):
+        fig = _figure()
+        fig.axes[0].set_title("\u0e01")  # a Thai letter: no glyph in DejaVu Sans
+        assert writer.submit(fig, tmp_path / "glyph")
+        with pytest.warns(UserWarning, match=r"figure 'glyph': Glyph .* missing"):
+            writer.wait()
+    assert (tmp_path / "glyph.png").read_bytes()[:4] == b"\x89PNG"

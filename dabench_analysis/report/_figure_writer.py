@@ -4,21 +4,23 @@
 Saving is much of a report's time: each figure is laid out, measured, drawn into a 300-dpi PNG
 and into a PDF with embedded font subsets (:func:`dabench_analysis.export._figures._save`,
 about 0.3 s a figure, 14 figures in a run report). When the runner executes one of the
-toolkit's reports (:data:`WAITING_NOTEBOOKS`: run, comparison, sweep) with a core left over (it then sets :data:`FIGURE_WRITER_ENV` in the kernel's environment: one report
-at a time on 2 cores, not ``--jobs 2``), :class:`FigureWriter` pickles each finished figure (a
-few milliseconds) and hands it to one worker process, which saves it with that same function
-and the kernel's rcParams, so the files are byte for byte those the kernel would have written.
-The notebook shows a placeholder where the figure goes; :meth:`FigureWriter.wait` (called by
+toolkit's reports (:data:`WAITING_NOTEBOOKS`: run, comparison, sweep) with a core left over
+(it then sets :data:`FIGURE_WRITER_ENV` in the kernel's environment: one report at a time on 2
+cores, not ``--jobs 2``), :class:`FigureWriter` pickles each finished figure (a few
+milliseconds) and hands it to one worker process, which saves it with that same function and
+the kernel's rcParams, so the files are byte for byte those the kernel would have written. The
+notebook shows a placeholder where the figure goes; :meth:`FigureWriter.wait` (called by
 ``report.summary`` before ``summary.json`` is written) waits for every figure and replaces each
 placeholder with the saved PNG through IPython's display update, which the notebook runner
-applies to the cell that showed the placeholder. A figure the worker could not save raises its
-error there.
+applies to the cell that showed the placeholder. A figure the worker could not save is saved
+again by the kernel, whose error, if any, is raised there.
 
 The worker is a plain child process (``python -c``), fed pickles on its stdin and answering on
-its stdout: it ends when its stdin closes (the kernel is done, or gone), and it leaves no helper
-process behind (multiprocessing's would: its resource tracker ignores the SIGTERM with which a
-kernel ends its children, so the kernel's shutdown waited 2.5 s for the client to kill it).
-Interactive notebooks, and reports with no core left over, save figures in the kernel.
+its stdout: it ends on an end message or when its stdin closes (the kernel is gone), and it
+leaves no helper process behind (multiprocessing's would: its resource tracker ignores the
+SIGTERM with which a kernel ends its children, so the kernel's shutdown waited 2.5 s for the
+client to kill it). Interactive notebooks, the user's own notebooks and reports with no core
+left over save figures in the kernel.
 """
 
 from __future__ import annotations
@@ -120,7 +122,7 @@ def _save_pickled(data: bytes, stem: Path, formats: tuple[str, ...], dpi: int,
     """In the worker: unpickle a figure and save it (:func:`export._figures._save`) with ``rc``.
 
     Returns the :class:`~dabench_analysis.export._figures.SavedFigure` and the warnings the
-    save raised, as (category name, message) pairs, for the kernel to raise again.
+    save raised, as (category, message) pairs, for the kernel to raise again.
     """
     import matplotlib as mpl
     import matplotlib.pyplot as plt
@@ -137,7 +139,7 @@ def _save_pickled(data: bytes, stem: Path, formats: tuple[str, ...], dpi: int,
     finally:
         plt.close(fig)
     return (SavedFigure(tuple(paths), png, dpi),
-            [(w.category.__name__, str(w.message)) for w in caught])
+            [(w.category, str(w.message)) for w in caught])
 
 
 def _end_with_parent() -> None:
@@ -368,8 +370,7 @@ class FigureWriter:
     def _show(self, fig: _Figure, result: Any) -> None:
         saved, caught = result
         for category, message in caught:
-            warnings.warn(f"figure {fig.stem.name!r}: {message}", _category(category),
-                          stacklevel=3)
+            warnings.warn(f"figure {fig.stem.name!r}: {message}", category, stacklevel=3)
         if fig.handle is not None:
             fig.handle.update(saved)
 
@@ -427,13 +428,3 @@ class _Figure:
     data: bytes
     future: Future
     handle: Any
-
-
-def _category(name: str) -> type[Warning]:
-    """The warning class called ``name`` (builtins or matplotlib's), else UserWarning."""
-    import builtins
-
-    import matplotlib
-
-    found = getattr(builtins, name, None) or getattr(matplotlib, name, None)
-    return found if isinstance(found, type) and issubclass(found, Warning) else UserWarning
