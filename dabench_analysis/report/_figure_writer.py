@@ -79,7 +79,13 @@ def _waits(notebook: Path | None) -> bool:
 def batch_of(n_jobs: int) -> Iterator[None]:
     """While a batch runs ``n_jobs`` reports at once in this process, count them all as running
     from the start, so that the batch's first report does not take a figure writer the next
-    ones will want the core of."""
+    ones will want the core of.
+
+    Parameters
+    ----------
+    n_jobs : int
+        Reports the batch runs at once (``report.run_jobs``: ``min(n_jobs, len(jobs))``).
+    """
     with _RUNNING_LOCK:
         _PLANNED[0] += n_jobs
     try:
@@ -100,6 +106,18 @@ def writer_setting(env: MutableMapping[str, str], notebook: Path | None = None) 
     or ``"1"`` is passed on (another value is ignored with a warning); otherwise ``"1"`` when
     fewer reports run here, this one included (or planned by :func:`batch_of`), than cores this
     process may use (``--jobs 2`` on 2 cores: ``"0"``).
+
+    Parameters
+    ----------
+    env : mutable mapping of str to str
+        The kernel's extra environment; :data:`FIGURE_WRITER_ENV` is set in it.
+    notebook : Path, optional
+        The notebook the kernel runs.
+
+    Warns
+    -----
+    UserWarning
+        ``DABENCH_FIGURE_WRITER`` set to something other than 0 or 1 (then ignored).
     """
     own = os.environ.get(FIGURE_WRITER_ENV, "")
     if own not in ("", "0", "1"):
@@ -177,6 +195,12 @@ def serve(jobs: BinaryIO | None = None, answers: BinaryIO | None = None) -> None
     ``(True, result)`` or ``(False, exception)``. Anything printed goes to stderr: stdout
     carries the answers only. The worker ignores SIGINT (a kernel's interrupt or shutdown
     reaches its whole process group); the kernel ends it with None, or by closing its input.
+
+    Parameters
+    ----------
+    jobs, answers : binary file, optional
+        Where jobs are read and answers written; default the process's stdin and stdout (the
+        worker), given in tests.
     """
     if jobs is None or answers is None:
         import signal
