@@ -237,3 +237,37 @@ def test_no_warning_and_no_findings_of_note_for_a_clean_run(small_run):
         run = load_run(small_run)
         _ = run.trajectory, run.tool_calls
     assert {f.severity for f in run.findings} <= {"info"}
+
+
+def test_a_load_allocates_from_the_loaders_pool_and_falls_back_without_jemalloc(
+        small_run, monkeypatch):
+    """The loader's Arrow memory (file bytes, parse, frames' text buffers) comes from
+    ``_csv.memory_pool()``: jemalloc where pyarrow has it (bench/README, "The loader's memory
+    pool"), the default pool where it does not (pyarrow's Windows wheels)."""
+    import pyarrow as pa
+
+    from dabench_analysis.load import _csv
+
+    pool = _csv.memory_pool()
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        assert pool.backend_name == pa.default_memory_pool().backend_name
+    else:
+        assert pool.backend_name == "jemalloc"
+    before = pool.bytes_allocated()
+    traj = load_run(small_run, cache=False).trajectory  # its text columns hold Arrow buffers
+    assert len(traj) > 0 and pool.bytes_allocated() > before
+    del traj
+
+    def no_jemalloc():
+        raise NotImplementedError("built without jemalloc")
+
+    monkeypatch.setattr(pa, "jemalloc_memory_pool", no_jemalloc)
+    _csv.memory_pool.cache_clear()
+    try:
+        assert _csv.memory_pool().backend_name == pa.default_memory_pool().backend_name
+        frame, _ = read_table(small_run / "trajectory.csv", schema.TRAJECTORY_COLUMNS)
+        assert len(frame) == len(pd.read_csv(small_run / "trajectory.csv"))
+    finally:
+        _csv.memory_pool.cache_clear()

@@ -134,7 +134,7 @@ def _read_one(file: Path, kind: FileKind, columns, root: Path | None,
                     return _served(out, hit, path, st)
             if kind.is_tasks:  # before reading a possibly huge file
                 _essential(fh.read(_HEAD), kind, name)
-        with pa.OSFile(os.fspath(path)) as raw:  # into pyarrow's pool (see the notes)
+        with pa.OSFile(os.fspath(path), memory_pool=csv_reader.memory_pool()) as raw:
             data = memoryview(raw.read_buffer())
     except OSError as exc:
         out.error = RunLoadError(f"{name}: cannot read ({exc.strerror or exc})",
@@ -212,7 +212,7 @@ def _convert(results: list[FileResult], columns, root: Path | None) -> None:
         tables = _unified([r._parsed.table for r in group])
         sizes = [t.num_rows for t in tables]
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        stack = Stack(pa.concat_tables(tables, promote_options="default"), starts,
+        stack = Stack(stacked(tables), starts,
                       np.concatenate([r._parsed.rows for r in group]).astype(np.int64),
                       [r.name for r in group],
                       [frozenset(r._parsed.table.column_names) for r in group])
@@ -264,7 +264,8 @@ def _unified(tables: list[pa.Table]) -> list[pa.Table]:
 def stacked(tables: Sequence[pa.Table]) -> pa.Table:
     """Tables of one kind as one (columns in order of first appearance, null where a file
     lacks one)."""
-    return pa.concat_tables(tables, promote_options="default") if tables else pa.table({})
+    return pa.concat_tables(tables, promote_options="default",
+                            memory_pool=csv_reader.memory_pool()) if tables else pa.table({})
 
 
 def to_frame(table: pa.Table, kind: FileKind, *, destroy: bool = False) -> pd.DataFrame:
@@ -272,7 +273,8 @@ def to_frame(table: pa.Table, kind: FileKind, *, destroy: bool = False) -> pd.Da
     whole numbers ``Int64``, enums the catalogue's categoricals, text ``string``. ``destroy``
     frees each Arrow column once converted (the caller holds no other reference to the table:
     the peak is then about one copy of the numbers, not two)."""
-    df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=destroy, self_destruct=destroy)
+    df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=destroy, self_destruct=destroy,
+                         memory_pool=csv_reader.memory_pool())
     fix = {c: df[c].astype(s.dtype) for c, s in kind.catalogue.items()
            if c in df and s.kind == "enum" and df[c].dtype != s.dtype}
     return df.assign(**fix) if fix else df
