@@ -215,3 +215,15 @@ def test_a_sweep_table_shows_parameters_once_and_ranks_as_integers():
     notes = re.findall(r'<p class="dabench-table-note">(.*?)</p>', text)
     assert notes == ["Metric: Final score; threshold: 0.8; level: 0.95; bootstrap: 2000 draws, "
                      "seed 0", "Rank method: bootstrap over tasks"]
+
+
+def test_each_page_of_the_batch_is_the_page_of_its_executed_notebook(sample_report, tmp_path):
+    """The runner makes a report's page while its kernel shuts down, from the notebook as the
+    last cell left it: the run, comparison and sweep pages of the sample batch are byte for
+    byte the pages export_html makes from their executed notebooks afterwards."""
+    _, out = sample_report
+    notebooks = sorted(out.glob("*/report.ipynb"))
+    assert len(notebooks) >= 4  # two runs, the comparison, the sweep
+    for i, nb in enumerate(notebooks):
+        again = export_html(nb, tmp_path / f"{i}.html")
+        assert again.read_bytes() == (nb.parent / "report.html").read_bytes(), nb.parent.name

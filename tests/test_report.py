@@ -274,3 +274,39 @@ def test_baseline_by_folder_name_or_a_clear_error(tmp_path, monkeypatch):
                                          "--out", str(tmp_path / "o")])
     assert named.exit_code == 2 and "planned" in named.output
     assert Path(seen["baseline"]) == Path(runs[0])
+
+
+def test_the_page_is_made_while_the_kernel_stops_and_is_the_page_of_the_notebook(
+        tmp_path, monkeypatch):
+    """The runner makes report.html from the notebook as its last cell left it, in a thread,
+    while the kernel shuts down (runner._PageAhead); the page is the one export_html makes
+    from the executed notebook afterwards. A failed last cell: no page made ahead."""
+    import threading
+
+    from dabench_analysis.report import _html
+
+    made_on: list[str] = []
+    page_of = _html.page_of
+
+    def recorded(nb, name):
+        made_on.append(threading.current_thread().name)
+        return page_of(nb, name)
+
+    monkeypatch.setattr(_html, "page_of", recorded)
+    cell = new_code_cell("x = 1")
+    cell.metadata["tags"] = ["parameters"]
+    nb = _nb(tmp_path / "p.ipynb", [nbformat.v4.new_markdown_cell("# A page\n\n## Part"), cell,
+                                    new_code_cell("import warnings\nwarnings.warn('odd x')\nx * 7")])
+    out = report.run_notebook(nb, tmp_path / "out", {"x": 6})
+    assert len(made_on) == 1 and made_on[0].startswith("dabench-page")
+    again = _html.export_html(out, tmp_path / "again.html")
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert page == again.read_text(encoding="utf-8")
+    assert ">42<" in page and "odd x" in page and "<title>A page</title>" in page
+
+    made_on.clear()
+    bad = _nb(tmp_path / "bad.ipynb", [cell, new_code_cell("raise ValueError('no page ahead')")])
+    with pytest.raises(report.ReportError, match="no page ahead"):
+        report.run_notebook(bad, tmp_path / "bad", {"x": 6})
+    assert made_on == ["MainThread"]  # the failed notebook's page, made after the run
+    assert (tmp_path / "bad" / "report.failed.html").is_file()

@@ -341,7 +341,8 @@ def _title(nb: nbformat.NotebookNode) -> str | None:
     return None
 
 
-def export_html(notebook: str | os.PathLike[str], html_path: str | os.PathLike[str]) -> Path:
+def export_html(notebook: str | os.PathLike[str], html_path: str | os.PathLike[str], *,
+                page: str | None = None) -> Path:
     """Write the report page of an executed notebook, atomically.
 
     Parameters
@@ -350,6 +351,9 @@ def export_html(notebook: str | os.PathLike[str], html_path: str | os.PathLike[s
         The executed ``.ipynb`` (kept as it is: with its code and raw outputs).
     html_path : path-like
         The page to write.
+    page : str, optional
+        The page :func:`page_of` already made of this notebook's cells (the runner makes it
+        while the kernel shuts down); None: made here from ``notebook``.
 
     Returns
     -------
@@ -364,19 +368,10 @@ def export_html(notebook: str | os.PathLike[str], html_path: str | os.PathLike[s
         If the page would still load something from the network (a notebook output showing a
         remote image, say), naming the addresses; the page is written all the same.
     """
-    import jinja2
-    import nbformat
-    from nbconvert import HTMLExporter
+    if page is None:
+        import nbformat
 
-    exporter = HTMLExporter(template_name="lab", template_file="dabench_report.html.j2",
-                            extra_loaders=[jinja2.DictLoader({"dabench_report.html.j2": TEMPLATE})],
-                            exclude_input=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
-    nb = prepare_for_page(nbformat.read(os.fspath(notebook), as_version=4))
-    nb.metadata.setdefault("title", _title(nb) or Path(notebook).stem)
-    page, _ = exporter.from_notebook_node(
-        nb, resources={"metadata": {"name": Path(notebook).stem}, "dabench_css": CSS})
-    page = add_contents(page)
+        page = page_of(nbformat.read(os.fspath(notebook), as_version=4), Path(notebook).stem)
     remote = external_references(page)
     if remote:
         warnings.warn(f"{html_path}: the page loads {', '.join(sorted(set(remote)))} from the "
@@ -385,3 +380,34 @@ def export_html(notebook: str | os.PathLike[str], html_path: str | os.PathLike[s
     with atomic_write(dest) as fh:
         fh.write(visible(page))  # a NUL from the data as \x00 (export._text), as in every file
     return dest
+
+
+def page_of(nb: nbformat.NotebookNode, name: str) -> str:
+    """The report page of an executed notebook (what :func:`export_html` writes).
+
+    Parameters
+    ----------
+    nb : NotebookNode
+        The executed notebook (not modified: the page is made of a copy).
+    name : str
+        The notebook's file name without ``.ipynb`` (the page's title when the notebook has
+        no ``# `` heading).
+
+    Returns
+    -------
+    str
+        nbconvert's lab page of the notebook prepared by :func:`prepare_for_page`, with a
+        table of contents (:func:`add_contents`).
+    """
+    import jinja2
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab", template_file="dabench_report.html.j2",
+                            extra_loaders=[jinja2.DictLoader({"dabench_report.html.j2": TEMPLATE})],
+                            exclude_input=True, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
+    nb = prepare_for_page(nb)
+    nb.metadata.setdefault("title", _title(nb) or name)
+    page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name},
+                                                         "dabench_css": CSS})
+    return add_contents(page)

@@ -198,11 +198,12 @@ def summary(ctx: Context, **numbers: Any) -> dict:
     KeyError
         When a section the numbers come from was not computed.
     """
-    ctx.wait_for_figures()  # every figure saved (and shown) before the summary lists the files
-    found = {**_NUMBERS[ctx.report](ctx), **numbers}
+    try:  # while the figure writer saves the last figures
+        found = {**_NUMBERS[ctx.report](ctx), **numbers}
+        provenance = manifest(inputs=ctx.read, parameters=ctx.parameters, seeds=ctx.seeds)
+    finally:
+        ctx.wait_for_figures()  # every figure saved and shown, or the first failure raised
     out = write_summary(ctx.report, found, out=ctx.out, sections=ctx.sections,
-                        success_threshold=ctx.threshold,
-                        manifest=manifest(inputs=ctx.read, parameters=ctx.parameters,
-                                          seeds=ctx.seeds))
+                        success_threshold=ctx.threshold, manifest=provenance)
     show({k: v for k, v in out.items() if k not in _NOT_SHOWN})
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import functools
 import logging
 import os
@@ -114,14 +115,25 @@ def _engine() -> str:
     It is papermill's nbclient engine, except that a kernel that dies in a cell
     (``DeadKernelError``) or a cell that outlasts the timeout (``CellTimeoutError``) becomes
     an error output of that cell: papermill then saves the notebook with its error banner and
-    raises ``PapermillExecutionError``, exactly as when a cell raises (pitfall P15).
+    raises ``PapermillExecutionError``, exactly as when a cell raises (pitfall P15); and that
+    ``on_last_cell(nb)`` is called when the last cell completed without an error, before the
+    kernel is shut down.
     """
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.engines import NBClientEngine, papermill_engines
 
     class CellFailureEngine(NBClientEngine):
         @classmethod
-        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
+        def execute_managed_notebook(cls, nb_man, kernel_name, *, on_last_cell=None, **kwargs):
+            if on_last_cell is not None:  # called with the notebook before the kernel stops
+                complete = nb_man.cell_complete
+
+                def cell_complete(cell, cell_index=None, **kw):
+                    complete(cell, cell_index=cell_index, **kw)
+                    if cell_index == len(nb_man.nb.cells) - 1 \
+                            and cell.metadata.papermill.get("status") != nb_man.FAILED:
+                        on_last_cell(nb_man.nb)
+                nb_man.cell_complete = cell_complete
             running: dict[str, int] = {}
             kwargs["on_cell_execute"] = lambda cell, cell_index: running.update(index=cell_index)
             kwargs["on_cell_executed"] = lambda **_: running.clear()
@@ -174,12 +186,35 @@ def _kernel_exists(kernel_name: str) -> None:
                           f"{', '.join(sorted(specs)) or 'none'}); run `make venv`")
 
 
-def _export_html(nb_path: Path, html_path: Path) -> None:
+def _export_html(nb_path: Path, html_path: Path, page: str | None = None) -> None:
     """The report page: no code, a table of contents, warnings as notes, nothing loaded from
     the network (:func:`dabench_analysis.report.export_html`)."""
     from dabench_analysis.report._html import export_html  # nbconvert: only when a page is written
 
-    export_html(nb_path, html_path)
+    export_html(nb_path, html_path, page=page)
+
+
+class _PageAhead:
+    """The report page made in a thread from the notebook as its last cell left it, while the
+    kernel shuts down (0.5-0.8 s, the page 0.4-0.9 s; bench/README, "The page made while the
+    kernel stops"); :meth:`page` is None when it was not made (the caller makes it then)."""
+
+    def __init__(self) -> None:
+        self._future = None
+
+    def start(self, nb) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from dabench_analysis.report._html import page_of
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="dabench-page")
+        self._future = pool.submit(page_of, copy.deepcopy(nb), "report")
+        pool.shutdown(wait=False)  # its thread ends with the page
+
+    def page(self) -> str | None:
+        if self._future is None or self._future.exception() is not None:
+            return None  # an error is raised again when the caller makes the page
+        return self._future.result()
 
 
 def _clip(text: str, limit: int) -> str:
@@ -328,6 +363,7 @@ def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html
     src, dst = tmp / "input.ipynb", tmp / "report.ipynb"
     nbformat.write(nb, src)
     env = {outputs.OUTPUT_ENV: str(out.resolve()), outputs.STAGE_ENV: str(files)}
+    ahead = _PageAhead()
     try:
         with _quiet_restated(), open(tmp / "kernel.log", "wb") as log, \
                 writer_setting(env, notebook):
@@ -338,6 +374,7 @@ def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html
                                 kernel_name=kernel_name, cwd=None,
                                 progress_bar=False, execution_timeout=timeout,
                                 request_save_on_cell_execute=False, engine_name=_engine(),
+                                on_last_cell=ahead.start if html_export else None,
                                 **_kernel_manager(log, str(notebook.parent.resolve()), env))
     except pm.PapermillExecutionError as exc:
         _keep_failed(tmp, out, html_export=html_export)
@@ -350,7 +387,7 @@ def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html
         raise ReportError(reason.replace(str(files), str(out.resolve()))) from None
     os.replace(dst, files / "report.ipynb")
     if html_export:
-        _export_html(files / "report.ipynb", files / "report.html")
+        _export_html(files / "report.ipynb", files / "report.html", ahead.page())
     sync_all(files)  # the kernel's files were not flushed one by one (_atomic.STAGE_ENV)
     outputs.install(files, out)
     return out / "report.ipynb"
