@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): the page as nbconvert makes it, its notes, contents and checks.
 """An executed report notebook as a page that reads as a report (:func:`export_html`).
 
 The page is nbconvert's ``lab`` HTML with: no code (the executed ``.ipynb`` keeps it), a table of

@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): the papermill run, its engine (failed cells, the page made ahead).
 """Execute one report notebook with papermill (its parameters checked first), keep the executed
 notebook and export it to HTML.
 
