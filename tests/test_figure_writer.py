@@ -370,3 +370,51 @@ def test_a_warning_raised_while_saving_is_raised_again_in_the_kernel_naming_the_
         with pytest.warns(UserWarning, match=r"figure 'glyph': Glyph .* missing"):
             writer.wait()
     assert (tmp_path / "glyph.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_summary_computes_before_it_waits_and_its_own_error_wins(tmp_path, monkeypatch):
+    """report.summary computes its numbers and manifest while the writer saves the last
+    figures, then waits; when the numbers fail, the figures are still waited for and the
+    numbers' error is the one raised (a figure's failure named in a note); when only a figure
+    fails, its error is raised before summary.json is written."""
+    from types import SimpleNamespace
+
+    from dabench_analysis.report import _summary
+
+    calls: list[str] = []
+
+    def ctx(wait_error=None):
+        def wait():
+            calls.append("wait")
+            if wait_error is not None:
+                raise wait_error
+        return SimpleNamespace(report="run", read=[], parameters={"x": 1}, seeds={},
+                               out=tmp_path, sections=None, threshold=0.8,
+                               wait_for_figures=wait)
+
+    def numbers(_ctx):
+        calls.append("numbers")
+        return {"n_tasks": 3}
+
+    monkeypatch.setitem(_summary._NUMBERS, "run", numbers)
+    out = _summary.summary(ctx())
+    assert calls == ["numbers", "wait"] and out["n_tasks"] == 3
+    assert (tmp_path / "summary.json").is_file()
+
+    (tmp_path / "summary.json").unlink()
+    calls.clear()
+    with pytest.raises(OSError, match="disk full"):
+        _summary.summary(ctx(OSError(28, "disk full")))
+    assert calls == ["numbers", "wait"] and not (tmp_path / "summary.json").exists()
+
+    def missing(_ctx):
+        calls.append("numbers")
+        raise KeyError("paired_comparison")
+
+    monkeypatch.setitem(_summary._NUMBERS, "run", missing)
+    calls.clear()
+    with pytest.raises(KeyError, match="paired_comparison") as caught:
+        _summary.summary(ctx(OSError(28, "disk full")))
+    assert calls == ["numbers", "wait"]
+    assert caught.value.__notes__ == [
+        "Also, a figure was not saved: OSError: [Errno 28] disk full"]

@@ -201,8 +201,13 @@ def summary(ctx: Context, **numbers: Any) -> dict:
     try:  # while the figure writer saves the last figures
         found = {**_NUMBERS[ctx.report](ctx), **numbers}
         provenance = manifest(inputs=ctx.read, parameters=ctx.parameters, seeds=ctx.seeds)
-    finally:
-        ctx.wait_for_figures()  # every figure saved and shown, or the first failure raised
+    except Exception as exc:
+        try:  # the figures are still saved and shown; the numbers' error is the one raised
+            ctx.wait_for_figures()
+        except Exception as failed:  # noqa: BLE001 - named in the note, not lost
+            exc.add_note(f"Also, a figure was not saved: {type(failed).__name__}: {failed}")
+        raise
+    ctx.wait_for_figures()  # every figure saved and shown, or the first failure raised
     out = write_summary(ctx.report, found, out=ctx.out, sections=ctx.sections,
                         success_threshold=ctx.threshold, manifest=provenance)
     show({k: v for k, v in out.items() if k not in _NOT_SHOWN})

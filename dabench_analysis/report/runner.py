@@ -117,8 +117,8 @@ def _engine() -> str:
     (``DeadKernelError``) or a cell that outlasts the timeout (``CellTimeoutError``) becomes
     an error output of that cell: papermill then saves the notebook with its error banner and
     raises ``PapermillExecutionError``, exactly as when a cell raises (pitfall P15); and that
-    ``on_last_cell(nb)`` is called when the last cell completed without an error, before the
-    kernel is shut down.
+    ``on_last_cell(nb)`` is called when the last cell completed with an "ok" reply (not after
+    an error, a timeout, a dead kernel or an interrupt), before the kernel is shut down.
     """
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.engines import NBClientEngine, papermill_engines
@@ -126,18 +126,26 @@ def _engine() -> str:
     class CellFailureEngine(NBClientEngine):
         @classmethod
         def execute_managed_notebook(cls, nb_man, kernel_name, *, on_last_cell=None, **kwargs):
+            running: dict[str, int] = {}
+            replied: dict[int, bool] = {}  # cell index -> its execute reply said "ok"
+
+            def executed(cell, cell_index, execute_reply, **_):
+                running.clear()
+                replied[cell_index] = (execute_reply or {}).get("content", {}).get(
+                    "status") == "ok"
+
+            kwargs["on_cell_execute"] = lambda cell, cell_index: running.update(index=cell_index)
+            kwargs["on_cell_executed"] = executed
             if on_last_cell is not None:  # called with the notebook before the kernel stops
                 complete = nb_man.cell_complete
 
-                def cell_complete(cell, cell_index=None, **kw):
+                def cell_complete(cell, cell_index=None, **kw):  # also after an error (finally)
                     complete(cell, cell_index=cell_index, **kw)
-                    if cell_index == len(nb_man.nb.cells) - 1 \
-                            and cell.metadata.papermill.get("status") != nb_man.FAILED:
+                    if cell_index == len(nb_man.nb.cells) - 1 and cell.metadata.papermill.get(
+                            "status") != nb_man.FAILED and (cell.cell_type != "code"
+                                                             or replied.get(cell_index)):
                         on_last_cell(nb_man.nb)
                 nb_man.cell_complete = cell_complete
-            running: dict[str, int] = {}
-            kwargs["on_cell_execute"] = lambda cell, cell_index: running.update(index=cell_index)
-            kwargs["on_cell_executed"] = lambda **_: running.clear()
             try:
                 return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
             except (DeadKernelError, CellTimeoutError) as exc:
