@@ -115,3 +115,21 @@ def test_a_replays_text_is_reported_by_file_and_field(tmp_path):
     found = da.validate_run(loaded).findings
     hit = found[found["check"] == "control_characters"]
     assert hit[["file", "column"]].values.tolist() == [["task_38/task_replay.json", "question"]]
+
+
+def test_a_name_with_a_line_feed_stays_on_its_row_of_the_reports_table(tmp_path, monkeypatch):
+    """The command line's Reports table and its one-line messages write a folder name's tab,
+    line feed and carriage return as escapes (visible(one_line=True)): the row is not split."""
+    import io
+
+    from rich.console import Console
+
+    from dabench_analysis.report import _cli
+
+    out = io.StringIO()
+    monkeypatch.setattr(_cli, "console", Console(file=out, width=200, color_system=None))
+    job = Job("run", "run\n2\tb\rc", Path("run_report.ipynb"), {}, (tmp_path / "o").resolve())
+    _cli._print_summary([JobResult(job, "failed", "cell said\nno")])
+    rows = [line for line in out.getvalue().splitlines() if "run\\n2" in line]
+    assert len(rows) == 1 and "run\\n2\\tb\\rc" in rows[0] and "cell said\\nno" in rows[0]
+    assert visible("a\nb") == "a\nb" and visible("a\nb\x00", one_line=True) == "a\\nb\\x00"

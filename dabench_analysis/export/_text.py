@@ -9,6 +9,7 @@ The one escaping function: :func:`visible`. The characters are the catalogue's
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
@@ -18,25 +19,33 @@ from dabench_analysis.schema.checks import CONTROL_CHARACTERS, control_mask
 __all__ = ["visible", "visible_frame"]
 
 
+_LAYOUT = re.compile("[\t\n\r]")
+_LAYOUT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
 def _escape(match) -> str:
     code = ord(match[0])
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def visible(text: Any) -> Any:
+def visible(text: Any, *, one_line: bool = False) -> Any:
     r"""``text`` with every control character and lone surrogate written as an escape.
 
     Parameters
     ----------
     text : Any
         A string (anything else is returned unchanged, so cells of any type can pass).
+    one_line : bool
+        Also write tab, line feed and carriage return as ``\t``, ``\n``, ``\r``: for a name
+        or a path shown in one line (a row of the command line's tables), which a line feed
+        in a folder's name would otherwise split.
 
     Returns
     -------
     Any
-        The string with each C0 control except tab, line feed and carriage return, DEL and
-        each C1 control as ``\xNN`` (two lower-case hex digits) and each lone UTF-16
-        surrogate as ``\uNNNN``; every other character unchanged.
+        The string with each C0 control except tab, line feed and carriage return (unless
+        ``one_line``), DEL and each C1 control as ``\xNN`` (two lower-case hex digits) and each
+        lone UTF-16 surrogate as ``\uNNNN``; every other character unchanged.
 
     Notes
     -----
@@ -48,10 +57,16 @@ def visible(text: Any) -> Any:
     --------
     >>> visible("a\x00b\tc\x1bd\ud800")
     'a\\x00b\tc\\x1bd\\ud800'
+    >>> visible("run\n2\t", one_line=True)
+    'run\\n2\\t'
     >>> visible(3)
     3
     """
-    if not isinstance(text, str) or CONTROL_CHARACTERS.search(text) is None:
+    if not isinstance(text, str):
+        return text
+    if one_line and _LAYOUT.search(text) is not None:
+        text = _LAYOUT.sub(lambda m: _LAYOUT_ESCAPES[m[0]], text)
+    if CONTROL_CHARACTERS.search(text) is None:
         return text
     return CONTROL_CHARACTERS.sub(_escape, text)
 

@@ -234,9 +234,10 @@ def _print_summary(results: list[rep.JobResult]) -> None:
         table.add_column(col, overflow="fold")
     style = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
     for r in results:
-        table.add_row(r.job.kind, Text(export.visible(r.job.name)), f"[{style[r.state]}]{r.state}[/]",
+        table.add_row(r.job.kind, Text(export.visible(r.job.name, one_line=True)),
+                      f"[{style[r.state]}]{r.state}[/]",
                       "" if r.state == "not evaluated" else export.format_estimate(r.seconds),
-                      Text(export.visible(r.reason)))  # as the index: no time for a report not run
+                      Text(export.visible(r.reason, one_line=True)))  # no time: not run
     console.print(table)
 
 
@@ -385,12 +386,14 @@ def report(
         def done(res: rep.JobResult) -> None:
             bar.advance(task)
             if res.state == "failed":
-                err.print(f"[red]failed[/] {escape(export.visible(res.job.name))}: "
-                          f"{escape(export.visible(res.reason))}",
+                err.print(f"[red]failed[/] {escape(export.visible(res.job.name, one_line=True))}: "
+                          f"{escape(export.visible(res.reason, one_line=True))}",
                           highlight=False, soft_wrap=True)  # one line, whatever the width
             elif res.state == "not evaluated":
-                err.print(f"[yellow]not evaluated[/] {escape(export.visible(res.job.name))}: "
-                          f"{escape(export.visible(res.reason))}", highlight=False, soft_wrap=True)
+                err.print(f"[yellow]not evaluated[/] "
+                          f"{escape(export.visible(res.job.name, one_line=True))}: "
+                          f"{escape(export.visible(res.reason, one_line=True))}",
+                          highlight=False, soft_wrap=True)
 
         try:
             results = rep.run_jobs(plan, n_jobs=jobs, scheduler=scheduler, on_done=done,
@@ -403,7 +406,8 @@ def report(
     except OSError as exc:
         raise edge.cannot_write("--out", out, exc) from None
     _print_summary(results)
-    console.print(f"index: {escape(export.visible(str(index)))}", highlight=False, soft_wrap=True)
+    console.print(f"index: {escape(export.visible(str(index), one_line=True))}", highlight=False,
+                  soft_wrap=True)
     if any(r.state == "failed" for r in results):
         raise typer.Exit(1)
 
