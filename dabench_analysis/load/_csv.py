@@ -62,7 +62,9 @@ def memory_pool() -> pa.MemoryPool:
     (freed pages kept 100 ms) where pyarrow has one, else its default. Under the default,
     mimalloc, the parses of 1.5 M trajectory steps in two threads cost 4-5 s of system time
     (page faults on fresh memory, transparent huge pages among them), under jemalloc 1.3-1.5 s:
-    the load took 4.4-5.3 s against 2.1-2.3 s (bench/README, "The loader's memory pool")."""
+    the load took 4.4-5.3 s against 2.1-2.3 s (bench/README, "The loader's memory pool"). The
+    pipeline returns its free pages after the rules and after ``to_pandas`` (``release_unused``:
+    the peak 20-30 MiB lower over 1.5 M steps)."""
     try:
         pool = pa.jemalloc_memory_pool()
     except NotImplementedError:  # a pyarrow built without jemalloc (its Windows wheels)

@@ -108,6 +108,7 @@ def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
     threads = None if len(jobs) < (os.cpu_count() or 1) else False  # else a file a thread
     done = list(mapper(lambda job: _read_one(*job, cols, root, threads), jobs))
     _convert([r for r in done if r._parsed is not None], cols, root)
+    csv_reader.memory_pool().release_unused()  # what the rules freed, before the frame is built
     it = iter(done)
     return [next(it) if k is not None else None for k in kinds]
 
@@ -275,6 +276,8 @@ def to_frame(table: pa.Table, kind: FileKind, *, destroy: bool = False) -> pd.Da
     the peak is then about one copy of the numbers, not two)."""
     df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=destroy, self_destruct=destroy,
                          memory_pool=csv_reader.memory_pool())
+    if destroy:  # the columns it freed go back now, not after the pool's decay
+        csv_reader.memory_pool().release_unused()
     fix = {c: df[c].astype(s.dtype) for c, s in kind.catalogue.items()
            if c in df and s.kind == "enum" and df[c].dtype != s.dtype}
     return df.assign(**fix) if fix else df
