@@ -385,14 +385,10 @@ def report(
 
         def done(res: rep.JobResult) -> None:
             bar.advance(task)
-            if res.state == "failed":
-                err.print(f"[red]failed[/] {escape(export.visible(res.job.name, one_line=True))}: "
-                          f"{escape(export.visible(res.reason, one_line=True))}",
-                          highlight=False, soft_wrap=True)  # one line, whatever the width
-            elif res.state == "not evaluated":
-                err.print(f"[yellow]not evaluated[/] "
-                          f"{escape(export.visible(res.job.name, one_line=True))}: "
-                          f"{escape(export.visible(res.reason, one_line=True))}",
+            said = {"failed": "[red]failed[/]", "not evaluated": "[yellow]not evaluated[/]"}
+            if res.state in said:  # one line, whatever the width
+                err.print(f"{said[res.state]} {escape(export.visible(res.job.name, one_line=True))}"
+                          f": {escape(export.visible(res.reason, one_line=True))}",
                           highlight=False, soft_wrap=True)
 
         try:
