@@ -9,7 +9,6 @@ The one escaping function: :func:`visible`. The characters are the catalogue's
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pandas as pd
@@ -19,8 +18,7 @@ from dabench_analysis.schema.checks import CONTROL_CHARACTERS, control_mask
 __all__ = ["visible", "visible_frame"]
 
 
-_LAYOUT = re.compile("[\t\n\r]")
-_LAYOUT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_LAYOUT = str.maketrans({"\t": "\\t", "\n": "\\n", "\r": "\\r"})  # visible(one_line=True)
 
 
 def _escape(match) -> str:
@@ -64,8 +62,8 @@ def visible(text: Any, *, one_line: bool = False) -> Any:
     """
     if not isinstance(text, str):
         return text
-    if one_line and _LAYOUT.search(text) is not None:
-        text = _LAYOUT.sub(lambda m: _LAYOUT_ESCAPES[m[0]], text)
+    if one_line:
+        text = text.translate(_LAYOUT)
     if CONTROL_CHARACTERS.search(text) is None:
         return text
     return CONTROL_CHARACTERS.sub(_escape, text)

@@ -226,16 +226,19 @@ def _sample_root() -> Path:
     return here
 
 
+#: A report's state as the command line colours it (its Reports table, its one-line notes).
+_STATE_STYLE = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
+
+
 def _print_summary(results: list[rep.JobResult]) -> None:
     from rich.table import Table
 
     table = Table(title="Reports")
     for col in ("kind", "name", "state", "seconds", "reason"):
         table.add_column(col, overflow="fold")
-    style = {"evaluated": "green", "not evaluated": "yellow", "failed": "red"}
     for r in results:
         table.add_row(r.job.kind, Text(export.visible(r.job.name, one_line=True)),
-                      f"[{style[r.state]}]{r.state}[/]",
+                      f"[{_STATE_STYLE[r.state]}]{r.state}[/]",
                       "" if r.state == "not evaluated" else export.format_estimate(r.seconds),
                       Text(export.visible(r.reason, one_line=True)))  # no time: not run
     console.print(table)
@@ -385,10 +388,10 @@ def report(
 
         def done(res: rep.JobResult) -> None:
             bar.advance(task)
-            said = {"failed": "[red]failed[/]", "not evaluated": "[yellow]not evaluated[/]"}
-            if res.state in said:  # one line, whatever the width
-                err.print(f"{said[res.state]} {escape(export.visible(res.job.name, one_line=True))}"
-                          f": {escape(export.visible(res.reason, one_line=True))}",
+            if res.state != "evaluated":  # one line, whatever the width
+                err.print(f"[{_STATE_STYLE[res.state]}]{res.state}[/] "
+                          f"{escape(export.visible(res.job.name, one_line=True))}: "
+                          f"{escape(export.visible(res.reason, one_line=True))}",
                           highlight=False, soft_wrap=True)
 
         try:

@@ -141,10 +141,9 @@ def _engine() -> str:
 
                 def cell_complete(cell, cell_index=None, **kw):  # also after an error (finally)
                     complete(cell, cell_index=cell_index, **kw)
-                    if cell_index == len(nb_man.nb.cells) - 1 and cell.metadata.papermill.get(
-                            "status") != nb_man.FAILED and (cell.cell_type != "code"
-                                                             or replied.get(cell_index)):
-                        on_last_cell(nb_man.nb)
+                    if cell_index == len(nb_man.nb.cells) - 1 \
+                            and (cell.cell_type != "code" or replied.get(cell_index)):
+                        on_last_cell(nb_man.nb)  # an earlier failure never reaches the last
                 nb_man.cell_complete = cell_complete
             try:
                 return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
