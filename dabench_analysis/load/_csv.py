@@ -64,7 +64,13 @@ def memory_pool() -> pa.MemoryPool:
     (page faults on fresh memory, transparent huge pages among them), under jemalloc 1.3-1.5 s:
     the load took 4.4-5.3 s against 2.1-2.3 s (bench/README, "The loader's memory pool"). The
     pipeline returns its free pages after the rules and after ``to_pandas`` (``release_unused``:
-    the peak 20-30 MiB lower over 1.5 M steps)."""
+    the peak 20-30 MiB lower over 1.5 M steps).
+
+    Returns
+    -------
+    pyarrow.MemoryPool
+        The same pool on every call (``backend_name`` ``"jemalloc"``, else pyarrow's default).
+    """
     try:
         pool = pa.jemalloc_memory_pool()
     except NotImplementedError:  # a pyarrow built without jemalloc (its Windows wheels)
