@@ -127,8 +127,9 @@ def test_legacy_run_is_stacked_with_its_columns_missing(sweep, tmp_path):
     shutil.copytree(sweep / "run_0", root / "run_0")
     shutil.copytree(sweep / "run_1", root / "run_1")
     (root / "run_1" / "task_metrics.csv").unlink()
-    with pytest.warns(UserWarning, match="only the legacy"):
+    with pytest.warns(UserWarning, match="only the legacy") as caught:
         runs = load_runs(root, progress=False)
+    assert [w.filename for w in caught] == [__file__]  # the caller's line, not the library's
     tasks = runs.tasks
     assert len(tasks) == 2 * N_TASKS
     legacy = tasks[tasks["run_id"] == "run_1"]

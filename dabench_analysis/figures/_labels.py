@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from matplotlib.axes import Axes
 
+from dabench_analysis._caller import outside_level
+
 #: Longest label kept whole; longer ones lose their middle to an ellipsis.
 MAX_CHARS = 40
 #: Characters per line of a wrapped label (two lines at most): names up to this long stay whole
@@ -134,7 +136,7 @@ def fit_ticklabels(ax: Axes, labels: Sequence[str], *, axis: str = "y") -> float
     if fontsize < MIN_PT:
         warnings.warn(f"{len(labels)} labels do not fit on this Axes ({size:.1f} in); pass a "
                       f"taller Axes or ax=None for a figure that grows with them",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=outside_level())
         fontsize = MIN_PT
     ax.tick_params(axis=axis, labelsize=fontsize)
     return float(fontsize)

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dabench_analysis._caller import outside_level
 from dabench_analysis.judge import _schema as files
 from dabench_analysis.judge._schema import LIKERT, SCORE_RANGE
 from dabench_analysis.load import _csv as csv_reader
@@ -354,7 +355,7 @@ def read_judge_study(path: str | Path, *, strict: bool = True) -> JudgeStudy:
                            "read the rest", findings)
     for f in findings:
         if f.severity == "warning":
-            warnings.warn(str(f), stacklevel=2)
+            warnings.warn(str(f), stacklevel=outside_level())
     verdicts = frames[VERDICTS].reset_index(drop=True)
     verdicts["configuration"] = pd.Categorical(
         verdicts["configuration"], categories=list(dict.fromkeys(verdicts["configuration"])))

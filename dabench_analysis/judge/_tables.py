@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dabench_analysis._caller import outside_level
 from dabench_analysis.schema import require_columns
 from dabench_analysis.stats._inputs import as_bool, check_ci
 from dabench_analysis.stats.agreement import judge_agreement
@@ -84,7 +85,7 @@ def configuration_table(cases: pd.DataFrame, *, by: str = "configuration",
                      "tokens_mean": float(tok)})
     if dropped:
         warnings.warn(f"{dropped} row(s) with a missing judge or human verdict were dropped",
-                      stacklevel=2)
+                      stacklevel=outside_level())
     table = pd.DataFrame(rows)
     names = table[by].tolist()
     reference = names[0] if reference is None else reference
@@ -98,7 +99,8 @@ def configuration_table(cases: pd.DataFrame, *, by: str = "configuration",
     undefined = table.loc[table[["mcc", "precision", "recall", "f1"]].isna().any(axis=1), by]
     if len(undefined):
         warnings.warn(f"configuration_table: a metric is undefined (0/0) for "
-                      f"{', '.join(map(str, undefined))}; reported as NaN", stacklevel=2)
+                      f"{', '.join(map(str, undefined))}; reported as NaN",
+                      stacklevel=outside_level())
     return table
 
 
@@ -144,7 +146,7 @@ def _corrected(j: pd.Series, h: pd.Series, ci: float) -> list[dict]:
     if 2 <= min(n, N) < MIN_SIDE:
         warnings.warn(f"judge-corrected accuracy: {n} labelled and {N} unlabelled case(s); the "
                       f"PPI intervals are CLT intervals and need more (>= {MIN_SIDE} each)",
-                      stacklevel=3)
+                      stacklevel=outside_level())
     for name, lam in (("ppi", 1.0), ("ppi_plus_plus", None)):
         if n >= 2 and N >= 1:
             p = ppi_mean(y, yh, yu, lam=lam, ci=ci).iloc[0]
@@ -232,7 +234,7 @@ def judge_corrected_accuracy(cases: pd.DataFrame, *, judge: str = "judge_pass",
     j_all = as_bool(cases[judge], judge)
     if j_all.isna().any():
         warnings.warn(f"{int(j_all.isna().sum())} case(s) without a judge verdict were dropped",
-                      stacklevel=2)
+                      stacklevel=outside_level())
     frame = cases[j_all.notna().to_numpy()]
     groups = frame.groupby(by, sort=False, observed=True) if by else [(None, frame)]
     out = []

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dabench_analysis._caller import outside_level
 from dabench_analysis.load._findings import Finding, RunLoadError
 from dabench_analysis.load._loader import load_run
 from dabench_analysis.schema._files import CONFIG_FILE, TASK_FILE
@@ -299,7 +300,7 @@ def run_configs(run_dirs: Sequence[str | os.PathLike[str]],
             run_id, folder = _identify(item)
         except RunLoadError as exc:
             warnings.warn(f"{item}: not a loadable run, left out of the configurations "
-                          f"({str(exc).splitlines()[0]})", stacklevel=2)
+                          f"({str(exc).splitlines()[0]})", stacklevel=outside_level())
             continue
         if run_id in seen:
             raise ValueError(f"run_id {run_id!r} is given twice: {seen[run_id]} and {folder}")
@@ -311,13 +312,14 @@ def run_configs(run_dirs: Sequence[str | os.PathLike[str]],
             if f.severity == "error":
                 raise ValueError(f"{where}: {f.message}")
             if f.check != SEED_LABEL:
-                warnings.warn(f"{where}: {f.message}", stacklevel=2)
+                warnings.warn(f"{where}: {f.message}", stacklevel=outside_level())
         rows.append(declared)
     labels = [r["seed"] for r in rows if isinstance(r["seed"], str)]
     if labels:
         warnings.warn(f"{len(labels)} run(s) declare a seed that is a label, not a number "
                       f"({', '.join(map(repr, labels[:5]))}{' ...' if len(labels) > 5 else ''})"
-                      ": kept as labels, which tell the repetitions apart", stacklevel=2)
+                      ": kept as labels, which tell the repetitions apart",
+                      stacklevel=outside_level())
     seeds = "string" if labels else "Int64"
     out = pd.DataFrame(rows, columns=_COLUMNS)
     if labels:

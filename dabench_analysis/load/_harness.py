@@ -31,6 +31,7 @@ import pandas as pd
 import pyarrow as pa
 
 from dabench_analysis import schema
+from dabench_analysis._caller import outside_level
 from dabench_analysis.load import _pipeline as pipeline
 from dabench_analysis.load._findings import Finding, RunLoadError, dropped_rows
 from dabench_analysis.load._rules import TEXT, Stack, convert
@@ -374,7 +375,7 @@ def build_run(path: Path, record: Record, fmt: str, *, strict: bool = True,
     if errors:
         warnings.warn(f"{record.name}: {len(errors)} problem(s) in {name}; rejected values set "
                       f"to missing, {dropped_rows(errors)} row(s) dropped (see run.findings)",
-                      stacklevel=4)
+                      stacklevel=outside_level())
     table = pipeline.fill_run_id(table.drop_columns(
         [c for c in ("run_id",) if c in table.column_names]), record.name)
     run = Run(run_id=record.name, path=path, tasks=pipeline.to_frame(table, kind),

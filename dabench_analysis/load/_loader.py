@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dabench_analysis import schema
+from dabench_analysis._caller import outside_level
 from dabench_analysis.load import _folders as folders
 from dabench_analysis.load import _formats as formats
 from dabench_analysis.load import _pipeline as pipeline
@@ -241,12 +242,12 @@ def load_runs(
         if not (len(r.source_rows) if r.format == "eval-v2" else len(r.tasks)):
             skipped.append((str(d), _no_rows(r)))
             warnings.warn(f"{r.run_id}: {_no_rows(r)}; not in the sweep (see .skipped)",
-                          stacklevel=2)
+                          stacklevel=outside_level())
             continue
         if r.run_id in first:
             skipped.append((str(d), f"duplicate run_id {r.run_id!r} (kept {first[r.run_id]})"))
             warnings.warn(f"run_id {r.run_id!r} appears in {first[r.run_id]} and {d}; "
-                          "skipping the later one (see .skipped)", stacklevel=2)
+                          "skipping the later one (see .skipped)", stacklevel=outside_level())
             continue
         first[r.run_id] = str(d)
         runs.append(r)
@@ -312,7 +313,9 @@ def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper:
         if not isinstance(got, tuple):
             loaded.append(got)
             continue
-        part, res, run_id, findings = got
+        part, res, run_id, findings, notes = got
+        for note in notes:  # given here: stacklevel 4 is the caller of load_run(s)
+            warnings.warn(note, stacklevel=outside_level())
         if i in second:
             findings.append(second[i])
         loaded.append(None)
@@ -330,8 +333,8 @@ def _part(frame: pd.DataFrame, start: int, n: int, own: list[str]) -> pd.DataFra
 
 
 def _accept(run_dir: Path, res, strict: bool):
-    """A run's task file as read: ``(table, result, run_id, findings)`` ready to stack, or the
-    RunLoadError that stops it."""
+    """A run's task file as read: ``(table, result, run_id, findings, warnings)`` ready to
+    stack (the warnings' texts for the caller to give), or the RunLoadError that stops it."""
     if res is None:
         return RunLoadError(f"{run_dir}: {NOT_EVALUATED}",
                             [Finding("error", TASK_FILE, None, None, "missing_file",
@@ -362,14 +365,14 @@ def _accept(run_dir: Path, res, strict: bool):
         findings.append(Finding("warning", name, None, "task_id", "task_id_path",
                                 f"task_id(s) {unsafe.to_pylist()[:5]} are not plain folder "
                                 f"names; their {REPLAY_FILE} is not looked up"))
+    notes = []
     if name == LEGACY_TASK_FILE:
-        warnings.warn(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
-                      "loading its subset of columns", stacklevel=4)
+        notes.append(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
+                     "loading its subset of columns")
     if errors:
-        warnings.warn(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
-                      f"missing, {dropped_rows(errors)} row(s) dropped (see run.findings)",
-                      stacklevel=4)
-    return table, res, run_id, findings
+        notes.append(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
+                     f"missing, {dropped_rows(errors)} row(s) dropped (see run.findings)")
+    return table, res, run_id, findings, notes
 
 
 def folder_name(run_dir: Path) -> str:
@@ -416,4 +419,4 @@ def warn_absent(columns: Sequence[str] | None, loaded, where: str) -> None:
     if absent:
         warnings.warn(f"{where}: requested column(s) {absent} not found (not in the file; "
                       "names as eval-v2 writes them, see dabench_analysis.schema)",
-                      stacklevel=3)
+                      stacklevel=outside_level())

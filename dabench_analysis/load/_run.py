@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dabench_analysis import schema
+from dabench_analysis._caller import outside_level
 from dabench_analysis.load import _pipeline as pipeline
 from dabench_analysis.load._findings import Finding, RunLoadError
 from dabench_analysis.load._header import read_header
@@ -448,7 +449,7 @@ def _side_frames(runs: Sequence[Run], kind, columns: list[str], *,
     for run, res in zip(runs, results, strict=True):
         if res is None:
             warnings.warn(f"{run.run_id}: {kind.file} not found in {run.path}; using an empty "
-                          "frame", stacklevel=4)
+                          "frame", stacklevel=outside_level())
             continue
         if res.error is not None:
             raise RunLoadError(f"{run.path}: {res.error.message}", res.error.findings)
@@ -457,7 +458,7 @@ def _side_frames(runs: Sequence[Run], kind, columns: list[str], *,
         errors = sum(f.severity == "error" for f in res.findings)
         if errors:
             warnings.warn(f"{run.run_id}: {errors} problem(s) in {kind.file}; rejected values "
-                          "set to missing (see run.findings)", stacklevel=4)
+                          "set to missing (see run.findings)", stacklevel=outside_level())
         table, res.table = pipeline.fill_run_id(res.table, run.run_id), None
         tables.append(table)
         own.append((table.column_names, res.rows))

@@ -42,6 +42,7 @@ import pandas as pd
 import pyarrow as pa
 
 from dabench_analysis._atomic import atomic_write
+from dabench_analysis._caller import outside_level
 from dabench_analysis.load._findings import Finding
 from dabench_analysis.schema._files import TASK_FILES
 
@@ -410,7 +411,7 @@ def write_entry(root: Path, request: Mapping, table: pa.Table, meta: Mapping) ->
 def _warn_once(key: str, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, stacklevel=5)
+        warnings.warn(message, stacklevel=outside_level())
 
 
 def _entries(root: Path) -> list[Path]:

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from dabench_analysis._caller import outside_level
+
 #: Set to "1" in a report kernel's environment by the runner when a core is left over for a
 #: figure writer, else "0". In the caller's environment, ``DABENCH_FIGURE_WRITER=0`` turns the
 #: writer off (figures are then saved in the kernel, as in interactive use) and ``=1`` on.
@@ -122,7 +124,7 @@ def writer_setting(env: MutableMapping[str, str], notebook: Path | None = None) 
     own = os.environ.get(FIGURE_WRITER_ENV, "")
     if own not in ("", "0", "1"):
         warnings.warn(f"{FIGURE_WRITER_ENV}={own!r} is neither 0 nor 1; ignored", UserWarning,
-                      stacklevel=3)
+                      stacklevel=outside_level())
     with _RUNNING_LOCK:
         _RUNNING[0] += 1
         spare = max(_RUNNING[0], _PLANNED[0]) < _cores()
@@ -394,7 +396,8 @@ class FigureWriter:
     def _show(self, fig: _Figure, result: Any) -> None:
         saved, caught = result
         for category, message in caught:
-            warnings.warn(f"figure {fig.stem.name!r}: {message}", category, stacklevel=3)
+            warnings.warn(f"figure {fig.stem.name!r}: {message}", category,
+                          stacklevel=outside_level())
         if fig.handle is not None:
             fig.handle.update(saved)
 

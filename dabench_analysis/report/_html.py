@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dabench_analysis._atomic import atomic_write
+from dabench_analysis._caller import outside_level
 from dabench_analysis.export._text import visible
 
 if TYPE_CHECKING:  # imported where used: its import takes seconds (runner.py says why)
@@ -376,7 +377,7 @@ def export_html(notebook: str | os.PathLike[str], html_path: str | os.PathLike[s
     remote = external_references(page)
     if remote:
         warnings.warn(f"{html_path}: the page loads {', '.join(sorted(set(remote)))} from the "
-                      "network; it will be incomplete offline", stacklevel=2)
+                      "network; it will be incomplete offline", stacklevel=outside_level())
     dest = Path(html_path)
     with atomic_write(dest) as fh:
         fh.write(visible(page))  # a NUL from the data as \x00 (export._text), as in every file

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 import pandas as pd
 
+from dabench_analysis._caller import outside_level
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load._findings import Finding
 from dabench_analysis.load._rules import parse_flags
@@ -457,9 +458,10 @@ def load_research_eval(path: str | Path) -> ResearchEval:
         for key, status in zip(SUMMARY_COUNTS[1:], STATUS.categories, strict=True):
             if runs[-1][key] is not None and runs[-1][key] != counts[status]:
                 warnings.warn(f"{run_dir.name}: summary.json {key}={runs[-1][key]} but "
-                              f"results.jsonl has {counts[status]} {status}", stacklevel=2)
+                              f"results.jsonl has {counts[status]} {status}",
+                              stacklevel=outside_level())
     for message in _warnings(notes):
-        warnings.warn(message, stacklevel=2)
+        warnings.warn(message, stacklevel=outside_level())
     if not rows:
         raise ValueError(f"{root}: the results.jsonl files hold no test cases")
     tool_calls = pd.DataFrame(calls, columns=["run_id", "case_id", "call_index", "tool",
@@ -467,6 +469,6 @@ def load_research_eval(path: str | Path) -> ResearchEval:
     cases = _typed_cases(rows)
     findings = _absent_cases(cases)
     for f in findings:
-        warnings.warn(str(f), stacklevel=2)
+        warnings.warn(str(f), stacklevel=outside_level())
     return ResearchEval(root, cases, pd.DataFrame(runs, columns=["run_id", *RUN_TYPES]).astype(
         RUN_TYPES), tool_calls, session, tuple(findings), inputs)

@@ -7,20 +7,18 @@ pooled belong to the tables (:mod:`dabench_analysis.tables._common`).
 
 from __future__ import annotations
 
-import sys
 import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from dabench_analysis._caller import outside_level
 from dabench_analysis.load._rules import parse_flags
 from dabench_analysis.schema import (
     check_threshold,  # noqa: F401  (re-exported: the one check)
     require_columns,
 )
-
-_PACKAGE = "dabench_analysis."
 
 
 class StatisticsWarning(UserWarning):
@@ -96,16 +94,6 @@ def run_ids(frame) -> list[str]:
     if not isinstance(frame, pd.DataFrame) or "run_id" not in frame:
         return []
     return [str(v) for v in pd.unique(frame["run_id"].dropna())]
-
-def outside_level() -> int:
-    """The ``stacklevel`` that makes a warning issued by the caller of this function point at
-    the first frame outside the package (the user's call), however many of the package's
-    functions and decorators lie between."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
-
 
 def warn(notes: Sequence[str], stacklevel: int | None = None) -> None:
     """Emit one :class:`StatisticsWarning` joining ``notes`` (nothing if empty), attributed to

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dabench_analysis._caller import outside_level
 from dabench_analysis.stats._inputs import as_bool
 
 _METRICS = ("precision", "recall", "f1", "mcc", "accuracy")
@@ -114,7 +115,7 @@ def factoid_scores(n_response: Any, n_ground_truth: Any, n_matched: Any, *,
     empty = int(((r == 0) | (g == 0)).sum())
     if empty:
         warnings.warn(f"{empty} test case(s) with no factoids on a side: their precision or "
-                      "recall is NaN (see note)", stacklevel=2)
+                      "recall is NaN (see note)", stacklevel=outside_level())
     return df
 
 
@@ -215,7 +216,7 @@ def _pairs(judge_pass: Any, human_pass: Any) -> tuple[np.ndarray, np.ndarray]:
         j, h = j.align(h, join="inner")
         if len(j) < n_before:
             warnings.warn(f"{n_before - len(j)} case(s) not in both judge_pass and human_pass "
-                          "were dropped", stacklevel=3)
+                          "were dropped", stacklevel=outside_level())
     elif len(j) != len(h):
         raise ValueError(f"judge_pass has {len(j)} cases, human_pass {len(h)}")
     # verdicts through the package's one flag parser (PASS/FAIL, yes/no, 1/0, true/false)
@@ -224,7 +225,7 @@ def _pairs(judge_pass: Any, human_pass: Any) -> tuple[np.ndarray, np.ndarray]:
     missing = j.isna() | h.isna()
     if missing.any():
         warnings.warn(f"{int(missing.sum())} case(s) with a missing judge or human verdict were "
-                      "dropped", stacklevel=3)
+                      "dropped", stacklevel=outside_level())
     if (~missing).sum() == 0:
         raise ValueError("no case has both a judge and a human verdict")
     return j[~missing].to_numpy(bool), h[~missing].to_numpy(bool)
@@ -234,7 +235,7 @@ def _warn_undefined(df: pd.DataFrame, where: str) -> None:
     undefined = df.loc[df["estimate"].isna(), "metric"].tolist()
     if undefined:
         warnings.warn(f"{where}: {', '.join(undefined)} undefined (0/0), reported as NaN; see "
-                      "the note column", stacklevel=3)
+                      "the note column", stacklevel=outside_level())
 
 
 def judge_agreement(judge_pass: Any, human_pass: Any, *, ci: float = 0.95,

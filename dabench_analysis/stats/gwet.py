@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dabench_analysis._caller import outside_level
+
 #: Weight schemes (Gwet 2014, ch. 3): names as in irrCAC.
 WEIGHT_KINDS = ("identity", "ordinal", "linear", "quadratic")
 #: Coefficients :func:`agreement_coefficients` computes, in its row order.
@@ -299,7 +301,7 @@ def _row(name: str, t: _Tally, weights: str, ci: float) -> dict[str, Any]:
     pe, pe_i = _CHANCE[name](t)
     if 1 - pe <= 1e-12:
         warnings.warn(f"{label} undefined: chance agreement is 1 (all ratings in one "
-                      "category); reported as NaN", stacklevel=3)
+                      "category); reported as NaN", stacklevel=outside_level())
         return row | dict.fromkeys(["estimate", "se", "ci_low", "ci_high", "p_value"], np.nan) | {
             "pa": t.pa, "pe": pe, "note": "undefined: chance agreement is 1"}
     return row | _inference(t, pe, pe_i, ci, low)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dabench_analysis._caller import outside_level
 from dabench_analysis.stats import gwet
 from dabench_analysis.stats.agreement import _bootstrap
 
@@ -74,7 +75,8 @@ def aggregate_annotators(ratings: pd.DataFrame, *, rule: str = "majority",
     out[n == 0] = pd.NA
     if out.isna().any():
         warnings.warn(f"{int(out.isna().sum())} item(s) have no human verdict ({int((n == 0).sum())}"
-                      " unrated, the rest majority ties); they are <NA>", stacklevel=2)
+                      " unrated, the rest majority ties); they are <NA>",
+                      stacklevel=outside_level())
     return out.rename("human_pass")
 
 
@@ -248,7 +250,7 @@ def inter_rater(ratings: pd.DataFrame, *, weights: str = "ordinal",
     undefined = out.loc[out["estimate"].isna(), "coefficient"].tolist()
     if undefined:
         warnings.warn(f"inter_rater: {', '.join(undefined)} undefined: all ratings fall in one "
-                      "category; reported as NaN", stacklevel=2)
+                      "category; reported as NaN", stacklevel=outside_level())
     return out
 
 

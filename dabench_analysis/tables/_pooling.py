@@ -13,7 +13,8 @@ from contextvars import ContextVar
 
 import pandas as pd  # noqa: F401  (the doctests' ``pd``)
 
-from dabench_analysis.stats._inputs import StatisticsWarning, id_list, outside_level, run_ids
+from dabench_analysis._caller import outside_level
+from dabench_analysis.stats._inputs import StatisticsWarning, id_list, run_ids
 
 
 class PooledRunsWarning(StatisticsWarning):

@@ -1,0 +1,43 @@
+"""Where a warning points (below every layer, like ``_atomic``): the user's line.
+
+A warning names the line that made it, ``stacklevel`` frames up the stack. The number of the
+package's own frames between a public function and the line that warns differs from path to
+path (``load_run`` or ``load_runs``; a frame reached through :func:`functools.cached_property`,
+such as ``run.trajectory``), so a fixed number names a line of the library on some of them.
+:func:`outside_level` counts them instead.
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: Modules whose frames are stepped over: the package's, and functools' (``cached_property``
+#: runs the package's properties from a frame of its own).
+_INSIDE = ("dabench_analysis.", "functools")
+
+
+def outside_level() -> int:
+    """The ``stacklevel`` that makes a warning issued by the caller of this function name the
+    first frame outside the package (the user's line), however many of the package's functions
+    and decorators lie between.
+
+    Returns
+    -------
+    int
+        For :func:`warnings.warn` called in the same function as this.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> def inner():
+    ...     warnings.warn("note", stacklevel=outside_level())
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     inner()
+    >>> caught[0].filename == inner.__code__.co_filename  # the doctest's own frames
+    True
+    """
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_INSIDE):
+        frame, level = frame.f_back, level + 1
+    return level
