@@ -79,35 +79,46 @@ def figures_not_rendered() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def tables_formatted_once(seen: set) -> Iterator[None]:
-    """``export.save_table`` writes every table's ``.csv``, and its ``.tex`` and ``.md`` only
-    the first time a table of that content (values, dtypes, columns, caption, labels) is saved
-    while ``seen`` is kept: a run's shapes share most of their tables, and formatting them was
-    a quarter of a report without figures (the run-shape matrix: 126 CPU-s before, 97 after).
-    Every distinct table is still formatted once; one whose cells cannot be hashed, always."""
+def tables_formatted_once(seen: dict) -> Iterator[None]:
+    """Every table's ``.csv`` is written, its ``.tex`` and ``.md`` only the first time a table
+    of that content (values, dtypes, columns, caption, labels) is saved while ``seen`` is
+    kept: a run's shapes share most of their tables, and formatting them was a quarter of a
+    report without figures. A table seen before is shown as it was presented then (the same
+    content, columns, labels and digits present the same). One whose cells cannot be hashed is
+    always formatted.
+
+    The patched function is ``export._tables._save_table``, which both ``export.save_table``
+    and the reports' ``out.table`` call; the block fails if no table went through it (the
+    reports would then save tables by another path, and every table be formatted again)."""
     import pandas as pd
 
-    from dabench_analysis import export
+    from dabench_analysis.export import _tables
 
-    save = export.save_table
+    save, calls = _tables._save_table, [0]
 
-    def once(df, path_stem, **kwargs):
+    def once(df, stem, **kwargs):
+        calls[0] += 1
         try:
             key = (int(pd.util.hash_pandas_object(df, index=True).sum()),
                    str(df.dtypes.to_dict()), tuple(df.columns),
-                   repr(sorted(kwargs.items(), key=lambda kv: kv[0])))
+                   repr(sorted(((k, v) for k, v in kwargs.items() if k != "formats"),
+                               key=lambda kv: kv[0])), tuple(kwargs["formats"]))
         except TypeError:  # unhashable cells (lists, say)
-            return save(df, path_stem, **kwargs)
+            return save(df, stem, **kwargs)
         if key in seen:
-            return save(df, path_stem, **{**kwargs, "formats": ("csv",)})
-        seen.add(key)
-        return save(df, path_stem, **kwargs)
+            written, _ = save(df, stem, **{**kwargs, "formats": ("csv",)})
+            return written, seen[key]
+        written, shown = save(df, stem, **kwargs)
+        seen[key] = shown
+        return written, shown
 
-    with mock.patch("dabench_analysis.export.save_table", once):
+    with mock.patch.object(_tables, "_save_table", once), \
+            mock.patch("dabench_analysis.report._context._save_table", once):
         yield
+    assert calls[0], "no table was saved through export._tables._save_table"
 
 
-_FORMATTED: set = set()  # tables_formatted_once's record, per process of report_shape's pool
+_FORMATTED: dict = {}  # tables_formatted_once's record, per process of report_shape's pool
 
 
 def report_shape(name: str, run_dir: str, baseline_dir: str, out: str) -> str:
