@@ -24,18 +24,8 @@ def outside_level() -> int:
     Returns
     -------
     int
-        For :func:`warnings.warn` called in the same function as this.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> def inner():
-    ...     warnings.warn("note", stacklevel=outside_level())
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     inner()
-    >>> caught[0].filename == inner.__code__.co_filename  # the doctest's own frames
-    True
+        For :func:`warnings.warn` called in the same function as this
+        (``warnings.warn(message, stacklevel=outside_level())``).
     """
     frame, level = sys._getframe(2), 2
     while frame is not None and frame.f_globals.get("__name__", "").startswith(_INSIDE):
