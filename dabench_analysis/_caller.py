@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import sys
 
-#: Modules whose frames are stepped over: the package's, and functools' (``cached_property``
-#: runs the package's properties from a frame of its own).
-_INSIDE = ("dabench_analysis.", "functools")
+#: Modules whose frames are stepped over: the package's (by prefix), and by name functools'
+#: (``cached_property`` runs the package's properties from a frame of its own) and contextlib's
+#: (``@contextmanager`` runs the package's context managers from its ``__enter__``).
+_PACKAGE = "dabench_analysis."
+_WRAPPERS = frozenset({"functools", "contextlib"})
+
+
+def _inside(frame) -> bool:
+    name = frame.f_globals.get("__name__")
+    return isinstance(name, str) and (name.startswith(_PACKAGE) or name in _WRAPPERS)
 
 
 def outside_level() -> int:
@@ -25,9 +32,15 @@ def outside_level() -> int:
     -------
     int
         For :func:`warnings.warn` called in the same function as this
-        (``warnings.warn(message, stacklevel=outside_level())``).
+        (``warnings.warn(message, stacklevel=outside_level())``). When every frame above is
+        the package's (a public function run by ``atexit`` or at the bottom of a thread),
+        the outermost of them.
     """
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(_INSIDE):
+    frame, level = sys._getframe(1).f_back, 2  # the caller's caller
+    if frame is None:  # the caller is the bottom frame: its own line
+        return 1
+    while _inside(frame):
+        if frame.f_back is None:
+            return level
         frame, level = frame.f_back, level + 1
     return level

@@ -81,7 +81,7 @@ def figures_not_rendered() -> Iterator[None]:
 @contextlib.contextmanager
 def tables_formatted_once(seen: dict) -> Iterator[None]:
     """Every table's ``.csv`` is written, its ``.tex`` and ``.md`` only the first time a table
-    of that content (values, dtypes, columns, caption, labels) is saved while ``seen`` is
+    of that content (values, dtypes, columns, index names, caption, labels) is saved while ``seen`` is
     kept: a run's shapes share most of their tables, and formatting them was a quarter of a
     report without figures. A table seen before is shown as it was presented then (the same
     content, columns, labels and digits present the same). One whose cells cannot be hashed is
@@ -100,7 +100,7 @@ def tables_formatted_once(seen: dict) -> Iterator[None]:
         calls[0] += 1
         try:
             key = (int(pd.util.hash_pandas_object(df, index=True).sum()),
-                   str(df.dtypes.to_dict()), tuple(df.columns),
+                   str(df.dtypes.to_dict()), tuple(df.columns), tuple(df.index.names),
                    repr(sorted(((k, v) for k, v in kwargs.items() if k != "formats"),
                                key=lambda kv: kv[0])), tuple(kwargs["formats"]))
         except TypeError:  # unhashable cells (lists, say)

@@ -95,3 +95,60 @@ def test_no_fixed_stacklevel_is_left_in_the_package():
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if re.search(r"stacklevel=\d", line)]
     assert fixed == []
+
+
+def _in_package_namespace(source: str, **names):
+    """Functions compiled as if in a module of the package (outside_level steps over them)."""
+    namespace = {"__name__": "dabench_analysis._probe", **names}
+    exec(compile(source, "<package probe>", "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def test_a_package_function_at_the_bottom_of_a_thread_warns_without_crashing():
+    """No frame outside the package (a public function run by ``_thread`` or ``atexit``): the
+    warning names the outermost package frame, never an IndexError or a line past the stack."""
+    import _thread
+    import queue
+
+    from dabench_analysis._caller import outside_level
+
+    ns = _in_package_namespace(
+        "def public(done):\n"
+        "    try:\n"
+        "        inner()\n"
+        "        done.put(None)\n"
+        "    except BaseException as exc:\n"
+        "        done.put(exc)\n"
+        "def inner():\n"
+        "    warnings.warn('note', stacklevel=outside_level())\n"
+        "def bottom(done):\n"
+        "    try:\n"
+        "        warnings.warn('note', stacklevel=outside_level())\n"
+        "        done.put(None)\n"
+        "    except BaseException as exc:\n"
+        "        done.put(exc)\n",
+        warnings=warnings, outside_level=outside_level)
+    done: queue.Queue = queue.Queue()
+    for function, line in (("public", 3), ("bottom", 11)):  # the frame that warns is the bottom
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _thread.start_new_thread(ns[function], (done,))
+            assert done.get(timeout=10) is None
+        assert [(w.filename, w.lineno) for w in caught] == [("<package probe>", line)]
+
+
+def test_odd_globals_and_a_context_manager_still_name_the_callers_line(monkeypatch):
+    from dabench_analysis.report._figure_writer import FIGURE_WRITER_ENV, writer_setting
+
+    # a caller whose module has no string __name__ (exec with such globals): no AttributeError
+    # (Python itself then drops the warning)
+    g = {"__name__": None, "load_runs": load_runs, "run": str(SAMPLE)}
+    exec("runs = load_runs([run], columns=['no_such_column'], progress=False)", g)  # noqa: S102
+    assert g["runs"].run_ids == ["baseline_react"]
+    # a warning inside the package's @contextmanager, given from contextlib's __enter__
+    monkeypatch.setenv(FIGURE_WRITER_ENV, "yes")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with writer_setting({}):
+            pass
+    assert [w.filename for w in caught] == [__file__]

@@ -314,7 +314,7 @@ def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper:
             loaded.append(got)
             continue
         part, res, run_id, findings, notes = got
-        for note in notes:  # given here: stacklevel 4 is the caller of load_run(s)
+        for note in notes:  # given here, not in _accept: one place, in the caller's thread
             warnings.warn(note, stacklevel=outside_level())
         if i in second:
             findings.append(second[i])
