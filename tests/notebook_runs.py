@@ -83,9 +83,9 @@ def tables_formatted_once(seen: dict) -> Iterator[None]:
     """Every table's ``.csv`` is written, its ``.tex`` and ``.md`` only the first time a table
     of that content (values, dtypes, columns, index names, caption, labels) is saved while
     ``seen`` is kept: a run's shapes share most of their tables, and formatting them was a
-    quarter of a report without figures. A table seen before is shown as it was presented then (the same
-    content, columns, labels and digits present the same). One whose cells cannot be hashed is
-    always formatted.
+    quarter of a report without figures. A table seen before is shown as it was presented then
+    (the same content, columns, labels and digits present the same). One whose cells cannot be
+    hashed is always formatted.
 
     The patched function is ``export._tables._save_table``, which both ``export.save_table``
     and the reports' ``out.table`` call; the block fails if no table went through it (the
