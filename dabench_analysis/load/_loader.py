@@ -313,9 +313,7 @@ def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper:
         if not isinstance(got, tuple):
             loaded.append(got)
             continue
-        part, res, run_id, findings, notes = got
-        for note in notes:  # given here, not in _accept: one place, in the caller's thread
-            warnings.warn(note, stacklevel=outside_level())
+        part, res, run_id, findings = got
         if i in second:
             findings.append(second[i])
         loaded.append(None)
@@ -333,8 +331,8 @@ def _part(frame: pd.DataFrame, start: int, n: int, own: list[str]) -> pd.DataFra
 
 
 def _accept(run_dir: Path, res, strict: bool):
-    """A run's task file as read: ``(table, result, run_id, findings, warnings)`` ready to
-    stack (the warnings' texts for the caller to give), or the RunLoadError that stops it."""
+    """A run's task file as read: ``(table, result, run_id, findings)`` ready to stack, or the
+    RunLoadError that stops it."""
     if res is None:
         return RunLoadError(f"{run_dir}: {NOT_EVALUATED}",
                             [Finding("error", TASK_FILE, None, None, "missing_file",
@@ -365,14 +363,14 @@ def _accept(run_dir: Path, res, strict: bool):
         findings.append(Finding("warning", name, None, "task_id", "task_id_path",
                                 f"task_id(s) {unsafe.to_pylist()[:5]} are not plain folder "
                                 f"names; their {REPLAY_FILE} is not looked up"))
-    notes = []
     if name == LEGACY_TASK_FILE:
-        notes.append(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
-                     "loading its subset of columns")
+        warnings.warn(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
+                      "loading its subset of columns", stacklevel=outside_level())
     if errors:
-        notes.append(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
-                     f"missing, {dropped_rows(errors)} row(s) dropped (see run.findings)")
-    return table, res, run_id, findings, notes
+        warnings.warn(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
+                      f"missing, {dropped_rows(errors)} row(s) dropped (see run.findings)",
+                      stacklevel=outside_level())
+    return table, res, run_id, findings
 
 
 def folder_name(run_dir: Path) -> str:
