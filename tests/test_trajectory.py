@@ -225,6 +225,11 @@ def test_solve_curve_counts_failed_tasks_as_never_solved(run):
     # execution_time: correct t5 5 s, t1 10 s, t2 20 s; last end 40 s; all 5 tasks count
     assert s["seconds"].tolist() == [5.0, 10.0, 20.0, 40.0]
     assert s["share"].tolist() == pytest.approx([0.2, 0.4, 0.6, 0.6])
+    for i, k in enumerate([1, 2, 3, 3]):  # one counting rule for both axes, one interval
+        assert (s.loc[i, "ci_low"], s.loc[i, "ci_high"]) == pytest.approx(wilson(k, 5))
+    for k in range(1, 8):
+        assert (c.loc[k - 1, "ci_low"], c.loc[k - 1, "ci_high"]) == pytest.approx(
+            wilson(2 if k >= 6 else 0, 4))
 
 
 def test_tool_fit_by_task_type_and_pooled(run):

@@ -13,22 +13,25 @@ from dabench_analysis.stats._clustered import cluster_bootstrap_ratio
 from dabench_analysis.trajectory._inputs import Inputs, difference, shares
 
 
-def curve_intervals(s: pd.DataFrame, codes: np.ndarray, width: int, inp: Inputs,
-                    ci: float) -> tuple[np.ndarray, np.ndarray]:
-    """The solve curve's interval bounds, shape (groups, width): for group g and k = 1 …
-    width, the share of its traces (rows of ``s``: ``task_index``, ``end``, ``solved``)
-    solved within k steps, resampling tasks."""
-    n_groups = int(codes.max()) + 1 if len(codes) else 0
-    k = np.arange(1, width + 1)
-    hit = s["solved"].to_numpy(dtype=bool)[:, None] & (s["end"].to_numpy()[:, None] <= k)
-    group = codes[:, None] * width + (k - 1)[None, :]
-    task = np.broadcast_to(inp.clusters[s["task_index"].to_numpy()][:, None], hit.shape)
-    r = cluster_bootstrap_ratio(hit.ravel(), np.ones(hit.size), group.ravel(), task.ravel(),
-                                ci=ci, n_boot=inp.n_boot, seed=inp.seed)
-    lo = np.full(n_groups * width, np.nan)
-    hi = np.full(n_groups * width, np.nan)
+def curve_intervals(s: pd.DataFrame, codes: np.ndarray, group: np.ndarray, at: np.ndarray,
+                    inp: Inputs, ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """The solve curve's interval bounds, one per point (``group``, ``at``; the points of
+    each group together, groups in ascending order): the share of the group's traces (rows
+    of ``s``: ``task_index``, ``end``, ``solved``; ``codes`` their groups) solved by ``at``,
+    resampling tasks."""
+    per_group = np.bincount(group, minlength=int(codes.max(initial=-1)) + 1)
+    reps = per_group[codes]  # each trace is counted at each point of its group
+    trace = np.repeat(np.arange(len(s)), reps)
+    row = np.repeat(np.cumsum(per_group)[codes] - reps, reps) + (
+        np.arange(len(trace)) - np.repeat(np.cumsum(reps) - reps, reps))
+    hit = s["solved"].to_numpy(dtype=bool)[trace] & (
+        s["end"].to_numpy(dtype="float64")[trace] <= at[row])
+    r = cluster_bootstrap_ratio(hit, np.ones(len(trace)), row,
+                                inp.clusters[s["task_index"].to_numpy()][trace], ci=ci,
+                                n_boot=inp.n_boot, seed=inp.seed)
+    lo, hi = np.full(len(at), np.nan), np.full(len(at), np.nan)
     lo[:len(r)], hi[:len(r)] = r["ci_low"].to_numpy(), r["ci_high"].to_numpy()
-    return lo.reshape(n_groups, width), hi.reshape(n_groups, width)
+    return lo, hi
 
 
 def fit_intervals(per_task: pd.DataFrame, fams: list, run: np.ndarray, run_names,
@@ -153,23 +156,3 @@ def _weighted_quantiles(v: np.ndarray, w: np.ndarray, quantiles: tuple[float, ..
                                   - n_v * shift, n_v - 1)] for x in (np.floor(h), np.ceil(h)))
         out[rows, j] = low + (h - np.floor(h)) * (high - low)
     return out
-
-
-def seconds_intervals(s: pd.DataFrame, curve: pd.DataFrame, inp: Inputs,
-                      ci: float) -> tuple[np.ndarray, np.ndarray]:
-    """The solve curve's interval bounds by time, one per row of ``curve`` (``run_id``,
-    ``difficulty``, ``seconds``): the share of the group's traces (rows of ``s``:
-    ``run_id``, ``difficulty``, ``task_index``, ``end``, ``solved``) solved by then,
-    resampling tasks."""
-    keys = ["run_id", "difficulty"]
-    rows = curve[[*keys, "seconds"]].reset_index(drop=True).assign(row=np.arange(len(curve)))
-    cross = s[[*keys, "task_index", "end", "solved"]].astype({k: object for k in keys}).merge(
-        rows.astype({k: object for k in keys}), on=keys)
-    hit = cross["solved"].to_numpy(dtype=bool) & (cross["end"].to_numpy(dtype=float)
-                                                   <= cross["seconds"].to_numpy(dtype=float))
-    r = cluster_bootstrap_ratio(hit, np.ones(len(cross)), cross["row"].to_numpy(),
-                                inp.clusters[cross["task_index"].to_numpy()], ci=ci,
-                                n_boot=inp.n_boot, seed=inp.seed)
-    lo, hi = np.full(len(curve), np.nan), np.full(len(curve), np.nan)
-    lo[:len(r)], hi[:len(r)] = r["ci_low"].to_numpy(), r["ci_high"].to_numpy()
-    return lo, hi

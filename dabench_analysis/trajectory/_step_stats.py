@@ -1,14 +1,12 @@
-"""Two summaries of step data for the step tables (:mod:`dabench_analysis.trajectory.profile`):
-latency quantiles of many groups at once with distribution-free intervals, and the empirical
-share of tasks solved within k steps or t seconds with Wilson intervals.
+"""Latency quantiles of many groups at once with distribution-free intervals, for the step
+tables (:mod:`dabench_analysis.trajectory.profile`; the solve curve's counting is there, one
+rule for steps and seconds).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
-from dabench_analysis.stats._proportions import proportion_intervals
 
 
 def grouped_quantiles(values, groups, *, quantiles: tuple[float, ...] = (0.5, 0.9, 0.99),
@@ -91,62 +89,3 @@ def grouped_quantiles(values, groups, *, quantiles: tuple[float, ...] = (0.5, 0.
         out[f"{name}_ci_high"] = np.where(has & (high_i < n), take(np.minimum(
             high_i, np.maximum(n - 1, 0))), np.nan)
     return pd.DataFrame(out)
-
-
-def cumulative_share(ends, solved, grid, *, ci: float = 0.95) -> pd.DataFrame:
-    """The share of all tasks that ended solved at or before each point of ``grid``.
-
-    Parameters
-    ----------
-    ends : array-like of float
-        Where each task ended (its number of steps, or its seconds); NaN: left out.
-    solved : array-like of bool
-        Whether each task ended correct.
-    grid : array-like of float
-        Points at which to count.
-    ci : float
-        Level of the pointwise Wilson intervals.
-
-    Returns
-    -------
-    DataFrame
-        One row per grid point: ``at``, ``n`` (tasks), ``n_solved`` (solved with end <= at),
-        ``share``, ``ci_low``, ``ci_high``.
-
-    Notes
-    -----
-    Every task ends within the run, so this is an empirical cumulative share (unsolved tasks
-    count in n and never as solved), not a survival estimate; there is no censoring. Wilson
-    score intervals, pointwise (not a simultaneous band).
-
-    Raises
-    ------
-    ValueError
-        ``ends`` and ``solved`` differ in length.
-
-    References
-    ----------
-    Brown, L. D., Cai, T. T., DasGupta, A. (2001). Interval estimation for a binomial
-    proportion. Statistical Science 16(2), 101–133 (the Wilson interval).
-
-    Examples
-    --------
-    >>> cumulative_share([2, 3, 5, 4], [True, False, True, True], [2, 4])[["at", "share"]]
-       at  share
-    0   2   0.25
-    1   4   0.50
-    """
-    e = np.asarray(ends, dtype="float64")
-    ok = np.asarray(solved, dtype=bool)
-    if e.shape != ok.shape:
-        raise ValueError(f"ends and solved differ in length: {e.size} vs {ok.size}")
-    keep = ~np.isnan(e)
-    e, ok = e[keep], ok[keep]
-    g = np.asarray(grid)
-    done = np.sort(e[ok])
-    k = np.searchsorted(done, g, side="right")
-    n = np.full(len(g), e.size)
-    lo, hi = proportion_intervals(k, n, ci)
-    return pd.DataFrame({"at": g, "n": n, "n_solved": k,
-                         "share": k / e.size if e.size else np.full(len(g), np.nan),
-                         "ci_low": lo, "ci_high": hi})

@@ -27,7 +27,6 @@ from dabench_analysis.trajectory._clustered import (
     curve_intervals,
     fit_intervals,
     quantile_intervals,
-    seconds_intervals,
 )
 from dabench_analysis.trajectory._inputs import (
     Inputs,
@@ -39,7 +38,7 @@ from dabench_analysis.trajectory._inputs import (
     trace_note,
     wilson,
 )
-from dabench_analysis.trajectory._step_stats import cumulative_share, grouped_quantiles
+from dabench_analysis.trajectory._step_stats import grouped_quantiles
 
 #: Where a step has no value of the ``by`` column (e.g. a step that calls no tool).
 NO_VALUE = "(none)"
@@ -237,51 +236,56 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     frame = pd.DataFrame({"task_index": np.flatnonzero(keep), "end": ends[keep],
                           "solved": t["correct"].fillna(False).to_numpy(dtype=bool)[keep]})
     s = stratify(frame, t)
-    out = _steps_curve(s, ci, inp) if axis == "steps" else _seconds_curve(s, ci)
-    if axis == "seconds" and inp.clusters is not None and len(out):  # trials: resample tasks
-        out["ci_low"], out["ci_high"] = seconds_intervals(s, out, inp, ci)
+    out = _curve(s, axis, ci, inp)
     out["method"] = SOLVE_METHOD
     cols = ["run_id", "difficulty", axis, "n", "n_solved", "share", "ci_low", "ci_high", "method"]
     return finish(out[cols], inp, sort=[axis], clustered=True,
                   traces=frame["task_index"].to_numpy())  # the traces the curve counts
 
 
-def _steps_curve(s: pd.DataFrame, ci: float, inp: Inputs) -> pd.DataFrame:
-    """For every group of (run_id, difficulty) at once: k = 1 … the run's most steps (Wilson;
-    with repeated trials a bootstrap over tasks)."""
+def _curve(s: pd.DataFrame, axis: str, ci: float, inp: Inputs) -> pd.DataFrame:
+    """For every group of (run_id, difficulty) at once, the share of its tasks (rows of ``s``:
+    ``end``, ``solved``) solved by each point of its run's grid: k = 1 … the run's most steps
+    (``steps``), or the distinct end times of the run's correct tasks and its last end time
+    (``seconds``). Wilson; with repeated trials a bootstrap over tasks."""
     codes, keys = group_codes(s, ["run_id", "difficulty"])
-    groups = pd.MultiIndex.from_frame(keys)
-    end = s["end"].to_numpy().astype(np.int64)
-    top = pd.Series(end).groupby(s["run_id"].to_numpy(), observed=True).max()
-    width = int(end.max(initial=0))
-    solved = np.zeros((len(groups), width + 1), dtype=np.int64)
-    np.add.at(solved, (codes[s["solved"].to_numpy()], end[s["solved"].to_numpy()]), 1)
-    n = np.bincount(codes, minlength=len(groups))
-    k = np.arange(1, width + 1)
-    cum = np.cumsum(solved, axis=1)[:, 1:]
-    keep = k[None, :] <= top.reindex(groups.get_level_values(0)).to_numpy()[:, None]
-    rows, cols = np.nonzero(keep)
-    lo, hi = proportion_intervals(cum[rows, cols], n[rows], ci)
+    at, group = _grid(s, keys, axis)
+    end, solved = s["end"].to_numpy(dtype="float64"), s["solved"].to_numpy(dtype=bool)
+    # n_solved(g, x) = correct tasks of g with end <= x: both on one integer key (group, rank
+    # of the value among every end and grid point), so one sorted search counts them all
+    values = np.unique(np.concatenate([end[solved], at]))
+    width = len(values) + 1
+    done = np.sort(codes[solved] * width + np.searchsorted(values, end[solved]))
+    n_solved = (np.searchsorted(done, group * width + np.searchsorted(values, at), side="right")
+                - np.searchsorted(done, group * width, side="left"))
+    n = np.bincount(codes, minlength=len(keys))[group]
+    lo, hi = proportion_intervals(n_solved, n, ci)
     if inp.clusters is not None:
-        lo, hi = (b[rows, cols] for b in curve_intervals(s, codes, width, inp, ci))
-    return pd.DataFrame({"run_id": groups.get_level_values(0)[rows],
-                         "difficulty": groups.get_level_values(1)[rows], "steps": k[cols],
-                         "n": n[rows], "n_solved": cum[rows, cols],
-                         "share": cum[rows, cols] / n[rows], "ci_low": lo, "ci_high": hi})
+        lo, hi = curve_intervals(s, codes, group, at, inp, ci)
+    return pd.DataFrame({"run_id": keys["run_id"].to_numpy()[group],
+                         "difficulty": keys["difficulty"].to_numpy()[group], axis: at,
+                         "n": n, "n_solved": n_solved, "share": n_solved / n,
+                         "ci_low": lo, "ci_high": hi})
 
 
-def _seconds_curve(s: pd.DataFrame, ci: float) -> pd.DataFrame:
-    """Per group: the distinct end times of correct tasks and the run's last end time."""
-    parts = []
-    for rid, r in s.groupby("run_id", sort=False, observed=True):
-        grid = np.unique(np.append(r.loc[r["solved"], "end"], r["end"].max()))
-        for diff, g in r.groupby("difficulty", sort=False, observed=True):
-            part = cumulative_share(g["end"], g["solved"], grid, ci=ci)
-            parts.append(part.rename(columns={"at": "seconds"}).assign(run_id=rid,
-                                                                       difficulty=diff))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["run_id", "difficulty", "seconds", "n", "n_solved", "share", "ci_low",
-                 "ci_high"])
+def _grid(s: pd.DataFrame, keys: pd.DataFrame, axis: str) -> tuple[np.ndarray, np.ndarray]:
+    """The curve's points and the group (row of ``keys``) of each, each group's points
+    together and ascending, groups in order: every group of a run has the run's grid (see
+    :func:`_curve`)."""
+    end = s["end"].to_numpy(dtype="float64")
+    if axis == "steps":
+        top = pd.Series(end).groupby(s["run_id"].to_numpy(), observed=True).max().astype(int)
+        points = pd.DataFrame({"run_id": np.repeat(top.index.to_numpy(), top.to_numpy())})
+        points["at"] = points.groupby("run_id", sort=False).cumcount() + 1
+    else:
+        last = s.groupby("run_id", sort=False, observed=True)["end"].max()
+        points = pd.concat([s.loc[s["solved"], ["run_id", "end"]],
+                            pd.DataFrame({"run_id": last.index, "end": last.to_numpy()})]) \
+            .rename(columns={"end": "at"}).drop_duplicates().sort_values(["run_id", "at"])
+    groups = pd.DataFrame({"run_id": keys["run_id"].astype(object),
+                           "group": np.arange(len(keys))})
+    cross = groups.merge(points.astype({"run_id": object}), on="run_id", sort=False)
+    return cross["at"].to_numpy(), cross["group"].to_numpy()
 
 
 @needs(files=(TOOL_CALLS_FILE,), file_needs=in_file(TOOL_CALLS_FILE, "task_id", "tool_name",
