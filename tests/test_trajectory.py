@@ -5,7 +5,9 @@ with statsmodels' ``proportion_confint(method="wilson")`` and
 
 from __future__ import annotations
 
+import shutil
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -284,3 +286,45 @@ def test_a_run_without_trajectory_is_refused_by_name(tmp_path):
     (path / "trajectory.csv").unlink()
     with pytest.raises(ValueError, match="needs `trajectory.csv`"):
         tr.variants(da.load_run(path))
+
+
+SAMPLE_RUNS = Path(__file__).resolve().parents[1] / "data" / "sample_runs"
+
+
+def test_solve_curve_by_seconds_times_each_run_by_what_it_has(tmp_path):
+    """Runs loaded together, one without execution_time: that run is timed by the sum of its
+    steps' duration_seconds, as when loaded alone (it was left out)."""
+    for name in ("baseline_react", "proposed_aat"):
+        shutil.copytree(SAMPLE_RUNS / name, tmp_path / name)
+    tasks = pd.read_csv(tmp_path / "baseline_react" / "task_metrics.csv")
+    tasks.drop(columns="execution_time").to_csv(tmp_path / "baseline_react" / "task_metrics.csv",
+                                                index=False)
+    both = tr.solve_curve(da.load_runs([tmp_path / "baseline_react", tmp_path / "proposed_aat"],
+                                       progress=False), axis="seconds")
+    assert sorted(both["run_id"].unique()) == ["baseline_react", "proposed_aat"]
+    base = both[(both["run_id"] == "baseline_react") & (both["difficulty"] == "all")]
+    # from the raw files: each task ends at the sum of its steps' durations
+    steps = pd.read_csv(tmp_path / "baseline_react" / "trajectory.csv")
+    ends = steps.groupby("task_id")["duration_seconds"].sum()
+    correct = tasks.set_index("task_id")["final_score"] >= 0.8
+    solved_ends = ends[correct.reindex(ends.index).fillna(False).astype(bool)]
+    assert base["seconds"].iloc[-1] == pytest.approx(ends.max())
+    assert base["n"].iloc[0] == len(ends)
+    at = base["seconds"].to_numpy()
+    assert base["n_solved"].tolist() == [int((solved_ends <= x + 1e-9).sum()) for x in at]
+    alone = tr.solve_curve(da.load_run(tmp_path / "baseline_react"), axis="seconds")
+    pd.testing.assert_frame_equal(
+        base.drop(columns="run_id").reset_index(drop=True),
+        alone[alone["difficulty"] == "all"].reset_index(drop=True)[base.columns.drop("run_id")])
+
+
+def test_solve_curve_by_seconds_reads_minus_zero_as_zero(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLE_RUNS / "proposed_aat", run)
+    tasks = pd.read_csv(run / "task_metrics.csv", dtype=str, keep_default_na=False)
+    correct = tasks.index[tasks["final_score"].astype(float) >= 0.8][:4]
+    tasks.loc[correct, "execution_time"] = ["-0.0", "0.0", "-0.0", "0"]
+    tasks.to_csv(run / "task_metrics.csv", index=False)
+    c = tr.solve_curve(da.load_run(run), axis="seconds")
+    assert not np.signbit(c["seconds"].to_numpy()).any()
+    assert c.loc[c["difficulty"] == "all", "seconds"].iloc[0] == 0.0

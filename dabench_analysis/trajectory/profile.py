@@ -173,7 +173,8 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     axis : {"steps", "seconds"}
         Steps: a task ends at its number of steps (tasks without steps are left out).
         Seconds: at its ``execution_time`` (the wall clock), or the sum of its steps'
-        ``duration_seconds`` when the run has no ``execution_time``.
+        ``duration_seconds`` when its run has no ``execution_time`` (runs loaded together
+        may differ: each is timed by what it has).
     threshold : float, optional
         Success threshold; default the run's.
     ci : float
@@ -219,15 +220,8 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     inp = gather(run, "solve_curve", steps=[], task_columns=["execution_time"], threshold=threshold)
     t, n_tasks = inp.tasks, len(inp.tasks)
     n_steps = np.bincount(inp.steps["task_index"], minlength=n_tasks).astype(float)
-    if axis == "steps":
-        ends = np.where(n_steps > 0, n_steps, np.nan)
-    elif "execution_time" in t:
-        ends = t["execution_time"].to_numpy(dtype="float64", na_value=np.nan)
-    else:
-        d = inp.steps.get("duration_seconds", pd.Series(np.nan, index=inp.steps.index))
-        ends = pd.Series(d.to_numpy(dtype="float64", na_value=np.nan)).groupby(
-            inp.steps["task_index"].to_numpy(), observed=True).sum(min_count=1).reindex(
-            range(n_tasks)).to_numpy()
+    ends = np.where(n_steps > 0, n_steps, np.nan) if axis == "steps" else _seconds(inp)
+    ends = ends + 0.0  # a -0.0 read from a file is 0.0: one grid point, one way to print it
     scored = t["correct"].notna().to_numpy()
     keep = ~np.isnan(ends) & scored
     if (~keep).any():
@@ -241,6 +235,23 @@ def solve_curve(run: Run | Runs, *, axis: str = "steps", threshold: float | None
     cols = ["run_id", "difficulty", axis, "n", "n_solved", "share", "ci_low", "ci_high", "method"]
     return finish(out[cols], inp, sort=[axis], clustered=True,
                   traces=frame["task_index"].to_numpy())  # the traces the curve counts
+
+
+def _seconds(inp: Inputs) -> np.ndarray:
+    """When each task ended, in seconds: its ``execution_time``; in a run without any, the sum
+    of its steps' ``duration_seconds`` (NaN: no time)."""
+    t = inp.tasks
+    wall = t["execution_time"].to_numpy(dtype="float64", na_value=np.nan) \
+        if "execution_time" in t else np.full(len(t), np.nan)
+    timed = pd.Series(~np.isnan(wall)).groupby(t["run_id"].to_numpy(), sort=False).transform(
+        "any").to_numpy(dtype=bool) if len(t) else np.zeros(0, dtype=bool)
+    if timed.all():
+        return wall
+    d = inp.steps.get("duration_seconds", pd.Series(np.nan, index=inp.steps.index))
+    summed = pd.Series(d.to_numpy(dtype="float64", na_value=np.nan)).groupby(
+        inp.steps["task_index"].to_numpy(), observed=True).sum(min_count=1).reindex(
+        range(len(t))).to_numpy()
+    return np.where(timed, wall, summed)
 
 
 def _curve(s: pd.DataFrame, axis: str, ci: float, inp: Inputs) -> pd.DataFrame:
