@@ -244,7 +244,7 @@ def _seconds(inp: Inputs) -> np.ndarray:
     wall = t["execution_time"].to_numpy(dtype="float64", na_value=np.nan) \
         if "execution_time" in t else np.full(len(t), np.nan)
     timed = pd.Series(~np.isnan(wall)).groupby(t["run_id"].to_numpy(), sort=False).transform(
-        "any").to_numpy(dtype=bool) if len(t) else np.zeros(0, dtype=bool)
+        "any").to_numpy(dtype=bool)  # per task: its run has an execution_time
     if timed.all():
         return wall
     d = inp.steps.get("duration_seconds", pd.Series(np.nan, index=inp.steps.index))
@@ -270,9 +270,8 @@ def _curve(s: pd.DataFrame, axis: str, ci: float, inp: Inputs) -> pd.DataFrame:
     n_solved = (np.searchsorted(done, group * width + np.searchsorted(values, at), side="right")
                 - np.searchsorted(done, group * width, side="left"))
     n = np.bincount(codes, minlength=len(keys))[group]
-    lo, hi = proportion_intervals(n_solved, n, ci)
-    if inp.clusters is not None:
-        lo, hi = curve_intervals(s, codes, group, at, inp, ci)
+    lo, hi = proportion_intervals(n_solved, n, ci) if inp.clusters is None \
+        else curve_intervals(s, codes, group, at, inp, ci)  # trials: resample tasks
     return pd.DataFrame({"run_id": keys["run_id"].to_numpy()[group],
                          "difficulty": keys["difficulty"].to_numpy()[group], axis: at,
                          "n": n, "n_solved": n_solved, "share": n_solved / n,
