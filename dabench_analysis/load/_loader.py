@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,6 +30,7 @@ from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load._findings import Finding, RunLoadError, dropped_rows
 from dabench_analysis.load._folders import NOT_EVALUATED, candidates, check_dir
 from dabench_analysis.load._replay import replay_paths
+from dabench_analysis.load._rules import TEXT
 from dabench_analysis.load._run import Run
 from dabench_analysis.load._sweep import SKIPPED_COLUMNS, Runs
 from dabench_analysis.load._task_files import second_task_files
@@ -298,7 +300,7 @@ def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper:
                 ) -> tuple[list, list[tuple[int, stack_cache.Part]], pa.Table]:
     """Every run's task file read (:func:`._pipeline.read_files`) and accepted: the load error
     of each run that failed (None where a run was loaded), each loaded run's position and
-    part, and their tables stacked."""
+    part, and their tables stacked with the loader's columns (:func:`_loader_columns`)."""
     kinds = [{TASK_FILE: TASKS, LEGACY_TASK_FILE: LEGACY_TASKS}.get(folders.task_file(d))
              for d in dirs]
     files = [d / (k.file if k else TASK_FILE) for d, k in zip(dirs, kinds, strict=True)]
@@ -307,20 +309,63 @@ def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper:
     second = second_task_files(dirs, results, cache=cache,
                                mapper=partial(mapper, label="second task files"))
     loaded: list = []
-    good, tables = [], []
+    good, accepted = [], []
     for i, (d, res) in enumerate(zip(dirs, results, strict=True)):
         got = _accept(d, res, strict)
         if not isinstance(got, tuple):
             loaded.append(got)
             continue
-        part, res, run_id, findings = got
-        if i in second:
-            findings.append(second[i])
+        run_id, findings = got
         loaded.append(None)
-        tables.append(part)
-        good.append((i, stack_cache.Part(run_id, part.column_names, res.rows, findings,
-                                         res.kind.file, res.stamp)))
-    return loaded, good, pipeline.stacked(tables)
+        accepted.append(i)
+        good.append((i, stack_cache.Part(run_id, [], res.rows, findings, res.kind.file,
+                                         res.stamp)))
+    table = _loader_columns([dirs[i] for i in accepted], [results[i] for i in accepted],
+                            [p for _, p in good])
+    for i, p in good:
+        if i in second:
+            p.findings.append(second[i])
+    return loaded, good, table
+
+
+def _loader_columns(dirs: list[Path], results: list, parts: list[stack_cache.Part]
+                    ) -> pa.Table:
+    """The accepted runs' tables stacked, with the loader's columns: ``run_id`` first where a
+    file lacks it (its missing values filled with the run's id) and ``replay_path`` last
+    (:func:`._replay.replay_paths`); each part's ``own`` columns, and a finding on task ids
+    that cannot name a folder. The columns are in order of first appearance over the runs, as
+    if each run's table were stacked on its own."""
+    if not parts:
+        return pipeline.stacked([])
+    tables = [r.table.drop_columns(["replay_path"]) if "replay_path" in r.table.column_names
+              else r.table for r in results]
+    for t, p in zip(tables, parts, strict=True):
+        names = t.schema.names
+        p.own = [*(() if "run_id" in names else ("run_id",)), *names, "replay_path"]
+    order = list(dict.fromkeys(c for p in parts for c in p.own))
+    table = pipeline.stacked(tables)
+    del tables
+    sizes = [len(p.rows) for p in parts]
+    run_ids = pa.DictionaryArray.from_arrays(
+        pa.array(np.repeat(np.arange(len(parts), dtype=np.int32), sizes)),
+        pa.array([p.run_id for p in parts], TEXT)).cast(TEXT)
+    if "run_id" in table.column_names:
+        table = table.set_column(table.column_names.index("run_id"), "run_id",
+                                 pc.coalesce(table.column("run_id"), run_ids))
+    else:
+        table = table.append_column("run_id", run_ids)
+    task_ids = table.column("task_id")
+    table = table.append_column("replay_path", replay_paths(dirs, task_ids, sizes))
+    unsafe = np.flatnonzero(pc.fill_null(pc.match_substring_regex(task_ids, _UNSAFE_ID),
+                                         False).to_numpy(zero_copy_only=False))
+    starts = np.cumsum([0, *sizes])
+    for run in np.unique(np.searchsorted(starts, unsafe, side="right") - 1):
+        at = unsafe[(unsafe >= starts[run]) & (unsafe < starts[run + 1])][:5]
+        parts[run].findings.append(Finding(
+            "warning", results[run].name, None, "task_id", "task_id_path",
+            f"task_id(s) {pc.take(task_ids, pa.array(at)).to_pylist()} are not plain folder "
+            f"names; their {REPLAY_FILE} is not looked up"))
+    return table.select(order)
 
 
 def _part(frame: pd.DataFrame, start: int, n: int, own: list[str]) -> pd.DataFrame:
@@ -331,8 +376,8 @@ def _part(frame: pd.DataFrame, start: int, n: int, own: list[str]) -> pd.DataFra
 
 
 def _accept(run_dir: Path, res, strict: bool):
-    """A run's task file as read: ``(table, result, run_id, findings)`` ready to stack, or the
-    RunLoadError that stops it."""
+    """A run's task file as read: its ``(run_id, findings)`` ready to stack
+    (:func:`_loader_columns` adds the loader's columns), or the RunLoadError that stops it."""
     if res is None:
         return RunLoadError(f"{run_dir}: {NOT_EVALUATED}",
                             [Finding("error", TASK_FILE, None, None, "missing_file",
@@ -346,23 +391,10 @@ def _accept(run_dir: Path, res, strict: bool):
     if errors and strict:
         return RunLoadError(f"{run_dir / name}: {len(errors)} problem(s) (in Python, "
                             "load_run(path, strict=False) keeps the valid values)", errors)
-    findings = list(res.findings)
     table = res.table
-    folder_id = folder_name(run_dir)
     ids = pc.unique(table.column("run_id").drop_null()) if "run_id" in table.column_names \
-        else pa.array([], pa.string())
-    run_id = str(ids[0]) if len(ids) == 1 else folder_id
-    table = pipeline.fill_run_id(table, run_id)
-    if "replay_path" in table.column_names:  # the loader's own column, last
-        table = table.drop_columns(["replay_path"])
-    task_ids = table.column("task_id").cast(pa.string())
-    table = table.append_column("replay_path", replay_paths(run_dir, task_ids))
-    unsafe = pc.filter(task_ids, pc.fill_null(pc.match_substring_regex(task_ids, _UNSAFE_ID),
-                                              False))
-    if len(unsafe):
-        findings.append(Finding("warning", name, None, "task_id", "task_id_path",
-                                f"task_id(s) {unsafe.to_pylist()[:5]} are not plain folder "
-                                f"names; their {REPLAY_FILE} is not looked up"))
+        else ()
+    run_id = str(ids[0]) if len(ids) == 1 else folder_name(run_dir)
     if name == LEGACY_TASK_FILE:
         warnings.warn(f"{run_dir.name}: only the legacy {LEGACY_TASK_FILE} is present; "
                       "loading its subset of columns", stacklevel=outside_level())
@@ -370,7 +402,7 @@ def _accept(run_dir: Path, res, strict: bool):
         warnings.warn(f"{run_id}: {len(errors)} problem(s) in {name}; rejected values set to "
                       f"missing, {dropped_rows(errors)} row(s) dropped (see run.findings)",
                       stacklevel=outside_level())
-    return table, res, run_id, findings
+    return run_id, list(res.findings)
 
 
 def folder_name(run_dir: Path) -> str:
