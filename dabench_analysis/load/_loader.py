@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -29,11 +30,11 @@ from dabench_analysis.load import _stack_cache as stack_cache
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load._findings import Finding, RunLoadError, dropped_rows
 from dabench_analysis.load._folders import NOT_EVALUATED, candidates, check_dir
-from dabench_analysis.load._replay import replay_paths
+from dabench_analysis.load._replay import replay_folders, replay_paths
 from dabench_analysis.load._rules import TEXT
 from dabench_analysis.load._run import Run
 from dabench_analysis.load._sweep import SKIPPED_COLUMNS, Runs
-from dabench_analysis.load._task_files import second_task_files
+from dabench_analysis.load._task_files import read_second, second_task_files
 from dabench_analysis.load._threshold import refuse_threshold
 from dabench_analysis.schema._files import (
     LEGACY_TASK_FILE,
@@ -304,10 +305,16 @@ def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper:
     kinds = [{TASK_FILE: TASKS, LEGACY_TASK_FILE: LEGACY_TASKS}.get(folders.task_file(d))
              for d in dirs]
     files = [d / (k.file if k else TASK_FILE) for d, k in zip(dirs, kinds, strict=True)]
-    results = pipeline.read_files(files, kinds, columns, cache=cache,
-                                  mapper=partial(mapper, label="runs"))
-    second = second_task_files(dirs, results, cache=cache,
-                               mapper=partial(mapper, label="second task files"))
+    side: dict[str, Future] = {}
+    with ThreadPoolExecutor(1, thread_name_prefix="load_runs") as beside:
+        def start() -> None:  # what needs no task file, on another core while the rules run
+            side["second"] = beside.submit(read_second, dirs, kinds, cache=cache, mapper=map)
+            side["folders"] = beside.submit(lambda: [replay_folders(d) for d in dirs])
+
+        results = pipeline.read_files(files, kinds, columns, cache=cache,
+                                      mapper=partial(mapper, label="runs"), on_read=start)
+        second = second_task_files(results, side["second"].result())
+        listed = side["folders"].result()
     loaded: list = []
     good, accepted = [], []
     for i, (d, res) in enumerate(zip(dirs, results, strict=True)):
@@ -321,20 +328,21 @@ def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper:
         good.append((i, stack_cache.Part(run_id, [], res.rows, findings, res.kind.file,
                                          res.stamp)))
     table = _loader_columns([dirs[i] for i in accepted], [results[i] for i in accepted],
-                            [p for _, p in good])
+                            [p for _, p in good], [listed[i] for i in accepted])
     for i, p in good:
         if i in second:
             p.findings.append(second[i])
     return loaded, good, table
 
 
-def _loader_columns(dirs: list[Path], results: list, parts: list[stack_cache.Part]
-                    ) -> pa.Table:
+def _loader_columns(dirs: list[Path], results: list, parts: list[stack_cache.Part],
+                    listed: list[list[str]]) -> pa.Table:
     """The accepted runs' tables stacked, with the loader's columns: ``run_id`` first where a
     file lacks it (its missing values filled with the run's id) and ``replay_path`` last
     (:func:`._replay.replay_paths`); each part's ``own`` columns, and a finding on task ids
-    that cannot name a folder. The columns are in order of first appearance over the runs, as
-    if each run's table were stacked on its own."""
+    that cannot name a folder (``listed``: each run's :func:`._replay.replay_folders`). The
+    columns are in order of first appearance over the runs, as if each run's table were
+    stacked on its own."""
     if not parts:
         return pipeline.stacked([])
     tables = [r.table.drop_columns(["replay_path"]) if "replay_path" in r.table.column_names
@@ -355,7 +363,7 @@ def _loader_columns(dirs: list[Path], results: list, parts: list[stack_cache.Par
     else:
         table = table.append_column("run_id", run_ids)
     task_ids = table.column("task_id")
-    table = table.append_column("replay_path", replay_paths(dirs, task_ids, sizes))
+    table = table.append_column("replay_path", replay_paths(dirs, task_ids, sizes, listed))
     unsafe = np.flatnonzero(pc.fill_null(pc.match_substring_regex(task_ids, _UNSAFE_ID),
                                          False).to_numpy(zero_copy_only=False))
     starts = np.cumsum([0, *sizes])

@@ -81,7 +81,8 @@ class FileResult:
 
 def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
                columns: Sequence[str] | None = None, *, cache: bool = True,
-               mapper: Callable = map) -> list[FileResult | None]:
+               mapper: Callable = map,
+               on_read: Callable[[], object] | None = None) -> list[FileResult | None]:
     """Read every file (the module notes say how).
 
     Parameters
@@ -96,6 +97,9 @@ def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
         Use the parse cache.
     mapper : callable
         ``map``-like: how the files are read (threads, with a progress bar).
+    on_read : callable, optional
+        Called once every file is read, before the rules run on this thread: where a caller
+        starts work of its own on another thread, beside them (the rules leave a core free).
 
     Returns
     -------
@@ -107,6 +111,8 @@ def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
     jobs = [(f, k) for f, k in zip(files, kinds, strict=True) if k is not None]
     threads = None if len(jobs) < (os.cpu_count() or 1) else False  # else a file a thread
     done = list(mapper(lambda job: _read_one(*job, cols, root, threads), jobs))
+    if on_read is not None:
+        on_read()
     _convert([r for r in done if r._parsed is not None], cols, root)
     csv_reader.memory_pool().release_unused()  # what the rules freed, before the frame is built
     it = iter(done)

@@ -8,7 +8,7 @@ agree, as they do in every run the evaluator writes, nothing is said).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -20,44 +20,66 @@ from dabench_analysis.schema._files import LEGACY_TASK_FILE, LEGACY_TASKS, TASK_
 _SHOWN = 3  # differing tasks quoted in the message
 
 
-def second_task_files(dirs: Sequence[Path], results: Sequence, *, cache: bool = True,
-                      mapper: Callable = map) -> dict[int, Finding]:
-    """For each run folder that holds both task files whose scores differ, a finding naming both.
+def read_second(dirs: Sequence[Path], kinds: Sequence, *, cache: bool = True,
+                mapper: Callable = map) -> dict[int, pipeline.FileResult]:
+    """The legacy task file of each run folder that holds both, read for :func:`compare`
+    (its ``task_id`` and ``final_score``). It needs nothing of the task file itself, so the
+    loader reads it while the task files' rules run.
 
     Parameters
     ----------
     dirs : sequence of Path
         Run folders.
+    kinds : sequence of FileKind or None
+        The task file each folder's run is loaded from (None: none).
+    cache, mapper
+        As :func:`~dabench_analysis.load._pipeline.read_files`.
+
+    Returns
+    -------
+    dict of int to FileResult
+        By position in ``dirs``, for the folders whose run is loaded from ``task_metrics.csv``
+        and that also hold the legacy file.
+    """
+    both = [i for i, (d, k) in enumerate(zip(dirs, kinds, strict=True))
+            if k is not None and k.file == TASK_FILE and os.path.lexists(d / LEGACY_TASK_FILE)]
+    if not both:
+        return {}
+    others = pipeline.read_files([dirs[i] / LEGACY_TASK_FILE for i in both],
+                                 [LEGACY_TASKS] * len(both), ("task_id", "final_score"),
+                                 cache=cache, mapper=mapper)
+    return dict(zip(both, others, strict=True))
+
+
+def second_task_files(results: Sequence, others: Mapping[int, pipeline.FileResult]
+                      ) -> dict[int, Finding]:
+    """For each run folder that holds both task files whose scores differ, a finding naming both.
+
+    Parameters
+    ----------
     results : sequence of FileResult or None
         Each folder's task file as :func:`dabench_analysis.load._pipeline.read_files` read it.
-    cache, mapper
-        As :func:`~dabench_analysis.load._pipeline.read_files`, for the second files.
+    others : mapping of int to FileResult
+        :func:`read_second` of the same folders.
 
     Returns
     -------
     dict of int to Finding
-        By position in ``dirs``: check ``second_task_file`` on the file not read: a warning
+        By position in ``results``: check ``second_task_file`` on the file not read: a warning
         naming the tasks whose scores differ (or the tasks in one file only), or that it
-        cannot be read. A folder whose two files agree on ``task_id`` and ``final_score`` has
-        no entry.
+        cannot be read. A folder whose two files agree on ``task_id`` and ``final_score``, or
+        whose task file could not be read, has no entry.
 
     Examples
     --------
     >>> from dabench_analysis.schema._files import TASKS
     >>> d = Path("data/sample_runs/baseline_react")
     >>> (res,) = pipeline.read_files([d / TASK_FILE], [TASKS], cache=False)
-    >>> second_task_files([d], [res], cache=False)  # the evaluator's two files agree
+    >>> second_task_files([res], read_second([d], [TASKS], cache=False))  # the two agree
     {}
     """
-    both = [i for i, (d, r) in enumerate(zip(dirs, results, strict=True))
-            if r is not None and r.table is not None and r.kind.file == TASK_FILE
-            and os.path.lexists(d / LEGACY_TASK_FILE)]
-    if not both:
-        return {}
-    others = pipeline.read_files([dirs[i] / LEGACY_TASK_FILE for i in both],
-                                 [LEGACY_TASKS] * len(both), ("task_id", "final_score"),
-                                 cache=cache, mapper=mapper)
-    found = {i: _compare(results[i], o) for i, o in zip(both, others, strict=True)}
+    found = {i: _compare(results[i], o) for i, o in others.items()
+             if results[i] is not None and results[i].table is not None}
     return {i: f for i, f in found.items() if f is not None}
 
 
