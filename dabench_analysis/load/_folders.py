@@ -177,6 +177,11 @@ def shows_progress(mapper: Callable) -> bool:
     return bool(getattr(mapper, "keywords", {}).get("show"))
 
 
+def workers(mapper: Callable) -> int:
+    """The threads of a :func:`mapper` (1 for ``map``)."""
+    return int(getattr(mapper, "keywords", {}).get("workers", 1))
+
+
 def _workers(parallel: bool | int, n: int) -> int:
     if isinstance(parallel, bool):
         return min(MAX_THREADS, os.cpu_count() or 1, n) if parallel else 1

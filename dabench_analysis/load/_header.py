@@ -35,8 +35,11 @@ def header_of(data: bytes | memoryview, name: str, *, max_bytes: int = 1 << 20) 
         An empty file, a blank first line, undecodable bytes, a header longer than
         ``max_bytes``, one that looks ';'-, tab- or '|'-delimited, or duplicated names.
     """
-    first = bytes(data[:max_bytes + 1])
+    first = bytes(data[:min(max_bytes + 1, 1 << 16)])  # not a copy of the whole file
     end = first.find(b"\n")
+    if end < 0 and len(first) < min(len(data), max_bytes + 1):
+        first = bytes(data[:max_bytes + 1])
+        end = first.find(b"\n")
     line = first if end < 0 else first[:end + 1]
     if end < 0 and len(first) > max_bytes:
         raise RunLoadError(f"{name}: header line longer than {max_bytes} bytes (not a CSV "

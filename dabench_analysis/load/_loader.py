@@ -312,7 +312,8 @@ def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper:
             side["folders"] = beside.submit(lambda: [replay_folders(d) for d in dirs])
 
         results = pipeline.read_files(files, kinds, columns, cache=cache,
-                                      mapper=partial(mapper, label="runs"), on_read=start)
+                                      mapper=partial(mapper, label="runs"),
+                                      workers=folders.workers(mapper), on_read=start)
         second = second_task_files(results, side["second"].result())
         listed = side["folders"].result()
     loaded: list = []
@@ -345,8 +346,9 @@ def _loader_columns(dirs: list[Path], results: list, parts: list[stack_cache.Par
     stacked on its own."""
     if not parts:
         return pipeline.stacked([])
-    tables = [r.table.drop_columns(["replay_path"]) if "replay_path" in r.table.column_names
-              else r.table for r in results]
+    tables = [r.table.drop_columns(["replay_path"])
+              if r.table.schema.get_field_index("replay_path") >= 0 else r.table
+              for r in results]
     for t, p in zip(tables, parts, strict=True):
         names = t.schema.names
         p.own = [*(() if "run_id" in names else ("run_id",)), *names, "replay_path"]

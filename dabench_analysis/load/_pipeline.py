@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): the one loading pipeline (read, digest, parse, the rules, the frame) in one place
 """The one loading pipeline: the files of one kind of many runs -> typed Arrow tables and their
 findings -> one pandas frame.
 
@@ -20,6 +21,7 @@ findings -> one pandas frame.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,7 +37,8 @@ from dabench_analysis.load import _csv as csv_reader
 from dabench_analysis.load import _unclosed as unclosed
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load._findings import Finding, RunLoadError
-from dabench_analysis.load._rules import TEXT, Stack, convert
+from dabench_analysis.load._rules import convert
+from dabench_analysis.load._stack import TEXT, Stack
 from dabench_analysis.schema import TASK_COLUMNS, TOOL_CALL_COLUMNS, TRAJECTORY_COLUMNS, Column
 from dabench_analysis.schema._files import TASKS, TOOL_CALLS, TRAJECTORY, FileKind
 
@@ -81,7 +84,7 @@ class FileResult:
 
 def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
                columns: Sequence[str] | None = None, *, cache: bool = True,
-               mapper: Callable = map,
+               mapper: Callable = map, workers: int = 1,
                on_read: Callable[[], object] | None = None) -> list[FileResult | None]:
     """Read every file (the module notes say how).
 
@@ -97,6 +100,8 @@ def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
         Use the parse cache.
     mapper : callable
         ``map``-like: how the files are read (threads, with a progress bar).
+    workers : int
+        Threads the rules may use (:func:`._rules.convert`): ``mapper``'s.
     on_read : callable, optional
         Called once every file is read, before the rules run on this thread: where a caller
         starts work of its own on another thread, beside them (the rules leave a core free).
@@ -113,7 +118,7 @@ def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
     done = list(mapper(lambda job: _read_one(*job, cols, root, threads), jobs))
     if on_read is not None:
         on_read()
-    _convert([r for r in done if r._parsed is not None], cols, root)
+    _convert([r for r in done if r._parsed is not None], cols, root, workers)
     csv_reader.memory_pool().release_unused()  # what the rules freed, before the frame is built
     it = iter(done)
     return [next(it) if k is not None else None for k in kinds]
@@ -201,23 +206,33 @@ def scan(data: bytes | memoryview) -> tuple[str, bool, bool]:
 
 def _essential(data: bytes, kind: FileKind, name: str) -> None:
     """A task file without task_id or final_score is rejected on its header."""
-    header = csv_reader.header_of(data, name)
-    present = {kind.aliases.get(h.strip(), h.strip()) for h in header}
-    if not set(_TASK_ESSENTIAL) <= present:
-        missing = [c for c in kind.required if c not in present and c != "run_id"]
+    missing = list(_missing(tuple(csv_reader.header_of(data, name)), kind))
+    if missing:
         raise RunLoadError(f"{name}: required column(s) {missing} missing from the header",
                            [Finding("error", name, None, c, "required_column", "missing")
                             for c in missing])
 
 
-def _convert(results: list[FileResult], columns, root: Path | None) -> None:
+@functools.lru_cache(maxsize=64)
+def _missing(header: tuple[str, ...], kind: FileKind) -> tuple[str, ...]:
+    """The required columns a header lacks, if it lacks an essential one (a sweep's files
+    share a few headers)."""
+    present = {kind.aliases.get(h.strip(), h.strip()) for h in header}
+    if set(_TASK_ESSENTIAL) <= present:
+        return ()
+    return tuple(c for c in kind.required if c not in present and c != "run_id")
+
+
+def _convert(results: list[FileResult], columns, root: Path | None, workers: int = 1) -> None:
     """Stack the parsed files of each kind, run the rules once, give each file its slice."""
     by_kind: dict[int, list[FileResult]] = {}
     for r in results:  # the legacy task file shares the task file's catalogue
         by_kind.setdefault(id(r.kind.catalogue), []).append(r)
     for group in by_kind.values():
-        tables = _unified([r._parsed.table for r in group])
-        names = _names(tables)
+        tables = [r._parsed.table for r in group]
+        keys = [t.schema.to_string(show_schema_metadata=False) for t in tables]
+        tables = _unified(tables, keys)
+        names = _names(tables, keys)
         sizes = [t.num_rows for t in tables]
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         stack = Stack(stacked(tables), starts,
@@ -225,7 +240,8 @@ def _convert(results: list[FileResult], columns, root: Path | None) -> None:
                       [r.name for r in group], [own for _, own in names])
         del tables
         typed, found, drop = convert(stack, group[0].kind,
-                                     lambda f, col, group=group: _text_of(group[f], col))
+                                     lambda f, col, group=group: _text_of(group[f], col),
+                                     threads=workers)
         all_rows, typed_names = stack.rows, typed.column_names
         del stack  # the text read: what the rules did not keep is freed with the files' tables
         for i, r in enumerate(group):
@@ -243,17 +259,14 @@ def _convert(results: list[FileResult], columns, root: Path | None) -> None:
                                                      r.stamp["digest"]), read_ns=r.read_ns)
 
 
-def _names(tables: list[pa.Table]) -> list[tuple[list[str], frozenset[str]]]:
-    """Each table's column names, as a list and a set: worked out once for a run of tables of
-    one schema (the files of one harness version; 0.1 ms a table of 100 columns otherwise)."""
-    out: list[tuple[list[str], frozenset[str]]] = []
-    last = None
-    for t in tables:
-        if last is None or not t.schema.equals(last):
-            last, names = t.schema, t.schema.names
-            own = (names, frozenset(names))
-        out.append(own)
-    return out
+def _names(tables: list[pa.Table], keys: list[str]) -> list[tuple[list[str], frozenset[str]]]:
+    """Each table's column names, as a list and a set, worked out once per schema (``keys``:
+    each table's schema as text; the files of one harness version share theirs)."""
+    seen: dict[str, tuple[list[str], frozenset[str]]] = {}
+    for t, key in zip(tables, keys, strict=True):
+        if key not in seen:
+            seen[key] = (t.schema.names, frozenset(t.schema.names))
+    return [seen[key] for key in keys]
 
 
 def _text_of(result: FileResult, column: str) -> pa.ChunkedArray:
@@ -266,11 +279,12 @@ def _text_of(result: FileResult, column: str) -> pa.ChunkedArray:
     return parsed.table.column(column)
 
 
-def _unified(tables: list[pa.Table]) -> list[pa.Table]:
+def _unified(tables: list[pa.Table], keys: list[str]) -> list[pa.Table]:
     """Tables whose same-named columns have one type: a column that some file read as text
-    (the file was read as text) is text in all (numbers as pyarrow prints them)."""
+    (the file was read as text) is text in all (numbers as pyarrow prints them). ``keys``:
+    each table's schema as text."""
     types: dict[str, set] = {}
-    schemas = {t.schema.to_string(show_schema_metadata=False): t.schema for t in tables}
+    schemas = {key: t.schema for t, key in zip(tables, keys, strict=True)}
     for schema in schemas.values():  # files of one harness version share theirs
         for n, ty in zip(schema.names, schema.types, strict=True):
             types.setdefault(n, set()).add(ty)
@@ -293,6 +307,10 @@ def to_frame(table: pa.Table, kind: FileKind, *, destroy: bool = False) -> pd.Da
     whole numbers ``Int64``, enums the catalogue's categoricals, text ``string``. ``destroy``
     frees each Arrow column once converted (the caller holds no other reference to the table:
     the peak is then about one copy of the numbers, not two)."""
+    flags = [i for i, t in enumerate(table.schema.types) if t == pa.bool_()]
+    for i in flags:  # pandas turns each chunk into a BooleanArray and joins them: one chunk
+        table = table.set_column(i, table.field(i), table.column(i).combine_chunks(
+            memory_pool=csv_reader.memory_pool()))
     df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=destroy, self_destruct=destroy,
                          memory_pool=csv_reader.memory_pool())
     if destroy:  # the columns it freed go back now, not after the pool's decay

@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dabench_analysis.load._findings import Finding, report_rows
+from dabench_analysis.load._findings import Finding
 from dabench_analysis.load._keys import repeated_keys
+from dabench_analysis.load._stack import TEXT, Out, Stack
 from dabench_analysis.schema import ENUMS, FLAG_TRUE, NULL_VALUES
 from dabench_analysis.schema._files import FileKind
 from dabench_analysis.schema._outcome import errored
@@ -49,7 +50,6 @@ from dabench_analysis.schema.rules import (
     missing_spellings,
 )
 
-TEXT = pa.large_string()
 _NULLS = pa.array(NULL_VALUES, TEXT)
 _PLAIN_FLAGS = pa.array([*FLAG_TRUE, *FLAG_FALSE], TEXT)
 _PLAIN_VALUES = pa.array([True] * len(FLAG_TRUE) + [False] * len(FLAG_FALSE))
@@ -62,72 +62,7 @@ _DIGIT_FLAGS = pa.array(["0", "1", "0.0", "1.0"], TEXT)
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$"
 
 
-@dataclass
-class Stack:
-    """The files of one kind, stacked: ``table`` (frame names), ``starts`` (first row of each
-    file, and the total last), ``rows`` (1-based data row in its file of each row), ``names``
-    (each file's name in findings) and ``columns`` (each file's own columns: the stack holds
-    nulls where a file lacks one)."""
-
-    table: pa.Table
-    starts: np.ndarray
-    rows: np.ndarray
-    names: list[str]
-    columns: list[frozenset[str]]
-
-    def files(self, positions: np.ndarray) -> np.ndarray:
-        """The file of each stacked row position."""
-        return np.searchsorted(self.starts, positions, side="right") - 1
-
-    def holding(self, column: str) -> np.ndarray:
-        """Per stacked row, whether its file has ``column``."""
-        have = np.array([column in c for c in self.columns], dtype=bool)
-        return np.repeat(have, np.diff(self.starts))
-
-
-class _Out:
-    """Each file's findings as :func:`convert` makes them, and the stacked positions whose
-    value was rejected, per column."""
-
-    def __init__(self, stack: Stack):
-        self.stack, self.findings = stack, [[] for _ in stack.names]
-        self.rejected: dict[str, np.ndarray] = {}
-        self.text_of: Callable | None = None
-
-    def written(self, col: str, arr: pa.ChunkedArray, mask: np.ndarray) -> pa.ChunkedArray:
-        """``arr`` with the cells of ``mask`` as written in their files (where known)."""
-        if self.text_of is None or not mask.any():
-            return arr
-        text = pc.cast(arr, TEXT).to_pylist()
-        for f in np.unique(self.stack.files(np.flatnonzero(mask))):
-            a, b = self.stack.starts[f], self.stack.starts[f + 1]
-            text[a:b] = self.text_of(int(f), col).to_pylist()
-        return pa.chunked_array([pa.array(text, TEXT)])
-
-    def rows(self, mask, values, col: str, check: str, what: str, severity: str = "error"):
-        """One finding per file for the stacked rows where ``mask`` is true; ``values``: the
-        column as the message quotes it."""
-        pos = np.flatnonzero(_numpy_mask(mask))
-        if not len(pos):
-            return
-        if severity == "error":
-            self.rejected[col] = np.union1d(self.rejected.get(col, pos[:0]), pos)
-        files = self.stack.files(pos)
-        bounds = np.flatnonzero(np.diff(files)) + 1
-        for part in np.split(pos, bounds):
-            f = int(self.stack.files(part[:1])[0])
-            shown = values.take(pa.array(part[:5])).to_pylist()
-            report_rows(self.findings[f], self.stack.rows[part], shown, self.stack.names[f],
-                        col, check, what, severity)
-
-
-def _numpy_mask(mask) -> np.ndarray:
-    if isinstance(mask, np.ndarray):
-        return mask.astype(bool, copy=False)
-    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
+def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None, *, threads: int = 1
             ) -> tuple[pa.Table, list[list[Finding]], np.ndarray]:
     """Type and check every column of ``stack`` (see the module notes).
 
@@ -142,6 +77,8 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
         ``text_of(file, column)``: that column of that file (its position in the stack) as
         written, for the one case where a parsed number cannot show it: a whole number of
         2**53 or more, which float64 rounds.
+    threads : int
+        Columns typed at once. Their findings come out in column order, as with one thread.
 
     Returns
     -------
@@ -155,13 +92,22 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
         Rows a file cannot keep: in a task file no value in a key column (``missing_key``) or
         a later repeat of a key; in a side file a later row equal in every column to an earlier one with its key.
     """
-    out, table = _Out(stack), stack.table
-    out.text_of = text_of
-    arrays = []
-    for name, arr in zip(table.column_names, table.columns, strict=True):
-        spec = kind.catalogue.get(name)
-        arrays.append(_column(name, arr, spec, out))
-    typed = pa.Table.from_arrays(arrays, names=table.column_names)
+    out, table = Out(stack, text_of), stack.table
+    columns = list(zip(table.column_names, table.columns, strict=True))
+
+    def typed_column(item: tuple[str, pa.ChunkedArray]) -> tuple[pa.ChunkedArray, Out]:
+        mine = out.apart()  # each column's findings on their own, joined in column order
+        return _column(item[0], item[1], kind.catalogue.get(item[0]), mine), mine
+
+    if threads > 1 and len(columns) > 1:  # pyarrow's kernels run outside the GIL
+        with ThreadPoolExecutor(threads, thread_name_prefix="load_rules") as pool:
+            done = list(pool.map(typed_column, columns))
+    else:
+        done = [typed_column(c) for c in columns]
+    for _, mine in done:
+        out.join(mine)
+    typed = pa.Table.from_arrays([a for a, _ in done], names=table.column_names)
+    del done
     keys = kind.keys if kind.is_tasks else ()  # a missing key: keys.py's missing_key
     failed = errored(typed.select([c for c in ("error", "status") if c in typed.column_names])
                      .to_pandas()).to_numpy(bool) if kind.is_tasks else None
@@ -177,7 +123,7 @@ def convert(stack: Stack, kind: FileKind, text_of: Callable | None = None
     return typed, out.findings, drop
 
 
-def _column(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray:
+def _column(name: str, arr: pa.ChunkedArray, spec, out: Out) -> pa.ChunkedArray:
     kind = None if spec is None else spec.kind
     if kind == "flag":
         return _flag(name, _nulled(arr, kind), out)
@@ -238,7 +184,7 @@ def decimal_float64(arr: pa.ChunkedArray) -> pa.ChunkedArray:
 def _is_text(arr: pa.ChunkedArray) -> bool:  # a file read as text
     return pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
 
-def _outcome_flags(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
+def _outcome_flags(name: str, arr: pa.ChunkedArray, out: Out) -> pa.ChunkedArray:
     """An outcome column whose every value is a flag (true/false, pass/fail, yes/no, 0/1) as
     1.0 / 0.0 (:data:`~dabench_analysis.schema.rules.OUTCOME_FLAG_COLUMNS`), else unchanged."""
     text = pc.utf8_trim_whitespace(_nulled(arr, "flag"))
@@ -306,7 +252,7 @@ def _flag_values(arr: pa.ChunkedArray) -> tuple[pa.ChunkedArray, object, object]
     return pc.if_else(missing, pa.scalar(None, pa.bool_()), flags), coerced, bad
 
 
-def _flag(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
+def _flag(name: str, arr: pa.ChunkedArray, out: Out) -> pa.ChunkedArray:
     flags, coerced, bad = _flag_values(arr)
     if coerced is not None:
         out.rows(coerced, arr, name, "flag_coerced", "flag written as 1.0/0.0, yes/no, t/f "
@@ -315,7 +261,7 @@ def _flag(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
     return flags
 
 
-def _enum(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray:
+def _enum(name: str, arr: pa.ChunkedArray, spec, out: Out) -> pa.ChunkedArray:
     levels = pa.array(list(ENUMS[name]), TEXT)
     codes = pc.index_in(arr, value_set=levels)
     if codes.null_count != arr.null_count:
@@ -340,7 +286,7 @@ def _enum(name: str, arr: pa.ChunkedArray, spec, out: _Out) -> pa.ChunkedArray:
                             type=pa.dictionary(pa.int32(), TEXT, ordered=ordered))
 
 
-def _number(name: str, arr: pa.ChunkedArray, out: _Out) -> pa.ChunkedArray:
+def _number(name: str, arr: pa.ChunkedArray, out: Out) -> pa.ChunkedArray:
     """Text (a file read as text) -> float64; a cell that is no number is an error."""
     text, missing = _stripped(arr)
     text = pc.if_else(missing, pa.scalar(None, TEXT), text)
@@ -363,7 +309,7 @@ def _is(text: str, pattern: str) -> bool:
     return re.fullmatch(pattern, text.strip()) is not None
 
 
-def _integer(name: str, arr: pa.ChunkedArray, out: _Out,
+def _integer(name: str, arr: pa.ChunkedArray, out: Out,
              shown: pa.ChunkedArray | None = None) -> pa.ChunkedArray:
     """float64 -> int64; a fraction, an infinity or a value of 2**53 or more is an error."""
     mm = pc.min_max(arr)
@@ -385,7 +331,7 @@ def _integer(name: str, arr: pa.ChunkedArray, out: _Out,
     return pc.cast(pc.if_else(pa.array(bad), pa.scalar(None, pa.float64()), arr), pa.int64())
 
 
-def _domain(name: str, arr: pa.ChunkedArray, kind: str, out: _Out,
+def _domain(name: str, arr: pa.ChunkedArray, kind: str, out: Out,
             shown: pa.ChunkedArray | None = None) -> pa.ChunkedArray:
     """The catalogue's :data:`RULES` for ``kind``: each is an interval, so the column passes
     when its extremes do; else its failing values are reported and set to missing."""
@@ -409,7 +355,7 @@ def _domain(name: str, arr: pa.ChunkedArray, kind: str, out: _Out,
     return pc.if_else(pa.array(failed), pa.scalar(None, arr.type), arr)
 
 
-def _required(table: pa.Table, name: str, out: _Out, failed=None) -> None:
+def _required(table: pa.Table, name: str, out: Out, failed=None) -> None:
     """Missing required values; an errored trial's missing value is an info finding."""
     col = table.column(name)
     if col.null_count:
@@ -423,7 +369,7 @@ def _required(table: pa.Table, name: str, out: _Out, failed=None) -> None:
         out.rows(mask, col, name, "required_value", "missing value in a required column")
 
 
-def _missing_flags(table: pa.Table, kind: FileKind, out: _Out) -> None:
+def _missing_flags(table: pa.Table, kind: FileKind, out: Out) -> None:
     """Info finding per file and flag column with missing values (pitfall P06: never a silent
     pass or fail)."""
     sizes = np.diff(out.stack.starts)
@@ -458,7 +404,7 @@ def type_values(raw: pd.Series, spec, file: str, findings: list) -> pd.Series:
     text = pa.chunked_array([pa.array(raw.astype("string").array, TEXT)], type=TEXT)
     stack = Stack(pa.table({spec.name: text}), np.array([0, len(raw)]),
                   raw.index.to_numpy(dtype=np.int64) + 1, [file], [frozenset([spec.name])])
-    out = _Out(stack)
+    out = Out(stack)
     typed = _column(spec.name, text, spec, out)
     findings.extend(out.findings[0])
     types = {pa.bool_(): pd.BooleanDtype(), pa.int64(): pd.Int64Dtype(), TEXT: pd.StringDtype()}
