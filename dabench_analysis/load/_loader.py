@@ -307,14 +307,14 @@ def _read_tasks(dirs: list[Path], *, columns, strict: bool, cache: bool, mapper:
     files = [d / (k.file if k else TASK_FILE) for d, k in zip(dirs, kinds, strict=True)]
     side: dict[str, Future] = {}
     with ThreadPoolExecutor(1, thread_name_prefix="load_runs") as beside:
-        def start() -> None:  # what needs no task file, on another core while the rules run
-            side["second"] = beside.submit(read_second, dirs, kinds, cache=cache, mapper=map)
+        def start(read: list) -> None:  # on another core while the rules run on this one
+            side["second"] = beside.submit(read_second, dirs, read, cache=cache, mapper=map)
             side["folders"] = beside.submit(lambda: [replay_folders(d) for d in dirs])
 
         results = pipeline.read_files(files, kinds, columns, cache=cache,
                                       mapper=partial(mapper, label="runs"),
                                       workers=folders.workers(mapper), on_read=start)
-        second = second_task_files(results, side["second"].result())
+        second = second_task_files(results, side["second"].result(), cache=cache)
         listed = side["folders"].result()
     loaded: list = []
     good, accepted = [], []

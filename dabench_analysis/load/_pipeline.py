@@ -85,8 +85,10 @@ class FileResult:
 def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
                columns: Sequence[str] | None = None, *, cache: bool = True,
                mapper: Callable = map, workers: int = 1,
-               on_read: Callable[[], object] | None = None) -> list[FileResult | None]:
-    """Read every file (the module notes say how).
+               on_read: Callable[[list[FileResult | None]], object] | None = None
+               ) -> list[FileResult | None]:
+    """Read every file (the module notes say how): :func:`read_unconverted`, then
+    :func:`finish`.
 
     Parameters
     ----------
@@ -103,25 +105,47 @@ def read_files(files: Sequence[Path], kinds: Sequence[FileKind | None],
     workers : int
         Threads the rules may use (:func:`._rules.convert`): ``mapper``'s.
     on_read : callable, optional
-        Called once every file is read, before the rules run on this thread: where a caller
-        starts work of its own on another thread, beside them (the rules leave a core free).
+        Called with the results once every file is read (``error`` set where a file could
+        not be read as a whole), before the rules run on this thread: where a caller starts
+        work of its own on another thread, beside them (the rules leave a core free).
 
     Returns
     -------
     list of FileResult or None
-        One per run, in order; None where ``kinds`` is None.
+        One per file, in order; None where ``kinds`` is None.
     """
+    results = read_unconverted(files, kinds, columns, cache=cache, mapper=mapper)
+    if on_read is not None:
+        on_read(results)
+    return finish(results, columns, cache=cache, workers=workers)
+
+
+def read_unconverted(files: Sequence[Path], kinds: Sequence[FileKind | None],
+                     columns: Sequence[str] | None = None, *, cache: bool = True,
+                     mapper: Callable = map) -> list[FileResult | None]:
+    """:func:`read_files` up to the rules: each file served from the cache or read and parsed
+    (its ``table`` None until :func:`finish`). It may run on another thread: the cache is
+    written by :func:`finish` (but for an entry whose file is restamped), whose warnings then
+    name the caller's line."""
     cols = None if columns is None else tuple(dict.fromkeys(columns))
     root = parse_cache.usable() if cache else None
     jobs = [(f, k) for f, k in zip(files, kinds, strict=True) if k is not None]
     threads = None if len(jobs) < (os.cpu_count() or 1) else False  # else a file a thread
     done = list(mapper(lambda job: _read_one(*job, cols, root, threads), jobs))
-    if on_read is not None:
-        on_read()
-    _convert([r for r in done if r._parsed is not None], cols, root, workers)
-    csv_reader.memory_pool().release_unused()  # what the rules freed, before the frame is built
     it = iter(done)
     return [next(it) if k is not None else None for k in kinds]
+
+
+def finish(results: list[FileResult | None], columns: Sequence[str] | None = None, *,
+           cache: bool = True, workers: int = 1) -> list[FileResult | None]:
+    """The rules over the files :func:`read_unconverted` parsed (``columns`` and ``cache`` as
+    given to it), each file's slice and cache entry; ``results``, filled in."""
+    cols = None if columns is None else tuple(dict.fromkeys(columns))
+    root = parse_cache.usable() if cache else None
+    _convert([r for r in results if r is not None and r._parsed is not None], cols, root,
+             workers)
+    csv_reader.memory_pool().release_unused()  # what the rules freed, before the frame is built
+    return results
 
 
 def _request(path: Path, kind: FileKind, columns) -> dict:
@@ -230,7 +254,7 @@ def _convert(results: list[FileResult], columns, root: Path | None, workers: int
         by_kind.setdefault(id(r.kind.catalogue), []).append(r)
     for group in by_kind.values():
         tables = [r._parsed.table for r in group]
-        keys = [t.schema.to_string(show_schema_metadata=False) for t in tables]
+        keys = [t.schema.serialize().to_pybytes() for t in tables]  # names in full, types
         tables = _unified(tables, keys)
         names = _names(tables, keys)
         sizes = [t.num_rows for t in tables]
@@ -259,10 +283,11 @@ def _convert(results: list[FileResult], columns, root: Path | None, workers: int
                                                      r.stamp["digest"]), read_ns=r.read_ns)
 
 
-def _names(tables: list[pa.Table], keys: list[str]) -> list[tuple[list[str], frozenset[str]]]:
+def _names(tables: list[pa.Table], keys: list[bytes]
+           ) -> list[tuple[list[str], frozenset[str]]]:
     """Each table's column names, as a list and a set, worked out once per schema (``keys``:
-    each table's schema as text; the files of one harness version share theirs)."""
-    seen: dict[str, tuple[list[str], frozenset[str]]] = {}
+    each table's schema serialized; the files of one harness version share theirs)."""
+    seen: dict[bytes, tuple[list[str], frozenset[str]]] = {}
     for t, key in zip(tables, keys, strict=True):
         if key not in seen:
             seen[key] = (t.schema.names, frozenset(t.schema.names))
@@ -279,10 +304,10 @@ def _text_of(result: FileResult, column: str) -> pa.ChunkedArray:
     return parsed.table.column(column)
 
 
-def _unified(tables: list[pa.Table], keys: list[str]) -> list[pa.Table]:
+def _unified(tables: list[pa.Table], keys: list[bytes]) -> list[pa.Table]:
     """Tables whose same-named columns have one type: a column that some file read as text
     (the file was read as text) is text in all (numbers as pyarrow prints them). ``keys``:
-    each table's schema as text."""
+    each table's schema serialized (its text shortens names over 100 characters)."""
     types: dict[str, set] = {}
     schemas = {key: t.schema for t, key in zip(tables, keys, strict=True)}
     for schema in schemas.values():  # files of one harness version share theirs

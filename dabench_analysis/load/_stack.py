@@ -92,9 +92,3 @@ def _numpy_mask(mask) -> np.ndarray:
     if isinstance(mask, np.ndarray):
         return mask.astype(bool, copy=False)
     return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _numpy_mask(mask) -> np.ndarray:
-    if isinstance(mask, np.ndarray):
-        return mask.astype(bool, copy=False)
-    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)

@@ -18,41 +18,45 @@ from dabench_analysis.load._findings import Finding
 from dabench_analysis.schema._files import LEGACY_TASK_FILE, LEGACY_TASKS, TASK_FILE
 
 _SHOWN = 3  # differing tasks quoted in the message
+SECOND_COLUMNS = ("task_id", "final_score")  # what the legacy file is read for
 
 
-def read_second(dirs: Sequence[Path], kinds: Sequence, *, cache: bool = True,
+def read_second(dirs: Sequence[Path], results: Sequence, *, cache: bool = True,
                 mapper: Callable = map) -> dict[int, pipeline.FileResult]:
-    """The legacy task file of each run folder that holds both, read for :func:`compare`
-    (its ``task_id`` and ``final_score``). It needs nothing of the task file itself, so the
-    loader reads it while the task files' rules run.
+    """The legacy task file of each run folder that holds both, read for
+    :func:`second_task_files` (its ``task_id`` and ``final_score``) but not yet through the
+    rules (:func:`~dabench_analysis.load._pipeline.finish`). It needs nothing of the task file
+    but whether it was read, so the loader reads it while the task files' rules run.
 
     Parameters
     ----------
     dirs : sequence of Path
         Run folders.
-    kinds : sequence of FileKind or None
-        The task file each folder's run is loaded from (None: none).
+    results : sequence of FileResult or None
+        Each folder's task file as
+        :func:`~dabench_analysis.load._pipeline.read_unconverted` read it.
     cache, mapper
         As :func:`~dabench_analysis.load._pipeline.read_files`.
 
     Returns
     -------
     dict of int to FileResult
-        By position in ``dirs``, for the folders whose run is loaded from ``task_metrics.csv``
-        and that also hold the legacy file.
+        By position in ``dirs``, for the folders whose ``task_metrics.csv`` was read and that
+        also hold the legacy file (a folder whose task file was not is not read further).
     """
-    both = [i for i, (d, k) in enumerate(zip(dirs, kinds, strict=True))
-            if k is not None and k.file == TASK_FILE and os.path.lexists(d / LEGACY_TASK_FILE)]
+    both = [i for i, (d, r) in enumerate(zip(dirs, results, strict=True))
+            if r is not None and r.error is None and r.kind.file == TASK_FILE
+            and os.path.lexists(d / LEGACY_TASK_FILE)]
     if not both:
         return {}
-    others = pipeline.read_files([dirs[i] / LEGACY_TASK_FILE for i in both],
-                                 [LEGACY_TASKS] * len(both), ("task_id", "final_score"),
-                                 cache=cache, mapper=mapper)
+    others = pipeline.read_unconverted([dirs[i] / LEGACY_TASK_FILE for i in both],
+                                       [LEGACY_TASKS] * len(both), SECOND_COLUMNS,
+                                       cache=cache, mapper=mapper)
     return dict(zip(both, others, strict=True))
 
 
-def second_task_files(results: Sequence, others: Mapping[int, pipeline.FileResult]
-                      ) -> dict[int, Finding]:
+def second_task_files(results: Sequence, others: Mapping[int, pipeline.FileResult], *,
+                      cache: bool = True) -> dict[int, Finding]:
     """For each run folder that holds both task files whose scores differ, a finding naming both.
 
     Parameters
@@ -60,7 +64,9 @@ def second_task_files(results: Sequence, others: Mapping[int, pipeline.FileResul
     results : sequence of FileResult or None
         Each folder's task file as :func:`dabench_analysis.load._pipeline.read_files` read it.
     others : mapping of int to FileResult
-        :func:`read_second` of the same folders.
+        :func:`read_second` of the same folders, run through the rules here.
+    cache : bool
+        As given to :func:`read_second`.
 
     Returns
     -------
@@ -75,9 +81,10 @@ def second_task_files(results: Sequence, others: Mapping[int, pipeline.FileResul
     >>> from dabench_analysis.schema._files import TASKS
     >>> d = Path("data/sample_runs/baseline_react")
     >>> (res,) = pipeline.read_files([d / TASK_FILE], [TASKS], cache=False)
-    >>> second_task_files([res], read_second([d], [TASKS], cache=False))  # the two agree
+    >>> second_task_files([res], read_second([d], [res], cache=False), cache=False)  # agree
     {}
     """
+    pipeline.finish(list(others.values()), SECOND_COLUMNS, cache=cache)
     found = {i: _compare(results[i], o) for i, o in others.items()
              if results[i] is not None and results[i].table is not None}
     return {i: f for i, f in found.items() if f is not None}
