@@ -6,15 +6,19 @@ come from the raw CSV files (the csv module) and the folders (os.listdir)."""
 from __future__ import annotations
 
 import csv
+import inspect
 import io
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import dabench_analysis as da
 from dabench_analysis import schema
+from dabench_analysis.load import cache
 from dabench_analysis.load._replay import replay_paths
 
 SAMPLE = Path("data/sample_runs")
@@ -111,3 +115,65 @@ def test_replay_paths_look_up_each_run_in_its_own_folder(tmp_path):
     assert got == expected
     assert got[1] == os.path.join(outer, "sub", schema.REPLAY_FILE)  # a folder: looked up later
     assert got[2] is None and got[4] == os.path.join(inner, "t2", schema.REPLAY_FILE)
+
+
+# --- found by a fault pass on the parallel load ------------------------------------------------
+
+def test_long_column_names_stay_with_their_run(tmp_path, monkeypatch):
+    """Two runs' unknown columns whose names share their first 100+ characters and their
+    length (a schema's text form shortens such names): each run keeps its own column and
+    value, loaded fresh and from the cache."""
+    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "cache"))
+    names = {"a": "note_" + "x" * 120 + "_A", "b": "note_" + "x" * 120 + "_B"}
+    for run, col in names.items():
+        (tmp_path / "runs" / run).mkdir(parents=True)
+        (tmp_path / "runs" / run / schema.TASK_FILE).write_text(
+            f"task_id,final_score,{col}\nt1,0.5,{run}-value\n", encoding="utf-8")
+    for use_cache in (False, True, True):
+        runs = da.load_runs(tmp_path / "runs", cache=use_cache, progress=False)
+        for run in runs.runs:
+            with open(tmp_path / "runs" / run.run_id / schema.TASK_FILE, encoding="utf-8") as fh:
+                raw = next(csv.DictReader(fh))
+            col = names[run.run_id]
+            assert list(run.tasks.columns).count(col) == 1
+            assert run.tasks[col].tolist() == [raw[col]]
+        assert set(names.values()) <= set(runs.tasks.columns)
+    alone = da.load_run(tmp_path / "runs" / "b")  # from b's own cache entry
+    assert alone.tasks[names["b"]].tolist() == ["b-value"]
+
+
+def test_a_cache_warning_of_the_legacy_file_names_the_callers_line(tmp_path, monkeypatch):
+    """The legacy task file is parsed on another thread; its cache entry is written on the
+    caller's, so a cache that cannot take it warns at the caller's line."""
+    from dabench_analysis.load import _pipeline
+    from dabench_analysis.load._task_files import SECOND_COLUMNS
+    from dabench_analysis.schema._files import LEGACY_TASKS
+
+    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_warned", set())
+    run = shutil.copytree(SAMPLE / "baseline_react", tmp_path / "r")
+    assert (run / schema.LEGACY_TASK_FILE).exists()
+    request = _pipeline._request(run.absolute() / schema.LEGACY_TASK_FILE, LEGACY_TASKS,
+                                 SECOND_COLUMNS)
+    cache._entry(cache.usable(), request).mkdir(parents=True)  # a folder where the entry goes
+    with pytest.warns(UserWarning, match="cannot write to the cache directory") as got:
+        line = inspect.currentframe().f_lineno + 1
+        da.load_run(run)
+    (w,) = [w for w in got if "cannot write" in str(w.message)]
+    assert (w.filename, w.lineno) == (__file__, line)
+
+
+def test_a_fifo_legacy_file_beside_a_rejected_task_file_is_not_opened(tmp_path):
+    """The task file is rejected on its header: the legacy file beside it is not read (a FIFO
+    would block the load for ever), and the load fails at once."""
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / schema.TASK_FILE).write_text("task_id,score\nt1,1\n", encoding="utf-8")
+    os.mkfifo(run / schema.LEGACY_TASK_FILE)
+    code = ("import sys, dabench_analysis as da\ntry:\n    da.load_run(sys.argv[1], cache=False)\n"
+            "except Exception as e:\n    print(type(e).__name__, str(e).splitlines()[0])")
+    env = dict(os.environ, PYTHONPATH=str(Path(da.__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.stdout.startswith("RunLoadError"), done.stderr[-2000:]
+    assert "required column(s) ['final_score'] missing" in done.stdout
