@@ -177,3 +177,31 @@ def test_a_fifo_legacy_file_beside_a_rejected_task_file_is_not_opened(tmp_path):
                           text=True, timeout=120, env=env)
     assert done.stdout.startswith("RunLoadError"), done.stderr[-2000:]
     assert "required column(s) ['final_score'] missing" in done.stdout
+
+
+def test_a_cache_warning_of_a_restamped_entry_names_the_callers_line(tmp_path, monkeypatch):
+    """Files read in the loader's threads whose entries are served for the same bytes under a
+    new stamp are stored again on the caller's thread: a cache that cannot be written warns
+    at the caller's line, not in concurrent/futures."""
+    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_warned", set())
+    runs = [shutil.copytree(SAMPLE / name, tmp_path / "runs" / name)
+            for name in ("baseline_react", "proposed_aat")]
+    da.load_runs(tmp_path / "runs", progress=False, parallel=2)  # the entries
+    for run in runs:  # a new stamp, the same bytes
+        f = run / schema.TASK_FILE
+        st = f.stat()
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+    def unwritable(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache, "atomic_write", unwritable)
+    with pytest.warns(UserWarning, match="cannot write to the cache directory") as got:
+        line = inspect.currentframe().f_lineno + 1
+        loaded = da.load_runs(tmp_path / "runs", progress=False, parallel=2)
+    (w,) = [w for w in got if "cannot write" in str(w.message)]
+    assert (w.filename, w.lineno) == (__file__, line)
+    with open(runs[0] / schema.TASK_FILE, encoding="utf-8") as fh:  # served from the entries
+        ids = [row["task_id"] for row in csv.DictReader(fh)]
+    assert loaded.runs[0].tasks["task_id"].tolist() == ids

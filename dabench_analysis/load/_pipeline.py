@@ -75,6 +75,7 @@ class FileResult:
     fs: dict | None = field(default=None, repr=False)  # cache.file_stamp before the read
     read_ns: int = 0  # time.time_ns() before fs was taken
     _parsed: csv_reader.Parsed | None = field(default=None, repr=False)
+    _restamped: parse_cache.Cached | None = field(default=None, repr=False)  # to store again
 
     @property
     def name(self) -> str:
@@ -124,9 +125,9 @@ def read_unconverted(files: Sequence[Path], kinds: Sequence[FileKind | None],
                      columns: Sequence[str] | None = None, *, cache: bool = True,
                      mapper: Callable = map) -> list[FileResult | None]:
     """:func:`read_files` up to the rules: each file served from the cache or read and parsed
-    (its ``table`` None until :func:`finish`). It may run on another thread: the cache is
-    written by :func:`finish` (but for an entry whose file is restamped), whose warnings then
-    name the caller's line."""
+    (its ``table`` None until :func:`finish`, but for a file served from the cache). It may
+    run on other threads: the cache is written by :func:`finish`, whose warnings then name the
+    caller's line."""
     cols = None if columns is None else tuple(dict.fromkeys(columns))
     root = parse_cache.usable() if cache else None
     jobs = [(f, k) for f, k in zip(files, kinds, strict=True) if k is not None]
@@ -139,9 +140,16 @@ def read_unconverted(files: Sequence[Path], kinds: Sequence[FileKind | None],
 def finish(results: list[FileResult | None], columns: Sequence[str] | None = None, *,
            cache: bool = True, workers: int = 1) -> list[FileResult | None]:
     """The rules over the files :func:`read_unconverted` parsed (``columns`` and ``cache`` as
-    given to it), each file's slice and cache entry; ``results``, filled in."""
+    given to it), each file's slice, and the cache entries (new ones, and those served for the
+    same bytes under a new stamp); ``results``, filled in. Every cache write is here."""
     cols = None if columns is None else tuple(dict.fromkeys(columns))
     root = parse_cache.usable() if cache else None
+    for r in results:  # an entry served for the same bytes under a new stamp
+        if r is not None and r._restamped is not None:
+            if root is not None:
+                parse_cache.store(root, _request(r.path.absolute(), r.kind, cols), r.fs,
+                                  r._restamped, read_ns=r.read_ns)
+            r._restamped = None
     _convert([r for r in results if r is not None and r._parsed is not None], cols, root,
              workers)
     csv_reader.memory_pool().release_unused()  # what the rules freed, before the frame is built
@@ -184,9 +192,8 @@ def _read_one(file: Path, kind: FileKind, columns, root: Path | None,
                  "digest": digest}
     out.fs, out.read_ns = fs, read_ns
     if hit is not None and hit.digest == digest:  # restamped, or racily clean: same bytes
-        _served(out, hit, path, st)
-        parse_cache.store(root, _request(path, kind, columns), fs, hit, read_ns=read_ns)
-        return out
+        out._restamped = hit  # stored again by finish, on the caller's thread
+        return _served(out, hit, path, st)
     try:
         out._parsed = csv_reader.parse(data, kind, columns, name=name, has_cr=has_cr,
                                        odd_quotes=odd, threads=threads)
