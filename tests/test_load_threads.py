@@ -205,3 +205,67 @@ def test_a_cache_warning_of_a_restamped_entry_names_the_callers_line(tmp_path, m
     with open(runs[0] / schema.TASK_FILE, encoding="utf-8") as fh:  # served from the entries
         ids = [row["task_id"] for row in csv.DictReader(fh)]
     assert loaded.runs[0].tasks["task_id"].tolist() == ids
+
+
+# --- found by a new user's first session ---------------------------------------------------------
+
+def _bad_run(root: Path, name: str, value: str | None) -> tuple[Path, int | None]:
+    """A copy of the sample run with ``value`` as data row 5's final_score (None: no
+    final_score column); its own run id. Returns the folder and the 1-based data row."""
+    run = shutil.copytree(SAMPLE / "baseline_react", root / name)
+    (run / schema.LEGACY_TASK_FILE).unlink()
+    path = run / schema.TASK_FILE
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    k = rows[0].index("run_id")
+    for r in rows[1:]:
+        r[k] = name
+    i = rows[0].index("final_score")
+    if value is None:
+        rows = [r[:i] + r[i + 1:] for r in rows]
+    else:
+        rows[5][i] = value
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    return run, (None if value is None else 5)
+
+
+def test_a_sweep_that_fails_lists_each_runs_problems_under_it(tmp_path):
+    a, row_a = _bad_run(tmp_path, "a", "abc")
+    b, _ = _bad_run(tmp_path, "b", None)
+    with pytest.raises(da.RunLoadError) as err:
+        da.load_runs([a, b], progress=False)
+    lines = str(err.value).splitlines()
+    assert lines[0].startswith("2 of 2 run(s) could not be loaded")
+    assert lines[1] == f"  {a}: {schema.TASK_FILE}: 1 problem(s) (in Python, load_run(path, " \
+                       "strict=False) keeps the valid values)"
+    assert lines[2].startswith(f"    - error: {schema.TASK_FILE}, row {row_a}, "
+                               "column 'final_score': not a number")
+    assert lines[3] == f"  {b}: {schema.TASK_FILE}: required column(s) ['final_score'] " \
+                       "missing from the header"
+    assert lines[4].startswith(f"    - error: {schema.TASK_FILE}, column 'final_score'")
+    assert len(lines) == 5 and len(err.value.findings) == 2
+
+
+def test_a_run_left_out_with_strict_false_is_said(tmp_path):
+    good = shutil.copytree(SAMPLE / "proposed_aat", tmp_path / "good")
+    bad, _ = _bad_run(tmp_path, "bad", None)
+    with pytest.warns(UserWarning, match=r"1 run\(s\) could not be loaded and are not in the "
+                      r"sweep \(see \.skipped\): .*bad: task_metrics.csv: required column"):
+        runs = da.load_runs([good, bad], strict=False, progress=False)
+    assert runs.skipped.values.tolist() == [
+        [str(bad), f"{schema.TASK_FILE}: required column(s) ['final_score'] missing from the "
+                   "header"]]
+    with open(good / schema.TASK_FILE, encoding="utf-8") as fh:
+        assert len(runs.tasks) == sum(1 for _ in csv.DictReader(fh))
+
+
+def test_nothing_to_load_is_said(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.warns(UserWarning, match="no run loaded from .*empty: no run folder"):
+        runs = da.load_runs(tmp_path / "empty", progress=False)
+    assert runs.run_ids == [] and runs.skipped.empty
+    (tmp_path / "pending" / "r1").mkdir(parents=True)
+    with pytest.warns(UserWarning, match=r"no run loaded from .*pending: 1 path\(s\) skipped"):
+        runs = da.load_runs(tmp_path / "pending", progress=False)
+    assert runs.skipped["path"].tolist() == [str(tmp_path / "pending" / "r1")]

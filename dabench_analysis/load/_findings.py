@@ -12,11 +12,12 @@ MAX_ROWS_LISTED = 5
 
 class RunLoadError(ValueError):
     """A run (or one of its files) could not be loaded; ``findings`` lists every problem and
-    ``message`` is the text without them (to re-raise with the run's folder in front)."""
+    ``message`` is the text without them (to re-raise with the run's folder in front), unless
+    ``listed`` is False: then ``message`` already lists them (under each run of a sweep)."""
 
-    def __init__(self, message: str, findings: Sequence[Finding] = ()):
+    def __init__(self, message: str, findings: Sequence[Finding] = (), *, listed: bool = True):
         self.message, self.findings = message, list(findings)
-        lines = [message] + [f"  - {f}" for f in self.findings]
+        lines = [message] + ([f"  - {f}" for f in self.findings] if listed else [])
         super().__init__("\n".join(lines))
 
 

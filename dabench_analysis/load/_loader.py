@@ -192,8 +192,9 @@ def load_runs(
         folders without eval-v2 artifacts, missing paths, repeated folders, runs of 0 task
         rows (a task file with a header only: "0 task rows in task_metrics.csv ..."; with a
         warning), duplicate run ids (the later one is skipped, with a warning) and, with
-        ``strict=False``, failed runs. A per-task table of several runs gives each of its runs
-        (:func:`dabench_analysis.load_table`).
+        ``strict=False``, failed runs (one warning names them). A per-task table of several
+        runs gives each of its runs (:func:`dabench_analysis.load_table`). No run at all
+        (an empty folder, every path skipped) gives an empty ``Runs`` with a warning.
 
     Raises
     ------
@@ -205,7 +206,8 @@ def load_runs(
         another unknown keyword.
     RunLoadError
         A single folder that does not exist or is a file; with ``strict=True``, any run that
-        cannot be loaded (the message lists each with its reason; ``findings`` has them all).
+        cannot be loaded (the message lists each with its reason and its findings;
+        ``findings`` has them all).
 
     Examples
     --------
@@ -231,11 +233,18 @@ def load_runs(
     loaded = [x for r in loaded for x in (r if isinstance(r, list) else [r])]
     failed = [(d, r) for d, r in zip(dirs, loaded, strict=True) if isinstance(r, Exception)]
     if failed and strict:
-        lines = [f"{d}: {str(e).splitlines()[0]}" for d, e in failed]
+        lines = [line for d, e in failed for line in (
+            f"{d}: {_reason(d, e)}", *(f"  - {f}" for f in getattr(e, "findings", [])))]
         found: list[Finding] = [f for _, e in failed for f in getattr(e, "findings", [])]
         raise RunLoadError(f"{len(failed)} of {len(dirs)} run(s) could not be loaded (use "
-                           "strict=False to skip them):\n  " + "\n  ".join(lines), found)
-    skipped += [(str(d), str(e).splitlines()[0]) for d, e in failed]
+                           "strict=False to skip them):\n  " + "\n  ".join(lines), found,
+                           listed=False)
+    skipped += [(str(d), _reason(d, e)) for d, e in failed]
+    if failed:
+        shown = "; ".join(f"{d}: {_reason(d, e)}" for d, e in failed[:3])
+        warnings.warn(f"{len(failed)} run(s) could not be loaded and are not in the sweep (see "
+                      f".skipped): {shown}{' ...' if len(failed) > 3 else ''}",
+                      stacklevel=outside_level())
     runs, first = [], {}
     for d, r in zip(dirs, loaded, strict=True):
         if isinstance(r, Exception):
@@ -256,6 +265,11 @@ def load_runs(
         runs.append(r)
     if stacked is not None and len(runs) != len(dirs):
         stacked = None
+    if not runs and not failed:
+        warnings.warn(f"no run loaded from {_described(paths)}: " + (
+            f"{len(skipped)} path(s) skipped (see .skipped)" if skipped else
+            "no run folder (with task_metrics.csv), Inspect log or tau-bench file there"),
+            stacklevel=outside_level())
     if columns is not None:
         warn_absent(columns, {c for r in runs for c in r.tasks.columns}, "load_runs")
     return Runs(runs, pd.DataFrame(skipped, columns=SKIPPED_COLUMNS, dtype="string"),
@@ -421,6 +435,22 @@ def folder_name(run_dir: Path) -> str:
     if run_dir.name in ("", ".", "..") or run_dir.is_symlink():
         return run_dir.resolve().name
     return run_dir.name
+
+
+def _reason(run_dir: Path, error: Exception) -> str:
+    """The first line of why a run could not be loaded, without the run's folder in front."""
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    for before in (f"{run_dir}: ", f"{run_dir}{os.sep}"):
+        if first.startswith(before):
+            return first[len(before):]
+    return first
+
+
+def _described(paths) -> str:
+    """``paths`` of :func:`load_runs` as a warning names them."""
+    if isinstance(paths, (str, os.PathLike)):
+        return str(paths)
+    return f"{len(paths)} path(s)" if hasattr(paths, "__len__") else "the paths given"
 
 
 def _no_rows(run: Run) -> str:
