@@ -268,7 +268,7 @@ def load_runs(
     if not runs and not failed:
         warnings.warn(f"no run loaded from {_described(paths)}: " + (
             f"{len(skipped)} path(s) skipped (see .skipped)" if skipped else
-            "no run folder (with task_metrics.csv), Inspect log or tau-bench file there"),
+            f"no run folder (with {TASK_FILE}), Inspect log or tau-bench file there"),
             stacklevel=outside_level())
     if columns is not None:
         warn_absent(columns, {c for r in runs for c in r.tasks.columns}, "load_runs")
