@@ -339,8 +339,10 @@ def to_frame(table: pa.Table, kind: FileKind, *, destroy: bool = False) -> pd.Da
     whole numbers ``Int64``, enums the catalogue's categoricals, text ``string``. ``destroy``
     frees each Arrow column once converted (the caller holds no other reference to the table:
     the peak is then about one copy of the numbers, not two)."""
-    flags = [i for i, t in enumerate(table.schema.types) if t == pa.bool_()]
-    for i in flags:  # pandas turns each chunk into a BooleanArray and joins them: one chunk
+    # pandas turns each chunk of a bool column into a BooleanArray and joins them: one chunk.
+    # Not with destroy, where the table converted must be the caller's, to free its columns.
+    flags = [] if destroy else [i for i, t in enumerate(table.schema.types) if t == pa.bool_()]
+    for i in flags:
         table = table.set_column(i, table.field(i), table.column(i).combine_chunks(
             memory_pool=csv_reader.memory_pool()))
     df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=destroy, self_destruct=destroy,
