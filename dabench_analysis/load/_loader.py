@@ -370,14 +370,9 @@ def _loader_columns(dirs: list[Path], results: list, parts: list[stack_cache.Par
     table = pipeline.stacked(tables)
     del tables
     sizes = [len(p.rows) for p in parts]
-    run_ids = pa.DictionaryArray.from_arrays(
+    table = pipeline.fill_run_id(table, pa.DictionaryArray.from_arrays(
         pa.array(np.repeat(np.arange(len(parts), dtype=np.int32), sizes)),
-        pa.array([p.run_id for p in parts], TEXT)).cast(TEXT)
-    if "run_id" in table.column_names:
-        table = table.set_column(table.column_names.index("run_id"), "run_id",
-                                 pc.coalesce(table.column("run_id"), run_ids))
-    else:
-        table = table.append_column("run_id", run_ids)
+        pa.array([p.run_id for p in parts], TEXT)).cast(TEXT))
     task_ids = table.column("task_id")
     table = table.append_column("replay_path", replay_paths(dirs, task_ids, sizes, listed))
     unsafe = np.flatnonzero(pc.fill_null(pc.match_substring_regex(task_ids, _UNSAFE_ID),

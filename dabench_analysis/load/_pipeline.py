@@ -339,12 +339,6 @@ def to_frame(table: pa.Table, kind: FileKind, *, destroy: bool = False) -> pd.Da
     whole numbers ``Int64``, enums the catalogue's categoricals, text ``string``. ``destroy``
     frees each Arrow column once converted (the caller holds no other reference to the table:
     the peak is then about one copy of the numbers, not two)."""
-    # pandas turns each chunk of a bool column into a BooleanArray and joins them: one chunk.
-    # Not with destroy, where the table converted must be the caller's, to free its columns.
-    flags = [] if destroy else [i for i, t in enumerate(table.schema.types) if t == pa.bool_()]
-    for i in flags:
-        table = table.set_column(i, table.field(i), table.column(i).combine_chunks(
-            memory_pool=csv_reader.memory_pool()))
     df = table.to_pandas(types_mapper=PD_TYPES.get, split_blocks=destroy, self_destruct=destroy,
                          memory_pool=csv_reader.memory_pool())
     if destroy:  # the columns it freed go back now, not after the pool's decay
@@ -354,14 +348,16 @@ def to_frame(table: pa.Table, kind: FileKind, *, destroy: bool = False) -> pd.Da
     return df.assign(**fix) if fix else df
 
 
-def fill_run_id(table: pa.Table, run_id: str) -> pa.Table:
-    """``run_id`` as the first column, its missing values filled with ``run_id``."""
+def fill_run_id(table: pa.Table, run_id: str | pa.Array) -> pa.Table:
+    """``run_id`` as the first column, its missing values filled with ``run_id`` (one id, or
+    one per row: runs stacked)."""
+    ids = pa.array([run_id] * table.num_rows, TEXT) if isinstance(run_id, str) else run_id
     if "run_id" not in table.column_names:
-        return table.add_column(0, "run_id", pa.array([run_id] * table.num_rows, TEXT))
+        return table.add_column(0, "run_id", ids)
     col = table.column("run_id")
     if col.null_count:
         table = table.set_column(table.column_names.index("run_id"), "run_id",
-                                 pc.fill_null(col, run_id))
+                                 pc.coalesce(col, ids))
     return table
 
 

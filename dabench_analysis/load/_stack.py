@@ -42,18 +42,15 @@ class Out:
     """Each file's findings as :func:`convert` makes them, and the stacked positions whose
     value was rejected, per column."""
 
-    def __init__(self, stack: Stack, text_of: Callable | None = None):
-        self.stack, self.findings = stack, [[] for _ in stack.names]
+    def __init__(self, stack: Stack, text_of: Callable | None = None, *, sparse: bool = False):
+        self.stack, self.text_of = stack, text_of
+        self.findings = defaultdict(list) if sparse else [[] for _ in stack.names]
         self.rejected: dict[str, np.ndarray] = {}
-        self.text_of = text_of
 
     def apart(self) -> Out:
         """A collector for one column's findings, to :meth:`join` later: its ``findings`` only
         for the files that have one."""
-        mine = Out.__new__(Out)
-        mine.stack, mine.text_of, mine.rejected = self.stack, self.text_of, {}
-        mine.findings = defaultdict(list)
-        return mine
+        return Out(self.stack, self.text_of, sparse=True)
 
     def join(self, other: Out) -> None:
         """Add the findings and rejected positions of an :meth:`apart` collector."""
