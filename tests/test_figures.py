@@ -7,6 +7,7 @@ reason): one artist-level test per figure plus the saving tests kept here from b
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import matplotlib
@@ -260,13 +261,54 @@ def test_pdf_fonts_are_embedded_glyph_subsets(tmp_path):
         assert {"glyf", "loca", "hmtx", "head"} <= set(font.keys())
         assert not {"GSUB", "GPOS", "GDEF", "MATH"} & set(font.keys())  # never read in a PDF
         names = [g for g in font.getGlyphOrder() if g != ".notdef"]
-        assert 0 < len(names) < 100  # a subset, not the whole of DejaVu Sans
+        # a subset (the title's glyphs and the common characters), not DejaVu Sans' 6,000
+        assert {full.getBestCmap()[ord(c)] for c in "Final score ≥ 0.8"} <= set(names)
+        assert len(names) < 150
         for name in names:  # outlines and advance widths exactly as in the font file
             ours, theirs = font["glyf"][name], full["glyf"][name]
             assert ours.getCoordinates(font["glyf"])[0] == theirs.getCoordinates(full["glyf"])[0]
             assert font["hmtx"][name] == full["hmtx"][name]
-    # fontTools is as it was after saving
+    # fontTools and matplotlib are as they were after saving
     assert subset.load_font.__module__ == "fontTools.subset"
+    from matplotlib.backends import _backend_pdf_ps
+    assert _backend_pdf_ps.get_glyphs_subset.__module__ == _backend_pdf_ps.__name__
+
+
+@pytest.mark.skipif(not hasattr(importlib.import_module("matplotlib.backends._backend_pdf_ps"),
+                            "SubsetResults"), reason="subsets are kept from matplotlib 3.11 on")
+def test_pdf_font_subset_made_once_and_each_file_depends_on_its_own_text(tmp_path, monkeypatch):
+    from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
+    from matplotlib.backends import _backend_pdf_ps
+
+    from dabench_analysis.export import _figures
+
+    made = []
+    make = _backend_pdf_ps.get_glyphs_subset
+    monkeypatch.setattr(_backend_pdf_ps, "get_glyphs_subset",
+                        lambda font, glyphs: made.append(len(glyphs)) or make(font, glyphs))
+    monkeypatch.setattr(_figures, "_SUBSETS", type(_figures._SUBSETS)())
+
+    def pdf(title, name):
+        fig = figures.new_figure("one")
+        fig.add_subplot().set_title(title)
+        return export.save_figure(fig, tmp_path / name, formats=("pdf",))[0].read_bytes()
+
+    first = pdf("Final score ≥ 0.8 (5 tasks)", "a")
+    others = [pdf("Difficulty: easy − hard, 95% interval", "b"), pdf("Tokens × 1000", "c")]
+    assert len(made) == 1  # one subset of DejaVu Sans for three figures of common characters
+    omega = pdf("Ω = 0.5", "d")  # a character outside the common set: a subset of its own
+    assert len(made) == 2
+    monkeypatch.setattr(_figures, "_SUBSETS", type(_figures._SUBSETS)())
+    assert pdf("Final score ≥ 0.8 (5 tasks)", "e") == first  # the same bytes in a new process
+    assert len({first, omega, *others}) == 4
+    full = TTFont(font_manager.findfont("DejaVu Sans"))
+    [font] = _embedded_fonts(omega)
+    names = set(font.getGlyphOrder())
+    assert {full.getBestCmap()[ord(c)] for c in "Ω= 0.5"} <= names  # the title's glyphs
+    for name in names - {".notdef"}:  # outlines exactly as in the font file
+        assert font["glyf"][name].getCoordinates(font["glyf"])[0] \
+            == full["glyf"][name].getCoordinates(full["glyf"])[0]
 
 
 def test_save_and_show_displays_the_saved_png(tmp_path):
