@@ -418,3 +418,23 @@ def test_the_summary_computes_before_it_waits_and_its_own_error_wins(tmp_path, m
     assert calls == ["numbers", "wait"]
     assert caught.value.__notes__ == [
         "Also, a figure was not saved: OSError: [Errno 28] disk full"]
+
+
+def test_a_report_process_ends_without_the_last_garbage_collections(tmp_path):
+    # end_without_collecting: gc.freeze as the first exit handler, so the interpreter's last
+    # collections skip every object there is. Expected (CPython's gc documentation): a cycle
+    # with a finaliser is collected at exit, and run, only when it was not frozen.
+    code = ("import gc, sys\n"
+            "class Cycle:\n"
+            "    def __del__(self):\n"
+            "        sys.stdout.write('collected\\n')\n"
+            "c = Cycle(); c.me = c; del c\n"
+            "gc.disable()\n"  # the cycle waits for the collections at exit
+            "if sys.argv[1] == 'ending':\n"
+            "    from dabench_analysis.report._kernel import end_without_collecting\n"
+            "    end_without_collecting(); end_without_collecting()\n"
+            "print('done', flush=True)\n")
+    plain, ending = (subprocess.run([sys.executable, "-c", code, arg], capture_output=True,
+                                    text=True, check=True).stdout for arg in ("plain", "ending"))
+    assert plain.split() == ["done", "collected"]
+    assert ending.split() == ["done"]

@@ -207,7 +207,10 @@ def serve(jobs: BinaryIO | None = None, answers: BinaryIO | None = None) -> None
     if jobs is None or answers is None:
         import signal
 
+        from dabench_analysis.report._kernel import end_without_collecting
+
         _end_with_parent()
+        end_without_collecting()  # its files are closed when written; the kernel waits for it
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
