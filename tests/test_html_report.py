@@ -227,3 +227,25 @@ def test_each_page_of_the_batch_is_the_page_of_its_executed_notebook(sample_repo
     for i, nb in enumerate(notebooks):
         again = export_html(nb, tmp_path / f"{i}.html")
         assert again.read_bytes() == (nb.parent / "report.html").read_bytes(), nb.parent.name
+
+
+def test_the_page_validates_the_notebook_once_and_still_rejects_an_invalid_one(monkeypatch):
+    # nbconvert validates the notebook after each of its ~12 preprocessors unless told to do it
+    # once, after the last (optimistic_validation): a third of a report page's time
+    from nbconvert.exporters.exporter import Exporter
+    from nbformat import ValidationError
+
+    from dabench_analysis.report._html import page_of
+
+    checked, validate = [], Exporter._validate_preprocessor
+    monkeypatch.setattr(Exporter, "_validate_preprocessor",
+                        lambda self, nb, p: checked.append(p) or validate(self, nb, p))
+    cell = nbformat.v4.new_code_cell("1 + 1", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"},
+                                           execution_count=1)]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"), cell])
+    page = page_of(nb, "x")
+    assert len(checked) == 1 and "<title>Title</title>" in page
+    cell.outputs[0]["output_type"] = "no such output"
+    with pytest.raises(ValidationError):
+        page_of(nb, "x")

@@ -407,7 +407,8 @@ def page_of(nb: nbformat.NotebookNode, name: str) -> str:
     exporter = HTMLExporter(template_name="lab", template_file="dabench_report.html.j2",
                             extra_loaders=[jinja2.DictLoader({"dabench_report.html.j2": TEMPLATE})],
                             exclude_input=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
+                            exclude_output_prompt=True,
+                            optimistic_validation=True)  # once, not after each preprocessor
     nb = prepare_for_page(nb)
     nb.metadata.setdefault("title", _title(nb) or name)
     page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name},
