@@ -438,3 +438,30 @@ def test_a_report_process_ends_without_the_last_garbage_collections(tmp_path):
                                     text=True, check=True).stdout for arg in ("plain", "ending"))
     assert plain.split() == ["done", "collected"]
     assert ending.split() == ["done"]
+
+
+def test_while_the_kernel_waits_the_worker_goes_on_saving(tmp_path, monkeypatch):
+    # the kernel saves the figures the worker was not given from the back of the queue; the
+    # worker goes on from the front. With the kernel's saves made slow (1 s each), the worker
+    # saves most of the 8 figures; taking every figure not yet given (the worker holds at most
+    # two) would leave the kernel 6 of them.
+    import threading
+
+    save, here = fw._save_pickled, []
+
+    def slow(*args):
+        here.append(threading.current_thread().name)
+        time.sleep(1.0)
+        return save(*args)
+
+    monkeypatch.setattr(fw, "_save_pickled", slow)
+    writer = fw.FigureWriter()
+    with mpl.rc_context(RC_PARAMS):
+        for i in range(8):
+            assert writer.submit(_figure(), tmp_path / f"f{i}")
+        writer.wait()
+    assert 1 <= len(here) <= 3
+    assert here == [threading.current_thread().name] * len(here)  # the kernel's own thread
+    for i in range(8):
+        assert (tmp_path / f"f{i}.png").read_bytes()[:4] == b"\x89PNG"
+        assert (tmp_path / f"f{i}.pdf").read_bytes()[:5] == b"%PDF-"

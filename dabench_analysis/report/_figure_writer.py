@@ -246,8 +246,9 @@ class FigureWriter:
     -----
     Two threads of the kernel move the pickles, so that handing over a figure never waits for
     the worker. The worker is given at most two figures at a time (the one it saves and the
-    next); those it has not been given when :meth:`wait` is called are saved by the kernel,
-    which has nothing else to do then. A figure the worker could not save (one that does not
+    next); when :meth:`wait` is called, the kernel, which has nothing else to do then, saves
+    those it has not been given from the back of the queue while the worker goes on taking
+    them from the front. A figure the worker could not save (one that does not
     unpickle there, a worker that ended) is saved again by the kernel, whose error, if any, is
     the one raised. At the end of each cell the figures saved so far are shown (all of them
     when the cell failed, so that a failed report shows what it drew); at the kernel's exit the
@@ -368,13 +369,24 @@ class FigureWriter:
         self._pending.append(_Figure(stem, data, future, handle))
         return True
 
-    def _take_back(self) -> None:
-        """Stop giving figures to the worker; save those it was not given, here."""
-        with self._ready:
-            left, self._closed = list(self._todo), True
-            self._todo.clear()
-            self._ready.notify_all()
-        for data, future in left:
+    def _take_back(self, *, share: bool = False) -> None:
+        """Stop giving figures to the worker; save those it was not given, here. ``share``: the
+        worker goes on taking figures from the front of the queue while the kernel takes them
+        from the back, one at a time, until none is left (both cores save to the end)."""
+        while True:
+            with self._ready:
+                if not share or self._gone or len(self._todo) < 2:
+                    left, self._closed = list(self._todo), True
+                    self._todo.clear()
+                    self._ready.notify_all()
+                    break
+                left = [self._todo.pop()]
+            self._save_here(left)
+        self._save_here(left)
+
+    @staticmethod
+    def _save_here(jobs: list[tuple[bytes, Future]]) -> None:
+        for data, future in jobs:
             try:
                 future.set_result(_save_pickled(*pickle.loads(data)))
             except Exception as exc:  # noqa: BLE001 - raised by _settle, in the figures' order
@@ -431,7 +443,8 @@ class FigureWriter:
         """Wait for every figure; show each saved PNG in place of its placeholder; end the
         worker.
 
-        The figures not yet given to the worker are saved here meanwhile, by the same function
+        Meanwhile the kernel saves the figures the worker has not been given, from the last
+        one back, while the worker goes on with the first ones, by the same function
         (:func:`_save_pickled`) from the same pickle; so is one the worker could not save.
 
         Raises
@@ -441,7 +454,7 @@ class FigureWriter:
             disk), with a note naming the figure, after the figures before it are shown.
         """
         self._hooks(register=False)
-        self._take_back()
+        self._take_back(share=True)
         pending, self._pending = self._pending, []
         try:
             for fig in pending:
