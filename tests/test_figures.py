@@ -311,6 +311,53 @@ def test_pdf_font_subset_made_once_and_each_file_depends_on_its_own_text(tmp_pat
             == full["glyf"][name].getCoordinates(full["glyf"])[0]
 
 
+
+@pytest.mark.skipif(not hasattr(importlib.import_module("matplotlib.backends._backend_pdf_ps"),
+                            "SubsetResults"), reason="subsets are kept from matplotlib 3.11 on")
+def test_pdf_subsets_of_other_fonts_keep_their_own_glyphs_and_other_threads_save_as_before(
+        tmp_path):
+    import io
+    import threading
+
+    from matplotlib.figure import Figure
+
+    from dabench_analysis.export import _figures
+
+    fig = figures.new_figure("one")
+    fig.add_subplot().set_title(r"Final score $\alpha^2$")
+    _, pdf = export.save_figure(fig, tmp_path / "f")
+    sizes = {font["name"].getDebugName(4): len(font.getGlyphOrder())
+             for font in _embedded_fonts(pdf.read_bytes())}
+    # the text font with the common characters; the math font (oblique) as matplotlib's own
+    # subset of its one glyph, α
+    from matplotlib import font_manager
+    from matplotlib.backends import _backend_pdf_ps
+    from matplotlib.ft2font import FT2Font
+
+    oblique = font_manager.findfont(font_manager.FontProperties(style="oblique"))
+    alpha = FT2Font(oblique).get_char_index(ord("α"))
+    with _backend_pdf_ps.get_glyphs_subset(font_manager.FontPath(oblique, 0), {alpha}) as own:
+        expected = len(own.font.getGlyphOrder())
+    assert sizes == {"DejaVu Sans": sizes["DejaVu Sans"], "DejaVu Sans Oblique": expected}
+    assert sizes["DejaVu Sans"] > 95 and expected < 10
+    # a save of another thread while the toolkit writes a PDF: matplotlib's own functions
+    errors = []
+
+    def eps():
+        try:
+            with plt.rc_context({"ps.fonttype": 42}):
+                other = Figure()
+                other.add_subplot().set_title("Other thread")
+                other.savefig(io.BytesIO(), format="eps")
+        except Exception as exc:  # noqa: BLE001 - the test's finding
+            errors.append(exc)
+
+    with _figures._glyph_only_font_subsets("pdf"):
+        thread = threading.Thread(target=eps)
+        thread.start()
+        thread.join()
+    assert errors == []
+
 def test_save_and_show_displays_the_saved_png(tmp_path):
     from PIL import Image
 

@@ -36,9 +36,10 @@ _SUBSET_LOCK = threading.Lock()
 
 #: Characters every PDF font subset holds besides a figure's own: printable ASCII, the
 #: ligatures matplotlib's text shaping draws (ff, fi, fl, ffi, ffl) and the signs the toolkit's
-#: figures print (minus, dashes, ×, ≤, ≥, ±, ·, …, °, ², µ, arrows). Subsetting DejaVu Sans
-#: costs ~35 ms, a third of a PDF's time; with this common set every figure whose text uses no
-#: other character shares one subset per font in a process, at ~16 KB more per PDF.
+#: figures print (minus, dashes, ×, ≤, ≥, ±, ·, …, °, ², µ, arrows), in the figures' text font
+#: (:func:`_common_glyphs`). Subsetting DejaVu Sans costs ~35 ms, a third of a PDF's time; with
+#: this common set every figure whose text uses no other character shares one subset of it in a
+#: process, at ~17 KB more per PDF.
 _COMMON_CHARS = "".join(map(chr, range(0x20, 0x7F))) + (
     "\ufb00\ufb01\ufb02\ufb03\ufb04"
     "\u2212\u2013\u2014\u00d7\u2264\u2265\u00b1\u00b7\u2026\u00b0\u00b2\u00b5\u2192\u2190")
@@ -60,12 +61,22 @@ class _SubsetFile:
 
 
 @functools.cache
-def _common_glyphs(path: str, face_index: int) -> frozenset[int]:
-    """Glyph ids of the :data:`_COMMON_CHARS` one font has."""
+def _font_glyphs(path: str, face_index: int) -> frozenset[int]:
+    """The glyph ids of the :data:`_COMMON_CHARS` one font has."""
     from matplotlib.ft2font import FT2Font
 
     font = FT2Font(path, face_index=face_index)
     return frozenset({font.get_char_index(ord(c)) for c in _COMMON_CHARS} - {0})
+
+
+def _common_glyphs(path: str, face_index: int) -> frozenset[int]:
+    """The common characters' glyphs for the figures' text font (rcParams' default font, that
+    of every title, label and tick); none for another font (bold, oblique, a mathtext font:
+    subset to its own glyphs, as matplotlib does), which the common set would only enlarge."""
+    from matplotlib import font_manager
+
+    text = os.fspath(font_manager.findfont(font_manager.FontProperties()))
+    return _font_glyphs(path, face_index) if (path, face_index) == (text, 0) else frozenset()
 
 
 def _kept_subset(make, fontfile, glyphs):
@@ -99,24 +110,33 @@ def _glyph_only_font_subsets(fmt: str) -> Iterator[None]:
     kept. There is no option for this in matplotlib, so ``fontTools.subset.load_font`` (which
     matplotlib calls) is wrapped for the duration to remove those tables before they are read,
     and for a PDF (matplotlib >= 3.11, whose subsets are of glyph ids) so is matplotlib's
-    ``get_glyphs_subset``; the lock keeps two threads from wrapping them at once.
+    ``get_glyphs_subset``. The lock keeps two of the toolkit's saves from wrapping them at
+    once; a save by another thread meanwhile (the user's own ``savefig``) calls the functions
+    as they were.
     """
     from fontTools import subset
     from matplotlib.backends import _backend_pdf_ps
 
     with _SUBSET_LOCK:
         load, make = subset.load_font, _backend_pdf_ps.get_glyphs_subset
+        owner = threading.get_ident()
 
         def load_glyphs_only(*args, **kwargs):
             font = load(*args, **kwargs)
-            for tag in _LAYOUT_TABLES:
-                if tag in font:
-                    del font[tag]
+            if threading.get_ident() == owner:
+                for tag in _LAYOUT_TABLES:
+                    if tag in font:
+                        del font[tag]
             return font
+
+        def kept_subset(fontfile, glyphs):
+            if threading.get_ident() != owner:
+                return make(fontfile, glyphs)
+            return _kept_subset(make, fontfile, glyphs)
 
         subset.load_font = load_glyphs_only
         if fmt == "pdf" and hasattr(_backend_pdf_ps, "SubsetResults"):
-            _backend_pdf_ps.get_glyphs_subset = functools.partial(_kept_subset, make)
+            _backend_pdf_ps.get_glyphs_subset = kept_subset
         try:
             yield
         finally:
