@@ -34,6 +34,10 @@ SOCKET_PATH_MAX, SOCKET_NAME_MAX = 107, 22
 _SOCKETS: dict[int, tuple[str, int]] = {}  # process id -> (its folder, the locked descriptor)
 _SOCKETS_LOCK = threading.Lock()
 _ENDING = []  # end_without_collecting has registered its exit handler in this process
+#: Set to "1" in a kernel's environment by the runner when it runs one of the toolkit's report
+#: notebooks (run, comparison, sweep: ``notebooks/`` itself), else "0": only those end without
+#: the last garbage collections (:func:`end_without_collecting`).
+OWN_REPORT_ENV = "DABENCH_OWN_REPORT"
 
 
 def end_without_collecting() -> None:
@@ -44,10 +48,12 @@ def end_without_collecting() -> None:
     pandas, SciPy, matplotlib, IPython), while the runner waits for it. ``gc.freeze()`` as the
     first exit handler (handlers run last registered first) puts every object there is into the
     permanent generation, which those collections skip; the handlers that follow run as
-    before. What is not collected is freed with the process. Called by ``report.summary`` in a
-    kernel the runner started (its staging folder set): by then every file of the report has
-    been written and closed (:func:`dabench_analysis._atomic.atomic_write`), so no buffered
-    write waits on a collection. Also called by the figure writer's worker. Idempotent.
+    before. What is not collected is freed with the process, but never finalised: a file left
+    open in a reference cycle would lose its buffered writes. So it is called only where every
+    file is written and closed (:func:`dabench_analysis._atomic.atomic_write`): by
+    ``report.summary`` in the kernel of one of the toolkit's report notebooks, as the runner
+    runs it (:data:`OWN_REPORT_ENV`; a notebook of the user's, which may write files of its
+    own after the summary, keeps the full exit), and by the figure writer's worker. Idempotent.
     """
     import gc
 

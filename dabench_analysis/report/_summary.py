@@ -13,10 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from dabench_analysis import export, tables
-from dabench_analysis._atomic import STAGE_ENV
 from dabench_analysis.report._context import Context
 from dabench_analysis.report._jobs import KINDS
-from dabench_analysis.report._kernel import end_without_collecting
+from dabench_analysis.report._kernel import OWN_REPORT_ENV, end_without_collecting
 from dabench_analysis.report._provenance import manifest
 from dabench_analysis.report._sections import Sections
 from dabench_analysis.report._show import show
@@ -213,7 +212,7 @@ def summary(ctx: Context, **numbers: Any) -> dict:
     out = write_summary(ctx.report, found, out=ctx.out, sections=ctx.sections,
                         success_threshold=ctx.threshold, manifest=provenance)
     show({k: v for k, v in out.items() if k not in _NOT_SHOWN})
-    if os.environ.get(STAGE_ENV) and _in_kernel():  # a report the runner runs: done writing
+    if os.environ.get(OWN_REPORT_ENV) == "1" and _in_kernel():  # the toolkit's: done writing
         end_without_collecting()
     return out
 

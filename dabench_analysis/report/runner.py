@@ -24,8 +24,13 @@ from typing import TYPE_CHECKING
 from dabench_analysis._atomic import sync_all
 from dabench_analysis.report import _outputs as outputs
 from dabench_analysis.report._edge import cause
-from dabench_analysis.report._figure_writer import writer_setting
-from dabench_analysis.report._kernel import INLINE_BACKEND, _exit_status, _kernel_manager  # noqa: F401
+from dabench_analysis.report._figure_writer import _waits, writer_setting
+from dabench_analysis.report._kernel import (  # noqa: F401
+    INLINE_BACKEND,
+    OWN_REPORT_ENV,
+    _exit_status,
+    _kernel_manager,
+)
 
 if TYPE_CHECKING:  # imported where used: nbformat's import takes seconds (jsonschema formats),
     import nbformat  # and every report kernel imports this package
@@ -370,7 +375,8 @@ def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html
     files.mkdir()
     src, dst = tmp / "input.ipynb", tmp / "report.ipynb"
     nbformat.write(nb, src)
-    env = {outputs.OUTPUT_ENV: str(out.resolve()), outputs.STAGE_ENV: str(files)}
+    env = {outputs.OUTPUT_ENV: str(out.resolve()), outputs.STAGE_ENV: str(files),
+           OWN_REPORT_ENV: "1" if _waits(notebook) else "0"}
     ahead = _PageAhead()
     try:
         with _quiet_restated(), open(tmp / "kernel.log", "wb") as log, \
