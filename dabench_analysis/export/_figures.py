@@ -250,9 +250,10 @@ def save_figure(
     The figure is laid out once, by the first format's save (the PNG by default, at ``dpi``);
     later formats reuse that layout instead of running the layout engine again. PDF (and PS)
     embed TrueType fonts (``pdf.fonttype = 42``) subset to the glyphs used, without the
-    OpenType layout tables that no PDF viewer reads; a PDF's subsets also hold printable ASCII
-    and the signs the toolkit's figures print (``_COMMON_CHARS``), so that the figures of a
-    process share one subset per font (about 16 KB more per file).
+    OpenType layout tables that no PDF viewer reads; in a PDF, the subset of the figures' text
+    font also holds printable ASCII and the signs the toolkit's figures print
+    (``_COMMON_CHARS``), so that the figures of a process share one subset of it (about 17 KB
+    more per file).
 
     Examples
     --------

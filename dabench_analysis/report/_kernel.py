@@ -43,9 +43,10 @@ OWN_REPORT_ENV = "DABENCH_OWN_REPORT"
 def end_without_collecting() -> None:
     """Have this process skip the interpreter's last garbage collections when it exits.
 
-    A report's kernel spends ~0.45 s of its exit, after its exit handlers ran, collecting the
-    garbage of every module it imported (two full collections over millions of objects of
-    pandas, SciPy, matplotlib, IPython), while the runner waits for it. ``gc.freeze()`` as the
+    A report's kernel spent 0.45-0.5 s of its exit, after its exit handlers ran, in the
+    interpreter's last garbage collections over what it imported and made (pandas, SciPy,
+    matplotlib, IPython; ``perf``: ``gc_collect_main``), while the runner waited for it
+    (bench/README, "The report's CPU"). ``gc.freeze()`` as the
     first exit handler (handlers run last registered first) puts every object there is into the
     permanent generation, which those collections skip; the handlers that follow run as
     before. What is not collected is freed with the process, but never finalised: a file left
