@@ -25,8 +25,8 @@ from dabench_analysis import schema
 from dabench_analysis.load import _pipeline as pipeline
 from dabench_analysis.load._findings import Finding, RunLoadError
 from dabench_analysis.load._harness import Record, build_run
-from dabench_analysis.load._header import read_header
-from dabench_analysis.load._rules import TEXT, decimal_float64
+from dabench_analysis.load._header import TEXT, read_header
+from dabench_analysis.load._rules import decimal_float64
 from dabench_analysis.load._run import Run
 from dabench_analysis.load._sweep import Runs
 from dabench_analysis.load._threshold import refuse_threshold

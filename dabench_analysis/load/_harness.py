@@ -34,9 +34,10 @@ from dabench_analysis import schema
 from dabench_analysis._caller import outside_level
 from dabench_analysis.load import _pipeline as pipeline
 from dabench_analysis.load._findings import Finding, RunLoadError, dropped_rows
+from dabench_analysis.load._header import TEXT
 from dabench_analysis.load._rules import convert
 from dabench_analysis.load._run import Run
-from dabench_analysis.load._stack import TEXT, Stack
+from dabench_analysis.load._stack import Stack
 from dabench_analysis.schema import (
     TASK_COLUMNS,
     TOOL_CALL_COLUMNS,

@@ -30,8 +30,8 @@ from dabench_analysis.load import _stack_cache as stack_cache
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load._findings import Finding, RunLoadError, dropped_rows
 from dabench_analysis.load._folders import NOT_EVALUATED, candidates, check_dir
+from dabench_analysis.load._header import TEXT
 from dabench_analysis.load._replay import replay_folders, replay_paths
-from dabench_analysis.load._rules import TEXT
 from dabench_analysis.load._run import Run
 from dabench_analysis.load._sweep import SKIPPED_COLUMNS, Runs
 from dabench_analysis.load._task_files import read_second, second_task_files

@@ -37,8 +37,9 @@ from dabench_analysis.load import _csv as csv_reader
 from dabench_analysis.load import _unclosed as unclosed
 from dabench_analysis.load import cache as parse_cache
 from dabench_analysis.load._findings import Finding, RunLoadError
+from dabench_analysis.load._header import TEXT
 from dabench_analysis.load._rules import convert
-from dabench_analysis.load._stack import TEXT, Stack
+from dabench_analysis.load._stack import Stack
 from dabench_analysis.schema import TASK_COLUMNS, TOOL_CALL_COLUMNS, TRAJECTORY_COLUMNS, Column
 from dabench_analysis.schema._files import TASKS, TOOL_CALLS, TRAJECTORY, FileKind
 

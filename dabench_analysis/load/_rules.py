@@ -34,8 +34,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dabench_analysis.load._findings import Finding
+from dabench_analysis.load._header import TEXT
 from dabench_analysis.load._keys import repeated_keys
-from dabench_analysis.load._stack import TEXT, Out, Stack
+from dabench_analysis.load._stack import Out, Stack
 from dabench_analysis.schema import ENUMS, FLAG_TRUE, NULL_VALUES
 from dabench_analysis.schema._files import FileKind
 from dabench_analysis.schema._outcome import errored

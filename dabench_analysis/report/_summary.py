@@ -212,12 +212,6 @@ def summary(ctx: Context, **numbers: Any) -> dict:
     out = write_summary(ctx.report, found, out=ctx.out, sections=ctx.sections,
                         success_threshold=ctx.threshold, manifest=provenance)
     show({k: v for k, v in out.items() if k not in _NOT_SHOWN})
-    if os.environ.get(OWN_REPORT_ENV) == "1" and _in_kernel():  # the toolkit's: done writing
+    if os.environ.get(OWN_REPORT_ENV) == "1":  # the kernel of a toolkit's report: done writing
         end_without_collecting()
     return out
-
-
-def _in_kernel() -> bool:
-    from IPython import get_ipython
-
-    return get_ipython() is not None
