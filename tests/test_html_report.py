@@ -249,3 +249,97 @@ def test_the_page_validates_the_notebook_once_and_still_rejects_an_invalid_one(m
     cell.outputs[0]["output_type"] = "no such output"
     with pytest.raises(ValidationError):
         page_of(nb, "x")
+
+
+def _canonical(page: str) -> str:
+    """A page as BeautifulSoup's html.parser writes it, each tag's attributes in name order."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(page, features="html.parser")
+    for tag in soup.find_all(True):
+        tag.attrs = dict(sorted(tag.attrs.items()))
+    return str(soup)
+
+
+def _varied_notebook() -> nbformat.NotebookNode:
+    """Markdown, code with every kind of output the lab template writes an image or an output
+    area for, an HTML output with an <img> of its own without alternative text."""
+    v4 = nbformat.v4
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    cell = v4.new_code_cell("show()", execution_count=1)
+    cell.outputs = [
+        v4.new_output("stream", name="stdout", text="printed\n"),
+        v4.new_output("display_data", {"image/png": png, "text/plain": "<Figure>"},
+                      metadata={"alt": "Score by difficulty"}),
+        v4.new_output("display_data", {"image/png": png}),
+        v4.new_output("display_data", {"image/jpeg": png}),
+        v4.new_output("display_data", {"text/html": '<div class="x"><img src="a.png">'
+                                                    '<img alt="kept" src="b.png"></div>'}),
+        v4.new_output("display_data", {"text/markdown": "**bold** & <i>i</i>"}),
+        v4.new_output("execute_result", {"text/plain": "2 < 3 & 'q'"}, execution_count=1),
+        v4.new_output("error", ename="ValueError", evalue="bad", traceback=["ValueError: bad"]),
+    ]
+    return v4.new_notebook(cells=[v4.new_markdown_cell("# Title\n\nIntro & <b>more</b>"),
+                                  v4.new_markdown_cell("## Section"), cell,
+                                  v4.new_raw_cell("raw")])
+
+
+def test_the_page_is_nbconverts_page_without_its_soup_pass(monkeypatch):
+    # page_of renders nbconvert's template and adds what HTMLExporter's BeautifulSoup pass adds
+    # (tabindex on outputs and input wrappers, nbconvert's alt text on an image without one)
+    # on the template's tags: the same page, tag for tag, as nbconvert's own exporter makes
+    import jinja2
+    from nbconvert import HTMLExporter
+
+    from dabench_analysis.report import _html
+
+    nb = _varied_notebook()
+    exporter = HTMLExporter(template_name="lab", template_file="dabench_report.html.j2",
+                            extra_loaders=[jinja2.DictLoader({"dabench_report.html.j2":
+                                                              _html.TEMPLATE})],
+                            exclude_input=True, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
+    prepared = _html.prepare_for_page(nb)
+    prepared.metadata["title"] = "Title"
+    expected, _ = exporter.from_notebook_node(prepared, resources={"metadata": {"name": "x"},
+                                                                   "dabench_css": _html.CSS})
+    import nbconvert.exporters.html
+
+    def soup(*args, **kwargs):
+        raise AssertionError("the page went through BeautifulSoup")
+
+    monkeypatch.setattr(nbconvert.exporters.html, "BeautifulSoup", soup)
+    page = _html.page_of(nb, "x")
+    monkeypatch.undo()
+    assert _canonical(page) == _canonical(_html.add_contents(expected))
+    parsed = Page(page)
+    images = [attrs for tag, attrs in parsed.tags if tag == "img"]
+    assert [i.get("alt") for i in images] == [
+        "Score by difficulty", "Figure", "No description has been provided for this image",
+        "No description has been provided for this image", "kept"]
+    outputs = [attrs for tag, attrs in parsed.tags
+               if tag == "div" and "jp-OutputArea-output" in attrs.get("class", "").split()]
+    assert len(outputs) == 8 and all(o.get("tabindex") == "0" for o in outputs)
+
+
+def test_pages_made_at_once_in_two_threads_are_each_their_own(tmp_path):
+    # the runner makes a batch's pages in threads (--jobs 2): each takes an exporter of its own
+    # from the kept ones, and gives it back
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dabench_analysis.report import _html
+
+    _html.prepare_exporter()
+    kept = len(_html._EXPORTERS)
+    assert kept >= 1
+    books = []
+    for i in range(4):
+        nb = _varied_notebook()
+        nb.cells[0].source = f"# Page {i}"
+        books.append(nb)
+    with ThreadPoolExecutor(2) as pool:
+        pages = list(pool.map(lambda nb: _html.page_of(nb, "x"), books))
+    assert [re.search(r"<title>(.*?)</title>", p)[1] for p in pages] == [
+        f"Page {i}" for i in range(4)]
+    assert pages == [_html.page_of(nb, "x") for nb in books]
+    assert kept <= len(_html._EXPORTERS) <= kept + 1

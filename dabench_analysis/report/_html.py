@@ -11,11 +11,15 @@ from a CDN: the page shows the static copy their display carries as ``text/html`
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import html
 import os
 import re
+import threading
 import warnings
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +29,7 @@ from dabench_analysis._caller import outside_level
 from dabench_analysis.export._text import visible
 
 if TYPE_CHECKING:  # imported where used: its import takes seconds (runner.py says why)
+    import nbconvert
     import nbformat
 
 #: The page template: nbconvert's lab template without its scripts from a CDN.
@@ -55,6 +60,12 @@ table.dabench-table caption { caption-side: top; text-align: left; font-weight: 
 _WARNING = re.compile(r"^\S.*?:\d+: (?P<category>[A-Za-z_][\w.]*Warning): (?P<message>.*)$")
 _SAVED = re.compile(r"<SavedFigure .*?([^/\\]+): \.")
 _REMOTE = re.compile(r"^\s*(?:https?:)?//", re.IGNORECASE)
+# nbconvert's HTMLExporter makes these two changes in a BeautifulSoup pass over the whole page;
+# here they are made on the tags its templates write (see _accessible).
+_FOCUSABLE = re.compile(r'<div(?= class="(?:[^"]*\s)?(?:jp-OutputArea-output|jp-Cell-inputWrapper)'
+                        r'[\s"])')
+_IMG_WITHOUT_ALT = re.compile(r"<img(?=[\s>])(?![^>]*\salt=)")
+_NO_ALT = "No description has been provided for this image"  # nbconvert's words
 _CSS_REMOTE = re.compile(r"""(?:url\(\s*["']?|@import\s+["'])\s*((?:https?:)?//[^"')\s]+)""",
                          re.IGNORECASE)
 
@@ -401,16 +412,74 @@ def page_of(nb: nbformat.NotebookNode, name: str) -> str:
         nbconvert's lab page of the notebook prepared by :func:`prepare_for_page`, with a
         table of contents (:func:`add_contents`).
     """
-    import jinja2
-    from nbconvert import HTMLExporter
-
-    exporter = HTMLExporter(template_name="lab", template_file="dabench_report.html.j2",
-                            extra_loaders=[jinja2.DictLoader({"dabench_report.html.j2": TEMPLATE})],
-                            exclude_input=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True,
-                            optimistic_validation=True)  # once, not after each preprocessor
     nb = prepare_for_page(nb)
     nb.metadata.setdefault("title", _title(nb) or name)
-    page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name},
-                                                         "dabench_css": CSS})
-    return add_contents(page)
+    with _exporter() as exporter:
+        page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name},
+                                                             "dabench_css": CSS})
+    return add_contents(_accessible(page))
+
+
+def _accessible(page: str) -> str:
+    """What nbconvert's HTMLExporter adds to its page in a BeautifulSoup pass (0.2-0.4 s for a
+    run report's 4,000 table cells), added on the tags its templates write: ``tabindex="0"``
+    on each output and input wrapper (keyboard focus for scrolling), and nbconvert's
+    alternative text on an image without one (a figure's comes from the template)."""
+    page = _FOCUSABLE.sub('<div tabindex="0"', page)
+    return _IMG_WITHOUT_ALT.sub(f'<img alt="{_NO_ALT}"', page)
+
+
+@functools.cache
+def _exporter_class() -> type:
+    """nbconvert's HTMLExporter whose ``from_notebook_node`` ends at its template: without the
+    BeautifulSoup pass over the page it makes then (:func:`_accessible` does its work)."""
+    from nbconvert import HTMLExporter
+    from nbconvert.exporters.templateexporter import TemplateExporter
+    from nbconvert.filters.highlight import Highlight2HTML
+    from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+    class PageExporter(HTMLExporter):
+        def from_notebook_node(self, nb, resources=None, **kw):
+            # HTMLExporter.from_notebook_node (nbconvert 7.16-7.17) before its soup
+            info = nb.metadata.get("language_info", {})
+            self.register_filter("highlight_code", self.filters.get(
+                "highlight_code", Highlight2HTML(
+                    pygments_lexer=info.get("pygments_lexer", info.get("name")), parent=self)))
+            resources = self._init_resources(resources)
+            self.register_filter("filter_data_type", WidgetsDataTypeFilter(
+                notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+            return TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+
+    return PageExporter
+
+
+def prepare_exporter() -> None:
+    """Make the page's exporter and compile its templates ahead (0.1-0.2 s), for the next
+    :func:`page_of` in this process; the runner calls it in a thread while a kernel starts."""
+    with _exporter() as exporter:
+        exporter.template  # noqa: B018 - compiled on first access
+
+
+_EXPORTERS: list = []  # exporters not in use, their templates compiled
+_EXPORTERS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _exporter() -> Iterator[nbconvert.HTMLExporter]:
+    """An exporter of the page used by one thread at a time, kept for the next page."""
+    with _EXPORTERS_LOCK:
+        exporter = _EXPORTERS.pop() if _EXPORTERS else None
+    if exporter is None:
+        import jinja2
+
+        exporter = _exporter_class()(
+            template_name="lab", template_file="dabench_report.html.j2",
+            extra_loaders=[jinja2.DictLoader({"dabench_report.html.j2": TEMPLATE})],
+            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+            optimistic_validation=True)  # once, not after each preprocessor
+    try:
+        yield exporter
+    finally:
+        exporter._nb_metadata.clear()  # kept by nbconvert for every notebook converted
+        with _EXPORTERS_LOCK:
+            _EXPORTERS.append(exporter)

@@ -207,22 +207,40 @@ def _export_html(nb_path: Path, html_path: Path, page: str | None = None) -> Non
     export_html(nb_path, html_path, page=page)
 
 
+def _in_thread(fn, *args):
+    """``fn(*args)`` run in a thread of its own; the Future of its result."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="dabench-page")
+    future = pool.submit(fn, *args)
+    pool.shutdown(wait=False)  # its thread ends with fn
+    return future
+
+
 class _PageAhead:
-    """The report page made in a thread from the notebook as its last cell left it, while the
-    kernel shuts down (0.5-0.8 s, the page 0.4-0.9 s; bench/README, "The page made while the
-    kernel stops"); :meth:`page` is None when it was not made (the caller makes it then)."""
+    """The report page made in a thread: its exporter prepared while the kernel starts
+    (:func:`~dabench_analysis.report._html.prepare_exporter`), the page made from the notebook
+    as its last cell left it, while the kernel shuts down (bench/README, "The page made while
+    the kernel stops"); :meth:`page` is None when it was not made (the caller makes it then)."""
 
     def __init__(self) -> None:
+        self._prepared = None
         self._future = None
 
-    def start(self, nb) -> None:
-        from concurrent.futures import ThreadPoolExecutor
+    def prepare(self) -> None:
+        from dabench_analysis.report._html import prepare_exporter
 
+        self._prepared = _in_thread(prepare_exporter)
+
+    def start(self, nb) -> None:
         from dabench_analysis.report._html import page_of
 
-        pool = ThreadPoolExecutor(1, thread_name_prefix="dabench-page")
-        self._future = pool.submit(page_of, copy.deepcopy(nb), "report")
-        pool.shutdown(wait=False)  # its thread ends with the page
+        def make(nb, prepared):
+            if prepared is not None:
+                prepared.exception()  # waited for: its exporter is then the one taken
+            return page_of(nb, "report")
+
+        self._future = _in_thread(make, copy.deepcopy(nb), self._prepared)
 
     def page(self) -> str | None:
         if self._future is None or self._future.exception() is not None:
@@ -378,6 +396,8 @@ def _execute(nb, notebook: Path, out: Path, tmp: Path, *, kernel_name: str, html
     env = {outputs.OUTPUT_ENV: str(out.resolve()), outputs.STAGE_ENV: str(files),
            OWN_REPORT_ENV: "1" if _waits(notebook) else "0"}
     ahead = _PageAhead()
+    if html_export:
+        ahead.prepare()
     try:
         with _quiet_restated(), open(tmp / "kernel.log", "wb") as log, \
                 writer_setting(env, notebook):
