@@ -129,6 +129,26 @@ def test_latex_escapes_text_from_the_data():
                    "\\bottomrule\n\\end{tabular}")
 
 
+@pytest.mark.parametrize("df", [
+    pd.DataFrame({"task_id": ["a_1", "b & c"], "n": [3, 40], "mean": [0.5, 0.25],
+                  "ci_low": [0.25, 0.1], "ci_high": [0.75, 0.4], "p_value": [0.0004, 0.2],
+                  "50% {x}": ["≥ 0.8 × σ", None], "method": ["t", "t"]}),
+    pd.DataFrame({"n": pd.Series([], dtype="int64"), "label": pd.Series([], dtype="string")}),
+    pd.DataFrame({"x": [1.5]}, index=pd.Index(["r"], name="row")),
+])
+def test_latex_tabular_is_the_one_pandas_styler_writes(df):
+    # the tabular of a presented table, byte for byte what pandas' Styler.to_latex writes
+    # (hidden index, every header and cell escaped, booktabs rules): the reference
+    from dabench_analysis.export._presentation import present
+    from dabench_analysis.export._tables import _tex_escape
+
+    shown = present(df.reset_index() if df.index.name else df)
+    styler = shown.style.hide(axis="index").format(_tex_escape).format_index(_tex_escape, axis=1)
+    expected = styler.to_latex(hrules=True, column_format=shown.attrs["align"] or "l")
+    tex = export.to_latex(df)
+    assert tex.split("\\end{tabular}")[0] + "\\end{tabular}\n" == expected
+
+
 def test_missing_values_print_as_na_and_json_is_strict(tmp_path):
     df = pd.DataFrame({"difficulty": ["Extreme"], "n": [0], "rate": [math.nan]})
     assert export.to_markdown(df).splitlines()[2] == "| Extreme | 0 | n/a |"

@@ -222,5 +222,5 @@ def test_html_shows_figures_at_their_printed_width(sample_report):
     _, out = sample_report
     for page in ("proposed_aat", "compare_baseline_react_vs_proposed_aat", "sweep"):
         html = (out / page / "report.html").read_text()
-        widths = [int(w) for w in re.findall(r'<img[^>]*?width="(\d+)"', html)]
+        widths = [int(w) for w in re.findall(r'<img[^>]*?width="?(\d+)', html)]  # as written
         assert widths and min(widths) >= 500, (page, widths)
