@@ -133,3 +133,29 @@ def test_a_name_with_a_line_feed_stays_on_its_row_of_the_reports_table(tmp_path,
     rows = [line for line in out.getvalue().splitlines() if "run\\n2" in line]
     assert len(rows) == 1 and "run\\n2\\tb\\rc" in rows[0] and "cell said\\nno" in rows[0]
     assert visible("a\nb") == "a\nb" and visible("a\nb\x00", one_line=True) == "a\\nb\\x00"
+
+
+@pytest.mark.parametrize("values", [
+    ["plain", "text", None, 3, 2.5],
+    ["plain", "tab\tnew\nline\r", "a\x00b"],
+    [None, "\x7f", 1],
+    ["ok", "\x85 (NEL, C1)"],
+    ["lone \ud800 surrogate", "ok"],
+    ["\n".join(["x"] * 5), "\x1b[31m"],
+    [],
+])
+def test_control_mask_marks_each_text_value_with_a_control_character(values):
+    # the expected marks from the characters' code points (C0 but tab, newline and carriage
+    # return; DEL; C1; surrogates), value by value; the mask also checks every text value at
+    # once first, so a hit in one value among many is the case to get right
+    from dabench_analysis.schema.checks import control_mask
+
+    def control(v):
+        return isinstance(v, str) and any(
+            (ord(ch) < 0x20 and ch not in "\t\n\r") or 0x7F <= ord(ch) <= 0x9F
+            or 0xD800 <= ord(ch) <= 0xDFFF for ch in v)
+
+    series = pd.Series(values, dtype=object, index=range(10, 10 + len(values)))
+    mask = control_mask(series)
+    assert mask.dtype == bool and list(mask.index) == list(series.index)
+    assert mask.tolist() == [control(v) for v in values]

@@ -23,6 +23,7 @@ from dabench_analysis import figures, load_run, report
 from dabench_analysis.export._figures import _save
 from dabench_analysis.figures._theme import RC_PARAMS
 from dabench_analysis.report import _figure_writer as fw
+from dabench_analysis.report import _worker as worker
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_runs" / "baseline_react"
@@ -66,7 +67,7 @@ def test_the_worker_loop_writes_the_kernels_bytes_and_answers_an_error_in_its_pl
         paths, png = _save(fig, tmp_path / "kernel" / "a", ("png", "pdf"), 300)
     plt.close(fig)
     answers = io.BytesIO()
-    fw.serve(jobs, answers)  # returns at the end of its input
+    worker.serve(jobs, answers)  # returns at the end of its input
     answers.seek(0)
     got = [pickle.load(answers) for _ in range(3)]
     with pytest.raises(EOFError):
@@ -208,10 +209,10 @@ def test_an_exception_that_does_not_come_back_through_pickle_is_sent_as_its_text
         def __init__(self, *, why):
             super().__init__(why)
 
-    sent = fw._portable(KeywordOnly(why="bad glyph"))
+    sent = worker._portable(KeywordOnly(why="bad glyph"))
     assert type(sent) is RuntimeError and str(sent) == "KeywordOnly: bad glyph"
     error = OSError(28, "No space left on device", "/x/f.png")
-    assert fw._portable(error) is error
+    assert worker._portable(error) is error
 
 
 def _percent(x, _pos):
@@ -487,3 +488,53 @@ def test_a_notebook_of_the_users_keeps_the_full_exit_after_report_summary(tmp_pa
     assert (out / "extra.txt").read_text() == "data\n" * 1000
     ran = nbformat.read(out / "report.ipynb", as_version=4).cells[-1]
     assert [o.get("text") for o in ran.outputs] == ["0\n"]
+
+
+def test_a_call_runs_in_the_worker_its_warnings_raised_in_the_kernel(tmp_path):
+    # a run's validation is handed to the worker when the report's context is made: the value
+    # is the kernel's own (findings compared with validate_run in this process), the worker's
+    # pid shows where it ran, its warnings come back as warnings here; a failure there is run
+    # again here, where its own error is raised; a lambda does not pickle: no call made
+    import functools
+    import warnings
+
+    from dabench_analysis.validate import validate_run
+
+    writer = fw.FigureWriter()
+    check = functools.partial(validate_run, SAMPLE, threshold=0.8)
+    where = writer.call(os.getpid)
+    validation = writer.call(check)
+    warned = writer.call(functools.partial(warnings.warn, "from the worker", UserWarning))
+    missing = writer.call(functools.partial(os.stat, tmp_path / "no_such_file"))
+    assert writer.call(lambda: 1) is None
+    assert writer.result(where, os.getpid) == writer._proc.pid != os.getpid()
+    mine = check()
+    got = writer.result(validation, check)
+    assert got.findings.equals(mine.findings) and got.health == mine.health
+    with pytest.warns(UserWarning, match="from the worker"):
+        assert writer.result(warned, lambda: pytest.fail("run again")) is None
+    ran_here = []
+
+    def stat_here():
+        ran_here.append(os.getpid())
+        return os.stat(tmp_path / "no_such_file")
+
+    with pytest.raises(FileNotFoundError):
+        writer.result(missing, stat_here)
+    assert ran_here == [os.getpid()]
+    writer.wait()
+    assert writer._proc.returncode == 0
+
+
+def test_a_report_context_hands_its_run_validation_to_the_writer(tmp_path, monkeypatch):
+    # run_context with a figure writer: the run's validation is the writer's call, made when
+    # the context is (while the notebook goes on), and equal to the kernel's own
+    from dabench_analysis.report import _context
+    from dabench_analysis.validate import validate_run
+
+    monkeypatch.setattr(_context, "_batch_writer", fw.FigureWriter)
+    out = report.run_context(load_run(SAMPLE), {"threshold": 0.8}, out=tmp_path / "out")
+    take = out._lazy["validation"]
+    assert take.func == out._writer.result  # a bound method of the writer, with the Future
+    assert out.validation.findings.equals(validate_run(SAMPLE, threshold=0.8).findings)
+    out.wait_for_figures()

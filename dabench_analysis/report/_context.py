@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): one object, the report context: its inputs, sections, writer and files.
 """What one report notebook works on, and its writer: the inputs, parameters, output folder,
 the sections skipped so far and the results computed (:class:`Context`).
 
@@ -14,6 +15,7 @@ expression of a cell, a context states the run(s) and the success threshold the 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -53,6 +55,13 @@ class Context:
         summary's key numbers.
     lazy : mapping of str to callable, optional
         Inputs computed on first use by calling them without arguments (``"validation"``).
+    ahead : mapping of str to callable, optional
+        Inputs like ``lazy``'s, handed at once to the report's figure writer, whose worker
+        computes them while the kernel goes on (a run's validation, while the kernel imports
+        and shows the run); computed here on first use when there is no writer, or when the
+        worker could not compute one (:meth:`FigureWriter.call
+        <dabench_analysis.report._figure_writer.FigureWriter.call>`). Each must pickle (a
+        ``functools.partial`` of a module's function).
     parameters : mapping
         The notebook's parameters (``threshold`` among them).
     out : Path
@@ -80,6 +89,7 @@ class Context:
     def __init__(self, report: str, *, inputs: Mapping[str, Any], parameters: Mapping[str, Any],
                  out: Path, sections: Sections, read: Sequence[Any], subject: str,
                  lazy: Mapping[str, Callable[[], Any]] | None = None,
+                 ahead: Mapping[str, Callable[[], Any]] | None = None,
                  seeds: Mapping[str, Any] | None = None) -> None:
         self.report, self.parameters, self.out = report, dict(parameters), Path(out)
         self.sections, self.read, self.subject = sections, list(read), subject
@@ -96,6 +106,10 @@ class Context:
         self._title = ""
         self._where = "in this run" if report != "compare" else "in one of the runs"
         self._writer = _batch_writer()
+        for name, fn in (ahead or {}).items():
+            future = self._writer.call(fn) if self._writer is not None else None
+            self._lazy[name] = fn if future is None else \
+                functools.partial(self._writer.result, future, fn)
 
     @property
     def tables_dir(self) -> Path:
@@ -309,9 +323,13 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     """
     tables._common.require_rows(run.tasks, what=f"run {run.run_id}")
     apply_style()
-    lazy = {"validation": lambda: validate.validate_run(  # after Context checked the threshold
-                run.path if run.format == "eval-v2" else run, threshold=parameters["threshold"])}
-    return Context("run", inputs={"run": run, "tasks": run.tasks}, lazy=lazy,
+    # called once Context has checked the threshold; a run folder's in the figure writer's
+    # worker (bench/README, "The run's validation in the figure writer")
+    check = functools.partial(validate.validate_run, run.path if run.format == "eval-v2" else run,
+                              threshold=parameters["threshold"])
+    ahead = {"validation": check} if run.format == "eval-v2" else {}
+    return Context("run", inputs={"run": run, "tasks": run.tasks}, ahead=ahead,
+                   lazy={} if ahead else {"validation": check},
                    parameters=parameters, out=out,
                    sections=Sections("run", fmt=run.format, quiet=quiet,
                                      grouped=run.format != "eval-v2"),

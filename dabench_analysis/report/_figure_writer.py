@@ -34,14 +34,15 @@ import subprocess
 import sys
 import threading
 import warnings
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from concurrent import futures
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from dabench_analysis._caller import outside_level
+from dabench_analysis.report._worker import PARENT_ENV
 
 #: Set to "1" in a report kernel's environment by the runner when a core is left over for a
 #: figure writer, else "0". In the caller's environment, ``DABENCH_FIGURE_WRITER=0`` turns the
@@ -51,8 +52,7 @@ FIGURE_WRITER_ENV = "DABENCH_FIGURE_WRITER"
 #: rcParams not sent to the worker: the backend and interactive mode are the process's own.
 _PROCESS_RC = ("backend", "backend_fallback", "interactive")
 
-_WORKER = "from dabench_analysis.report._figure_writer import serve; serve()"
-_PARENT_ENV = "DABENCH_FIGURE_WRITER_PARENT"  # the kernel's pid, for the worker
+_WORKER = "from dabench_analysis.report._worker import serve; serve()"
 
 #: The toolkit's report notebooks: each waits for its figures (``report.summary``), draws none
 #: in another process, and is the only kind given a figure writer.
@@ -162,97 +162,23 @@ def _save_pickled(data: bytes, stem: Path, formats: tuple[str, ...], dpi: int,
             [(w.category, str(w.message)) for w in caught])
 
 
-def _end_with_parent() -> None:
-    """On Linux, have the kernel's death kill the worker at once (``PR_SET_PDEATHSIG``), so that
-    no figure is written into a report's staging folder after a killed report's runner has
-    removed it. Elsewhere the worker ends when its stdin closes, after the figure it is saving.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-    import signal
+@dataclass(frozen=True)
+class _Call:
+    """A job that is not a figure: ``fn()``, a picklable function of no arguments (e.g. a
+    ``functools.partial`` of a module's function), run where the job is taken."""
 
-    parent = int(os.environ.get(_PARENT_ENV, "0"))
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
-    if parent and os.getppid() != parent:  # the kernel died before the line above
-        os._exit(1)
+    fn: Callable[[], Any]
 
 
-def _portable(exc: BaseException) -> BaseException:
-    """``exc`` if it comes back whole through pickle, else a RuntimeError naming it: an answer
-    the kernel cannot unpickle would end its reader."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-        return exc
-    except Exception:  # noqa: BLE001 - any failure to round-trip
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
-
-
-def _warm_up() -> None:
-    """Save a small figure with text and a legend as PNG and PDF into a temporary folder, the
-    way every figure is saved, before the first job: a worker's first figure otherwise pays
-    matplotlib's first uses (its PNG and PDF backends, the font files, the PDF's font subset
-    of :func:`~dabench_analysis.export._figures._save`: ~0.1 s on the sample run) after the
-    kernel has handed it over, while the worker starts a second or so before it has any."""
-    import tempfile
-
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from dabench_analysis.export._figures import _save
-
-    fig = Figure(figsize=(2, 1.5), layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.subplots()
-    ax.plot([0, 1], [0, 1], label="a")
-    ax.set(xlabel="x", ylabel="y", title="t")
-    ax.legend()
-    with tempfile.TemporaryDirectory(prefix="dabench-warm-") as tmp:
-        _save(fig, Path(tmp) / "warm", ("png", "pdf"), 300)
-
-
-def serve(jobs: BinaryIO | None = None, answers: BinaryIO | None = None) -> None:
-    """The worker's loop: read pickled jobs until None or the end of the input, answer each in
-    order.
-
-    Each job is ``(data, stem, formats, dpi, rc)`` for :func:`_save_pickled`; each answer is
-    ``(True, result)`` or ``(False, exception)``. Anything printed goes to stderr: stdout
-    carries the answers only. The worker ignores SIGINT (a kernel's interrupt or shutdown
-    reaches its whole process group); the kernel ends it with None, or by closing its input.
-
-    Parameters
-    ----------
-    jobs, answers : binary file, optional
-        Where jobs are read and answers written; default the process's stdin and stdout (the
-        worker), given in tests.
-    """
-    if jobs is None or answers is None:
-        import signal
-
-        from dabench_analysis.report._kernel import end_without_collecting
-
-        _end_with_parent()
-        end_without_collecting()  # its files are closed when written; the kernel waits for it
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-        jobs = sys.stdin.buffer
-        _warm_up()
-
-    while True:
-        try:
-            job = pickle.load(jobs)
-        except EOFError:
-            return
-        if job is None:
-            return
-        try:
-            answer = (True, _save_pickled(*job))
-        except Exception as exc:  # noqa: BLE001 - sent back; the kernel saves the figure itself
-            answer = (False, _portable(exc))
-        answers.write(pickle.dumps(answer))
-        answers.flush()
+def _run_job(job: Any) -> Any:
+    """A job's answer, in the worker or in the kernel: a figure's (:func:`_save_pickled`) or a
+    call's value with the warnings it raised, as (category, message) pairs."""
+    if isinstance(job, _Call):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = job.fn()
+        return value, [(w.category, str(w.message)) for w in caught]
+    return _save_pickled(*job)
 
 
 class FigureWriter:
@@ -283,7 +209,7 @@ class FigureWriter:
         self._proc = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE,
                                       env={**os.environ, "MPLBACKEND": "agg",
-                                           _PARENT_ENV: str(os.getpid())})
+                                           PARENT_ENV: str(os.getpid())})
         self._ready = threading.Condition()
         self._todo: collections.deque[tuple[bytes, Future]] = collections.deque()
         self._given = 0  # figures given to the worker and not answered yet
@@ -411,9 +337,44 @@ class FigureWriter:
     def _save_here(jobs: list[tuple[bytes, Future]]) -> None:
         for data, future in jobs:
             try:
-                future.set_result(_save_pickled(*pickle.loads(data)))
+                future.set_result(_run_job(pickle.loads(data)))
             except Exception as exc:  # noqa: BLE001 - raised by _settle, in the figures' order
                 future.set_exception(exc)
+
+    def call(self, fn: Callable[[], Any]) -> Future | None:
+        """Hand ``fn()`` to the worker, ahead of the figures handed over after it (the worker
+        does it while the kernel goes on); :meth:`result` takes its value.
+
+        Returns
+        -------
+        Future or None
+            None, with nothing done, when ``fn`` cannot be pickled or the writer has stopped
+            taking jobs (the caller runs ``fn`` itself).
+        """
+        try:
+            data = pickle.dumps(_Call(fn))
+        except Exception:  # noqa: BLE001 - e.g. a lambda: run in the kernel
+            return None
+        future: Future = Future()
+        with self._ready:
+            if self._closed or os.getpid() != self._pid:
+                return None
+            self._todo.append((data, future))
+            self._ready.notify_all()
+        return future
+
+    def result(self, future: Future, fn: Callable[[], Any]) -> Any:
+        """The value of a :meth:`call`, waiting for the worker (for as long as it lives), with
+        the warnings it raised there raised again here; ``fn()`` run here instead when the
+        worker could not run it (then its own error, if any, is raised)."""
+        while not future.done() and not (self._gone and self._sent.empty()):
+            futures.wait([future], timeout=0.5)  # returns, done or not; never raises
+        if not future.done() or future.exception() is not None:
+            return fn()
+        value, caught = future.result()
+        for category, message in caught:
+            warnings.warn(message, category, stacklevel=outside_level())
+        return value
 
     def _settle(self, fig: _Figure) -> Any:
         """The figure's result, waiting for the worker (for as long as it lives); a figure the

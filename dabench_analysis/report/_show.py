@@ -48,7 +48,9 @@ _ONE_LINE = ("cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:el
 
 
 def _width(frame: pd.DataFrame) -> list[int]:
-    cells = [frame[c].astype(str).str.len().max() if len(frame) else 0 for c in frame.columns]
+    cells = [max(map(len, map(str, col.tolist() if col.dtype == object else
+                              col.astype(str).tolist())), default=0)
+             for _, col in frame.items()]  # str of each cell, as astype(str) writes it
     heads = [max(len(w) for w in str(c).split()) if str(c).split() else 1 for c in frame.columns]
     return [min(max(int(c), h), WRAP_CHARACTERS) + 3 for c, h in zip(cells, heads, strict=True)]
 

@@ -88,6 +88,9 @@ def control_mask(values: pd.Series) -> pd.Series:
     """
     if isinstance(values.dtype, pd.StringDtype) and values.dtype.storage == "pyarrow":
         return values.str.contains(_CONTROL_PATTERN, regex=True, na=False).astype(bool)
+    texts = [v for v in values.tolist() if isinstance(v, str)]
+    if CONTROL_CHARACTERS.search("\n".join(texts)) is None:  # "\n" is none: one search
+        return pd.Series(False, index=values.index, dtype=bool)
     return values.map(lambda v: isinstance(v, str) and CONTROL_CHARACTERS.search(v) is not None
                       ).astype(bool)
 
