@@ -323,10 +323,10 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
     """
     tables._common.require_rows(run.tasks, what=f"run {run.run_id}")
     apply_style()
-    # called once Context has checked the threshold; a run folder's in the figure writer's
-    # worker (bench/README, "The run's validation in the figure writer")
+    # called once Context has checked the threshold (it raises without one); a run folder's
+    # in the figure writer's worker (bench/README, issue 37 item 3, ninth round)
     check = functools.partial(validate.validate_run, run.path if run.format == "eval-v2" else run,
-                              threshold=parameters["threshold"])
+                              threshold=parameters.get("threshold"))
     ahead = {"validation": check} if run.format == "eval-v2" else {}
     return Context("run", inputs={"run": run, "tasks": run.tasks}, ahead=ahead,
                    lazy={} if ahead else {"validation": check},

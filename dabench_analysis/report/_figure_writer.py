@@ -1,4 +1,4 @@
-# Over 400 lines (<= 500): the writer, the worker's loop and the runner's setting are one mechanism.
+# Over 400 lines (<= 500): the writer, its jobs and the runner's setting are one mechanism.
 """A batch report's figures saved in a second process while the kernel computes the next sections.
 
 Saving is much of a report's time: each figure is laid out, measured, drawn into a 300-dpi PNG
@@ -13,9 +13,11 @@ notebook shows a placeholder where the figure goes; :meth:`FigureWriter.wait` (c
 ``report.summary`` before ``summary.json`` is written) waits for every figure and replaces each
 placeholder with the saved PNG through IPython's display update, which the notebook runner
 applies to the cell that showed the placeholder. A figure the worker could not save is saved
-again by the kernel, whose error, if any, is raised there.
+again by the kernel, whose error, if any, is raised there. The writer also takes calls
+(:meth:`FigureWriter.call`): a run report's validation is computed by the worker while the
+kernel imports and shows the run, before the first figure reaches it.
 
-The worker is a plain child process (``python -c``), fed pickles on its stdin and answering on
+The worker (:mod:`dabench_analysis.report._worker`) is a plain child process (``python -c``), fed pickles on its stdin and answering on
 its stdout: it ends on an end message or when its stdin closes (the kernel is gone), and it
 leaves no helper process behind (multiprocessing's would: its resource tracker ignores the
 SIGTERM with which a kernel ends its children, so the kernel's shutdown waited 2.5 s for the

@@ -114,7 +114,8 @@ def serve(jobs: BinaryIO | None = None, answers: BinaryIO | None = None) -> None
         jobs = sys.stdin.buffer
     while True:
         if not warm and _idle(jobs):
-            _warm_up()
+            with contextlib.suppress(Exception):  # a figure that fails fails again in its job
+                _warm_up()
             warm = True
         try:
             job = pickle.load(jobs)

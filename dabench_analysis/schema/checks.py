@@ -52,8 +52,7 @@ __all__ = ["CALIBRATION_EDGES", "CHECKS", "CONTROL_CHARACTERS", "Check", "contro
 #: Lower edges of the low ... very_high calibration buckets (§Key Metrics 10).
 CALIBRATION_EDGES: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)
 
-TM, TRAJ, CALLS, REPLAY = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv",
-                           "task_replay.json")
+TM, TRAJ, CALLS, REPLAY = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv", "task_replay.json")
 
 #: Characters of free text a reader cannot see and some writers refuse (LaTeX stops at NUL and
 #: DEL, a lone surrogate cannot be encoded as UTF-8): the C0 controls except tab, line feed and
@@ -63,8 +62,7 @@ TM, TRAJ, CALLS, REPLAY = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 #: The same controls in UTF-8 bytes (a file is scanned before its text columns are read).
 CONTROL_BYTES = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]")
-#: The same as a regular expression for Arrow-backed strings (which cannot hold a lone
-#: surrogate).
+#: The same for Arrow-backed strings (which cannot hold a lone surrogate).
 _CONTROL_PATTERN = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 
 
@@ -88,11 +86,10 @@ def control_mask(values: pd.Series) -> pd.Series:
     """
     if isinstance(values.dtype, pd.StringDtype) and values.dtype.storage == "pyarrow":
         return values.str.contains(_CONTROL_PATTERN, regex=True, na=False).astype(bool)
-    texts = [v for v in values.tolist() if isinstance(v, str)]
-    if CONTROL_CHARACTERS.search("\n".join(texts)) is None:  # "\n" is none: one search
-        return pd.Series(False, index=values.index, dtype=bool)
-    return values.map(lambda v: isinstance(v, str) and CONTROL_CHARACTERS.search(v) is not None
-                      ).astype(bool)
+    texts = [v if isinstance(v, str) else "" for v in values.tolist()]
+    hit = CONTROL_CHARACTERS.search("\n".join(texts)) is not None  # "\n" is none: one search
+    return pd.Series([hit and CONTROL_CHARACTERS.search(v) is not None for v in texts],
+                     index=values.index, dtype=bool)
 
 
 @dataclass(frozen=True)
