@@ -135,6 +135,8 @@ def test_latex_escapes_text_from_the_data():
                   "50% {x}": ["≥ 0.8 × σ", None], "method": ["t", "t"]}),
     pd.DataFrame({"n": pd.Series([], dtype="int64"), "label": pd.Series([], dtype="string")}),
     pd.DataFrame({"x": [1.5]}, index=pd.Index(["r"], name="row")),
+    pd.DataFrame(index=[0, 1]),  # no columns: no header row
+    pd.DataFrame(),
 ])
 def test_latex_tabular_is_the_one_pandas_styler_writes(df):
     # the tabular of a presented table, byte for byte what pandas' Styler.to_latex writes

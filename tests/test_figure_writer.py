@@ -513,6 +513,19 @@ def test_a_call_runs_in_the_worker_its_warnings_raised_in_the_kernel(tmp_path):
     assert got.findings.equals(mine.findings) and got.health == mine.health
     with pytest.warns(UserWarning, match="from the worker"):
         assert writer.result(warned, lambda: pytest.fail("run again")) is None
+    # raised again from where they were raised, under the kernel's filters: a library's
+    # DeprecationWarning hidden as it would be, a UserWarning shown with its own file and line
+    raised = [writer.call(functools.partial(warnings.warn_explicit, text, category,
+                                            "/lib/somewhere.py", 7))
+              for text, category in [("old api", DeprecationWarning), ("odd data", UserWarning)]]
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.resetwarnings()
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        warnings.filterwarnings("always", category=UserWarning)
+        for future in raised:
+            writer.result(future, lambda: pytest.fail("run again"))
+    assert [(str(w.message), w.category, w.filename, w.lineno) for w in shown] == [
+        ("odd data", UserWarning, "/lib/somewhere.py", 7)]
     ran_here = []
 
     def stat_here():

@@ -273,7 +273,7 @@ def _varied_notebook() -> nbformat.NotebookNode:
                       metadata={"alt": "Score by difficulty"}),
         v4.new_output("display_data", {"image/png": png}),
         v4.new_output("display_data", {"image/jpeg": png}),
-        v4.new_output("display_data", {"text/html": '<div class="x"><img src="a.png">'
+        v4.new_output("display_data", {"text/html": '<div class="x">'
                                                     '<img alt="kept" src="b.png"></div>'}),
         v4.new_output("display_data", {"text/markdown": "**bold** & <i>i</i>"}),
         v4.new_output("execute_result", {"text/plain": "2 < 3 & 'q'"}, execution_count=1),
@@ -316,10 +316,26 @@ def test_the_page_is_nbconverts_page_without_its_soup_pass(monkeypatch):
     images = [attrs for tag, attrs in parsed.tags if tag == "img"]
     assert [i.get("alt") for i in images] == [
         "Score by difficulty", "Figure", "No description has been provided for this image",
-        "No description has been provided for this image", "kept"]
+        "kept"]
     outputs = [attrs for tag, attrs in parsed.tags
                if tag == "div" and "jp-OutputArea-output" in attrs.get("class", "").split()]
     assert len(outputs) == 8 and all(o.get("tabindex") == "0" for o in outputs)
+
+
+def test_an_outputs_own_html_is_left_as_written():
+    # the page's additions are made on the template's tags: an <img> or an output-looking
+    # <div> in an output's own HTML (in an attribute, a script, upper case) is not touched
+    from dabench_analysis.report._html import page_of
+
+    own = ('<a title="<img src=q>" href="#">hover</a><script type="application/json">'
+           '{"h": "<img src=\\"a.png\\">"}</script><IMG SRC="a.png"><img/>'
+           '<div id="d" class="jp-OutputArea-output" tabindex="-1">x</div>')
+    cell = nbformat.v4.new_code_cell("show()", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", {"text/html": own})]
+    page = page_of(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), cell]),
+                   "x")
+    assert own in page
+    assert page.count('tabindex="0"') == 2  # the markdown cell's input and the output's div
 
 
 def test_pages_made_at_once_in_two_threads_are_each_their_own(tmp_path):

@@ -178,7 +178,8 @@ def _tabular(shown: pd.DataFrame) -> str:
     escaped, as the Markdown of :func:`_markdown`."""
     head, *rows = [" & ".join(_tex_escape(v) for v in row) + " \\\\"
                    for row in [shown.columns, *shown.to_numpy()]]
-    return "\n".join([f"\\begin{{tabular}}{{{shown.attrs['align'] or 'l'}}}", "\\toprule", head,
+    head = [head] if len(shown.columns) else []  # no header row without columns (as Styler)
+    return "\n".join([f"\\begin{{tabular}}{{{shown.attrs['align'] or 'l'}}}", "\\toprule", *head,
                       "\\midrule", *rows, "\\bottomrule", "\\end{tabular}"])
 
 

@@ -177,10 +177,31 @@ def _run_job(job: Any) -> Any:
     call's value with the warnings it raised, as (category, message) pairs."""
     if isinstance(job, _Call):
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+            warnings.simplefilter("always")  # every one: the kernel's filters decide (_warn_again)
             value = job.fn()
-        return value, [(w.category, str(w.message)) for w in caught]
+        return value, [(w.category, str(w.message), w.filename, w.lineno, _module_of(w.filename))
+                       for w in caught]
     return _save_pickled(*job)
+
+
+def _module_of(filename: str) -> str | None:
+    """The name of the imported module whose file is ``filename`` (None if there is none)."""
+    for name, module in list(sys.modules.items()):
+        if getattr(module, "__file__", None) == filename:
+            return name
+    return None
+
+
+def _warn_again(category: type[Warning], message: str, filename: str, lineno: int,
+                module: str | None) -> None:
+    """Raise in the kernel a warning a call raised in the worker, from where it was raised, as
+    ``warnings.warn`` there would: under the kernel's filters (a library's DeprecationWarning
+    stays hidden) and once per place (the module's registry)."""
+    scope = vars(sys.modules[module]) if module in sys.modules else None
+    where = {} if scope is None else {  # (None given for these is not the same as none)
+        "module": module, "registry": scope.setdefault("__warningregistry__", {}),
+        "module_globals": scope}
+    warnings.warn_explicit(message, category, filename, lineno, **where)
 
 
 class FigureWriter:
@@ -367,15 +388,16 @@ class FigureWriter:
 
     def result(self, future: Future, fn: Callable[[], Any]) -> Any:
         """The value of a :meth:`call`, waiting for the worker (for as long as it lives), with
-        the warnings it raised there raised again here; ``fn()`` run here instead when the
-        worker could not run it (then its own error, if any, is raised)."""
+        the warnings it raised there raised again here, from where they were raised
+        (:func:`_warn_again`); ``fn()`` run here instead when the worker could not run it (then
+        its own error, if any, is raised)."""
         while not future.done() and not (self._gone and self._sent.empty()):
             futures.wait([future], timeout=0.5)  # returns, done or not; never raises
         if not future.done() or future.exception() is not None:
             return fn()
         value, caught = future.result()
-        for category, message in caught:
-            warnings.warn(message, category, stacklevel=outside_level())
+        for args in caught:
+            _warn_again(*args)
         return value
 
     def _settle(self, fig: _Figure) -> Any:

@@ -39,9 +39,25 @@ TEMPLATE = """{%- extends 'index.html.j2' -%}
 {% block html_head_js_mermaidjs %}{% endblock %}
 {% block jupyter_widgets %}{% endblock %}
 {% block extra_css %}<style type="text/css">{{ resources.dabench_css }}</style>{% endblock %}
-{% block data_png scoped %}{{ super() | replace('<img src=', '<img alt="' ~
-   (output.metadata.get('alt') or 'Figure') | escape_html ~ '" src=', 1) }}{% endblock %}
-"""
+{% block data_png scoped %}{{ super() | replace('<div ', '<div tabindex="0" ', 1)
+   | replace('<img src=', '<img alt="' ~ (output.metadata.get('alt') or 'Figure') | escape_html
+   ~ '" src=', 1) }}{% endblock %}
+""" + "".join(  # what nbconvert's HTMLExporter adds in a second pass over the page, on its tags
+    f"{{% block {name} %}}{{{{ super() | replace({old!r}, {new!r}, 1) }}}}{{% endblock %}}\n"
+    for name, old, new in [
+        *[(f"{b} scoped" if b.startswith("data") else b, "<div ", '<div tabindex="0" ')
+          for b in ("stream_stdout", "stream_stderr", "stream_stdin", "data_html",
+                    "data_markdown", "data_latex", "error", "data_text", "data_javascript",
+                    "data_widget_view")],
+        ("input_group", '<div class="jp-Cell-inputWrapper">',
+         '<div class="jp-Cell-inputWrapper" tabindex="0">'),
+        ("markdowncell scoped", '<div class="jp-Cell-inputWrapper">',
+         '<div class="jp-Cell-inputWrapper" tabindex="0">')])
+# the template's images of JPEG and SVG outputs, with nbconvert's words for a missing text
+TEMPLATE += "".join(
+    f"{{% block {b} scoped %}}{{{{ super() | replace('<div ', '<div tabindex=\"0\" ', 1) "
+    f"| replace('<img src=', '<img alt=\"No description has been provided for this image\" "
+    f"src=', 1) }}}}{{% endblock %}}\n" for b in ("data_jpg", "data_svg"))
 CSS = """
 nav.dabench-toc { margin: 1em 0 1.5em; padding: 0.6em 1.2em; border-left: 3px solid #4c72b0;
                   background: #f5f7fa; font-family: var(--jp-content-font-family);
@@ -60,12 +76,6 @@ table.dabench-table caption { caption-side: top; text-align: left; font-weight: 
 _WARNING = re.compile(r"^\S.*?:\d+: (?P<category>[A-Za-z_][\w.]*Warning): (?P<message>.*)$")
 _SAVED = re.compile(r"<SavedFigure .*?([^/\\]+): \.")
 _REMOTE = re.compile(r"^\s*(?:https?:)?//", re.IGNORECASE)
-# nbconvert's HTMLExporter makes these two changes in a BeautifulSoup pass over the whole page;
-# here they are made on the tags its templates write (see _accessible).
-_FOCUSABLE = re.compile(r'<div(?= class="(?:[^"]*\s)?(?:jp-OutputArea-output|jp-Cell-inputWrapper)'
-                        r'[\s"])')
-_IMG_WITHOUT_ALT = re.compile(r"<img(?=[\s>])(?![^>]*\salt=)")
-_NO_ALT = "No description has been provided for this image"  # nbconvert's words
 _CSS_REMOTE = re.compile(r"""(?:url\(\s*["']?|@import\s+["'])\s*((?:https?:)?//[^"')\s]+)""",
                          re.IGNORECASE)
 
@@ -417,22 +427,16 @@ def page_of(nb: nbformat.NotebookNode, name: str) -> str:
     with _exporter() as exporter:
         page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name},
                                                              "dabench_css": CSS})
-    return add_contents(_accessible(page))
-
-
-def _accessible(page: str) -> str:
-    """What nbconvert's HTMLExporter adds to its page in a BeautifulSoup pass (0.2-0.4 s for a
-    run report's 4,000 table cells), added on the tags its templates write: ``tabindex="0"``
-    on each output and input wrapper (keyboard focus for scrolling), and nbconvert's
-    alternative text on an image without one (a figure's comes from the template)."""
-    page = _FOCUSABLE.sub('<div tabindex="0"', page)
-    return _IMG_WITHOUT_ALT.sub(f'<img alt="{_NO_ALT}"', page)
+    return add_contents(page)
 
 
 @functools.cache
 def _exporter_class() -> type:
     """nbconvert's HTMLExporter whose ``from_notebook_node`` ends at its template: without the
-    BeautifulSoup pass over the page it makes then (:func:`_accessible` does its work)."""
+    BeautifulSoup pass it makes then over the whole page (0.2-0.4 s for a run report's 4,000
+    table cells) to add ``tabindex="0"`` to outputs and input wrappers and a text to images
+    without one; :data:`TEMPLATE` adds them on the template's own tags, and an output's own
+    HTML is left as it was written."""
     from nbconvert import HTMLExporter
     from nbconvert.exporters.templateexporter import TemplateExporter
     from nbconvert.filters.highlight import Highlight2HTML
