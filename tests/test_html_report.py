@@ -265,7 +265,8 @@ def _varied_notebook() -> nbformat.NotebookNode:
     """Markdown, code with every kind of output the lab template writes an image or an output
     area for, an HTML output with an <img> of its own without alternative text."""
     v4 = nbformat.v4
-    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJ"
+           "RU5ErkJggg==")
     cell = v4.new_code_cell("show()", execution_count=1)
     cell.outputs = [
         v4.new_output("stream", name="stdout", text="printed\n"),

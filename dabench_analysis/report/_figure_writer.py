@@ -17,12 +17,12 @@ again by the kernel, whose error, if any, is raised there. The writer also takes
 (:meth:`FigureWriter.call`): a run report's validation is computed by the worker while the
 kernel imports and shows the run, before the first figure reaches it.
 
-The worker (:mod:`dabench_analysis.report._worker`) is a plain child process (``python -c``), fed pickles on its stdin and answering on
-its stdout: it ends on an end message or when its stdin closes (the kernel is gone), and it
-leaves no helper process behind (multiprocessing's would: its resource tracker ignores the
-SIGTERM with which a kernel ends its children, so the kernel's shutdown waited 2.5 s for the
-client to kill it). Interactive notebooks, the user's own notebooks and reports with no core
-left over save figures in the kernel.
+The worker (:mod:`dabench_analysis.report._worker`) is a plain child process (``python -c``),
+fed pickles on its stdin and answering on its stdout: it ends on an end message or when its
+stdin closes (the kernel is gone), and it leaves no helper process behind (multiprocessing's
+would: its resource tracker ignores the SIGTERM with which a kernel ends its children, so the
+kernel's shutdown waited 2.5 s for the client to kill it). Interactive notebooks, the user's
+own notebooks and reports with no core left over save figures in the kernel.
 """
 
 from __future__ import annotations

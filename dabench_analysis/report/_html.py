@@ -42,22 +42,22 @@ TEMPLATE = """{%- extends 'index.html.j2' -%}
 {% block data_png scoped %}{{ super() | replace('<div ', '<div tabindex="0" ', 1)
    | replace('<img src=', '<img alt="' ~ (output.metadata.get('alt') or 'Figure') | escape_html
    ~ '" src=', 1) }}{% endblock %}
-""" + "".join(  # what nbconvert's HTMLExporter adds in a second pass over the page, on its tags
-    f"{{% block {name} %}}{{{{ super() | replace({old!r}, {new!r}, 1) }}}}{{% endblock %}}\n"
-    for name, old, new in [
-        *[(f"{b} scoped" if b.startswith("data") else b, "<div ", '<div tabindex="0" ')
-          for b in ("stream_stdout", "stream_stderr", "stream_stdin", "data_html",
-                    "data_markdown", "data_latex", "error", "data_text", "data_javascript",
-                    "data_widget_view")],
-        ("input_group", '<div class="jp-Cell-inputWrapper">',
-         '<div class="jp-Cell-inputWrapper" tabindex="0">'),
-        ("markdowncell scoped", '<div class="jp-Cell-inputWrapper">',
-         '<div class="jp-Cell-inputWrapper" tabindex="0">')])
-# the template's images of JPEG and SVG outputs, with nbconvert's words for a missing text
+"""
+#: What nbconvert's HTMLExporter adds in a BeautifulSoup pass over its whole page, added here by
+#: the template to its own tags: the first ``old`` of each block (which opens with that tag)
+#: becomes ``new``; an output's own HTML is left as written.
+_FOCUS = ("<div ", '<div tabindex="0" ')
+_WRAPPER = ('<div class="jp-Cell-inputWrapper">', '<div class="jp-Cell-inputWrapper" tabindex="0">')
+_IMAGE = ("<img src=", '<img alt="No description has been provided for this image" src=')
+_ACCESSIBLE = {**{f"{b} scoped" if b.startswith("data") else b: [_FOCUS] for b in (
+    "stream_stdout", "stream_stderr", "stream_stdin", "data_html", "data_markdown", "data_latex",
+    "error", "data_text", "data_javascript", "data_widget_view")},
+    "data_jpg scoped": [_FOCUS, _IMAGE], "data_svg scoped": [_FOCUS, _IMAGE],
+    "input_group": [_WRAPPER], "markdowncell scoped": [_WRAPPER]}
 TEMPLATE += "".join(
-    f"{{% block {b} scoped %}}{{{{ super() | replace('<div ', '<div tabindex=\"0\" ', 1) "
-    f"| replace('<img src=', '<img alt=\"No description has been provided for this image\" "
-    f"src=', 1) }}}}{{% endblock %}}\n" for b in ("data_jpg", "data_svg"))
+    f"{{% block {block} %}}{{{{ super()"
+    + "".join(f" | replace({old!r}, {new!r}, 1)" for old, new in subs)
+    + " }}{% endblock %}\n" for block, subs in _ACCESSIBLE.items())
 CSS = """
 nav.dabench-toc { margin: 1em 0 1.5em; padding: 0.6em 1.2em; border-left: 3px solid #4c72b0;
                   background: #f5f7fa; font-family: var(--jp-content-font-family);

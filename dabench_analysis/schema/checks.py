@@ -1,3 +1,4 @@
+# Over 400 lines (<= 500): the catalogue of checks is one table, with the text check beside it.
 """The checks of :func:`dabench_analysis.validate_run` as data: one entry per check name with its
 severity, tolerance, the eval-v2 guide's section (``docs/reference/eval-v2.md``) and its rule.
 
@@ -52,7 +53,8 @@ __all__ = ["CALIBRATION_EDGES", "CHECKS", "CONTROL_CHARACTERS", "Check", "contro
 #: Lower edges of the low ... very_high calibration buckets (§Key Metrics 10).
 CALIBRATION_EDGES: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)
 
-TM, TRAJ, CALLS, REPLAY = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv", "task_replay.json")
+TM, TRAJ, CALLS, REPLAY = ("task_metrics.csv", "trajectory.csv", "tool_calls.csv",
+                           "task_replay.json")
 
 #: Characters of free text a reader cannot see and some writers refuse (LaTeX stops at NUL and
 #: DEL, a lone surrogate cannot be encoded as UTF-8): the C0 controls except tab, line feed and
