@@ -174,7 +174,7 @@ class _Call:
 
 def _run_job(job: Any) -> Any:
     """A job's answer, in the worker or in the kernel: a figure's (:func:`_save_pickled`) or a
-    call's value with the warnings it raised, as (category, message) pairs."""
+    call's value with the warnings it raised, as the arguments of :func:`_warn_again`."""
     if isinstance(job, _Call):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")  # every one: the kernel's filters decide (_warn_again)
@@ -394,6 +394,8 @@ class FigureWriter:
         while not future.done() and not (self._gone and self._sent.empty()):
             futures.wait([future], timeout=0.5)  # returns, done or not; never raises
         if not future.done() or future.exception() is not None:
+            with self._ready:  # not given to a worker that has ended: not run again at wait()
+                self._todo = collections.deque(j for j in self._todo if j[1] is not future)
             return fn()
         value, caught = future.result()
         for args in caught:
