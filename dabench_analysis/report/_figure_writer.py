@@ -391,9 +391,7 @@ class FigureWriter:
         the warnings it raised there raised again here, from where they were raised
         (:func:`_warn_again`); ``fn()`` run here instead when the worker could not run it (then
         its own error, if any, is raised)."""
-        while not future.done() and not (self._gone and self._sent.empty()):
-            futures.wait([future], timeout=0.5)  # returns, done or not; never raises
-        if not future.done() or future.exception() is not None:
+        if not self._done(future):
             with self._ready:  # not given to a worker that has ended: not run again at wait()
                 self._todo = collections.deque(j for j in self._todo if j[1] is not future)
             return fn()
@@ -402,12 +400,17 @@ class FigureWriter:
             _warn_again(*args)
         return value
 
+    def _done(self, future: Future) -> bool:
+        """Wait for ``future`` for as long as the worker may still answer it; whether it came
+        back with a result (False: the worker failed it, or ended without answering)."""
+        while not future.done() and not (self._gone and self._sent.empty()):
+            futures.wait([future], timeout=0.5)  # returns, done or not; never raises
+        return future.done() and future.exception() is None
+
     def _settle(self, fig: _Figure) -> Any:
         """The figure's result, waiting for the worker (for as long as it lives); a figure the
         worker could not save is saved again here, and this one's error is raised."""
-        while not fig.future.done() and not (self._gone and self._sent.empty()):
-            futures.wait([fig.future], timeout=0.5)  # returns, done or not; never raises
-        if fig.future.done() and fig.future.exception() is None:
+        if self._done(fig.future):
             return fig.future.result()
         try:
             return _save_pickled(*pickle.loads(fig.data))
