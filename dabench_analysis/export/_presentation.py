@@ -65,13 +65,14 @@ def _eligible(df: pd.DataFrame, name: str) -> bool:
     return (not _NOT_ESTIMATE.match(str(name)) and pd.api.types.is_float_dtype(df[name]))
 
 
-def _estimate_for(df: pd.DataFrame, low: str, stem: str | None, used: set) -> str | None:
+def _estimate_for(df: pd.DataFrame, low: str, stem: str | None, used: set,
+                  eligible: dict) -> str | None:
     if df.empty:  # no values, so dtypes say nothing: only an estimate named as such
         names = [c for c in df.columns if c not in used and not _NOT_ESTIMATE.match(str(c))]
         exact = [c for c in (PLAIN_ESTIMATES if stem is None else
                              (stem, f"{stem}_mean", f"mean_{stem}")) if c in names]
         return exact[0] if exact else None
-    names = [c for c in df.columns if c not in used and _eligible(df, c)]
+    names = [c for c in df.columns if c not in used and eligible[c]]
     if stem is None:
         preferred = [c for c in PLAIN_ESTIMATES if c in names]
         candidates = preferred[:1] or names
@@ -121,12 +122,15 @@ def find_intervals(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """
     found: dict[str, tuple[str, str]] = {}
     used: set = set()
+    eligible: dict = {}  # each column's, found once (not once per interval)
     for low in df.columns:
         match = _CI.match(str(low))
         high = str(low).replace("ci_low", "ci_high")
         if not match or high not in df.columns:
             continue
-        estimate = _estimate_for(df, low, match["pre"] or match["post"], used)
+        if not eligible:
+            eligible = {c: _eligible(df, c) for c in df.columns}
+        estimate = _estimate_for(df, low, match["pre"] or match["post"], used, eligible)
         if estimate is not None:
             found[estimate] = (low, high)
             used.add(estimate)
@@ -179,8 +183,7 @@ def _is_integral(series: pd.Series) -> bool:
     return bool(np.isfinite(values).all() and (values == np.round(values)).all())
 
 
-def _is_count(df: pd.DataFrame, name: str) -> bool:
-    series = df[name]
+def _is_count(series: pd.Series, name: str) -> bool:
     if pd.api.types.is_bool_dtype(series):
         return False
     if pd.api.types.is_integer_dtype(series):
@@ -190,12 +193,12 @@ def _is_count(df: pd.DataFrame, name: str) -> bool:
     return bool(counted and pd.api.types.is_float_dtype(series) and _is_integral(series))
 
 
-def _kind(df: pd.DataFrame, name: str) -> str:
+def _kind(series: pd.Series, name: str) -> str:
     """How a column's numbers print: ``count`` (integers), ``rank`` (integers or halves: tied
     ranks are averaged, 1.5), ``p`` or ``estimate``."""
-    if _is_count(df, name):
+    if _is_count(series, name):
         return "count"
-    numeric = pd.api.types.is_numeric_dtype(df[name]) and not pd.api.types.is_bool_dtype(df[name])
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
     if _RANK.match(str(name)) and numeric:
         return "rank"
     return "p" if _P.match(str(name)) else "estimate"
@@ -215,12 +218,13 @@ def _cell(value: Any, *, digits: int, kind: str = "estimate") -> str:
     return str(value)
 
 
-def _format(df: pd.DataFrame, name: str, digits: int) -> pd.Series:
-    kind = _kind(df, name)
-    shown = df[name].map(lambda v: _cell(v, digits=digits, kind=kind))
-    if name == "metric" and df[name].dropna().isin(list(TASK_COLUMNS)).all():
+def _format(series: pd.Series, name: str, digits: int) -> pd.Series:
+    """The column ``name`` (``series``) as text cells."""
+    kind = _kind(series, name)
+    shown = series.map(lambda v: _cell(v, digits=digits, kind=kind))
+    if name == "metric" and series.dropna().isin(list(TASK_COLUMNS)).all():
         shown = shown.map(lambda v: _words(label(v)) if v in TASK_COLUMNS else v)  # Table 1 rows
-    elif kind == "estimate" and not pd.api.types.is_numeric_dtype(df[name]):
+    elif kind == "estimate" and not pd.api.types.is_numeric_dtype(series):
         shown = shown.map(lambda v: value_label(str(name), v))  # enums, buckets, measures
     return shown.astype(object)
 
@@ -369,19 +373,18 @@ def present(
     for name in flat.columns:
         if name in bounds or name in drop:
             continue
-        header = labels.get(name) or column_label(name)
+        header, column = labels.get(name) or column_label(name), flat[name]
         if name in pairs:
             low, high = pairs[name]
             cells = [format_interval(e, lo, hi, digits=digits)
-                     for e, lo, hi in zip(flat[name], flat[low], flat[high], strict=True)]
+                     for e, lo, hi in zip(column, flat[low], flat[high], strict=True)]
             values, header = pd.Series(cells, index=flat.index, dtype=object), header + suffix
         else:
-            values = _format(flat, name, digits)
+            values = _format(column, name, digits)
         header = header if header not in seen else str(name).replace("_", " ")
         seen.add(header)
         out[header] = values
-        numeric = pd.api.types.is_numeric_dtype(flat[name]) and not pd.api.types.is_bool_dtype(
-            flat[name])
+        numeric = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
         align.append("r" if numeric else "l")
     shown = pd.DataFrame(out, index=flat.index).reset_index(drop=True)
     if any(NO_INTERVAL in str(v) for h in out if h.endswith(suffix) for v in out[h]):

@@ -90,9 +90,9 @@ def visible_frame(df: pd.DataFrame, *, names: bool = True) -> pd.DataFrame:
     >>> visible_frame(pd.DataFrame({"note": ["ok", "a\x00b"], "n": [1, 2]}))["note"].tolist()
     ['ok', 'a\\x00b']
     """
-    text = [c for c in df.columns if not (pd.api.types.is_numeric_dtype(df[c])
-                                          or pd.api.types.is_bool_dtype(df[c]))]
-    hit = [c for c in text if control_mask(df[c]).any()]
+    hit = [c for c, column in df.items()
+           if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
+           and control_mask(column).any()]
     names = [visible(c) for c in df.columns] if names else list(df.columns)
     if not hit and names == list(df.columns):
         return df

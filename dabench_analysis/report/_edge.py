@@ -16,8 +16,6 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import typer
-
 from dabench_analysis.report._outputs import make_dirs, remove_empty
 
 #: Set to 1 (or any value but 0 and empty) to see the traceback of an error at the edge.
@@ -212,6 +210,8 @@ def at_the_edge(say: Callable[[str], None], *, debug: bool = False) -> Iterator[
     output, cache or temporary folder); anything else: 1. With ``debug`` (or
     ``DABENCH_DEBUG=1``) the exception propagates with its traceback.
     """
+    import typer  # here: a report's kernel imports this module without the CLI
+
     try:
         yield
     except (typer.Exit, typer.Abort, typer.TyperException):

@@ -399,7 +399,8 @@ def describe(tasks: pd.DataFrame, metrics: str | Sequence[str], *,
 def _order(out: pd.DataFrame, by_cols: list[str]) -> pd.DataFrame:
     cols = by_cols + ["metric", "n", "n_missing", "mean", "std", "sem", "ci_low", "ci_high",
                       "method"]
-    return out[cols].astype({"n": "int64", "n_missing": "int64"})
+    out = out[cols]
+    return out.assign(n=out["n"].astype("int64"), n_missing=out["n_missing"].astype("int64"))
 
 
 def bootstrap_ci(values, *, statistic: Callable = np.mean, n_resamples: int = 10_000,

@@ -211,7 +211,7 @@ def _key_numbers(tasks: pd.DataFrame, threshold: float) -> dict:
     for col, key in (("execution_time", "mean_runtime_s"), ("total_tokens", "mean_tokens")):
         recorded = bool(cost_recorded(tasks, col, by=None).iloc[0])
         unrecorded += [col] if col in tasks and not recorded else []
-        row = (stats.describe(tasks.astype({col: "float64"}), [col]).iloc[0] if recorded
+        row = (stats.describe(tasks[[col]].astype("float64"), [col]).iloc[0] if recorded
                else {"mean": None, "ci_low": None, "ci_high": None})
         out |= {key: _num(row["mean"]), f"{key}_ci_low": _num(row["ci_low"]),
                 f"{key}_ci_high": _num(row["ci_high"])}

@@ -204,17 +204,17 @@ def _difficulty_table(tasks: pd.DataFrame, threshold: float, empty_levels: str,
     recorded = {c: bool(cost_recorded(tasks, c, by=None).iloc[0])
                 for c in ("execution_time", "total_tokens")}
     rows = []
+    used = tasks[["execution_success", "final_score", "execution_time", "total_tokens"]]
     for lvl in schema.DIFFICULTY_ORDER:
         at = (level == lvl).fillna(False).to_numpy()
-        sub = tasks[at]
+        sub = used[at]  # (the columns read: not every column of the level's rows)
         if sub.empty and empty_levels == "omit":
             continue
         k, n_ok = _rate(correct[at])  # by position: a stacked frame may repeat index labels
         ex_k, ex_n = _rate(sub["execution_success"].astype("boolean"))
         acc = stats.proportion_ci(k, n_ok, ci=ci) if n_ok else None
         score = stats.describe(sub, ["final_score"], ci=ci).iloc[0] if len(sub) else None
-        cost = stats.describe(sub.astype({"execution_time": "float64",
-                                          "total_tokens": "float64"}),
+        cost = stats.describe(sub[["execution_time", "total_tokens"]].astype("float64"),
                               ["execution_time", "total_tokens"], ci=ci).set_index("metric")
         for col, rec in recorded.items():  # not recorded: no mean 0 (stats.recorded)
             if not rec:
