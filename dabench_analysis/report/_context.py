@@ -28,7 +28,6 @@ import pandas as pd
 from dabench_analysis import export, schema, tables, validate
 from dabench_analysis._atomic import STAGE_ENV
 from dabench_analysis.export._tables import TABLE_FORMATS, _save_table
-from dabench_analysis.figures import apply_style
 from dabench_analysis.load import Run, Runs, run_configs
 from dabench_analysis.report._figure_writer import FIGURE_WRITER_ENV, FigureWriter
 from dabench_analysis.report._sections import Sections
@@ -322,18 +321,19 @@ def run_context(run: Run, parameters: Mapping[str, Any], *, out: Path,
         A run without tasks, or parameters without a ``threshold`` in (0, 1].
     """
     tables._common.require_rows(run.tasks, what=f"run {run.run_id}")
-    apply_style()
     # called once Context has checked the threshold (it raises without one); a run folder's
     # in the figure writer's worker (bench/README, issue 37 item 3, ninth round)
     check = functools.partial(validate.validate_run, run.path if run.format == "eval-v2" else run,
                               threshold=parameters.get("threshold"))
     ahead = {"validation": check} if run.format == "eval-v2" else {}
-    return Context("run", inputs={"run": run, "tasks": run.tasks}, ahead=ahead,
-                   lazy={} if ahead else {"validation": check},
-                   parameters=parameters, out=out,
-                   sections=Sections("run", fmt=run.format, quiet=quiet,
-                                     grouped=run.format != "eval-v2"),
-                   read=[run], subject=f"Run `{run.run_id}` ({run.size}, `{run.path}`)")
+    context = Context("run", inputs={"run": run, "tasks": run.tasks}, ahead=ahead,
+                      lazy={} if ahead else {"validation": check},
+                      parameters=parameters, out=out,
+                      sections=Sections("run", fmt=run.format, quiet=quiet,
+                                        grouped=run.format != "eval-v2"),
+                      read=[run], subject=f"Run `{run.run_id}` ({run.size}, `{run.path}`)")
+    _apply_style()  # after the figure writer has started: its worker imports meanwhile
+    return context
 
 
 def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any], *, out: Path,
@@ -346,15 +346,16 @@ def compare_context(baseline: Run, proposed: Run, parameters: Mapping[str, Any],
     """
     for r in (baseline, proposed):
         tables._common.require_rows(r.tasks, what=f"run {r.run_id}")
-    apply_style()
     inputs = {"baseline": baseline.tasks, "proposed": proposed.tasks, "baseline_run": baseline,
               "proposed_run": proposed}
-    return Context("compare", inputs=inputs, parameters=parameters, out=out,
-                   sections=Sections("compare", quiet=quiet, fmt=baseline.format
-                                     if baseline.format == proposed.format else "mixed"),
-                   read=[baseline, proposed],
-                   subject=f"Baseline `{baseline.run_id}` vs proposed `{proposed.run_id}` "
-                           f"({len(baseline.tasks)} and {len(proposed.tasks)} tasks)")
+    context = Context("compare", inputs=inputs, parameters=parameters, out=out,
+                      sections=Sections("compare", quiet=quiet, fmt=baseline.format
+                                        if baseline.format == proposed.format else "mixed"),
+                      read=[baseline, proposed],
+                      subject=f"Baseline `{baseline.run_id}` vs proposed `{proposed.run_id}` "
+                              f"({len(baseline.tasks)} and {len(proposed.tasks)} tasks)")
+    _apply_style()
+    return context
 
 
 def sweep_context(runs: Runs, parameters: Mapping[str, Any], *, out: Path,
@@ -366,16 +367,26 @@ def sweep_context(runs: Runs, parameters: Mapping[str, Any], *, out: Path,
     per folder, at least two runs) and :func:`run_context`.
     """
     tables.sweep.check_sweep(runs)
-    apply_style()
     tasks = runs.tasks
     run_configs(runs.runs, tasks)  # a bad run_config.json fails here, before any section
     formats = {r.format for r in runs.runs}
     sections = Sections("sweep", quiet=quiet,
                         fmt=formats.pop() if len(formats) == 1 else "mixed")
-    return Context("sweep", inputs={"runs": runs, "tasks": tasks},
-                   parameters=parameters, out=out, sections=sections, read=[runs],
-                   subject=f"{len(runs)} runs ({len(tasks)} task rows)",
-                   seeds={"bootstrap": parameters["seed"]} if "seed" in parameters else None)
+    context = Context("sweep", inputs={"runs": runs, "tasks": tasks},
+                      parameters=parameters, out=out, sections=sections, read=[runs],
+                      subject=f"{len(runs)} runs ({len(tasks)} task rows)",
+                      seeds={"bootstrap": parameters["seed"]} if "seed" in parameters else None)
+    _apply_style()
+    return context
+
+
+def _apply_style() -> None:
+    """The figures' style (:func:`dabench_analysis.figures.apply_style`), imported here: the
+    figures' modules import matplotlib (~0.4 s), which a report's context makes after starting
+    its figure writer, so that the writer's worker starts that much earlier."""
+    from dabench_analysis.figures import apply_style
+
+    apply_style()
 
 
 def _figure(value: Any) -> Any:
