@@ -159,3 +159,17 @@ def test_control_mask_marks_each_text_value_with_a_control_character(values):
     mask = control_mask(series)
     assert mask.dtype == bool and list(mask.index) == list(series.index)
     assert mask.tolist() == [control(v) for v in values]
+
+
+def test_visible_frame_escapes_by_position_when_two_columns_share_a_name():
+    # a frame may repeat a column name (pandas allows it): each column is escaped on its own,
+    # by position; the expected cells spelled out from visible()'s \xNN rule
+    from dabench_analysis.export._text import visible_frame
+
+    df = pd.DataFrame([["a\x00", "b", 1], ["c", "d\x1b", 2]], columns=["note", "note", "n"])
+    shown = visible_frame(df)
+    assert shown.to_numpy().tolist() == [["a\\x00", "b", 1], ["c", "d\\x1b", 2]]
+    assert list(shown.columns) == ["note", "note", "n"] and df.iloc[0, 0] == "a\x00"
+    text = pd.DataFrame({"note": pd.array(["e\x07", None], dtype="string")})
+    assert visible_frame(text)["note"].dtype == text["note"].dtype
+    assert visible_frame(text)["note"].tolist() == ["e\\x07", pd.NA]

@@ -224,3 +224,10 @@ def test_html_shows_figures_at_their_printed_width(sample_report):
         html = (out / page / "report.html").read_text()
         widths = [int(w) for w in re.findall(r'<img[^>]*?width="?(\d+)', html)]  # as written
         assert widths and min(widths) >= 500, (page, widths)
+
+
+def test_a_table_with_two_columns_of_one_name_is_a_clear_error():
+    # which of two "n" columns is the table's n is not for the presentation to guess
+    table = pd.DataFrame([[1, 2, 0.5]], columns=["n", "n", "mean"])
+    with pytest.raises(ValueError, match="more than one column named n"):
+        export.present(table)

@@ -335,7 +335,8 @@ def present(
     Raises
     ------
     ValueError
-        A column of ``columns``, ``labels`` or ``intervals`` not in ``df`` (or not shown).
+        A column of ``columns``, ``labels`` or ``intervals`` not in ``df`` (or not shown), or
+        two columns of ``df`` with the same name.
 
     Examples
     --------
@@ -355,6 +356,10 @@ def present(
     Threshold: 0.8; level: 0.95; bootstrap: 2000 draws, seed 0
     """
     flat = df.reset_index() if any(n is not None for n in df.index.names) else df
+    repeated = sorted({str(c) for c in flat.columns[flat.columns.duplicated()]})
+    if repeated:
+        raise ValueError(f"the table has more than one column named {', '.join(repeated)}: a "
+                         "presented table names each column once")
     if columns is not None:
         require_columns(flat, columns, "the table")
         # a table's ``note`` (one text for every row) stays a note under a chosen selection

@@ -90,16 +90,17 @@ def visible_frame(df: pd.DataFrame, *, names: bool = True) -> pd.DataFrame:
     >>> visible_frame(pd.DataFrame({"note": ["ok", "a\x00b"], "n": [1, 2]}))["note"].tolist()
     ['ok', 'a\\x00b']
     """
-    hit = [c for c, column in df.items()
+    hit = [i for i, (_, column) in enumerate(df.items())  # by position: names may repeat
            if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
            and control_mask(column).any()]
     names = [visible(c) for c in df.columns] if names else list(df.columns)
     if not hit and names == list(df.columns):
         return df
     out = df.copy()
-    for c in hit:
-        column = out[c].astype(object).map(visible)
-        out[c] = column.astype(out[c].dtype) if isinstance(out[c].dtype, pd.StringDtype) \
-            else column
+    for i in hit:
+        column = out.iloc[:, i]
+        shown = column.astype(object).map(visible)
+        out.isetitem(i, shown.astype(column.dtype) if isinstance(column.dtype, pd.StringDtype)
+                     else shown)
     out.columns = names
     return out
