@@ -381,9 +381,9 @@ def sweep_context(runs: Runs, parameters: Mapping[str, Any], *, out: Path,
 
 
 def _apply_style() -> None:
-    """The figures' style (:func:`dabench_analysis.figures.apply_style`), imported here: the
-    figures' modules import matplotlib (~0.4 s), which a report's context makes after starting
-    its figure writer, so that the writer's worker starts that much earlier."""
+    """Apply the figures' style (:func:`dabench_analysis.figures.apply_style`), imported here,
+    once a report's context has started its figure writer: the figures' modules import
+    matplotlib (~0.4 s), and the writer's worker starts that much earlier."""
     from dabench_analysis.figures import apply_style
 
     apply_style()
